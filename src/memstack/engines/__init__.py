@@ -1,0 +1,66 @@
+"""Storage engines behind one seam; :func:`open_engine` picks one from a URL.
+
+| scheme | engine |
+|---|---|
+| ``memory://`` | :class:`~memstack.engines.memory.MemoryEngine` |
+| ``sqlite:///relative/or//absolute/path.db`` | :class:`~memstack.engines.sqlite.SqliteEngine` |
+| ``redis://host:port/db``, ``rediss://…``, ``unix://…`` | :class:`~memstack.engines.redis.RedisEngine` |
+| ``redis+cluster://host:port`` | :class:`~memstack.engines.redis.RedisEngine` (clustered) |
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..clock import Clock
+from ..errors import InvalidUrl
+from .base import BatchResult, Engine, Subscription, WrongType
+
+__all__ = ["BatchResult", "Engine", "Subscription", "WrongType", "default_url", "open_engine"]
+
+SCHEMES = ("memory", "sqlite", "redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+
+
+def default_url() -> str:
+    """``$MEMSTACK_URL`` or the embedded SQLite file in the user's data directory.
+
+    The data directory is ``$MEMSTACK_HOME`` if set, else the platform's user data dir
+    (``~/.local/share/memstack`` on Linux).
+    """
+    env = os.environ.get("MEMSTACK_URL")
+    if env:
+        return env
+    home = os.environ.get("MEMSTACK_HOME")
+    if home:
+        base = Path(home)
+    else:
+        from platformdirs import user_data_dir
+
+        base = Path(user_data_dir("memstack", appauthor=False))
+    return f"sqlite:///{(base / 'memstack.db').as_posix()}"
+
+
+def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine:
+    """Open the engine named by ``url`` (default: :func:`default_url`).
+
+    Raises:
+        InvalidUrl: unknown scheme or malformed URL.
+        EngineUnavailable: the engine cannot be reached.
+    """
+    url = url or default_url()
+    scheme = urlsplit(url).scheme.lower()
+    if scheme == "memory":
+        from .memory import MemoryEngine
+
+        return MemoryEngine(url, clock)
+    if scheme == "sqlite":
+        from .sqlite import SqliteEngine
+
+        return SqliteEngine(url, clock)
+    if scheme in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
+        from .redis import RedisEngine
+
+        return RedisEngine(url, clock)
+    raise InvalidUrl(f"engine URL {url!r}: unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")

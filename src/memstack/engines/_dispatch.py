@@ -1,0 +1,93 @@
+"""In-process delivery of published messages: one daemon thread per engine, in order.
+
+Used by the memory engine for every message and by the SQLite engine for messages it reads back
+from its event table. Callback exceptions are logged and never reach publishers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+from .base import Subscription
+
+log = logging.getLogger("memstack.engines")
+
+_STOP = object()
+
+
+class Dispatcher:
+    """Channel → callbacks, drained by one background thread started on first subscribe."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._subs: dict[str, dict[int, Callable[[str], None]]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def has_subscribers(self, channel: str) -> bool:
+        """True if anyone listens on ``channel`` (publishers skip the queue otherwise)."""
+        return bool(self._subs.get(channel))
+
+    @property
+    def channels(self) -> list[str]:
+        """Channels with at least one subscriber."""
+        with self._lock:
+            return [c for c, subs in self._subs.items() if subs]
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
+        """Register ``callback`` on ``channel``; the returned subscription unregisters it."""
+        with self._lock:
+            sub_id = next(self._ids)
+            self._subs.setdefault(channel, {})[sub_id] = callback
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"memstack-{self._name}-dispatch", daemon=True
+                )
+                self._thread.start()
+
+        def remove() -> None:
+            with self._lock:
+                subs = self._subs.get(channel)
+                if subs is not None:
+                    subs.pop(sub_id, None)
+                    if not subs:
+                        del self._subs[channel]
+
+        return Subscription(remove)
+
+    def deliver(self, channel: str, message: str) -> None:
+        """Queue ``message`` for the subscribers of ``channel``."""
+        if self.has_subscribers(channel):
+            self._queue.put((channel, message))
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            assert isinstance(item, tuple)  # the queue holds (channel, message) pairs or _STOP
+            channel: str = item[0]
+            message: str = item[1]
+            with self._lock:
+                callbacks = list(self._subs.get(channel, {}).values())
+            for callback in callbacks:
+                try:
+                    callback(message)
+                except Exception:
+                    log.exception("subscriber callback failed on channel %r", channel)
+
+    def close(self) -> None:
+        """Stop the thread after it drained what was queued."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+            self._subs.clear()
+        if thread is not None:
+            self._queue.put(_STOP)
+            if thread is not threading.current_thread():
+                thread.join(timeout=5)

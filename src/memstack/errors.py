@@ -1,0 +1,150 @@
+"""The one exception tree of memstack.
+
+Every error memstack raises on purpose is a :class:`MemstackError`. Where the meaning matches a
+builtin, the error also derives from it, so ``except ValueError`` keeps working for callers that
+do not know memstack::
+
+    MemstackError
+    ├── InvalidInput (ValueError)            bad input: the message names the value and the rule
+    │   ├── InvalidSessionId
+    │   ├── InvalidKey
+    │   ├── InvalidCategory
+    │   ├── InvalidValue                     not JSON-serialisable, too large, wrong shape
+    │   ├── InvalidUrl                       an engine URL memstack cannot open
+    │   └── InvalidConfiguration             settings that contradict each other or miss a field
+    ├── NotFound (LookupError)
+    │   ├── SessionNotFound                  unknown or expired session
+    │   └── EntryNotFound                    unknown id / key in a tier
+    ├── AlreadyExists
+    │   └── SessionExists
+    ├── LimitReached
+    │   ├── SessionLimitReached              the in-process session cap
+    │   └── NamespaceFull                    the working-memory cap of one namespace
+    ├── Conflict                             optimistic concurrency: the version moved on
+    ├── WaitTimeout (TimeoutError)           a blocking read gave up
+    ├── NotANumber (TypeError)               increment of a value that is not a JSON number
+    └── EngineError
+        ├── EngineUnavailable (ConnectionError)  the storage engine cannot be reached
+        ├── CrossSlot                        one atomic batch spans two Redis Cluster slots
+        └── EngineClosed                     the engine was used after ``close()``
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyExists",
+    "Conflict",
+    "CrossSlot",
+    "EngineClosed",
+    "EngineError",
+    "EngineUnavailable",
+    "EntryNotFound",
+    "InvalidCategory",
+    "InvalidConfiguration",
+    "InvalidInput",
+    "InvalidKey",
+    "InvalidSessionId",
+    "InvalidUrl",
+    "InvalidValue",
+    "LimitReached",
+    "MemstackError",
+    "NamespaceFull",
+    "NotANumber",
+    "NotFound",
+    "SessionExists",
+    "SessionLimitReached",
+    "SessionNotFound",
+    "WaitTimeout",
+]
+
+
+class MemstackError(Exception):
+    """Root of every error memstack raises on purpose."""
+
+
+class InvalidInput(MemstackError, ValueError):
+    """Input that breaks a documented rule; the message names the value and the rule."""
+
+
+class InvalidSessionId(InvalidInput):
+    """A session id that is not 1-128 characters of ``[A-Za-z0-9_-]``."""
+
+
+class InvalidKey(InvalidInput):
+    """A key that breaks the key rule of its tier."""
+
+
+class InvalidCategory(InvalidInput):
+    """A category path that is empty, absolute, contains ``..`` or a bad segment."""
+
+
+class InvalidValue(InvalidInput):
+    """A value that cannot be stored: not JSON-serialisable, too large, or of the wrong shape."""
+
+
+class InvalidUrl(InvalidInput):
+    """An engine URL with an unknown scheme or malformed parts."""
+
+
+class InvalidConfiguration(InvalidInput):
+    """Settings that are missing a required field or contradict each other."""
+
+
+class NotFound(MemstackError, LookupError):
+    """The thing asked for does not exist (or has expired)."""
+
+
+class SessionNotFound(NotFound):
+    """The session is unknown, was deleted, or has expired."""
+
+
+class EntryNotFound(NotFound):
+    """An entry (memory id, working-memory key, message id) is unknown."""
+
+
+class AlreadyExists(MemstackError):
+    """Creating something that already exists."""
+
+
+class SessionExists(AlreadyExists):
+    """``create`` of a session id that is live."""
+
+
+class LimitReached(MemstackError):
+    """A documented, named limit was reached."""
+
+
+class SessionLimitReached(LimitReached):
+    """The in-process engine holds its maximum number of live sessions."""
+
+
+class NamespaceFull(LimitReached):
+    """A working-memory namespace holds its maximum number of live entries."""
+
+
+class Conflict(MemstackError):
+    """A compare-and-set lost: the stored version is not the one the caller expected."""
+
+
+class WaitTimeout(MemstackError, TimeoutError):
+    """A blocking read did not see its key(s) before the deadline."""
+
+
+class NotANumber(MemstackError, TypeError):
+    """An increment met a stored value that is not a JSON number."""
+
+
+class EngineError(MemstackError):
+    """A storage engine failed."""
+
+
+class EngineUnavailable(EngineError, ConnectionError):
+    """The storage engine cannot be reached (server down, timeout, file locked too long)."""
+
+
+class CrossSlot(EngineError):
+    """One atomic batch touched keys of more than one Redis Cluster hash slot."""
+
+
+class EngineClosed(EngineError):
+    """The engine was used after ``close()``."""

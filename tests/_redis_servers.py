@@ -1,0 +1,105 @@
+"""Start real Redis servers on free loopback ports: one standalone, one 3-node cluster.
+
+Used by ``tests/conftest.py`` when ``MEMSTACK_TEST_REDIS_URL`` / ``MEMSTACK_TEST_REDIS_CLUSTER_URL``
+are not given (``.ci/run`` gives them), and runnable by hand::
+
+    python tests/_redis_servers.py   # prints the two URLs, stops on Ctrl-C
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_ping(port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2) as conn:
+            conn.sendall(b"PING\r\n")
+            if conn.recv(16).startswith(b"+PONG"):
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"redis on port {port} did not answer within {timeout}s")
+
+
+def _start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server)")
+    args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    args += ["--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning", *extra]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_ping(port)
+    return proc
+
+
+@contextlib.contextmanager
+def redis_servers() -> Iterator[tuple[str, str]]:
+    """Yield ``(standalone_url, cluster_url)``; stop every server on exit."""
+    procs: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory(prefix="memstack-redis-") as tmp:
+        root = Path(tmp)
+        try:
+            port = free_port()
+            procs.append(_start(port, root))
+            cluster_ports = [free_port() for _ in range(3)]
+            for p in cluster_ports:
+                node_dir = root / f"node-{p}"
+                node_dir.mkdir()
+                procs.append(_start(p, node_dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+            cli = shutil.which("redis-cli") or "redis-cli"
+            subprocess.run(
+                [cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in cluster_ports]]
+                + ["--cluster-replicas", "0", "--cluster-yes"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=60,
+            )
+            _wait_cluster_ok(cli, cluster_ports)
+            yield f"redis://127.0.0.1:{port}/0", f"redis+cluster://127.0.0.1:{cluster_ports[0]}"
+        finally:
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+
+
+def _wait_cluster_ok(cli: str, ports: list[int], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = [
+            subprocess.run(
+                [cli, "-p", str(p), "cluster", "info"], capture_output=True, text=True, timeout=5
+            ).stdout
+            for p in ports
+        ]
+        if all("cluster_state:ok" in s for s in states):
+            return
+        time.sleep(0.1)
+    raise RuntimeError("redis cluster did not reach cluster_state:ok")
+
+
+if __name__ == "__main__":
+    with redis_servers() as (standalone, cluster):
+        print(standalone)
+        print(cluster, flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)

@@ -1,0 +1,106 @@
+"""Fixtures shared by every test: the four engines, a manual clock, a ``Memory`` per engine.
+
+Every test that takes ``engine`` or ``mem`` runs on memory, a SQLite file, standalone Redis and a
+3-node Redis Cluster. Redis URLs come from ``MEMSTACK_TEST_REDIS_URL`` and
+``MEMSTACK_TEST_REDIS_CLUSTER_URL`` (``.ci/run`` sets them); without them the suite starts its own
+servers with ``redis-server`` (skipping the Redis engines only when no ``redis-server`` exists and
+``CI`` is not set).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from memstack import Memory, ManualClock
+from memstack.engines import Engine, open_engine
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+settings.register_profile(
+    "ci", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+ENGINES = ["memory", "sqlite", "redis", "redis-cluster"]
+
+
+@pytest.fixture(scope="session")
+def redis_urls() -> Iterator[tuple[str, str] | None]:
+    """``(standalone, cluster)`` URLs of live Redis servers, or None when none can be had."""
+    standalone = os.environ.get("MEMSTACK_TEST_REDIS_URL")
+    cluster = os.environ.get("MEMSTACK_TEST_REDIS_CLUSTER_URL")
+    if standalone and cluster:
+        yield standalone, cluster
+        return
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI needs redis-server or MEMSTACK_TEST_REDIS_URL/_CLUSTER_URL")
+        yield None
+        return
+    from _redis_servers import redis_servers
+
+    with redis_servers() as urls:
+        yield urls
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """A manual clock starting at the current wall-clock time."""
+    return ManualClock()
+
+
+def engine_url(kind: str, tmp_path: Path, redis_urls: tuple[str, str] | None) -> str:
+    """The URL of a fresh engine of ``kind``."""
+    if kind == "memory":
+        return "memory://"
+    if kind == "sqlite":
+        return f"sqlite:///{tmp_path / 'memstack.db'}"
+    if redis_urls is None:
+        pytest.skip("no redis-server on this machine")
+    return redis_urls[0] if kind == "redis" else redis_urls[1]
+
+
+@contextlib.contextmanager
+def fresh_engine(kind: str, url: str, clock: ManualClock) -> Iterator[Engine]:
+    engine = open_engine(url, clock=clock)
+    try:
+        if kind.startswith("redis"):
+            engine.flush()
+        yield engine
+    finally:
+        engine.close()
+
+
+@pytest.fixture(params=ENGINES)
+def engine_kind(request: pytest.FixtureRequest) -> str:
+    """The engine name of this parametrisation."""
+    return str(request.param)
+
+
+@pytest.fixture
+def engine_url_for(engine_kind: str, tmp_path: Path, redis_urls: tuple[str, str] | None) -> str:
+    """URL of the engine under test (a second ``open_engine`` on it sees the same data)."""
+    return engine_url(engine_kind, tmp_path, redis_urls)
+
+
+@pytest.fixture
+def engine(engine_kind: str, engine_url_for: str, clock: ManualClock) -> Iterator[Engine]:
+    """A fresh engine of each kind, on the manual clock."""
+    with fresh_engine(engine_kind, engine_url_for, clock) as eng:
+        yield eng
+
+
+@pytest.fixture
+def mem(engine: Engine) -> Iterator[Memory]:
+    """A :class:`memstack.Memory` on each engine (closes the engine at the end)."""
+    memory = Memory(engine)
+    yield memory
+    memory.close()
