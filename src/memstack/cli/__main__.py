@@ -1,0 +1,5 @@
+"""``python -m memstack.cli``."""
+
+from memstack.cli import main
+
+main()
