@@ -17,6 +17,15 @@ __all__ = ["app", "main"]
 # (command name, module under memstack.cli, help) — variation as data: add a tier by adding a row.
 GROUPS: list[tuple[str, str, str]] = [
     ("sessions", "sessions", "Session state: sessions, keys, counters, history."),
+    ("keys", "keys", "API keys of the HTTP service: create, list, revoke."),
+]
+
+# (module under memstack.cli, function name): top-level commands such as ``memstack serve``.
+COMMANDS: list[tuple[str, str]] = [
+    ("service", "serve"),
+    ("service", "doctor"),
+    ("service", "export"),
+    ("service", "import_"),
 ]
 
 app = typer.Typer(
@@ -37,6 +46,9 @@ def _root(
 
 for _name, _module, _help in GROUPS:
     app.add_typer(importlib.import_module(f"{__name__}.{_module}").app, name=_name, help=_help)
+for _module, _function in COMMANDS:
+    _fn = getattr(importlib.import_module(f"{__name__}.{_module}"), _function)
+    app.command(name=_function.rstrip("_").replace("_", "-"))(_fn)
 
 
 def main() -> None:

@@ -420,6 +420,12 @@ class Engine(Commands):
         self.url = url
         self.clock: Clock = clock if clock is not None else SystemClock()
 
+    @property
+    def identity(self) -> str:
+        """What in-process caches of tier data key on: two engines with the same identity hold
+        the same data (the URL; a prefixed view adds its prefix, so tenants never share a cache)."""
+        return self.url
+
     def now_ms(self) -> int:
         """The engine clock in integer milliseconds."""
         return int(self.clock.now() * 1000)

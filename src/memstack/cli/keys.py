@@ -1,0 +1,44 @@
+"""``memstack keys``: API keys of the HTTP service (stored hashed in the engine)."""
+
+from __future__ import annotations
+
+import typer
+
+from ..server.keys import ApiKeyStore
+from ._common import emit, emit_table, memory
+
+app = typer.Typer(no_args_is_help=True)
+
+
+@app.command("create")
+def create(
+    tenant: list[str] = typer.Option(..., "--tenant", "-t", help="Tenant the key acts for (repeatable)."),
+    label: str = typer.Option("", "--label", help="A note to tell keys apart."),
+) -> None:
+    """Create a key; the token is printed once and never stored."""
+    with memory() as mem:
+        record, token = ApiKeyStore(mem.engine).create(tenant, label)
+    emit(
+        {"key_id": record.key_id, "tenants": list(record.tenants), "label": label, "token": token},
+        f"key {record.key_id} for {', '.join(record.tenants)}\n{token}\n(shown once: store it now)",
+    )
+
+
+@app.command("list")
+def list_keys() -> None:
+    """List keys (ids, tenants, labels; never secrets)."""
+    with memory() as mem:
+        keys = ApiKeyStore(mem.engine).list()
+    rows = [{"key_id": k.key_id, "tenants": ",".join(k.tenants), "label": k.label} for k in keys]
+    emit_table(rows, ["key_id", "tenants", "label"], title="API keys")
+
+
+@app.command("revoke")
+def revoke(key_id: str) -> None:
+    """Revoke a key by id."""
+    with memory() as mem:
+        removed = ApiKeyStore(mem.engine).revoke(key_id)
+    if not removed:
+        emit({"revoked": False, "key_id": key_id}, f"no key {key_id!r}")
+        raise typer.Exit(3)
+    emit({"revoked": True, "key_id": key_id}, f"revoked {key_id}")

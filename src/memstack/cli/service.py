@@ -1,0 +1,136 @@
+"""Top-level service commands: ``serve``, ``doctor``, ``export``, ``import``."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import ipaddress
+import logging
+import sys
+from pathlib import Path
+
+import typer
+from rich.progress import Progress
+
+from ..dump import export_jsonl, import_jsonl
+from ..engines.prefixed import tenant_engine
+from ._common import console, emit, emit_table, err_console, memory, state
+
+__all__ = ["doctor", "export", "import_", "serve"]
+
+EXTRAS: dict[str, list[str]] = {
+    "server": ["fastapi", "uvicorn", "mcp"],
+    "embeddings": ["onnxruntime", "tokenizers"],
+    "langgraph": ["langgraph"],
+    "llamaindex": ["llama-index-core"],
+}
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8765, help="TCP port."),
+    stdio: bool = typer.Option(False, "--stdio", help="Run only the MCP server over stdin/stdout."),
+    max_body_bytes: int = typer.Option(1 << 20, help="Largest request body accepted."),
+    log_level: str = typer.Option("info", help="debug, info, warning or error."),
+) -> None:
+    """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port."""
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    try:
+        import uvicorn
+
+        from ..server import ServerSettings, create_app
+        from ..server.keys import ApiKeyStore
+    except ImportError as exc:  # the server extra is optional
+        err_console.print(
+            f"[red]error[/red]: the server extra is not installed ({exc}); pip install 'memstack[server]'"
+        )
+        raise typer.Exit(1) from exc
+    with memory() as mem:
+        if stdio:
+            from ..server.mcp import run_stdio
+
+            run_stdio(mem)
+            return
+        if not _is_loopback(host) and not ApiKeyStore(mem.engine).any():
+            err_console.print(
+                f"[red]error[/red]: refusing to listen on {host!r} without API keys; "
+                "create one with `memstack keys create --tenant NAME` or listen on 127.0.0.1"
+            )
+            raise typer.Exit(2)
+        app = create_app(mem.engine, ServerSettings(max_body_bytes=max_body_bytes))
+        config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
+        err_console.print(f"memstack serving {mem.engine.name} ({mem.engine.url}) on http://{host}:{port}")
+        uvicorn.Server(config).run()
+
+
+def doctor() -> None:
+    """Check the engine, print versions and which optional extras are installed."""
+    rows = [{"check": "python", "result": sys.version.split()[0]}]
+    for dist in ("memstack", "redis"):
+        rows.append({"check": dist, "result": _version(dist)})
+    for extra, dists in EXTRAS.items():
+        found = {d: _version(d) for d in dists}
+        ok = all(v != "missing" for v in found.values())
+        rows.append({"check": f"extra {extra}", "result": ("installed " if ok else "missing ") + str(found)})
+    code = 0
+    try:
+        with memory() as mem:
+            mem.engine.ping()
+            rows.append({"check": "engine", "result": f"{mem.engine.name} reachable at {mem.engine.url}"})
+    except typer.Exit as exc:
+        rows.append({"check": "engine", "result": "unreachable"})
+        code = exc.exit_code
+    emit_table(rows, ["check", "result"], title="memstack doctor")
+    if code:
+        raise typer.Exit(code)
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "missing"
+
+
+def export(
+    path: Path = typer.Argument(..., help="JSON-lines file to write ('-' for stdout)."),
+    tenant: str = typer.Option(None, "--tenant", help="Export one tenant's data (as the service stores it)."),
+) -> None:
+    """Export every key of the engine (or of one tenant) as JSON lines."""
+    with memory() as mem:
+        engine = tenant_engine(mem.engine, tenant) if tenant else mem.engine
+        if str(path) == "-":
+            count = export_jsonl(engine, sys.stdout)
+        else:
+            with (
+                path.open("w", encoding="utf-8") as out,
+                Progress(console=err_console, transient=True) as bar,
+            ):
+                task = bar.add_task("exporting", total=None)
+                count = export_jsonl(engine, out, progress=lambda: bar.advance(task))
+    if str(path) != "-":
+        emit({"exported": count, "path": str(path)}, f"exported {count} keys to {path}")
+
+
+def import_(
+    path: Path = typer.Argument(
+        ..., exists=True, dir_okay=False, help="JSON-lines file from `memstack export`."
+    ),
+    tenant: str = typer.Option(None, "--tenant", help="Import into one tenant's data."),
+) -> None:
+    """Import keys from a JSON-lines export (existing keys with the same name are replaced)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    with memory() as mem, Progress(console=err_console, transient=not state.as_json) as bar:
+        engine = tenant_engine(mem.engine, tenant) if tenant else mem.engine
+        task = bar.add_task("importing", total=len(lines))
+        count = import_jsonl(engine, lines, progress=lambda: bar.advance(task))
+    emit({"imported": count, "path": str(path)}, f"imported {count} keys from {path}")
+    _ = console

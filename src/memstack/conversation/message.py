@@ -1,0 +1,212 @@
+"""Messages and file references of the conversation tier, with their validation and JSON form.
+
+A stored message is ONE role (``user``, ``assistant``, ``system`` or ``tool``), not Dify's
+query + answer row: a regenerated answer is then simply a new assistant message whose parent is
+the user message it answers again, which is exactly the branch shape of seed ``002``. A Dify row
+is a user message followed by its assistant message (see :mod:`memstack.conversation.store` for
+how ``message_limit`` counts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from ..errors import InvalidKey, InvalidSessionId, InvalidValue
+
+__all__ = [
+    "FILE_TRANSFER_METHODS",
+    "FILE_TYPES",
+    "ROLES",
+    "FileRef",
+    "Message",
+    "check_conversation_id",
+    "check_files",
+    "check_message_id",
+    "check_role",
+]
+
+ROLES: Final = ("user", "assistant", "system", "tool")
+FILE_TYPES: Final = ("image", "audio", "video", "document", "custom")
+# transfer method → the one reference field it needs (Dify's NodeMemoryFile)
+FILE_TRANSFER_METHODS: Final = {
+    "local_file": "upload_file_id",
+    "tool_file": "tool_file_id",
+    "remote_url": "url",
+}
+_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_MESSAGE_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+
+
+def check_conversation_id(value: object, name: str = "conversation_id") -> str:
+    """Return ``value`` if it is 1-128 characters of ``[A-Za-z0-9_-]``.
+
+    Raises:
+        InvalidSessionId: anything else.
+    """
+    if not isinstance(value, str) or not _CONVERSATION_ID.fullmatch(value):
+        raise InvalidSessionId(f"{name} {value!r}: must be 1-128 characters of [A-Za-z0-9_-]")
+    return value
+
+
+def check_message_id(value: object, name: str = "message_id") -> str:
+    """Return ``value`` if it is 1-128 characters of ``[A-Za-z0-9_.:-]`` (UUIDs fit).
+
+    Raises:
+        InvalidKey: anything else.
+    """
+    if not isinstance(value, str) or not _MESSAGE_ID.fullmatch(value):
+        raise InvalidKey(f"{name} {value!r}: must be 1-128 characters of [A-Za-z0-9_.:-]")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A reference to a file attached to a message; the file itself lives elsewhere.
+
+    ``transfer_method`` decides which reference is required: ``local_file`` → ``upload_file_id``,
+    ``tool_file`` → ``tool_file_id``, ``remote_url`` → ``url``. ``belongs_to`` is ``user`` or
+    ``assistant`` (None: the role of the message carrying it).
+
+    Raises:
+        InvalidValue: unknown type or transfer method, or the required reference missing.
+    """
+
+    type: str
+    transfer_method: str
+    upload_file_id: str | None = None
+    tool_file_id: str | None = None
+    url: str | None = None
+    belongs_to: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in FILE_TYPES:
+            raise InvalidValue(f"file type {self.type!r}: must be one of {', '.join(FILE_TYPES)}")
+        needed = FILE_TRANSFER_METHODS.get(self.transfer_method)
+        if needed is None:
+            raise InvalidValue(
+                f"file transfer_method {self.transfer_method!r}: must be one of "
+                f"{', '.join(FILE_TRANSFER_METHODS)}"
+            )
+        reference = getattr(self, needed)
+        if not isinstance(reference, str) or not reference:
+            raise InvalidValue(
+                f"file with transfer_method {self.transfer_method!r} needs a non-empty {needed}, "
+                f"got {reference!r}"
+            )
+        if self.belongs_to not in (None, "user", "assistant"):
+            raise InvalidValue(f"file belongs_to {self.belongs_to!r}: must be 'user' or 'assistant'")
+
+    @classmethod
+    def coerce(cls, value: FileRef | Mapping[str, Any]) -> FileRef:
+        """A :class:`FileRef` from itself or a mapping of its fields.
+
+        Raises:
+            InvalidValue: not a mapping, unknown fields, or an invalid reference.
+        """
+        if isinstance(value, FileRef):
+            return value
+        if not isinstance(value, Mapping):
+            raise InvalidValue(f"file {value!r}: expected a FileRef or a mapping of its fields")
+        unknown = set(value) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InvalidValue(f"file {dict(value)!r}: unknown fields {sorted(unknown)}")
+        return cls(**value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: only the fields that are set."""
+        data: dict[str, Any] = {"type": self.type, "transfer_method": self.transfer_method}
+        for name in ("upload_file_id", "tool_file_id", "url", "belongs_to"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One stored message of a conversation.
+
+    Attributes:
+        message_id: unique in its conversation.
+        parent_message_id: the message this one follows (None: a thread root; ``UUID_NIL``: a
+            legacy message whose parent is simply the previous message).
+        role: ``user``, ``assistant``, ``system`` or ``tool``.
+        content: the text.
+        files: file references attached to the message.
+        token_count: tokens of ``content`` by the store's counter when appended.
+        created_at: engine-clock seconds when appended.
+        workflow_run_id: the workflow run that produced it (node memory follows these).
+    """
+
+    message_id: str
+    parent_message_id: str | None
+    role: str
+    content: str
+    files: tuple[FileRef, ...] = field(default=())
+    token_count: int = 0
+    created_at: float = 0.0
+    workflow_run_id: str | None = None
+
+    def to_json(self) -> str:
+        """The stored JSON text."""
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "parent_message_id": self.parent_message_id,
+            "role": self.role,
+            "content": self.content,
+            "files": [f.to_dict() for f in self.files],
+            "token_count": self.token_count,
+            "created_at": self.created_at,
+        }
+        if self.workflow_run_id is not None:
+            data["workflow_run_id"] = self.workflow_run_id
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Message:
+        """Parse a stored record (written by :meth:`to_json`)."""
+        data = json.loads(text)
+        return cls(
+            message_id=data["message_id"],
+            parent_message_id=data.get("parent_message_id"),
+            role=data["role"],
+            content=data["content"],
+            files=tuple(FileRef.coerce(f) for f in data.get("files", ())),
+            token_count=int(data.get("token_count", 0)),
+            created_at=float(data.get("created_at", 0.0)),
+            workflow_run_id=data.get("workflow_run_id"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A fresh plain-dict copy (for JSON output)."""
+        data: dict[str, Any] = json.loads(self.to_json())
+        data.setdefault("workflow_run_id", None)
+        return data
+
+
+def check_role(role: object) -> str:
+    """Return ``role`` if it is one of :data:`ROLES`.
+
+    Raises:
+        InvalidValue: anything else.
+    """
+    if role not in ROLES:
+        raise InvalidValue(f"role {role!r}: must be one of {', '.join(ROLES)}")
+    return str(role)
+
+
+def check_files(files: Sequence[FileRef | Mapping[str, Any]] | None) -> tuple[FileRef, ...]:
+    """Coerce file references.
+
+    Raises:
+        InvalidValue: a reference is invalid.
+    """
+    if files is None:
+        return ()
+    if isinstance(files, str | bytes | Mapping):
+        raise InvalidValue(f"files {files!r}: expected a sequence of file references")
+    return tuple(FileRef.coerce(f) for f in files)

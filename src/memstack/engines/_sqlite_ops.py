@@ -1,0 +1,530 @@
+"""The seam commands as SQL over the SQLite engine's schema, run inside one transaction.
+
+Each ``op_<name>(tx, *args)`` mirrors ``MemoryEngine._op_<name>``. The ``keys`` row of a key
+carries its type, string value, expire-at and, for containers, the element count ``n`` (and, for
+lists, the sequence number ``lo`` of the first element), so type checks, lengths and index ranges
+cost one primary-key lookup and reads follow the requested range, never the container size.
+Child rows vanish with their ``keys`` row through the schema's triggers.
+
+SQL strings are constants so ``sqlite3`` reuses its prepared statements.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from . import _semantics as sem
+from .base import Number, WrongType
+
+__all__ = ["OPS", "Tx"]
+
+Row = tuple[Any, ...]
+
+_META: Final = "SELECT kind, value, expire, lo, n FROM keys WHERE key = ?"
+_DROP: Final = "DELETE FROM keys WHERE key = ?"
+_DROP_RETURNING: Final = "DELETE FROM keys WHERE key = ? RETURNING expire"
+_NEW_CONTAINER: Final = "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?, ?, NULL, NULL, 0, 0)"
+_SET_N: Final = "UPDATE keys SET n = ? WHERE key = ?"
+_SET_LO_N: Final = "UPDATE keys SET lo = ?, n = ? WHERE key = ?"
+
+_SET_STRING: Final = (
+    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, ?3, NULL, NULL) "
+    "ON CONFLICT (key) DO UPDATE SET kind = 'string', value = ?2, expire = ?3, lo = NULL, n = NULL"
+)
+_SET_STRING_KEEPTTL: Final = (
+    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, NULL, NULL, NULL) "
+    "ON CONFLICT (key) DO UPDATE SET kind = 'string', value = ?2, lo = NULL, n = NULL, "
+    "expire = CASE WHEN expire <= ?3 THEN NULL ELSE expire END"
+)
+_SET_STRING_NX: Final = (
+    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, ?3, NULL, NULL) "
+    "ON CONFLICT (key) DO UPDATE SET kind = 'string', value = ?2, expire = ?3, lo = NULL, n = NULL "
+    "WHERE expire <= ?4"
+)
+_SET_STRING_XX: Final = (
+    "UPDATE keys SET kind = 'string', value = ?2, expire = ?3, lo = NULL, n = NULL "
+    "WHERE key = ?1 AND (expire IS NULL OR expire > ?4)"
+)
+_SET_STRING_XX_KEEPTTL: Final = (
+    "UPDATE keys SET kind = 'string', value = ?2, lo = NULL, n = NULL "
+    "WHERE key = ?1 AND (expire IS NULL OR expire > ?3)"
+)
+_UPDATE_VALUE: Final = "UPDATE keys SET value = ? WHERE key = ?"
+_INSERT_STRING: Final = (
+    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?, 'string', ?, NULL, NULL, NULL)"
+)
+_PEXPIRE: Final = "UPDATE keys SET expire = ?1 WHERE key = ?2 AND (expire IS NULL OR expire > ?3)"
+_PERSIST: Final = "UPDATE keys SET expire = NULL WHERE key = ? AND expire > ?"
+_COPY_TTL: Final = (
+    "UPDATE keys SET expire = (SELECT s.expire FROM keys AS s WHERE s.key = ?1) "
+    "WHERE key = ?2 AND (expire IS NULL OR expire > ?3) "
+    "AND EXISTS (SELECT 1 FROM keys AS s WHERE s.key = ?1 AND s.expire > ?3)"
+)
+
+_H_GET: Final = "SELECT value FROM hashes WHERE key = ? AND field = ?"
+_H_ALL: Final = "SELECT field, value FROM hashes WHERE key = ?"
+_H_KEYS: Final = "SELECT field FROM hashes WHERE key = ?"
+_H_INSERT: Final = "INSERT INTO hashes (key, field, value) VALUES (?, ?, ?)"
+_H_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO hashes (key, field, value) VALUES (?, ?, ?)"
+_H_UPDATE: Final = "UPDATE hashes SET value = ? WHERE key = ? AND field = ?"
+_H_DELETE: Final = "DELETE FROM hashes WHERE key = ? AND field = ?"
+
+_S_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO sets (key, member) VALUES (?, ?)"
+_S_DELETE: Final = "DELETE FROM sets WHERE key = ? AND member = ?"
+_S_ALL: Final = "SELECT member FROM sets WHERE key = ?"
+_S_HAS: Final = "SELECT 1 FROM sets WHERE key = ? AND member = ?"
+
+_L_INSERT: Final = "INSERT INTO lists (key, seq, value) VALUES (?, ?, ?)"
+_L_RANGE: Final = "SELECT value FROM lists WHERE key = ? AND seq >= ? AND seq < ? ORDER BY seq"
+_L_AT: Final = "SELECT value FROM lists WHERE key = ? AND seq = ?"
+_L_POP: Final = "DELETE FROM lists WHERE key = ? AND seq = ? RETURNING value"
+_L_CUT_BELOW: Final = "DELETE FROM lists WHERE key = ? AND seq < ?"
+_L_CUT_FROM: Final = "DELETE FROM lists WHERE key = ? AND seq >= ?"
+
+_Z_INSERT: Final = "INSERT INTO zsets (key, member, score) VALUES (?, ?, ?)"
+_Z_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO zsets (key, member, score) VALUES (?, ?, ?)"
+_Z_UPDATE: Final = "UPDATE zsets SET score = ? WHERE key = ? AND member = ?"
+_Z_DELETE: Final = "DELETE FROM zsets WHERE key = ? AND member = ?"
+_Z_SCORE: Final = "SELECT score FROM zsets WHERE key = ? AND member = ?"
+_Z_ASC: Final = "SELECT member, score FROM zsets WHERE key = ? ORDER BY score, member LIMIT ? OFFSET ?"
+_Z_DESC: Final = (
+    "SELECT member, score FROM zsets WHERE key = ? ORDER BY score DESC, member DESC LIMIT ? OFFSET ?"
+)
+_Z_BY_SCORE: Final = (
+    "SELECT member, score FROM zsets WHERE key = ? AND score >= ? AND score <= ? "
+    "ORDER BY score, member LIMIT ? OFFSET ?"
+)
+_Z_BY_SCORE_DESC: Final = (
+    "SELECT member, score FROM zsets WHERE key = ? AND score >= ? AND score <= ? "
+    "ORDER BY score DESC, member DESC LIMIT ? OFFSET ?"
+)
+
+_PUBLISH: Final = "INSERT INTO events (channel, message, at) VALUES (?, ?, ?)"
+
+
+class Tx:
+    """One transaction's context: the cursor, the engine time, and whether it may write.
+
+    A read-only transaction treats expired rows as absent; a writing one also purges them.
+    """
+
+    __slots__ = ("cur", "now", "published", "write")
+
+    def __init__(self, cur: sqlite3.Cursor, now: int, write: bool) -> None:
+        self.cur = cur
+        self.now = now
+        self.write = write
+        self.published = False
+
+    def meta(self, key: str) -> Row | None:
+        """``(kind, value, expire, lo, n)`` of live ``key`` or None."""
+        row: Row | None = self.cur.execute(_META, (key,)).fetchone()
+        if row is not None and row[2] is not None and row[2] <= self.now:
+            if self.write:
+                self.cur.execute(_DROP, (key,))
+            return None
+        return row
+
+    def typed(self, key: str, kind: str) -> Row | None:
+        row = self.meta(key)
+        if row is not None and row[0] != kind:
+            raise WrongType(f"key {key!r} holds a {row[0]}, not a {kind}")
+        return row
+
+    def container(self, key: str, kind: str) -> Row:
+        """The live ``kind`` row of ``key``, created empty when absent."""
+        row = self.typed(key, kind)
+        if row is None:
+            self.cur.execute(_NEW_CONTAINER, (key, kind))
+            return (kind, None, None, 0, 0)
+        return row
+
+    def resize(self, key: str, n: int) -> None:
+        """Store the new element count; an empty container no longer exists."""
+        self.cur.execute(_SET_N if n else _DROP, (n, key) if n else (key,))
+
+    def drop_live(self, key: str) -> bool:
+        """Delete ``key``; True if it was live."""
+        rows = self.cur.execute(_DROP_RETURNING, (key,)).fetchall()
+        return bool(rows) and (rows[0][0] is None or rows[0][0] > self.now)
+
+
+# -- keys ------------------------------------------------------------------------------------
+def op_exists(tx: Tx, key: str) -> bool:
+    return tx.meta(key) is not None
+
+
+def op_delete(tx: Tx, *keys: str) -> int:
+    return sum(tx.drop_live(key) for key in dict.fromkeys(keys))
+
+
+def op_pexpire(tx: Tx, key: str, ms: int) -> bool:
+    if ms <= 0:
+        return tx.drop_live(key)
+    return tx.cur.execute(_PEXPIRE, (tx.now + ms, key, tx.now)).rowcount > 0
+
+
+def op_persist(tx: Tx, key: str) -> bool:
+    return tx.cur.execute(_PERSIST, (key, tx.now)).rowcount > 0
+
+
+def op_pttl(tx: Tx, key: str) -> int:
+    row = tx.meta(key)
+    if row is None:
+        return -2
+    return -1 if row[2] is None else int(row[2]) - tx.now
+
+
+def op_copy_ttl(tx: Tx, dst: str, src: str) -> bool:
+    return tx.cur.execute(_COPY_TTL, (src, dst, tx.now)).rowcount > 0
+
+
+# -- strings ---------------------------------------------------------------------------------
+def op_get(tx: Tx, key: str) -> str | None:
+    row = tx.typed(key, "string")
+    return None if row is None else str(row[1])
+
+
+def op_mget(tx: Tx, *keys: str) -> list[str | None]:
+    out: list[str | None] = []
+    for key in keys:
+        row = tx.meta(key)
+        out.append(row[1] if row is not None and row[0] == "string" else None)
+    return out
+
+
+def op_set(
+    tx: Tx, key: str, value: str, px: int | None, nx: bool, xx: bool, keepttl: bool
+) -> bool:
+    now = tx.now
+    expire = None if px is None else now + px
+    cur = tx.cur
+    if nx and xx:
+        return False
+    if xx:
+        if keepttl and px is None:
+            return cur.execute(_SET_STRING_XX_KEEPTTL, (key, value, now)).rowcount > 0
+        return cur.execute(_SET_STRING_XX, (key, value, expire, now)).rowcount > 0
+    if nx:
+        return cur.execute(_SET_STRING_NX, (key, value, expire, now)).rowcount > 0
+    if keepttl and px is None:
+        cur.execute(_SET_STRING_KEEPTTL, (key, value, now))
+    else:
+        cur.execute(_SET_STRING, (key, value, expire))
+    return True
+
+
+def op_incr(tx: Tx, key: str, amount: Number) -> Number:
+    row = tx.typed(key, "string")
+    total = sem.add_numbers(sem.parse_number(None if row is None else row[1], key), amount, key)
+    text = sem.format_number(total)
+    if row is None:
+        tx.cur.execute(_INSERT_STRING, (key, text))
+    else:
+        tx.cur.execute(_UPDATE_VALUE, (text, key))
+    return total
+
+
+# -- hashes ----------------------------------------------------------------------------------
+def op_hset(tx: Tx, key: str, mapping: dict[str, str]) -> int:
+    if not mapping:
+        return 0
+    row = tx.container(key, "hash")
+    n = row[4]
+    cur = tx.cur
+    if n == 0:
+        cur.executemany(_H_INSERT, [(key, f, v) for f, v in mapping.items()])
+        new = len(mapping)
+    else:
+        new = cur.executemany(_H_INSERT_IGNORE, [(key, f, v) for f, v in mapping.items()]).rowcount
+        if new < len(mapping):
+            cur.executemany(_H_UPDATE, [(v, key, f) for f, v in mapping.items()])
+    if new:
+        cur.execute(_SET_N, (n + new, key))
+    return new
+
+
+def op_hget(tx: Tx, key: str, field: str) -> str | None:
+    if tx.typed(key, "hash") is None:
+        return None
+    row = tx.cur.execute(_H_GET, (key, field)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def op_hmget(tx: Tx, key: str, *fields: str) -> list[str | None]:
+    if tx.typed(key, "hash") is None:
+        return [None] * len(fields)
+    out: list[str | None] = []
+    for field in fields:
+        row = tx.cur.execute(_H_GET, (key, field)).fetchone()
+        out.append(None if row is None else row[0])
+    return out
+
+
+def op_hgetall(tx: Tx, key: str) -> dict[str, str]:
+    if tx.typed(key, "hash") is None:
+        return {}
+    return dict(tx.cur.execute(_H_ALL, (key,)).fetchall())
+
+
+def op_hkeys(tx: Tx, key: str) -> list[str]:
+    if tx.typed(key, "hash") is None:
+        return []
+    return [r[0] for r in tx.cur.execute(_H_KEYS, (key,)).fetchall()]
+
+
+def op_hlen(tx: Tx, key: str) -> int:
+    row = tx.typed(key, "hash")
+    return 0 if row is None else int(row[4])
+
+
+def op_hdel(tx: Tx, key: str, *fields: str) -> int:
+    row = tx.typed(key, "hash")
+    if row is None or not fields:
+        return 0
+    count = tx.cur.executemany(_H_DELETE, [(key, f) for f in dict.fromkeys(fields)]).rowcount
+    if count:
+        tx.resize(key, row[4] - count)
+    return count
+
+
+def op_hincr(tx: Tx, key: str, field: str, amount: Number) -> Number:
+    row = tx.typed(key, "hash")
+    cur = tx.cur
+    found = None if row is None else cur.execute(_H_GET, (key, field)).fetchone()
+    name = f"{key}.{field}"
+    total = sem.add_numbers(sem.parse_number(None if found is None else found[0], name), amount, name)
+    text = sem.format_number(total)
+    if found is not None:
+        cur.execute(_H_UPDATE, (text, key, field))
+        return total
+    if row is None:
+        row = tx.container(key, "hash")
+    cur.execute(_H_INSERT, (key, field, text))
+    cur.execute(_SET_N, (row[4] + 1, key))
+    return total
+
+
+# -- sets ------------------------------------------------------------------------------------
+def op_sadd(tx: Tx, key: str, *members: str) -> int:
+    if not members:
+        return 0
+    row = tx.container(key, "set")
+    new = tx.cur.executemany(_S_INSERT_IGNORE, [(key, m) for m in members]).rowcount
+    if new:
+        tx.cur.execute(_SET_N, (row[4] + new, key))
+    return int(new)
+
+
+def op_srem(tx: Tx, key: str, *members: str) -> int:
+    row = tx.typed(key, "set")
+    if row is None or not members:
+        return 0
+    count = tx.cur.executemany(_S_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
+    if count:
+        tx.resize(key, row[4] - count)
+    return int(count)
+
+
+def op_smembers(tx: Tx, key: str) -> set[str]:
+    if tx.typed(key, "set") is None:
+        return set()
+    return {r[0] for r in tx.cur.execute(_S_ALL, (key,)).fetchall()}
+
+
+def op_sismember(tx: Tx, key: str, member: str) -> bool:
+    if tx.typed(key, "set") is None:
+        return False
+    return tx.cur.execute(_S_HAS, (key, member)).fetchone() is not None
+
+
+def op_scard(tx: Tx, key: str) -> int:
+    row = tx.typed(key, "set")
+    return 0 if row is None else int(row[4])
+
+
+# -- lists -----------------------------------------------------------------------------------
+def op_rpush(tx: Tx, key: str, *values: str) -> int:
+    if not values:
+        return op_llen(tx, key)
+    _, _, _, lo, n = tx.container(key, "list")
+    end = lo + n
+    tx.cur.executemany(_L_INSERT, [(key, end + i, v) for i, v in enumerate(values)])
+    n += len(values)
+    tx.cur.execute(_SET_N, (n, key))
+    return int(n)
+
+
+def op_lpush(tx: Tx, key: str, *values: str) -> int:
+    if not values:
+        return op_llen(tx, key)
+    _, _, _, lo, n = tx.container(key, "list")
+    tx.cur.executemany(_L_INSERT, [(key, lo - 1 - i, v) for i, v in enumerate(values)])
+    n += len(values)
+    tx.cur.execute(_SET_LO_N, (lo - len(values), n, key))
+    return int(n)
+
+
+def op_lrange(tx: Tx, key: str, start: int, stop: int) -> list[str]:
+    row = tx.typed(key, "list")
+    if row is None:
+        return []
+    lo = row[3]
+    a, b = sem.slice_bounds(start, stop, row[4])
+    if a == b:
+        return []
+    return [r[0] for r in tx.cur.execute(_L_RANGE, (key, lo + a, lo + b)).fetchall()]
+
+
+def op_llen(tx: Tx, key: str) -> int:
+    row = tx.typed(key, "list")
+    return 0 if row is None else int(row[4])
+
+
+def op_lindex(tx: Tx, key: str, index: int) -> str | None:
+    row = tx.typed(key, "list")
+    if row is None:
+        return None
+    n = row[4]
+    if not -n <= index < n:
+        return None
+    found = tx.cur.execute(_L_AT, (key, row[3] + (index % n))).fetchone()
+    return None if found is None else str(found[0])
+
+
+def op_ltrim(tx: Tx, key: str, start: int, stop: int) -> None:
+    row = tx.typed(key, "list")
+    if row is None:
+        return
+    lo, n = row[3], row[4]
+    a, b = sem.slice_bounds(start, stop, n)
+    if a == b:
+        tx.cur.execute(_DROP, (key,))
+        return
+    if a > 0:
+        tx.cur.execute(_L_CUT_BELOW, (key, lo + a))
+    if b < n:
+        tx.cur.execute(_L_CUT_FROM, (key, lo + b))
+    if a > 0 or b < n:
+        tx.cur.execute(_SET_LO_N, (lo + a, b - a, key))
+
+
+def _pop(tx: Tx, key: str, left: bool) -> str | None:
+    row = tx.typed(key, "list")
+    if row is None:
+        return None
+    lo, n = row[3], row[4]
+    rows = tx.cur.execute(_L_POP, (key, lo if left else lo + n - 1)).fetchall()
+    if n == 1:
+        tx.cur.execute(_DROP, (key,))
+    elif left:
+        tx.cur.execute(_SET_LO_N, (lo + 1, n - 1, key))
+    else:
+        tx.cur.execute(_SET_N, (n - 1, key))
+    return str(rows[0][0])
+
+
+def op_lpop(tx: Tx, key: str) -> str | None:
+    return _pop(tx, key, True)
+
+
+def op_rpop(tx: Tx, key: str) -> str | None:
+    return _pop(tx, key, False)
+
+
+# -- sorted sets -----------------------------------------------------------------------------
+def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
+    if not mapping:
+        return 0
+    row = tx.container(key, "zset")
+    n = row[4]
+    cur = tx.cur
+    if n == 0:
+        cur.executemany(_Z_INSERT, [(key, m, s) for m, s in mapping.items()])
+        new = len(mapping)
+    else:
+        new = cur.executemany(_Z_INSERT_IGNORE, [(key, m, s) for m, s in mapping.items()]).rowcount
+        if new < len(mapping):
+            cur.executemany(_Z_UPDATE, [(s, key, m) for m, s in mapping.items()])
+    if new:
+        cur.execute(_SET_N, (n + new, key))
+    return int(new)
+
+
+def op_zrem(tx: Tx, key: str, *members: str) -> int:
+    row = tx.typed(key, "zset")
+    if row is None or not members:
+        return 0
+    count = tx.cur.executemany(_Z_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
+    if count:
+        tx.resize(key, row[4] - count)
+    return int(count)
+
+
+def op_zscore(tx: Tx, key: str, member: str) -> float | None:
+    if tx.typed(key, "zset") is None:
+        return None
+    row = tx.cur.execute(_Z_SCORE, (key, member)).fetchone()
+    return None if row is None else float(row[0])
+
+
+def op_zcard(tx: Tx, key: str) -> int:
+    row = tx.typed(key, "zset")
+    return 0 if row is None else int(row[4])
+
+
+def op_zrange(tx: Tx, key: str, start: int, stop: int, desc: bool) -> list[tuple[str, float]]:
+    row = tx.typed(key, "zset")
+    if row is None:
+        return []
+    n = row[4]
+    a, b = sem.slice_bounds(start, stop, n)
+    if a == b:
+        return []
+    # SQLite's OFFSET walks the skipped rows, so read from whichever end is nearer the range.
+    if a <= n - b:
+        rows = tx.cur.execute(_Z_DESC if desc else _Z_ASC, (key, b - a, a)).fetchall()
+    else:
+        rows = tx.cur.execute(_Z_ASC if desc else _Z_DESC, (key, b - a, n - b)).fetchall()
+        rows.reverse()
+    return [(m, float(s)) for m, s in rows]
+
+
+def op_zrangebyscore(
+    tx: Tx, key: str, low: float, high: float, desc: bool, offset: int, count: int | None
+) -> list[tuple[str, float]]:
+    if tx.typed(key, "zset") is None or offset < 0:
+        return []
+    limit = -1 if count is None or count < 0 else count
+    sql = _Z_BY_SCORE_DESC if desc else _Z_BY_SCORE
+    rows = tx.cur.execute(sql, (key, low, high, limit, offset)).fetchall()
+    return [(m, float(s)) for m, s in rows]
+
+
+# -- notifications and guards ----------------------------------------------------------------
+def op_publish(tx: Tx, channel: str, message: str) -> None:
+    tx.cur.execute(_PUBLISH, (channel, message, time.time()))
+    tx.published = True
+
+
+def op_require_exists(tx: Tx, key: str) -> bool:
+    return tx.meta(key) is not None
+
+
+def op_require_missing(tx: Tx, key: str) -> bool:
+    return tx.meta(key) is None
+
+
+def op_require_equal(tx: Tx, key: str, value: str | None) -> bool:
+    row = tx.meta(key)
+    if row is None:
+        return value is None
+    return row[0] == "string" and row[1] == value
+
+
+OPS: Final[dict[str, Callable[..., Any]]] = {
+    name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_") and callable(fn)
+}

@@ -1,0 +1,86 @@
+"""An engine view confined to one key prefix: tenant isolation in the storage layer.
+
+Every key and channel a tier uses through a :class:`PrefixedEngine` is rewritten to
+``{prefix}{key}``, and scans only ever see (and return, unprefixed) keys under the prefix, so code
+running for tenant A cannot name, read or infer a key of tenant B, whatever ids it is handed. The
+view shares the inner engine's connections; closing the view leaves the inner engine open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
+
+from ..errors import InvalidInput
+from .base import OPS, BatchResult, Engine, Op, Subscription
+
+__all__ = ["TENANT_RULE", "PrefixedEngine", "tenant_engine"]
+
+# Which positional arguments of each op are keys (or a channel): variation as data.
+_ALL: Final = "all"
+_KEY_ARGS: Final[dict[str, tuple[int, ...] | str]] = {name: (0,) for name in OPS}
+_KEY_ARGS.update({"exists": _ALL, "delete": _ALL, "mget": _ALL, "copy_ttl": (0, 1), "publish": (0,)})
+
+TENANT_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class PrefixedEngine(Engine):
+    """A view of ``inner`` where every key and channel lives under ``prefix``."""
+
+    def __init__(self, inner: Engine, prefix: str) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise InvalidInput(f"engine prefix {prefix!r}: braces would change Redis Cluster hash slots")
+        super().__init__(inner.url, inner.clock)
+        self.inner = inner
+        self.prefix = prefix
+        self.name = inner.name
+        self.clustered = inner.clustered
+
+    @property
+    def identity(self) -> str:
+        return f"{self.inner.identity}|{self.prefix}"
+
+    def _rewrite(self, op: Op) -> Op:
+        name, args = op
+        positions = _KEY_ARGS[name]
+        p = self.prefix
+        if isinstance(positions, str):  # _ALL
+            return name, tuple(p + a for a in args)
+        out: list[Any] = list(args)
+        for i in positions:
+            out[i] = p + out[i]
+        return name, tuple(out)
+
+    def execute(self, ops: Sequence[Op]) -> BatchResult:
+        return self.inner.execute([self._rewrite(op) for op in ops])
+
+    def scan(self, prefix: str) -> Iterator[str]:
+        cut = len(self.prefix)
+        return (key[cut:] for key in self.inner.scan(self.prefix + prefix))
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
+        return self.inner.subscribe(self.prefix + channel, callback)
+
+    def flush(self) -> None:
+        """Delete every key under the prefix (never the inner engine's other keys)."""
+        keys = list(self.inner.scan(self.prefix))
+        for key in keys:
+            self.inner.delete(key)
+
+    def close(self) -> None:
+        """A no-op: the inner engine belongs to whoever opened it."""
+
+    def __repr__(self) -> str:
+        return f"<PrefixedEngine {self.prefix!r} on {self.inner!r}>"
+
+
+def tenant_engine(inner: Engine, tenant: str) -> PrefixedEngine:
+    """The view of ``inner`` that holds tenant ``tenant``'s data (``t:{tenant}:…``).
+
+    Raises:
+        InvalidInput: ``tenant`` is not 1-64 characters of ``[A-Za-z0-9_-]``.
+    """
+    if not isinstance(tenant, str) or TENANT_RULE.fullmatch(tenant) is None:
+        raise InvalidInput(f"tenant {tenant!r}: must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
+    return PrefixedEngine(inner, f"t:{tenant}:")

@@ -1,0 +1,150 @@
+"""The long-term data model: :class:`MemoryEntry`, :class:`SearchHit`, and their JSON form.
+
+One JSON form serves the engine and the seed's file layout: camelCase fields
+``id, content, category, tags, createdAt, updatedAt, metadata`` with ISO 8601 UTC times.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from ..errors import InvalidValue
+
+__all__ = ["MemoryEntry", "SearchHit", "entry_from_dict", "entry_to_dict", "from_json", "to_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """One long-term memory.
+
+    Attributes:
+        id: lower-case id (12 hex characters when generated).
+        content: the fact or preference (non-blank).
+        category: a slash-separated path such as ``user-preferences/music``, or None.
+        tags: searchable labels, in the order given.
+        created_at: timezone-aware UTC time of creation.
+        updated_at: time of the last update, None if never updated.
+        metadata: free JSON data (a fresh copy on every read).
+    """
+
+    id: str
+    content: str
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    updated_at: datetime | None = None
+    metadata: dict[str, Any] | None = None
+
+    @property
+    def last_changed(self) -> datetime:
+        """``updated_at`` or, never updated, ``created_at`` (what recency listing sorts by)."""
+        return self.updated_at or self.created_at
+
+    def copy(self) -> MemoryEntry:
+        """This entry with its own copy of ``metadata`` (callers may mutate what they get)."""
+        if self.metadata is None:
+            return self
+        return replace(self, metadata=copy.deepcopy(self.metadata))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result: the entry, its final score and what each retriever said.
+
+    ``bm25`` is the raw BM25 score (None when BM25 did not find it), ``vector`` the cosine
+    similarity (None without a vector match); ``sources`` names the retrievers that found it
+    (``"bm25"``, ``"vector"``), or ``("recent",)`` for a query-less recency listing.
+    """
+
+    entry: MemoryEntry
+    score: float
+    bm25: float | None = None
+    vector: float | None = None
+    sources: tuple[str, ...] = ()
+
+
+def _time_to_str(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat()
+
+
+def _time_from_str(value: object, name: str) -> datetime:
+    if not isinstance(value, str):
+        raise InvalidValue(f"{name} {value!r}: must be an ISO 8601 time string")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
+    except ValueError as exc:
+        raise InvalidValue(f"{name} {value!r}: not an ISO 8601 time ({exc})") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
+    """The camelCase JSON object of ``entry``."""
+    return {
+        "id": entry.id,
+        "content": entry.content,
+        "category": entry.category,
+        "tags": list(entry.tags),
+        "createdAt": _time_to_str(entry.created_at),
+        "updatedAt": None if entry.updated_at is None else _time_to_str(entry.updated_at),
+        "metadata": copy.deepcopy(entry.metadata),
+    }
+
+
+def entry_from_dict(data: object) -> MemoryEntry:
+    """Read a JSON object (field names case-insensitive, as the seed reads its files).
+
+    Only the shape is checked here; :mod:`.validate` checks the rules before a save.
+
+    Raises:
+        InvalidValue: not an object, a missing id/content/createdAt, or a field of the wrong type.
+    """
+    if not isinstance(data, dict):
+        raise InvalidValue(f"memory entry {data!r}: must be a JSON object")
+    fields = {str(k).lower(): v for k, v in data.items()}
+    entry_id, content = fields.get("id"), fields.get("content")
+    if not isinstance(entry_id, str) or not isinstance(content, str):
+        raise InvalidValue(f"memory entry {data!r}: 'id' and 'content' must be strings")
+    category = fields.get("category")
+    if category is not None and not isinstance(category, str):
+        raise InvalidValue(f"memory entry {entry_id!r}: category {category!r} must be a string or null")
+    tags = fields.get("tags") or []
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InvalidValue(f"memory entry {entry_id!r}: tags {tags!r} must be a list of strings")
+    metadata = fields.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise InvalidValue(f"memory entry {entry_id!r}: metadata {metadata!r} must be an object or null")
+    updated = fields.get("updatedat")
+    return MemoryEntry(
+        id=entry_id,
+        content=content,
+        category=category,
+        tags=tuple(tags),
+        created_at=_time_from_str(fields.get("createdat"), "createdAt"),
+        updated_at=None if updated is None else _time_from_str(updated, "updatedAt"),
+        metadata=metadata,
+    )
+
+
+def to_json(entry: MemoryEntry, *, indent: int | None = None) -> str:
+    """``entry`` as a JSON string (compact unless ``indent``)."""
+    separators = (",", ": ") if indent else (",", ":")
+    return json.dumps(entry_to_dict(entry), ensure_ascii=False, indent=indent, separators=separators)
+
+
+def from_json(text: str) -> MemoryEntry:
+    """Parse :func:`to_json` output.
+
+    Raises:
+        InvalidValue: malformed JSON or entry shape.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise InvalidValue(f"memory entry JSON is malformed: {exc}") from None
+    return entry_from_dict(data)

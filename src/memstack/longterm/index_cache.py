@@ -1,0 +1,160 @@
+"""The in-process search cache of one scope, kept fresh from the engine's change log.
+
+Each process holds, per (engine identity, scope), a snapshot of the scope's entries, one BM25
+index per profile and the decoded vectors. A search first reads the scope's version and epoch
+(one call). Same epoch and version: the cache is fresh. Same epoch, newer version: the logged
+changes since the cached version are applied (only those ids are re-read). Otherwise (a new
+epoch after a flush, or a log trimmed past the cached version) the cache is rebuilt.
+
+Reading the version *before* the data is what keeps this safe without locks across processes:
+a change made after the read is logged under a later version and applied on the next search.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from ..engines import Engine
+from .entry import MemoryEntry, from_json
+from .layout import ScopeKeys
+from .query import document_text
+from .vectors import StoredVector, decode_vector
+
+if TYPE_CHECKING:
+    from ..search import Bm25Index
+
+__all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "scope_cache"]
+
+MAX_CACHED_SCOPES: Final = 256
+"""Scopes whose caches one process keeps (least recently used dropped first)."""
+
+
+def changes_since(cached: int, version: int, log: Sequence[str]) -> set[str] | None:
+    """Ids changed after version ``cached``, given the current ``version`` and its ``log``.
+
+    The log holds the last ``len(log)`` changes, the final one being ``version``'s. None when
+    the log no longer reaches back to ``cached + 1`` (the caller rebuilds).
+    """
+    missing = version - cached
+    if missing <= 0:
+        return set()
+    if missing > len(log):
+        return None
+    return {line.split(" ", 1)[1] for line in log[len(log) - missing :] if " " in line}
+
+
+class ScopeCache:
+    """Entries, BM25 indexes and vectors of one scope, as of ``version`` under ``epoch``."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.epoch: str | None = None
+        self.version = -1
+        self.entries: dict[str, MemoryEntry] = {}
+        self.texts: dict[str, str] = {}
+        self.vectors: dict[str, StoredVector] = {}
+        self.indexes: dict[str, Bm25Index] = {}
+        self.derived: dict[object, object] = {}  # e.g. vector matrices; cleared on every change
+        self.warned: set[str] = set()
+
+    # -- freshness ---------------------------------------------------------------------------
+    def refresh(self, engine: Engine, keys: ScopeKeys) -> None:
+        """Bring the cache up to the engine's current version (caller holds :attr:`lock`)."""
+        raw_version, epoch = engine.mget([keys.version, keys.epoch])
+        if epoch is None:
+            engine.set(keys.epoch, uuid.uuid4().hex, nx=True)
+            epoch = engine.get(keys.epoch)
+        version = int(raw_version or 0)
+        if epoch != self.epoch or self.version < 0:
+            self._rebuild(engine, keys, epoch)
+            return
+        if version == self.version:
+            return
+        batch = engine.batch()
+        batch.get(keys.version)
+        batch.lrange(keys.log, 0, -1)
+        result = batch.execute()
+        version = int(result[0] or 0)
+        changed = changes_since(self.version, version, result[1])
+        if changed is None:
+            self._rebuild(engine, keys, epoch)
+            return
+        self._apply(engine, keys, sorted(changed))
+        self.version = version
+
+    def _rebuild(self, engine: Engine, keys: ScopeKeys, epoch: str | None) -> None:
+        batch = engine.batch()
+        batch.get(keys.version)
+        batch.smembers(keys.ids)
+        result = batch.execute()
+        self.epoch, self.version = epoch, int(result[0] or 0)
+        self.entries, self.texts, self.vectors = {}, {}, {}
+        self.indexes = {}
+        self.derived = {}
+        self._apply(engine, keys, sorted(result[1]))
+
+    def _apply(self, engine: Engine, keys: ScopeKeys, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        self.derived = {}
+        batch = engine.batch()
+        batch.mget([keys.entry(i) for i in ids])
+        batch.hmget(keys.vectors, ids)
+        result = batch.execute()
+        raw_entries, raw_vectors = result[0], result[1]
+        for entry_id, raw, raw_vector in zip(ids, raw_entries, raw_vectors, strict=True):
+            old_text = self.texts.get(entry_id)
+            if raw is None:
+                self.entries.pop(entry_id, None)
+                self.texts.pop(entry_id, None)
+                self.vectors.pop(entry_id, None)
+                for index in self.indexes.values():
+                    index.remove(entry_id)
+                continue
+            entry = from_json(raw)
+            text = document_text(entry)
+            self.entries[entry_id], self.texts[entry_id] = entry, text
+            vector = decode_vector(raw_vector) if raw_vector is not None else None
+            if vector is None:
+                self.vectors.pop(entry_id, None)
+            else:
+                self.vectors[entry_id] = vector
+            if text != old_text:
+                for index in self.indexes.values():
+                    index.remove(entry_id)
+                    index.add(entry_id, text)
+
+    # -- derived structures ------------------------------------------------------------------
+    def index(self, profile: str) -> Bm25Index:
+        """The BM25 index of ``profile`` over the cached entries (built on first use)."""
+        index = self.indexes.get(profile)
+        if index is None:
+            from ..search import Bm25Index
+
+            index = Bm25Index(profile=profile)
+            for entry_id, text in self.texts.items():
+                index.add(entry_id, text)
+            self.indexes[profile] = index
+        return index
+
+
+_caches: OrderedDict[tuple[str, str], ScopeCache] = OrderedDict()
+_caches_lock = threading.Lock()
+
+
+def scope_cache(engine: Engine, scope: str) -> ScopeCache:
+    """The process-wide cache of ``scope`` on ``engine`` (shared by every instance on it)."""
+    key = (engine.identity, scope)
+    with _caches_lock:
+        cache = _caches.get(key)
+        if cache is None:
+            cache = _caches[key] = ScopeCache()
+            while len(_caches) > MAX_CACHED_SCOPES:
+                _caches.popitem(last=False)
+        else:
+            _caches.move_to_end(key)
+        return cache

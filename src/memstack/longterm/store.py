@@ -1,0 +1,371 @@
+"""``LongTermMemory``: the long-term entries of one scope, searched by BM25 (+ vectors)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from ..engines import Engine
+from ..errors import Conflict, InvalidConfiguration, InvalidValue
+from .entry import MemoryEntry, SearchHit, from_json, to_json
+from .index_cache import ScopeCache, scope_cache
+from .layout import LOG_MAX, ScopeKeys
+from .query import Filters, distinct_sorted, document_text, most_recent
+from .validate import (
+    check_category,
+    check_content,
+    check_metadata,
+    check_scope,
+    check_tags,
+    check_time,
+    new_id,
+    normalise_id,
+)
+from .vectors import MAX_INPUT_CHARS, EmbeddingWorker, Matrix, rank_by_cosine, text_hash
+
+if TYPE_CHECKING:
+    from ..search.embedders import Embedder
+
+__all__ = ["PROFILES", "LongTermMemory"]
+
+log = logging.getLogger("memstack.longterm")
+
+PROFILES: Final = ("default", "rockbot")
+"""BM25 and fusion profiles: memstack's defaults, or the seed's exact formulas."""
+SAVE_ATTEMPTS: Final = 16
+"""Optimistic retries of one save racing other writers of the same id."""
+FUSION_DEPTH: Final = 100
+"""Each retriever contributes at least this many hits to fusion (more when more are asked)."""
+
+
+class LongTermMemory:
+    """Long-term memories of one scope (a user, an agent) on one engine.
+
+    Args:
+        engine: the storage engine.
+        scope: whose memories; ``[A-Za-z0-9_.@-]{1,128}``. Scopes never see each other's entries.
+        profile: BM25 profile, ``"default"`` (Lucene BM25, stemming) or ``"rockbot"`` (the seed).
+        embedder: optional; vectors are then computed in the background and searches are hybrid.
+        fusion: fusion profile for hybrid search, ``"default"`` or ``"rockbot"``.
+        min_similarity: cosine threshold for vector hits (None: the fusion profile's own).
+
+    Raises:
+        InvalidKey: a bad scope.
+        InvalidConfiguration: an unknown profile or fusion.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        scope: str = "default",
+        *,
+        profile: str = "default",
+        embedder: Embedder | None = None,
+        fusion: str = "default",
+        min_similarity: float | None = None,
+    ) -> None:
+        for name, value in (("profile", profile), ("fusion", fusion)):
+            if value not in PROFILES:
+                raise InvalidConfiguration(f"{name} {value!r}: must be one of {', '.join(PROFILES)}")
+        self.engine = engine
+        self.scope = check_scope(scope)
+        self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity
+        self.embedder = embedder
+        self.keys = ScopeKeys.of(engine, scope)
+        self._worker = EmbeddingWorker(engine, self.keys, embedder) if embedder is not None else None
+
+    # -- writes ------------------------------------------------------------------------------
+    def save(
+        self,
+        entry: MemoryEntry | None = None,
+        *,
+        content: str | None = None,
+        category: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        metadata: dict[str, Any] | None = None,
+        id: str | None = None,  # noqa: A002 - the field is called id everywhere in the seed
+        created_at: datetime | float | None = None,
+    ) -> MemoryEntry:
+        """Save a memory (an upsert by id) and return it as stored.
+
+        Pass a :class:`MemoryEntry` or the fields. A new id is generated when none is given. On an
+        update the creation time is kept (unless given) and ``updated_at`` becomes now; the
+        vector, if any, is recomputed in the background when the searchable text changed.
+
+        Raises:
+            InvalidValue: blank content, bad tags/metadata/time, or both ``entry`` and fields.
+            InvalidCategory: a category that breaks the path rule.
+            InvalidKey: a bad id.
+            Conflict: the id kept changing under concurrent writers.
+        """
+        if entry is not None:
+            if content is not None or id is not None:
+                raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
+            content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
+            id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
+        entry_id = new_id() if id is None else normalise_id(id)
+        fields = {
+            "content": check_content(content),
+            "category": check_category(category),
+            "tags": check_tags(tags),
+            "metadata": check_metadata(metadata),
+        }
+        given_created = check_time(created_at, "created_at")
+        key = self.keys.entry(entry_id)
+        for _ in range(SAVE_ATTEMPTS):
+            old_raw = self.engine.get(key)
+            now = datetime.fromtimestamp(self.engine.clock.now(), UTC)
+            old = from_json(old_raw) if old_raw is not None else None
+            if old is None:
+                new = MemoryEntry(id=entry_id, created_at=given_created or now, **fields)
+            else:
+                new = MemoryEntry(
+                    id=entry_id, created_at=given_created or old.created_at, updated_at=now, **fields
+                )
+            if self._write(new, old_raw, old):
+                return new.copy()
+        raise Conflict(f"memory {entry_id!r}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned")
+
+    def restore(self, entry: MemoryEntry) -> MemoryEntry:
+        """Write ``entry`` exactly as given (times included), replacing any entry of its id.
+
+        Used by imports, so an export round-trips exactly.
+
+        Raises:
+            InvalidValue, InvalidCategory, InvalidKey: as :meth:`save`.
+            Conflict: as :meth:`save`.
+        """
+        new = MemoryEntry(
+            id=normalise_id(entry.id),
+            content=check_content(entry.content),
+            category=check_category(entry.category),
+            tags=check_tags(entry.tags),
+            created_at=check_time(entry.created_at, "created_at") or entry.created_at,
+            updated_at=check_time(entry.updated_at, "updated_at"),
+            metadata=check_metadata(entry.metadata),
+        )
+        key = self.keys.entry(new.id)
+        for _ in range(SAVE_ATTEMPTS):
+            old_raw = self.engine.get(key)
+            if self._write(new, old_raw, from_json(old_raw) if old_raw is not None else None):
+                return new.copy()
+        raise Conflict(f"memory {new.id!r}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned")
+
+    def _write(self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None) -> bool:
+        text = document_text(new)
+        text_changed = old is None or document_text(old) != text
+        batch = self.engine.batch()
+        batch.require_equal(self.keys.entry(new.id), old_raw)
+        batch.set(self.keys.entry(new.id), to_json(new))
+        batch.sadd(self.keys.ids, new.id)
+        if text_changed:
+            batch.hdel(self.keys.vectors, new.id)
+        self._log_change(batch, "put", new.id)
+        if not batch.execute().applied:
+            return False
+        if self._worker is not None and text_changed:
+            self._worker.submit(new.id, text)
+        return True
+
+    def _log_change(self, batch: Any, op: str, entry_id: str) -> None:
+        batch.incr(self.keys.version)
+        batch.rpush(self.keys.log, f"{op} {entry_id}")
+        batch.ltrim(self.keys.log, -LOG_MAX, -1)
+
+    def delete(self, id: str) -> bool:  # noqa: A002 - the field is called id everywhere in the seed
+        """Delete a memory and its vector; False when the id is unknown.
+
+        Raises:
+            InvalidKey: a malformed id.
+        """
+        entry_id = normalise_id(id)
+        batch = self.engine.batch()
+        batch.require_exists(self.keys.entry(entry_id))
+        batch.delete(self.keys.entry(entry_id))
+        batch.srem(self.keys.ids, entry_id)
+        batch.hdel(self.keys.vectors, entry_id)
+        self._log_change(batch, "del", entry_id)
+        return bool(batch.execute().applied)
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id everywhere in the seed
+        """The memory with this id (case-insensitive), or None.
+
+        Raises:
+            InvalidKey: a malformed id.
+        """
+        raw = self.engine.get(self.keys.entry(normalise_id(id)))
+        return None if raw is None else from_json(raw)
+
+    def __len__(self) -> int:
+        return self.engine.scard(self.keys.ids)
+
+    def entries(self) -> list[MemoryEntry]:
+        """Every memory of the scope, oldest first (ties by id)."""
+        cache = self._fresh_cache()
+        with cache.lock:
+            items = [e.copy() for e in cache.entries.values()]
+        return sorted(items, key=lambda e: (e.created_at, e.id))
+
+    def list_categories(self) -> list[str]:
+        """Distinct non-null categories (case-insensitively), sorted case-insensitively."""
+        cache = self._fresh_cache()
+        with cache.lock:
+            return distinct_sorted([e.category for e in cache.entries.values() if e.category is not None])
+
+    def list_tags(self) -> list[str]:
+        """Distinct tags (case-insensitively), sorted case-insensitively."""
+        cache = self._fresh_cache()
+        with cache.lock:
+            return distinct_sorted([t for e in cache.entries.values() for t in e.tags])
+
+    def _fresh_cache(self) -> ScopeCache:
+        cache = scope_cache(self.engine, self.scope)
+        with cache.lock:
+            cache.refresh(self.engine, self.keys)
+        return cache
+
+    # -- search ------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str | None = None,
+        *,
+        category: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        created_after: datetime | float | None = None,
+        created_before: datetime | float | None = None,
+        max_results: int = 20,
+    ) -> list[SearchHit]:
+        """Search the scope: structural filters, then BM25 (hybrid with an embedder).
+
+        A blank or None query lists the most recently changed entries. Zero BM25 scores are
+        dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
+
+        Raises:
+            InvalidValue: ``max_results`` below 1, a bad time or tag.
+        """
+        if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
+            raise InvalidValue(f"max_results {max_results!r}: must be an int >= 1")
+        if query is not None and not isinstance(query, str):
+            raise InvalidValue(f"query {query!r}: must be a string or None")
+        filters = Filters(
+            category=category.strip() if isinstance(category, str) and category.strip() else None,
+            tags=check_tags(tags),
+            created_after=check_time(created_after, "created_after"),
+            created_before=check_time(created_before, "created_before"),
+        )
+        cache = scope_cache(self.engine, self.scope)
+        with cache.lock:
+            cache.refresh(self.engine, self.keys)
+            allowed = None if filters.empty else {e.id for e in filters.apply(cache.entries.values())}
+            if query is None or not query.strip():
+                pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
+                return [
+                    SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)
+                ]
+            depth = max(FUSION_DEPTH, 5 * max_results)
+            bm25 = cache.index(self.profile).search(query, k=depth, candidates=allowed)
+            vector_hits = self._vector_hits(cache, query, allowed, depth)
+            if vector_hits is None:
+                return [
+                    SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",))
+                    for i, s in bm25[:max_results]
+                ]
+            from ..search import fuse
+
+            fused = fuse(bm25, vector_hits, self.fusion, min_similarity=self.min_similarity, k=max_results)
+            return [
+                SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources))
+                for h in fused
+            ]
+
+    # -- vectors -----------------------------------------------------------------------------
+    def _vector_hits(
+        self, cache: ScopeCache, query: str, allowed: set[str] | None, depth: int
+    ) -> list[tuple[str, float]] | None:
+        embedder = self.embedder
+        if embedder is None:
+            return None
+        stale = _count_stale(cache, embedder)
+        if stale and embedder.model_id not in cache.warned:
+            cache.warned.add(embedder.model_id)
+            log.warning(
+                "scope %r: %d memory vector(s) were computed by another model than %r (dim %d) and "
+                "are not used; call reembed() to recompute them",
+                self.scope, stale, embedder.model_id, embedder.dim,
+            )  # fmt: skip
+        try:
+            query_vector = embedder.embed([query[:MAX_INPUT_CHARS]])[0]
+        except Exception:  # any embedder failure degrades to BM25, as the seed does
+            log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
+            return None
+        ids, matrix = _matrix(cache, embedder)
+        return rank_by_cosine(query_vector, ids, matrix, allowed)[:depth]
+
+    def stale_vectors(self) -> int:
+        """How many stored vectors were computed by another model (id or dimension) than the
+        current embedder's; they are not used until :meth:`reembed`. 0 without an embedder."""
+        if self.embedder is None:
+            return 0
+        cache = self._fresh_cache()
+        with cache.lock:
+            return _count_stale(cache, self.embedder)
+
+    def flush_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait for the background vector computations of this instance; False on timeout."""
+        return True if self._worker is None else self._worker.flush(timeout)
+
+    def reembed(self) -> int:
+        """Compute now every missing, stale or outdated vector; returns how many were written.
+
+        Raises:
+            InvalidConfiguration: no embedder is configured.
+            Exception: whatever the embedder raises.
+        """
+        if self._worker is None or self.embedder is None:
+            raise InvalidConfiguration(f"scope {self.scope!r}: reembed() needs an embedder")
+        self.flush_embeddings()
+        cache = self._fresh_cache()
+        with cache.lock:
+            valid = set(_valid_vector_ids(cache, self.embedder))
+            jobs = sorted((i, t) for i, t in cache.texts.items() if i not in valid)
+        written = 0
+        for start in range(0, len(jobs), 64):
+            written += self._worker.write(jobs[start : start + 64])
+        return written
+
+    def __repr__(self) -> str:
+        return f"<LongTermMemory scope={self.scope!r} on {self.engine.url!r}>"
+
+
+def _valid_vector_ids(cache: ScopeCache, embedder: Embedder) -> list[str]:
+    """Ids whose stored vector is the embedder's (model, dim) for the entry's current text."""
+    model, dim = embedder.model_id, embedder.dim
+    return sorted(
+        entry_id
+        for entry_id, stored in cache.vectors.items()
+        if stored.model == model
+        and stored.dim == dim
+        and entry_id in cache.texts
+        and stored.text_hash == text_hash(cache.texts[entry_id])
+    )
+
+
+def _count_stale(cache: ScopeCache, embedder: Embedder) -> int:
+    return sum(1 for v in cache.vectors.values() if v.model != embedder.model_id or v.dim != embedder.dim)
+
+
+def _matrix(cache: ScopeCache, embedder: Embedder) -> tuple[list[str], Matrix]:
+    """The valid vectors of the scope as one matrix (rows in id order), cached until a change."""
+    import numpy as np
+
+    key = ("matrix", embedder.model_id, embedder.dim)
+    found = cache.derived.get(key)
+    if found is None:
+        ids = _valid_vector_ids(cache, embedder)
+        rows = [cache.vectors[i].vector for i in ids]
+        matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+        found = cache.derived[key] = (ids, matrix)
+    return cast(tuple[list[str], Matrix], found)

@@ -1,0 +1,324 @@
+"""An incremental BM25 index with vectorised (numpy) scoring.
+
+Layout: every stored text lives in a *slot*. Per term there is a growable posting list (slot numbers and
+term frequencies); per slot a document length, a live flag and an insertion sequence number. Adding a
+text appends one slot and one posting per distinct term; replacing or removing marks the old slot dead
+(a tombstone) and adjusts the document frequencies. Nothing is rebuilt per operation; when tombstones
+outnumber live slots the arrays are compacted once (amortised O(1) per operation).
+
+A search accumulates ``idf·tf`` contributions of each query term into a float array over slots, masks
+dead and non-candidate slots, and selects the top k with ``argpartition``. Ties are broken by the order
+in which ids were first added (re-adding an id keeps its place).
+
+The index is thread-safe: every public method holds an internal lock.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Collection, Iterable
+
+import numpy as np
+import numpy.typing as npt
+
+from memstack.errors import InvalidInput
+from memstack.search.phrases import phrase_counts, query_phrases
+from memstack.search.profiles import Bm25Profile, get_profile
+from memstack.search.tokenize import get_tokenizer
+
+__all__ = ["Bm25Index"]
+
+_I32 = npt.NDArray[np.int32]
+_F64 = npt.NDArray[np.float64]
+_MIN_COMPACT = 1024
+
+
+class _Posting:
+    """A growable list of (slot, term frequency) pairs for one term."""
+
+    __slots__ = ("df", "n", "slots", "tfs")
+
+    def __init__(self) -> None:
+        self.slots: _I32 = np.empty(4, dtype=np.int32)
+        self.tfs: _F64 = np.empty(4, dtype=np.float64)
+        self.n = 0
+        self.df = 0  # live documents containing the term
+
+    def append(self, slot: int, tf: int) -> None:
+        if self.n == len(self.slots):
+            self.slots = np.resize(self.slots, 2 * self.n)
+            self.tfs = np.resize(self.tfs, 2 * self.n)
+        self.slots[self.n] = slot
+        self.tfs[self.n] = tf
+        self.n += 1
+
+
+class Bm25Index:
+    """BM25 over (id, text) pairs, updated one entry at a time.
+
+    ``profile`` is a name of :data:`memstack.search.PROFILES` (``"default"``, ``"rockbot"``) or a
+    :class:`~memstack.search.Bm25Profile`.
+
+    Raises:
+        InvalidConfiguration: unknown profile name.
+    """
+
+    def __init__(self, profile: str | Bm25Profile = "default") -> None:
+        self._profile = get_profile(profile)
+        self._tokenize = get_tokenizer(self._profile.tokenizer)
+        self._lock = threading.RLock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self._postings: dict[str, _Posting] = {}
+        self._slot_of: dict[str, int] = {}
+        self._ids: list[str] = []
+        self._terms: list[tuple[str, ...]] = []  # distinct terms per slot, to undo df on removal
+        self._raw: list[str] = []  # lower-cased raw text per slot, only for phrase profiles
+        self._dl: _F64 = np.zeros(16, dtype=np.float64)
+        self._live = np.zeros(16, dtype=bool)
+        self._seq = np.zeros(16, dtype=np.int64)
+        self._nslots = 0
+        self._next_seq = 0
+        self._total_len = 0.0
+        self._dead = 0
+
+    @property
+    def profile(self) -> Bm25Profile:
+        """The scoring profile of this index."""
+        return self._profile
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._slot_of)
+
+    def __contains__(self, doc_id: object) -> bool:
+        with self._lock:
+            return doc_id in self._slot_of
+
+    def ids(self) -> list[str]:
+        """The ids in the index, in first-insertion order."""
+        with self._lock:
+            return sorted(self._slot_of, key=lambda d: int(self._seq[self._slot_of[d]]))
+
+    def clear(self) -> None:
+        """Remove every entry."""
+        with self._lock:
+            self._clear()
+
+    def add(self, doc_id: str, text: str) -> None:
+        """Add ``text`` under ``doc_id``; re-adding an id replaces its text (no rebuild).
+
+        Raises:
+            InvalidInput: ``doc_id`` or ``text`` is not a string.
+        """
+        _check_str("doc_id", doc_id)
+        _check_str("text", text)
+        tokens = self._tokenize(text)
+        counts = Counter(tokens)
+        with self._lock:
+            old = self._slot_of.get(doc_id)
+            if old is not None:
+                seq = int(self._seq[old])
+                self._kill(old)
+            else:
+                seq = self._next_seq
+                self._next_seq += 1
+            slot = self._new_slot(doc_id, float(len(tokens)), seq)
+            self._terms.append(tuple(counts))
+            if self._profile.phrase_weight > 0:
+                self._raw.append(text.lower())
+            postings = self._postings
+            for term, tf in counts.items():
+                posting = postings.get(term)
+                if posting is None:
+                    posting = postings[term] = _Posting()
+                posting.append(slot, tf)
+                posting.df += 1
+            self._maybe_compact()
+
+    def add_many(self, items: Iterable[tuple[str, str]]) -> None:
+        """:meth:`add` each ``(doc_id, text)`` pair in order.
+
+        Raises:
+            InvalidInput: an id or text is not a string (earlier pairs stay added).
+        """
+        for doc_id, text in items:
+            self.add(doc_id, text)
+
+    def remove(self, doc_id: str) -> bool:
+        """Remove ``doc_id``; returns whether it was present (no rebuild)."""
+        with self._lock:
+            slot = self._slot_of.pop(doc_id, None) if isinstance(doc_id, str) else None
+            if slot is None:
+                return False
+            self._kill(slot)
+            self._maybe_compact()
+            return True
+
+    def _new_slot(self, doc_id: str, length: float, seq: int) -> int:
+        slot = self._nslots
+        if slot == len(self._dl):
+            size = 2 * slot
+            self._dl = np.resize(self._dl, size)
+            self._live = np.resize(self._live, size)
+            self._seq = np.resize(self._seq, size)
+        self._dl[slot] = length
+        self._live[slot] = True
+        self._seq[slot] = seq
+        self._nslots += 1
+        self._ids.append(doc_id)
+        self._slot_of[doc_id] = slot
+        self._total_len += length
+        return slot
+
+    def _kill(self, slot: int) -> None:
+        self._live[slot] = False
+        self._total_len -= float(self._dl[slot])
+        for term in self._terms[slot]:
+            self._postings[term].df -= 1
+        self._dead += 1
+
+    def _maybe_compact(self) -> None:
+        if self._dead < _MIN_COMPACT or self._dead < len(self._slot_of):
+            return
+        live_slots = np.flatnonzero(self._live[: self._nslots])
+        new_of_old = np.full(self._nslots, -1, dtype=np.int32)
+        new_of_old[live_slots] = np.arange(len(live_slots), dtype=np.int32)
+        keep = self._live[: self._nslots]
+        postings: dict[str, _Posting] = {}
+        for term, old in self._postings.items():
+            if old.df == 0:
+                continue
+            slots = old.slots[: old.n]
+            alive = keep[slots]
+            fresh = _Posting()
+            fresh.slots = new_of_old[slots[alive]]
+            fresh.tfs = old.tfs[: old.n][alive]
+            fresh.n = fresh.df = len(fresh.slots)
+            postings[term] = fresh
+        self._postings = postings
+        self._ids = [self._ids[s] for s in live_slots]
+        self._terms = [self._terms[s] for s in live_slots]
+        if self._raw:
+            self._raw = [self._raw[s] for s in live_slots]
+        self._slot_of = {doc_id: i for i, doc_id in enumerate(self._ids)}
+        self._dl = self._dl[live_slots].copy()
+        self._seq = self._seq[live_slots].copy()
+        self._live = np.ones(len(live_slots), dtype=bool)
+        self._nslots = len(live_slots)
+        self._dead = 0
+        if self._nslots == 0:
+            self._clear()
+
+    def search(
+        self, query: str, k: int | None = None, candidates: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Score ``query`` and return ``(id, score)`` pairs, best first.
+
+        Zero scores are dropped; ties keep first-insertion order; ``k`` caps the result (``None`` = all).
+        ``candidates`` restricts the result to those ids (unknown ids are ignored); with a profile whose
+        ``stats`` is ``"candidates"`` (``rockbot``), N, avgdl and df are computed over the candidates only.
+
+        Raises:
+            InvalidInput: ``query`` is not a string, or ``k`` is negative or not an int.
+        """
+        _check_str("query", query)
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+            raise InvalidInput(f"k={k!r} must be None or an int >= 0")
+        if k == 0:
+            return []
+        tokens = self._tokenize(query)
+        terms = list(dict.fromkeys(tokens))
+        if not terms:
+            return []
+        prof = self._profile
+        with self._lock:
+            n = self._nslots
+            if n == 0:
+                return []
+            mask: npt.NDArray[np.bool_] | None = None  # None: every slot is live and a candidate
+            if candidates is not None:
+                mask = np.zeros(n, dtype=bool)
+                mask[[s for s in map(self._slot_of.get, candidates) if s is not None]] = True
+            elif self._dead:
+                mask = self._live[:n]
+            scores = self._term_scores(terms, mask if prof.stats == "candidates" else None)
+            if prof.phrase_weight > 0:
+                self._add_phrases(scores, query_phrases(tokens), mask if prof.stats == "candidates" else None)
+            if mask is not None:
+                scores[~mask] = 0.0
+            return self._top(scores, k)
+
+    def _stats(self, mask: npt.NDArray[np.bool_] | None) -> tuple[float, float]:
+        if mask is None:
+            count = len(self._slot_of)
+            total = self._total_len
+        else:
+            count = int(np.count_nonzero(mask))
+            total = float(self._dl[: self._nslots][mask].sum())
+        avgdl = total / count if count and total > 0 else 1.0
+        return float(count), avgdl
+
+    def _term_scores(self, terms: list[str], stat_mask: npt.NDArray[np.bool_] | None) -> _F64:
+        """Σ idf·tf over ``terms``; N, avgdl, df over ``stat_mask`` (``None`` = all live slots)."""
+        prof = self._profile
+        k1, b = prof.k1, prof.b
+        n_docs, avgdl = self._stats(stat_mask)
+        scores = np.zeros(self._nslots, dtype=np.float64)
+        dl = self._dl
+        for term in terms:
+            posting = self._postings.get(term)
+            if posting is None or posting.df == 0:
+                continue
+            slots = posting.slots[: posting.n]
+            tfs = posting.tfs[: posting.n]
+            if stat_mask is None:
+                df = posting.df
+            else:
+                inside = stat_mask[slots]
+                slots, tfs = slots[inside], tfs[inside]
+                df = len(slots)
+                if df == 0:
+                    continue
+            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            norm = k1 * (1.0 - b + b * (dl[slots] / avgdl))
+            scores[slots] += (idf * (k1 + 1.0)) * tfs / (tfs + norm)
+        return scores
+
+    def _add_phrases(self, scores: _F64, phrases: list[str], stat_mask: npt.NDArray[np.bool_] | None) -> None:
+        """Add ``phrase_weight·idf·tf`` of each phrase (substring counts in the raw text)."""
+        if not phrases:
+            return
+        prof = self._profile
+        k1, b = prof.k1, prof.b
+        n_docs, avgdl = self._stats(stat_mask)
+        pool = np.flatnonzero(self._live[: self._nslots] if stat_mask is None else stat_mask).tolist()
+        dl = self._dl
+        for phrase in phrases:
+            found = phrase_counts(self._raw, pool, phrase)
+            if not found:
+                continue
+            df = len(found)
+            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            for slot, f in found:
+                tf = f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * float(dl[slot]) / avgdl))
+                scores[slot] += prof.phrase_weight * idf * tf
+
+    def _top(self, scores: _F64, k: int | None) -> list[tuple[str, float]]:
+        hits = np.flatnonzero(scores > 0.0)
+        if k is not None and len(hits) > k:
+            part = scores[hits]
+            cut = np.partition(part, len(part) - k)[len(part) - k]
+            hits = hits[part >= cut]  # every tie at the cut survives; the order below picks among them
+        order = np.lexsort((self._seq[hits], -scores[hits]))
+        chosen = hits[order] if k is None else hits[order[:k]]
+        ids = self._ids
+        return [(ids[s], float(scores[s])) for s in chosen]
+
+
+def _check_str(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name}={value!r} must be a str (got {type(value).__name__})")

@@ -1,0 +1,37 @@
+"""The embedder protocol every embedding backend implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "l2_normalise"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors.
+
+    ``model_id`` names the model (a change of model must be detectable from it); ``dim`` is the vector
+    size; ``embed`` returns a float32 array of shape ``(len(texts), dim)`` with L2-normalised rows (a text
+    with nothing to embed may give an all-zero row).
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+
+
+def l2_normalise(vectors: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
+    """Rows scaled to unit length (all-zero rows stay zero), as float32."""
+    out = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, norms, out=out, where=norms > 0)
+    return out

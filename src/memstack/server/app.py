@@ -1,0 +1,262 @@
+"""The FastAPI application: auth, tenant isolation, limits, access logs, and the tier routers.
+
+Every request resolves to one tenant's :class:`~memstack.Memory`, built on a
+:class:`~memstack.engines.prefixed.PrefixedEngine` view, so a tenant's reads and writes are
+confined to its own keys in the storage layer itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.exceptions import HTTPException
+
+from .. import __version__
+from .._memory import Memory
+from ..engines import Engine
+from ..engines.prefixed import TENANT_RULE, tenant_engine
+from . import problems
+from .keys import ApiKeyStore
+
+__all__ = ["DEFAULT_TENANT", "ROUTERS", "ServerSettings", "create_app", "tenant_memory"]
+
+access_log = logging.getLogger("memstack.access")
+
+DEFAULT_TENANT = "default"
+# The tier routers, one module each under memstack.server.routes (variation as data).
+ROUTERS: list[str] = []
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class ServerSettings:
+    """Limits and auth mode of one server.
+
+    Attributes:
+        max_body_bytes: largest request body accepted (413 past it).
+        require_auth: True/False to force; None = required as soon as one API key exists.
+    """
+
+    def __init__(self, *, max_body_bytes: int = 1 << 20, require_auth: bool | None = None) -> None:
+        self.max_body_bytes = max_body_bytes
+        self.require_auth = require_auth
+
+
+class _Tenants:
+    """One Memory per tenant, created on first use, closed with the app."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._memories: dict[str, Memory] = {}
+        self._lock = threading.Lock()
+
+    def get(self, tenant: str) -> Memory:
+        with self._lock:
+            memory = self._memories.get(tenant)
+            if memory is None:
+                memory = self._memories[tenant] = Memory(tenant_engine(self.engine, tenant))
+            return memory
+
+    def close(self) -> None:
+        with self._lock:
+            memories, self._memories = list(self._memories.values()), {}
+        for memory in memories:
+            memory.close()
+
+
+class _AuthMode:
+    """Whether auth is required: forced by settings, else "any key exists", re-read every 2 s."""
+
+    def __init__(self, keys: ApiKeyStore, forced: bool | None) -> None:
+        self.keys = keys
+        self.forced = forced
+        self._value = False
+        self._checked = 0.0
+
+    def required(self) -> bool:
+        if self.forced is not None:
+            return self.forced
+        now = time.monotonic()
+        if now - self._checked > 2.0:
+            self._value = self.keys.any()
+            self._checked = now
+        return self._value
+
+
+_bearer = HTTPBearer(auto_error=False, description="An API key created with `memstack keys create`.")
+
+
+def tenant_memory(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    x_memstack_tenant: Annotated[
+        str | None, Header(description="Tenant to act for (keys with several).")
+    ] = None,
+) -> Memory:
+    """The caller's tenant :class:`Memory` (FastAPI dependency).
+
+    Raises:
+        HTTPException: 401 without a valid key when auth is required; 404 for a tenant the key
+            may not use (never 403, which would confirm that the tenant exists).
+    """
+    state = request.app.state
+    if state.auth.required():
+        key = state.keys.verify(credentials.credentials) if credentials is not None else None
+        if key is None:
+            raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
+        tenant = x_memstack_tenant or key.tenants[0]
+        if tenant not in key.tenants:
+            raise HTTPException(404, f"tenant {tenant!r} not found")
+    else:
+        tenant = x_memstack_tenant or DEFAULT_TENANT
+        if TENANT_RULE.fullmatch(tenant) is None:
+            raise HTTPException(404, f"tenant {tenant!r} not found")
+    request.state.tenant = tenant
+    memory: Memory = state.tenants.get(tenant)
+    return memory
+
+
+TenantMemory = Annotated[Memory, Depends(tenant_memory)]
+
+
+def _limits_and_logs(app: ASGIApp, max_body: int) -> ASGIApp:
+    """ASGI middleware: refuse bodies over ``max_body`` (413) and write one JSON access-log line."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = {"code": 500}
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > max_body:
+            await _send_413(send, max_body)
+            status["code"] = 413
+            _log(scope, 413, started)
+            return
+        seen = 0
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > max_body:
+                    raise HTTPException(413, f"request body larger than {max_body} bytes")
+            return message
+
+        async def logging_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = int(message["status"])
+            await send(message)
+
+        try:
+            await app(scope, limited_receive, logging_send)
+        finally:
+            _log(scope, status["code"], started)
+
+    return middleware
+
+
+async def _send_413(send: Send, max_body: int) -> None:
+    body = json.dumps(
+        {
+            "type": "about:blank",
+            "title": "PayloadTooLarge",
+            "status": 413,
+            "detail": f"request body larger than {max_body} bytes",
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [
+                (b"content-type", problems.PROBLEM_MEDIA.encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _log(scope: Scope, status: int, started: float) -> None:
+    if access_log.isEnabledFor(logging.INFO):
+        client = scope.get("client") or ("-", 0)
+        access_log.info(
+            json.dumps(
+                {
+                    "method": scope.get("method"),
+                    "path": scope.get("path"),
+                    "status": status,
+                    "ms": round((time.perf_counter() - started) * 1000, 3),
+                    "client": client[0],
+                }
+            )
+        )
+
+
+def create_app(
+    engine: Engine, settings: ServerSettings | None = None, *, extra_routers: bool = True
+) -> FastAPI:
+    """The memstack HTTP application on ``engine`` (the caller keeps ownership of the engine)."""
+    settings = settings or ServerSettings()
+    keys = ApiKeyStore(engine)
+    tenants = _Tenants(engine)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        try:
+            yield
+        finally:
+            tenants.close()
+
+    app = FastAPI(
+        title="memstack",
+        version=__version__,
+        description="Memory for LLM agents and pipelines: sessions, conversations, long-term, working "
+        "and shared memory, the per-turn context and the agent memory tools.",
+        lifespan=lifespan,
+    )
+    app.state.engine = engine
+    app.state.keys = keys
+    app.state.tenants = tenants
+    app.state.auth = _AuthMode(keys, settings.require_auth)
+    app.state.settings = settings
+    problems.install(app)
+
+    @app.get("/healthz", tags=["service"], summary="Liveness and engine reachability")
+    def healthz() -> dict[str, str]:
+        engine.ping()
+        return {"status": "ok", "engine": engine.name, "version": __version__}
+
+    if extra_routers:
+        for module in ROUTERS:
+            router = importlib.import_module(f"{__package__}.routes.{module}").router
+            app.include_router(router)
+    app.add_middleware(_LimitsMiddleware, max_body=settings.max_body_bytes)
+    return app
+
+
+class _LimitsMiddleware:
+    """Starlette-style class wrapper around :func:`_limits_and_logs`."""
+
+    def __init__(self, app: ASGIApp, max_body: int) -> None:
+        self._app = _limits_and_logs(app, max_body)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)

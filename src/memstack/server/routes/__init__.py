@@ -1,0 +1,1 @@
+"""One router per tier; each module exposes ``router`` and is listed in ``app.ROUTERS``."""

@@ -1,0 +1,443 @@
+"""``SessionStore``: a key-value map per session id, with history, counters and a whole-session TTL.
+
+Every operation is one atomic ``engine.batch()`` guarded by the session's meta key (one round
+trip on Redis); reads that decide a write (clear, delete, summarise) take one read batch first.
+The key layout is the seed's (:mod:`.layout`); summarisation is pure (:mod:`.summary`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any, Final
+
+from ..engines.base import Batch, Engine
+from ..errors import (
+    EntryNotFound,
+    InvalidConfiguration,
+    InvalidValue,
+    SessionExists,
+    SessionLimitReached,
+    SessionNotFound,
+)
+from .layout import SESSIONS_KEY, Layout
+from .summary import plan_summary
+from .validate import (
+    DEFAULT_MAX_VALUE_BYTES,
+    check_amount,
+    check_key,
+    check_session_id,
+    decode_value,
+    encode_value,
+    ttl_ms,
+)
+
+__all__ = ["DEFAULT_MEMORY_SESSION_CAP", "SessionStore"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MEMORY_SESSION_CAP: Final = 1000
+"""Live sessions the in-process (``memory``) engine holds by default (the seed's cap)."""
+
+_MISSING: Final = object()
+
+
+class SessionStore:
+    """Session state on one engine.
+
+    Args:
+        engine: the storage engine.
+        max_history: history length past which :meth:`summarize_if_needed` folds old entries.
+        auto_summarize: run :meth:`summarize_if_needed` after every put and increment.
+        session_ttl_hours: default whole-session TTL of :meth:`create` (0 = never expires;
+            fractional hours allowed, rounded up to whole milliseconds).
+        max_sessions: most live sessions; ``None`` means 1000 on the ``memory`` engine and
+            unlimited elsewhere, ``0`` means unlimited.
+        max_value_bytes: largest JSON encoding of one value (default 1 MiB).
+
+    Raises:
+        InvalidConfiguration: ``max_history < 1``, a negative TTL or a negative cap.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_history: int = 100,
+        auto_summarize: bool = True,
+        session_ttl_hours: float = 0,
+        max_sessions: int | None = None,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+    ) -> None:
+        if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
+            raise InvalidConfiguration(f"max_history {max_history!r}: must be an int >= 1")
+        if not isinstance(session_ttl_hours, int | float) or not session_ttl_hours >= 0:
+            raise InvalidConfiguration(f"session_ttl_hours {session_ttl_hours!r}: must be a number >= 0")
+        if max_sessions is None:
+            max_sessions = DEFAULT_MEMORY_SESSION_CAP if engine.name == "memory" else 0
+        if max_sessions < 0:
+            raise InvalidConfiguration(f"max_sessions {max_sessions!r}: must be >= 0 (0 = unlimited)")
+        if max_value_bytes < 1:
+            raise InvalidConfiguration(f"max_value_bytes {max_value_bytes!r}: must be >= 1")
+        self.engine = engine
+        self.max_history = max_history
+        self.auto_summarize = auto_summarize
+        self.session_ttl_hours = float(session_ttl_hours)
+        self.max_sessions = max_sessions
+        self.max_value_bytes = max_value_bytes
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _layout(self, session_id: str) -> Layout:
+        return Layout(self.engine.tag(check_session_id(session_id)))
+
+    def _now(self) -> float:
+        return self.engine.clock.now()
+
+    def _log(self, batch: Batch, lay: Layout, entry: dict[str, Any]) -> None:
+        batch.rpush(lay.history, json.dumps(entry, separators=(",", ":")))
+
+    @staticmethod
+    def _align(batch: Batch, lay: Layout, *keys: str) -> None:
+        # A key created in a session with a TTL expires exactly with its meta.
+        for key in keys:
+            batch.copy_ttl(key, lay.meta)
+
+    def _absent(self, session_id: str) -> SessionNotFound:
+        """Forget a session whose meta is gone (expired or deleted) and build the error."""
+        self._purge(session_id, self._layout(session_id))
+        return SessionNotFound(f"Session {session_id!r} not found")
+
+    def _purge(self, session_id: str, lay: Layout) -> None:
+        if not self.engine.sismember(SESSIONS_KEY, session_id):
+            return
+        self.engine.srem(SESSIONS_KEY, session_id)
+        # A concurrent create may have registered the id again before our srem; put it back.
+        if self.engine.exists(lay.meta):
+            self.engine.sadd(SESSIONS_KEY, session_id)
+
+    def _read(self, session_id: str, lay: Layout, build: Any) -> builtins.list[Any]:
+        """Run ``exists(meta)`` + the reads ``build(batch)`` queues; SessionNotFound if absent."""
+        batch = self.engine.batch()
+        batch.exists(lay.meta)
+        build(batch)
+        result = batch.execute()
+        if not result[0]:
+            raise self._absent(session_id)
+        return result.results[1:]
+
+    def _live(self, session_ids: Iterable[str]) -> builtins.list[tuple[str, bool]]:
+        ids = sorted(session_ids)
+        if not ids:
+            return []
+        if self.engine.clustered:  # metas of different sessions live in different slots
+            return [(sid, self.engine.exists(self._layout(sid).meta)) for sid in ids]
+        batch = self.engine.batch()
+        for sid in ids:
+            batch.exists(self._layout(sid).meta)
+        return list(zip(ids, batch.execute().results, strict=True))
+
+    # -- sessions ----------------------------------------------------------------------------
+    def create(self, session_id: str, *, ttl_hours: float | None = None) -> None:
+        """Create an empty session; ``ttl_hours`` overrides the store's default (0 = no TTL).
+
+        Raises:
+            InvalidSessionId: malformed id.
+            InvalidValue: negative or non-finite TTL.
+            SessionExists: the session is live.
+            SessionLimitReached: ``max_sessions`` live sessions exist already.
+        """
+        hours = self.session_ttl_hours if ttl_hours is None else ttl_hours
+        if isinstance(hours, float) and hours.is_integer():
+            hours = int(hours)  # meta says "86400" for 24 h, like the seed
+        self._create(session_id, hours * 3600 if hours else None)
+
+    def _create(self, session_id: str, ttl_seconds: float | None) -> None:
+        lay = self._layout(session_id)
+        ms = ttl_ms(ttl_seconds)
+        stale, live = self._read_stale(lay)
+        if live:
+            raise SessionExists(f"Session {session_id!r} already exists")
+        if self.max_sessions and len(self.list()) >= self.max_sessions:
+            raise SessionLimitReached(f"Maximum sessions ({self.max_sessions}) reached")
+        if self.engine.clustered:  # __sessions__ is in another slot: register first, crash-safe
+            self.engine.sadd(SESSIONS_KEY, session_id)
+        batch = self.engine.batch()
+        batch.require_missing(lay.meta)
+        # Leftovers of a session that died between the two calls of delete() go first.
+        batch.delete(*lay.structural(), *(lay.data(k) for k in stale))
+        batch.hset(lay.meta, {"created_at": str(self._now()), "ttl_seconds": str(ttl_seconds)})
+        if ms is not None:
+            batch.pexpire(lay.meta, ms)
+        if not self.engine.clustered:
+            batch.sadd(SESSIONS_KEY, session_id)
+        if not batch.execute().applied:
+            raise SessionExists(f"Session {session_id!r} already exists")
+        if self.engine.clustered:  # a concurrent purge may have dropped the id meanwhile
+            self.engine.sadd(SESSIONS_KEY, session_id)
+
+    def _read_stale(self, lay: Layout) -> tuple[set[str], bool]:
+        batch = self.engine.batch()
+        batch.smembers(lay.keys)
+        batch.exists(lay.meta)
+        result = batch.execute()
+        return result[0], bool(result[1])
+
+    def resume(self, session_id: str) -> int:
+        """The number of keys of a live session.
+
+        Raises:
+            InvalidSessionId: malformed id.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        (count,) = self._read(session_id, lay, lambda b: b.scard(lay.keys))
+        return int(count)
+
+    def exists(self, session_id: str) -> bool:
+        """True if the session is live.
+
+        Raises:
+            InvalidSessionId: malformed id.
+        """
+        return bool(self.engine.exists(self._layout(session_id).meta))
+
+    def delete(self, session_id: str) -> builtins.list[str]:
+        """Delete a session and everything in it; returns its keys, sorted.
+
+        Raises:
+            InvalidSessionId: malformed id.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        batch = self.engine.batch()
+        batch.require_exists(lay.meta)
+        batch.smembers(lay.keys)
+        batch.delete(lay.meta)  # from here on every write to the session fails its guard
+        result = batch.execute()
+        if not result.applied:
+            raise self._absent(session_id)
+        keys: set[str] = result[1]
+        cleanup = self.engine.batch()
+        cleanup.require_missing(lay.meta)  # skip if the id was re-created meanwhile
+        cleanup.delete(*lay.structural(), *(lay.data(k) for k in keys))
+        cleanup.execute()
+        self._purge(session_id, lay)
+        return sorted(keys)
+
+    def list(self) -> builtins.list[str]:
+        """Ids of the live sessions, sorted; drops ids whose session expired.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        ids = self.engine.smembers(SESSIONS_KEY)
+        live = []
+        for sid, alive in self._live(ids):
+            if alive:
+                live.append(sid)
+            else:
+                self._purge(sid, self._layout(sid))
+        return live
+
+    # -- keys --------------------------------------------------------------------------------
+    def put(self, session_id: str, key: str, value: Any) -> None:
+        """Store ``value`` (JSON) under ``key``; logs ``{'op': 'put'}``.
+
+        Raises:
+            InvalidSessionId, InvalidKey: malformed id or key.
+            InvalidValue: not JSON-serialisable or larger than ``max_value_bytes``.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        check_key(key)
+        raw = encode_value(value, self.max_value_bytes)
+        batch = self.engine.batch()
+        batch.require_exists(lay.meta)
+        batch.set(lay.data(key), raw)
+        batch.sadd(lay.keys, key)
+        self._log(batch, lay, {"op": "put", "key": key, "timestamp": self._now()})
+        self._align(batch, lay, lay.data(key), lay.keys, lay.history)
+        batch.llen(lay.history)
+        result = batch.execute()
+        if not result.applied:
+            raise self._absent(session_id)
+        self._after_write(session_id, result.results[-1])
+
+    def increment(self, session_id: str, key: str, amount: int | float = 1) -> int | float:
+        """Atomically add ``amount`` to the number at ``key`` (missing = 0); returns the new value.
+
+        Logged as ``{'op': 'increment', 'key', 'amount'}``. Ints stay ints; a float amount
+        makes a float.
+
+        Raises:
+            InvalidSessionId, InvalidKey: malformed id or key.
+            InvalidValue: ``amount`` is not a finite int or float.
+            NotANumber: the stored value is not a JSON number (nothing is changed).
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        check_key(key)
+        check_amount(amount)
+        batch = self.engine.batch()
+        batch.require_exists(lay.meta)
+        batch.incr(lay.data(key), amount)
+        batch.sadd(lay.keys, key)
+        entry = {"op": "increment", "key": key, "amount": amount, "timestamp": self._now()}
+        self._log(batch, lay, entry)
+        self._align(batch, lay, lay.data(key), lay.keys, lay.history)
+        batch.llen(lay.history)
+        result = batch.execute()
+        if not result.applied:
+            raise self._absent(session_id)
+        self._after_write(session_id, result.results[-1])
+        value: int | float = result[1]
+        return value
+
+    def _after_write(self, session_id: str, history_length: int) -> None:
+        if self.auto_summarize and history_length > self.max_history:
+            self.summarize_if_needed(session_id)
+
+    def get(self, session_id: str, key: str, default: Any = _MISSING) -> Any:
+        """The value at ``key`` (a fresh copy), or ``default`` when given and the key is missing.
+
+        Raises:
+            InvalidSessionId, InvalidKey: malformed id or key.
+            SessionNotFound: unknown, deleted or expired session.
+            EntryNotFound: the key is missing and no default was given.
+        """
+        lay = self._layout(session_id)
+        check_key(key)
+        (raw,) = self._read(session_id, lay, lambda b: b.get(lay.data(key)))
+        if raw is None:
+            if default is _MISSING:
+                raise EntryNotFound(f"Key {key!r} not found in session {session_id!r}")
+            return default
+        return decode_value(raw)
+
+    def items(self, session_id: str) -> dict[str, Any]:
+        """Every key of the session with its value, keys sorted.
+
+        Raises:
+            InvalidSessionId: malformed id.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        keys = self.keys(session_id)
+        if not keys:
+            return {}
+        lay = self._layout(session_id)
+        raws = self._read(session_id, lay, lambda b: b.mget([lay.data(k) for k in keys]))[0]
+        return {k: decode_value(r) for k, r in zip(keys, raws, strict=True) if r is not None}
+
+    def keys(self, session_id: str) -> builtins.list[str]:
+        """The session's keys, sorted.
+
+        Raises:
+            InvalidSessionId: malformed id.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        (members,) = self._read(session_id, lay, lambda b: b.smembers(lay.keys))
+        return sorted(members)
+
+    def clear(self, session_id: str, key: str | None = None) -> builtins.list[str]:
+        """Remove ``key`` (or every key when None); returns the keys removed, sorted.
+
+        Always logs ``{'op': 'clear', 'key', 'cleared'}``, even when nothing was removed.
+
+        Raises:
+            InvalidSessionId, InvalidKey: malformed id or key.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        if key is not None:
+            check_key(key)
+            (present,) = self._read(session_id, lay, lambda b: b.sismember(lay.keys, key))
+            cleared = [key] if present else []
+        else:
+            (members,) = self._read(session_id, lay, lambda b: b.smembers(lay.keys))
+            cleared = sorted(members)
+        batch = self.engine.batch()
+        batch.require_exists(lay.meta)
+        if key is not None:
+            batch.srem(lay.keys, key)
+            batch.delete(lay.data(key))
+        elif cleared:
+            # srem of exactly these members: a key put concurrently stays consistent.
+            batch.srem(lay.keys, *cleared)
+            batch.delete(*(lay.data(k) for k in cleared))
+        self._log(batch, lay, {"op": "clear", "key": key, "cleared": cleared, "timestamp": self._now()})
+        self._align(batch, lay, lay.history)
+        if not batch.execute().applied:
+            raise self._absent(session_id)
+        return cleared
+
+    # -- history -----------------------------------------------------------------------------
+    def history(self, session_id: str, limit: int = 50) -> builtins.list[dict[str, Any]]:
+        """The last ``limit`` history entries, oldest first (``limit <= 0``: all).
+
+        Raises:
+            InvalidSessionId: malformed id.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(session_id)
+        start = 0 if limit <= 0 else -limit
+        (raws,) = self._read(session_id, lay, lambda b: b.lrange(lay.history, start, -1))
+        return [json.loads(r) for r in raws]
+
+    def replace_history(self, session_id: str, entries: Iterable[dict[str, Any]]) -> None:
+        """Replace the whole history by ``entries`` (JSON objects), atomically.
+
+        Raises:
+            InvalidSessionId: malformed id.
+            InvalidValue: an entry is not a JSON-serialisable dict.
+            SessionNotFound: unknown, deleted or expired session (nothing is written).
+        """
+        lay = self._layout(session_id)
+        raws = []
+        for entry in entries:
+            if not isinstance(entry, dict):
+                raise InvalidValue(f"history entry {entry!r}: must be a dict")
+            raws.append(encode_value(entry, self.max_value_bytes))
+        batch = self.engine.batch()
+        batch.require_exists(lay.meta)
+        batch.incr(lay.generation)  # a summariser that read the old history must not trim this one
+        batch.delete(lay.history)
+        if raws:
+            batch.rpush(lay.history, *raws)
+        self._align(batch, lay, lay.generation, lay.history)
+        if not batch.execute().applied:
+            raise self._absent(session_id)
+
+    def summarize_if_needed(self, session_id: str, max_entries: int | None = None) -> bool:
+        """Fold old history into one cumulative summary when it is longer than ``max_entries``
+        (default ``max_history``), keeping the newest ``max_entries // 2`` entries; True if it did.
+
+        Entries appended concurrently are never lost: the folded prefix is trimmed with
+        ``ltrim`` and the summary pushed in front in one batch, guarded by a generation key so
+        two concurrent summarisers cannot both trim.
+
+        Raises:
+            InvalidSessionId: malformed id.
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        limit = self.max_history if max_entries is None else max_entries
+        lay = self._layout(session_id)
+        for _ in range(8):
+            generation, raws = self._read(
+                session_id, lay, lambda b: (b.get(lay.generation), b.lrange(lay.history, 0, -1))
+            )
+            plan = plan_summary([json.loads(r) for r in raws], limit, self._now())
+            if plan is None:
+                return False
+            batch = self.engine.batch()
+            batch.require_exists(lay.meta)
+            batch.require_equal(lay.generation, generation)
+            batch.set(lay.generation, str(int(generation or 0) + 1))
+            batch.ltrim(lay.history, plan.folded, -1)
+            batch.lpush(lay.history, json.dumps(plan.entry, separators=(",", ":")))
+            self._align(batch, lay, lay.generation, lay.history)
+            if batch.execute().applied:
+                return True
+        return False  # others kept summarising: the history is being folded by them

@@ -1,0 +1,21 @@
+"""Working memory: path-keyed scratch entries with per-entry TTL and a cap per namespace.
+
+Keys are paths (``session/abc/emails``, ``patrol/heartbeat/alerts``, ``subagent/t1/notes``); the
+first two segments are the namespace. A :class:`WorkingMemory` is bound to one namespace: it
+writes there only and reads anywhere.
+"""
+
+from __future__ import annotations
+
+from .entry import WorkingEntry
+from .keys import is_user_namespace, namespace_of
+from .store import DEFAULT_MAX_ENTRIES, DEFAULT_TTL, WorkingMemory
+
+__all__ = [
+    "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_TTL",
+    "WorkingEntry",
+    "WorkingMemory",
+    "is_user_namespace",
+    "namespace_of",
+]

@@ -1,0 +1,158 @@
+"""Working-memory entries as plain data: the record, its storage codec, filters and search text.
+
+Pure functions, no storage. An entry is stored as two hash fields under its full key: its
+*meta* (expiry, store time, category, tags: small, read for cap checks and inventories) and its
+*value* (JSON text, read only when asked for).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import InvalidCategory, InvalidValue
+
+__all__ = [
+    "WorkingEntry",
+    "category_matches",
+    "check_category",
+    "check_tags",
+    "check_ttl",
+    "decode_meta",
+    "document_text",
+    "dump_value",
+    "encode_meta",
+    "tags_match",
+]
+
+_CATEGORY: Final = re.compile(r"[A-Za-z0-9_\-]+(?:/[A-Za-z0-9_\-]+)*")
+_TO_SPACE_KEY: Final = str.maketrans({"_": " ", "-": " ", "/": " "})
+_TO_SPACE_CATEGORY: Final = str.maketrans({"/": " ", "-": " "})
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingEntry:
+    """One working-memory entry.
+
+    Attributes:
+        key: the full, lower-cased path (``session/abc/emails``).
+        value: the stored JSON value (a fresh object on every read), or None in a value-less listing.
+        stored_at: when it was written (engine clock, seconds since the epoch).
+        expires_at: when it stops being live (live while ``now < expires_at``).
+        category: an optional category path (``email/inbox``).
+        tags: the tags, in the order given.
+    """
+
+    key: str
+    value: Any
+    stored_at: float
+    expires_at: float
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def remaining(self, now: float) -> float:
+        """Seconds left before expiry at ``now`` (never negative)."""
+        return max(0.0, self.expires_at - now)
+
+
+def check_ttl(ttl: object) -> int:
+    """A TTL in seconds as whole milliseconds (at least 1).
+
+    Raises:
+        InvalidValue: not a finite number greater than 0.
+    """
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
+        raise InvalidValue(f"working-memory ttl {ttl!r}: must be a finite number of seconds greater than 0")
+    return max(1, math.ceil(ttl * 1000))
+
+
+def check_category(category: object) -> str | None:
+    """A category path (``a/b-c``) or None.
+
+    Raises:
+        InvalidCategory: not a string, blank, absolute, or with a segment outside ``[A-Za-z0-9_-]``.
+    """
+    if category is None:
+        return None
+    if not isinstance(category, str) or not _CATEGORY.fullmatch(category):
+        raise InvalidCategory(
+            f"working-memory category {category!r}: must be segments of [A-Za-z0-9_-] joined by '/'"
+        )
+    return category
+
+
+def check_tags(tags: object) -> tuple[str, ...]:
+    """Tags as a tuple of non-blank, stripped strings (None → no tags).
+
+    Raises:
+        InvalidValue: not a list of strings, or a blank tag.
+    """
+    if tags is None:
+        return ()
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise InvalidValue(f"working-memory tags {tags!r}: must be a list of strings")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip():
+            raise InvalidValue(f"working-memory tag {tag!r}: must be a non-blank string")
+        out.append(tag.strip())
+    return tuple(out)
+
+
+def dump_value(value: object) -> str:
+    """``value`` as JSON text.
+
+    Raises:
+        InvalidValue: not JSON-serialisable (including NaN and infinities).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidValue(f"working-memory value {value!r:.80}: not JSON-serialisable ({exc})") from exc
+
+
+def encode_meta(expires_ms: int, stored_ms: int, category: str | None, tags: Sequence[str]) -> str:
+    """The meta field of an entry."""
+    return json.dumps({"e": expires_ms, "s": stored_ms, "c": category, "t": list(tags)}, separators=(",", ":"))
+
+
+def decode_meta(key: str, meta: str, value: str | None) -> WorkingEntry:
+    """An entry from its stored meta (and value JSON, None for a value-less listing)."""
+    data = json.loads(meta)
+    return WorkingEntry(
+        key=key,
+        value=None if value is None else json.loads(value),
+        stored_at=data["s"] / 1000,
+        expires_at=data["e"] / 1000,
+        category=data["c"],
+        tags=tuple(data["t"]),
+    )
+
+
+def category_matches(wanted: str, category: str | None) -> bool:
+    """The seed's category filter: exact or a sub-path, case-insensitive; no category never passes."""
+    if category is None:
+        return False
+    have, want = category.lower(), wanted.lower().rstrip("/")
+    return have == want or have.startswith(want + "/")
+
+
+def tags_match(wanted: Iterable[str], tags: Iterable[str]) -> bool:
+    """True when every wanted tag is on the entry (case-insensitive)."""
+    have = {t.lower() for t in tags}
+    return all(w.lower() in have for w in wanted)
+
+
+def document_text(entry: WorkingEntry) -> str:
+    """What BM25 sees (spec item 46): key with ``_ - /`` as spaces, value, tags, category."""
+    value = entry.value if isinstance(entry.value, str) else json.dumps(entry.value, ensure_ascii=False)
+    parts = [entry.key.translate(_TO_SPACE_KEY), value]
+    if entry.tags:
+        parts.append(" ".join(entry.tags))
+    if entry.category is not None:
+        parts.append(entry.category.translate(_TO_SPACE_CATEGORY))
+    return " ".join(parts)

@@ -1,0 +1,363 @@
+"""``WorkingMemory``: path-keyed scratch entries with per-entry TTL and a cap per namespace.
+
+Storage layout (tier prefix ``wm:``; ``T`` = ``engine.tag(namespace)`` so one namespace is one
+Redis Cluster slot):
+
+* ``wm:T:m`` hash: full key → meta JSON (expiry ms, store time ms, category, tags);
+* ``wm:T:d`` hash: full key → value JSON;
+* ``wm:T:v`` string: the namespace version, a fresh random token on every write;
+* ``wm:R:ns:{top}`` set (``R`` = ``engine.tag("wm")``): the namespaces under a top segment, and
+  ``wm:R:tops`` the top segments, so listings across namespaces need no key scan.
+
+A write reads the version and the metas, checks the cap against the entries live at that moment,
+and commits in ONE batch guarded by ``require_equal(version)``: if any other writer committed in
+between, nothing is applied and the write retries with fresh data. So the cap holds under
+concurrent writers in any number of processes, on every engine. Expired fields are pruned by the
+next write; the namespace's keys carry an engine TTL equal to their latest expiry, so an abandoned
+namespace disappears by itself. Expiry of an entry is exact: it is live while
+``engine.now_ms() < expires``, the same rule the engines use for keys.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import random
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..engines.base import Engine
+from ..errors import Conflict, InvalidValue, NamespaceFull
+from . import keys as K
+from .entry import (
+    WorkingEntry,
+    category_matches,
+    check_category,
+    check_tags,
+    check_ttl,
+    decode_meta,
+    document_text,
+    dump_value,
+    encode_meta,
+    tags_match,
+)
+
+__all__ = ["DEFAULT_MAX_ENTRIES", "DEFAULT_TTL", "WorkingMemory"]
+
+DEFAULT_TTL: Final = 300.0
+"""Seconds an entry lives when ``set`` gets no ``ttl`` (the seed's 5 minutes)."""
+DEFAULT_MAX_ENTRIES: Final = 50
+"""Live entries one namespace may hold (the seed's ``MaxEntriesPerNamespace``)."""
+MAX_WRITE_ATTEMPTS: Final = 200
+
+
+class WorkingMemory:
+    """Working memory bound to one namespace: writes go there, reads may cross namespaces.
+
+    Args:
+        engine: the storage engine (its clock drives expiry).
+        namespace: two segments, e.g. ``session/abc``, ``patrol/heartbeat``, ``subagent/t1``.
+        default_ttl: seconds an entry lives when ``set`` is given no ``ttl``.
+        max_entries_per_namespace: the cap of live entries in one namespace.
+
+    Raises:
+        InvalidKey: a namespace that is not two valid segments.
+        InvalidValue: a non-positive ``default_ttl`` or cap.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        namespace: str,
+        *,
+        default_ttl: float = DEFAULT_TTL,
+        max_entries_per_namespace: int = DEFAULT_MAX_ENTRIES,
+    ) -> None:
+        self.engine = engine
+        self.namespace = K.normalize_namespace(namespace)
+        self._default_px = check_ttl(default_ttl)
+        self.default_ttl = float(default_ttl)
+        if (
+            isinstance(max_entries_per_namespace, bool)
+            or not isinstance(max_entries_per_namespace, int)
+            or max_entries_per_namespace < 1
+        ):
+            raise InvalidValue(
+                f"max_entries_per_namespace {max_entries_per_namespace!r}: must be an int of at least 1"
+            )
+        self.max_entries = max_entries_per_namespace
+        self._registry = "wm:" + engine.tag("wm")
+
+    # -- key layout ----------------------------------------------------------------------------
+    def _keys(self, namespace: str) -> tuple[str, str, str]:
+        base = "wm:" + self.engine.tag(namespace)
+        return base + ":m", base + ":d", base + ":v"
+
+    def _ns_set(self, top: str) -> str:
+        return f"{self._registry}:ns:{top}"
+
+    # -- writes --------------------------------------------------------------------------------
+    def set(
+        self,
+        key: str,
+        value: Any,
+        ttl: float | None = None,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> WorkingEntry:
+        """Store ``value`` under ``key`` (plain → ``{namespace}/{key}``) for ``ttl`` seconds.
+
+        Overwriting a live key is always allowed; a new key needs room under the cap.
+
+        Raises:
+            InvalidKey: an ill-formed key, or a full path into another namespace.
+            InvalidValue: a value that is not JSON, a ``ttl`` <= 0, bad tags.
+            InvalidCategory: an ill-formed category path.
+            NamespaceFull: the namespace already holds ``max_entries_per_namespace`` live entries.
+            Conflict: the namespace kept changing under ``MAX_WRITE_ATTEMPTS`` tries.
+        """
+        full = K.resolve_write(self.namespace, key)
+        px = self._default_px if ttl is None else check_ttl(ttl)
+        category = check_category(category)
+        tag_list = check_tags(tags)
+        payload = dump_value(value)
+        meta_key, data_key, version_key = self._keys(self.namespace)
+        for attempt in range(MAX_WRITE_ATTEMPTS):
+            with self.engine.batch() as read:
+                read.get(version_key)
+                read.hgetall(meta_key)
+            assert read.result is not None  # noqa: S101 - a batch executed on exit has a result
+            version, metas = read.result[0], read.result[1]
+            now = self.engine.now_ms()
+            live = {k: _expiry(m) for k, m in metas.items() if _expiry(m) > now}
+            if full not in live and len(live) >= self.max_entries:
+                raise NamespaceFull(
+                    f"working-memory namespace {self.namespace!r} is full: it holds {len(live)} live "
+                    f"entries, the cap is {self.max_entries}; cannot add {full!r}"
+                )
+            expires = now + px
+            live[full] = expires
+            keep_ms = max(live.values()) - now
+            stale = [k for k in metas if k not in live]
+            batch = self.engine.batch()
+            batch.require_equal(version_key, version)
+            if stale:
+                batch.hdel(meta_key, *stale)
+                batch.hdel(data_key, *stale)
+            batch.hset(meta_key, {full: encode_meta(expires, now, category, tag_list)})
+            batch.hset(data_key, {full: payload})
+            batch.set(version_key, uuid.uuid4().hex, px=keep_ms)
+            batch.pexpire(meta_key, keep_ms)
+            batch.pexpire(data_key, keep_ms)
+            if not self.engine.clustered:
+                self._queue_register(batch)
+            if batch.execute().applied:
+                if self.engine.clustered:
+                    self._register()
+                return WorkingEntry(full, _fresh(payload), now / 1000, expires / 1000, category, tag_list)
+            if attempt >= 3:
+                time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))  # noqa: S311 - jitter, not crypto
+        raise Conflict(
+            f"working-memory namespace {self.namespace!r}: {MAX_WRITE_ATTEMPTS} concurrent writes in a row "
+            f"beat this one; giving up on {full!r}"
+        )
+
+    def _queue_register(self, batch: Any) -> None:
+        top = K.top_segment(self.namespace)
+        batch.sadd(self._ns_set(top), self.namespace)
+        batch.sadd(self._registry + ":tops", top)
+
+    def _register(self) -> None:
+        with self.engine.batch() as batch:
+            self._queue_register(batch)
+
+    def delete(self, key: str) -> bool:
+        """Delete ``key`` from the own namespace; True if a live entry was removed.
+
+        Raises:
+            InvalidKey: an ill-formed key, or a full path into another namespace.
+        """
+        full = K.resolve_write(self.namespace, key)
+        meta_key, data_key, _ = self._keys(self.namespace)
+        with self.engine.batch() as batch:
+            batch.hget(meta_key, full)
+            batch.hdel(meta_key, full)
+            batch.hdel(data_key, full)
+        assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+        meta = batch.result[0]
+        return meta is not None and _expiry(meta) > self.engine.now_ms()
+
+    def clear(self, prefix: str | None = None) -> int:
+        """Delete the own namespace's entries under ``prefix`` (None: all of them).
+
+        Returns how many live entries were removed.
+
+        Raises:
+            InvalidKey: a prefix outside the own namespace.
+        """
+        target = self.namespace if prefix is None else K.resolve_write(self.namespace, prefix)
+        meta_key, data_key, version_key = self._keys(self.namespace)
+        now = self.engine.now_ms()
+        if target == self.namespace:
+            with self.engine.batch() as batch:
+                batch.hgetall(meta_key)
+                batch.delete(meta_key, data_key, version_key)
+            assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+            removed = sum(1 for m in batch.result[0].values() if _expiry(m) > now)
+            self._unregister_if_empty(self.namespace)
+            return removed
+        metas = self.engine.hgetall(meta_key)
+        doomed = [k for k in metas if K.covers(target, k)]
+        if not doomed:
+            return 0
+        with self.engine.batch() as batch:
+            batch.hdel(meta_key, *doomed)
+            batch.hdel(data_key, *doomed)
+        return sum(1 for k in doomed if _expiry(metas[k]) > now)
+
+    def _unregister_if_empty(self, namespace: str) -> None:
+        # Remove, then look again: a writer that committed in between re-registered before or
+        # registers after, and the second look puts it back if its data landed first.
+        ns_set = self._ns_set(K.top_segment(namespace))
+        self.engine.srem(ns_set, namespace)
+        if self.engine.exists(self._keys(namespace)[0]):
+            self.engine.sadd(ns_set, namespace)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def get(self, key: str) -> WorkingEntry | None:
+        """The live entry at ``key`` (plain → own namespace, full path → any), else None.
+
+        Raises:
+            InvalidKey: an ill-formed key.
+        """
+        full = K.resolve_read(self.namespace, key)
+        meta_key, data_key, _ = self._keys(K.namespace_of(full))
+        with self.engine.batch() as batch:
+            batch.hget(meta_key, full)
+            batch.hget(data_key, full)
+        assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+        meta, value = batch.result[0], batch.result[1]
+        if meta is None or value is None or _expiry(meta) <= self.engine.now_ms():
+            return None
+        return decode_meta(full, meta, value)
+
+    def list(self, prefix: str | None = None, *, with_values: bool = True) -> builtins.list[WorkingEntry]:
+        """Live entries under ``prefix`` by whole segments, ordered by key.
+
+        ``prefix`` None means the own namespace; ``""`` means every namespace; ``patrol`` means
+        every ``patrol/…`` namespace; ``session/s1`` never includes ``session/s10/…``. With
+        ``with_values=False`` only metadata is read (``value`` is None): what inventories need.
+
+        Raises:
+            InvalidKey: an ill-formed prefix.
+        """
+        target = self.namespace if prefix is None else K.normalize_prefix(prefix)
+        found: builtins.list[WorkingEntry] = []
+        now = self.engine.now_ms()
+        from_registry = "/" not in target
+        for namespace, metas, values in self._read_namespaces(self._namespaces_under(target), with_values):
+            if not metas:
+                if from_registry:
+                    self._unregister_if_empty(namespace)
+                continue
+            for key, meta in metas.items():
+                if _expiry(meta) > now and K.covers(target, key):
+                    value = values.get(key) if values is not None else None
+                    if values is not None and value is None:
+                        continue  # a write racing this read: meta landed, value read before it
+                    found.append(decode_meta(key, meta, value))
+        found.sort(key=lambda e: e.key)
+        return found
+
+    def _namespaces_under(self, target: str) -> builtins.list[str]:
+        if "/" in target:
+            return [K.namespace_of(target)]
+        if target:
+            return sorted(self.engine.smembers(self._ns_set(target)))
+        tops = sorted(self.engine.smembers(self._registry + ":tops"))
+        if not tops:
+            return []
+        with self.engine.batch() as batch:
+            for top in tops:
+                batch.smembers(self._ns_set(top))
+        assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+        return sorted(ns for members in batch.result.results for ns in members)
+
+    def _read_namespaces(
+        self, namespaces: Sequence[str], with_values: bool
+    ) -> builtins.list[tuple[str, dict[str, str], dict[str, str] | None]]:
+        # One round trip for all namespaces where the engine allows it; one per slot in a cluster.
+        groups = [[ns] for ns in namespaces] if self.engine.clustered else [list(namespaces)]
+        out: builtins.list[tuple[str, dict[str, str], dict[str, str] | None]] = []
+        for group in groups:
+            if not group:
+                continue
+            with self.engine.batch() as batch:
+                for ns in group:
+                    meta_key, data_key, _ = self._keys(ns)
+                    batch.hgetall(meta_key)
+                    if with_values:
+                        batch.hgetall(data_key)
+            assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+            step = 2 if with_values else 1
+            for i, ns in enumerate(group):
+                metas = batch.result[i * step]
+                values = batch.result[i * step + 1] if with_values else None
+                out.append((ns, metas, values))
+        return out
+
+    def search(
+        self,
+        query: str | None = None,
+        category: str | None = None,
+        tags: Sequence[str] | None = None,
+        prefix: str | None = None,
+        max_results: int = 20,
+    ) -> builtins.list[WorkingEntry]:
+        """Live entries under ``prefix`` (as :meth:`list`) that pass the filters, best first.
+
+        Filters (spec item 46): ``category`` exact or a sub-path, case-insensitive; every tag of
+        ``tags`` present. A blank or None ``query`` orders by store time, newest first; otherwise
+        BM25 over key, value, tags and category, zero scores dropped.
+
+        Raises:
+            InvalidKey: an ill-formed prefix.
+            InvalidValue: ``max_results`` not an int >= 1, or bad tags.
+        """
+        if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
+            raise InvalidValue(f"max_results {max_results!r}: must be an int of at least 1")
+        wanted_tags = check_tags(tags)
+        candidates = [
+            e
+            for e in self.list(prefix)
+            if (category is None or category_matches(category, e.category))
+            and tags_match(wanted_tags, e.tags)
+        ]
+        if query is None or not query.strip():
+            candidates.sort(key=lambda e: (-e.stored_at, e.key))
+            return candidates[:max_results]
+        return _rank(query, candidates)[:max_results]
+
+    def __repr__(self) -> str:
+        return f"<WorkingMemory {self.namespace!r} on {self.engine!r}>"
+
+
+def _rank(query: str, entries: builtins.list[WorkingEntry]) -> builtins.list[WorkingEntry]:
+    from ..search import Bm25Index
+
+    index = Bm25Index()
+    by_key = {}
+    for entry in entries:
+        index.add(entry.key, document_text(entry))
+        by_key[entry.key] = entry
+    return [by_key[key] for key, _score in index.search(query)]
+
+
+def _expiry(meta: str) -> int:
+    return int(json.loads(meta)["e"])
+
+
+def _fresh(payload: str) -> Any:
+    return json.loads(payload)

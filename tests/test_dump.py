@@ -1,0 +1,58 @@
+"""Export and import of every key round-trips types, values and TTLs, on every engine."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from memstack.clock import ManualClock
+from memstack.dump import dump_lines, export_jsonl, import_jsonl
+from memstack.engines import Engine
+from memstack.errors import InvalidValue
+
+
+def _fill(engine: Engine) -> None:
+    engine.set("s", "text with\nnewline and ünïcode", px=60_000)
+    engine.hset("h", {"a": "1", "b": "2"})
+    engine.sadd("set", "x", "y")
+    engine.rpush("l", "1", "2", "3")
+    engine.zadd("z", {"m": 1.5, "n": -2.0})
+
+
+def test_round_trip(engine: Engine, clock: ManualClock) -> None:
+    _fill(engine)
+    out = io.StringIO()
+    assert export_jsonl(engine, out) == 5
+    before = list(dump_lines(engine))
+    engine.flush()
+    assert list(dump_lines(engine)) == []
+    assert import_jsonl(engine, out.getvalue().splitlines()) == 5
+    after = list(dump_lines(engine))
+    assert [(r["key"], r["type"], r["value"]) for r in after] == [(r["key"], r["type"], r["value"]) for r in before]
+    assert 0 < engine.pttl("s") <= 60_000
+    assert engine.pttl("h") == -1
+    clock.advance(61)
+    assert engine.get("s") is None
+
+
+def test_prefix_limits_the_export(engine: Engine) -> None:
+    _fill(engine)
+    engine.set("other:k", "v")
+    assert [r["key"] for r in dump_lines(engine, "other:")] == ["other:k"]
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("not json", "line 1: not JSON"),
+        ('{"key": "k"}', "line 1: not an export record"),
+        ('{"key": "k", "type": "hash", "value": "x", "pttl": null}', "does not match"),
+        ('{"key": 5, "type": "string", "value": "x"}', "not an export record"),
+    ],
+)
+def test_bad_lines_name_the_line_and_keep_earlier_ones(engine: Engine, line: str, match: str) -> None:
+    good = '{"key": "ok", "type": "string", "value": "v", "pttl": null}'
+    with pytest.raises(InvalidValue, match=match.replace("line 1", "line 2")):
+        import_jsonl(engine, [good, line])
+    assert engine.get("ok") == "v"
