@@ -24,7 +24,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_ping(port: int, timeout: float = 10.0) -> None:
+def _wait_ping(port: int, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2) as conn:
@@ -42,7 +42,12 @@ def _start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
     args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     args += ["--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning", *extra]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_ping(port)
+    try:
+        _wait_ping(port)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
     return proc
 
 

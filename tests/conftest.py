@@ -86,9 +86,13 @@ def engine_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def engine_url_for(engine_kind: str, tmp_path: Path, redis_urls: tuple[str, str] | None) -> str:
-    """URL of the engine under test (a second ``open_engine`` on it sees the same data)."""
-    return engine_url(engine_kind, tmp_path, redis_urls)
+def engine_url_for(engine_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """URL of the engine under test (a second ``open_engine`` on it sees the same data).
+
+    Redis servers are only started (once per run) when a Redis engine is asked for.
+    """
+    urls = request.getfixturevalue("redis_urls") if engine_kind.startswith("redis") else None
+    return engine_url(engine_kind, tmp_path, urls)
 
 
 @pytest.fixture

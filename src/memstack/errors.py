@@ -23,6 +23,7 @@ do not know memstack::
     ├── Conflict                             optimistic concurrency: the version moved on
     ├── WaitTimeout (TimeoutError)           a blocking read gave up
     ├── NotANumber (TypeError)               increment of a value that is not a JSON number
+    ├── EmbeddingError                       an embedding backend failed: unreachable, timed out, bad reply
     └── EngineError
         ├── EngineUnavailable (ConnectionError)  the storage engine cannot be reached
         ├── CrossSlot                        one atomic batch spans two Redis Cluster slots
@@ -35,6 +36,7 @@ __all__ = [
     "AlreadyExists",
     "Conflict",
     "CrossSlot",
+    "EmbeddingError",
     "EngineClosed",
     "EngineError",
     "EngineUnavailable",
@@ -132,6 +134,10 @@ class WaitTimeout(MemstackError, TimeoutError):
 
 class NotANumber(MemstackError, TypeError):
     """An increment met a stored value that is not a JSON number."""
+
+
+class EmbeddingError(MemstackError):
+    """An embedding backend failed: unreachable, timed out, refused the request or sent a bad reply."""
 
 
 class EngineError(MemstackError):

@@ -150,7 +150,7 @@ def test_reads_cross_namespaces(mem: Memory) -> None:
 
 def test_list_prefixes_match_whole_segments(mem: Memory) -> None:
     mem.working("session/s1").set("a", 1)
-    mem.working("session/s1").set("notes/x", 2)
+    mem.working("session/s1").set("session/s1/notes/x", 2)
     mem.working("session/s10").set("b", 3)
     mem.working("patrol/heartbeat").set("c", 4)
     mem.working("patrol/news").set("d", 5)
@@ -184,8 +184,8 @@ def test_delete(mem: Memory, clock: ManualClock) -> None:
 
 def test_clear_prefix_and_all(mem: Memory) -> None:
     wm = mem.working("session/abc")
-    wm.set("notes/a", 1)
-    wm.set("notes/b", 2)
+    wm.set("session/abc/notes/a", 1)
+    wm.set("session/abc/notes/b", 2)
     wm.set("notesx", 3)
     other = mem.working("session/other")
     other.set("keep", 1)

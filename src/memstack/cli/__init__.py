@@ -18,6 +18,7 @@ __all__ = ["app", "main"]
 GROUPS: list[tuple[str, str, str]] = [
     ("sessions", "sessions", "Session state: sessions, keys, counters, history."),
     ("keys", "keys", "API keys of the HTTP service: create, list, revoke."),
+    ("memories", "longterm", "Long-term memories: save, search, export, import."),
 ]
 
 # (module under memstack.cli, function name): top-level commands such as ``memstack serve``.

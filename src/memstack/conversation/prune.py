@@ -51,7 +51,9 @@ def prune(items: Sequence[T], roles: Sequence[str], tokens: Sequence[int], limit
     return list(items[start:])
 
 
-def older_is_pruned(roles_newest_first: Sequence[str], tokens_newest_first: Sequence[int], limit: int) -> bool:
+def older_is_pruned(
+    roles_newest_first: Sequence[str], tokens_newest_first: Sequence[int], limit: int
+) -> bool:
     """True when messages older than these cannot survive :func:`prune` at ``limit``.
 
     That is when the complete turns among them (everything up to and including the oldest

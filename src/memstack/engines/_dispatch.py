@@ -62,20 +62,24 @@ class Dispatcher:
         return Subscription(remove)
 
     def deliver(self, channel: str, message: str) -> None:
-        """Queue ``message`` for the subscribers of ``channel``."""
+        """Queue ``message`` for the subscribers ``channel`` has now (later ones never see it)."""
         if self.has_subscribers(channel):
-            self._queue.put((channel, message))
+            with self._lock:
+                ids = frozenset(self._subs.get(channel, ()))
+            self._queue.put((channel, message, ids))
 
     def _run(self) -> None:
         while True:
             item = self._queue.get()
             if item is _STOP:
                 return
-            assert isinstance(item, tuple)  # the queue holds (channel, message) pairs or _STOP
+            assert isinstance(item, tuple)  # the queue holds (channel, message, ids) or _STOP
             channel: str = item[0]
             message: str = item[1]
+            ids: frozenset[int] = item[2]
             with self._lock:
-                callbacks = list(self._subs.get(channel, {}).values())
+                # Subscribers present at publication and not closed since.
+                callbacks = [cb for i, cb in self._subs.get(channel, {}).items() if i in ids]
             for callback in callbacks:
                 try:
                     callback(message)

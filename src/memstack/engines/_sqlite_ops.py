@@ -11,57 +11,18 @@ SQL strings are constants so ``sqlite3`` reuses its prepared statements.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Callable
 from typing import Any, Final
 
 from . import _semantics as sem
-from .base import Number, WrongType
+from ._sqlite_tx import Tx
+from .base import Number
 
-__all__ = ["OPS", "Tx"]
+__all__ = ["OPS"]
 
-Row = tuple[Any, ...]
-
-_META: Final = "SELECT kind, value, expire, lo, n FROM keys WHERE key = ?"
-_DROP: Final = "DELETE FROM keys WHERE key = ?"
-_DROP_RETURNING: Final = "DELETE FROM keys WHERE key = ? RETURNING expire"
-_NEW_CONTAINER: Final = "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?, ?, NULL, NULL, 0, 0)"
-_SET_N: Final = "UPDATE keys SET n = ? WHERE key = ?"
-_SET_LO_N: Final = "UPDATE keys SET lo = ?, n = ? WHERE key = ?"
-
-_SET_STRING: Final = (
-    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, ?3, NULL, NULL) "
-    "ON CONFLICT (key) DO UPDATE SET kind = 'string', value = ?2, expire = ?3, lo = NULL, n = NULL"
-)
-_SET_STRING_KEEPTTL: Final = (
-    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, NULL, NULL, NULL) "
-    "ON CONFLICT (key) DO UPDATE SET kind = 'string', value = ?2, lo = NULL, n = NULL, "
-    "expire = CASE WHEN expire <= ?3 THEN NULL ELSE expire END"
-)
-_SET_STRING_NX: Final = (
-    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, ?3, NULL, NULL) "
-    "ON CONFLICT (key) DO UPDATE SET kind = 'string', value = ?2, expire = ?3, lo = NULL, n = NULL "
-    "WHERE expire <= ?4"
-)
-_SET_STRING_XX: Final = (
-    "UPDATE keys SET kind = 'string', value = ?2, expire = ?3, lo = NULL, n = NULL "
-    "WHERE key = ?1 AND (expire IS NULL OR expire > ?4)"
-)
-_SET_STRING_XX_KEEPTTL: Final = (
-    "UPDATE keys SET kind = 'string', value = ?2, lo = NULL, n = NULL "
-    "WHERE key = ?1 AND (expire IS NULL OR expire > ?3)"
-)
-_UPDATE_VALUE: Final = "UPDATE keys SET value = ? WHERE key = ?"
 _INSERT_STRING: Final = (
     "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?, 'string', ?, NULL, NULL, NULL)"
-)
-_PEXPIRE: Final = "UPDATE keys SET expire = ?1 WHERE key = ?2 AND (expire IS NULL OR expire > ?3)"
-_PERSIST: Final = "UPDATE keys SET expire = NULL WHERE key = ? AND expire > ?"
-_COPY_TTL: Final = (
-    "UPDATE keys SET expire = (SELECT s.expire FROM keys AS s WHERE s.key = ?1) "
-    "WHERE key = ?2 AND (expire IS NULL OR expire > ?3) "
-    "AND EXISTS (SELECT 1 FROM keys AS s WHERE s.key = ?1 AND s.expire > ?3)"
 )
 
 _H_GET: Final = "SELECT value FROM hashes WHERE key = ? AND field = ?"
@@ -105,53 +66,6 @@ _Z_BY_SCORE_DESC: Final = (
 _PUBLISH: Final = "INSERT INTO events (channel, message, at) VALUES (?, ?, ?)"
 
 
-class Tx:
-    """One transaction's context: the cursor, the engine time, and whether it may write.
-
-    A read-only transaction treats expired rows as absent; a writing one also purges them.
-    """
-
-    __slots__ = ("cur", "now", "published", "write")
-
-    def __init__(self, cur: sqlite3.Cursor, now: int, write: bool) -> None:
-        self.cur = cur
-        self.now = now
-        self.write = write
-        self.published = False
-
-    def meta(self, key: str) -> Row | None:
-        """``(kind, value, expire, lo, n)`` of live ``key`` or None."""
-        row: Row | None = self.cur.execute(_META, (key,)).fetchone()
-        if row is not None and row[2] is not None and row[2] <= self.now:
-            if self.write:
-                self.cur.execute(_DROP, (key,))
-            return None
-        return row
-
-    def typed(self, key: str, kind: str) -> Row | None:
-        row = self.meta(key)
-        if row is not None and row[0] != kind:
-            raise WrongType(f"key {key!r} holds a {row[0]}, not a {kind}")
-        return row
-
-    def container(self, key: str, kind: str) -> Row:
-        """The live ``kind`` row of ``key``, created empty when absent."""
-        row = self.typed(key, kind)
-        if row is None:
-            self.cur.execute(_NEW_CONTAINER, (key, kind))
-            return (kind, None, None, 0, 0)
-        return row
-
-    def resize(self, key: str, n: int) -> None:
-        """Store the new element count; an empty container no longer exists."""
-        self.cur.execute(_SET_N if n else _DROP, (n, key) if n else (key,))
-
-    def drop_live(self, key: str) -> bool:
-        """Delete ``key``; True if it was live."""
-        rows = self.cur.execute(_DROP_RETURNING, (key,)).fetchall()
-        return bool(rows) and (rows[0][0] is None or rows[0][0] > self.now)
-
-
 # -- keys ------------------------------------------------------------------------------------
 def op_exists(tx: Tx, key: str) -> bool:
     return tx.meta(key) is not None
@@ -164,11 +78,19 @@ def op_delete(tx: Tx, *keys: str) -> int:
 def op_pexpire(tx: Tx, key: str, ms: int) -> bool:
     if ms <= 0:
         return tx.drop_live(key)
-    return tx.cur.execute(_PEXPIRE, (tx.now + ms, key, tx.now)).rowcount > 0
+    row = tx.meta(key)
+    if row is None:
+        return False
+    tx.stage(key, (row[0], row[1], tx.now + ms, row[3], row[4]))
+    return True
 
 
 def op_persist(tx: Tx, key: str) -> bool:
-    return tx.cur.execute(_PERSIST, (key, tx.now)).rowcount > 0
+    row = tx.meta(key)
+    if row is None or row[2] is None:
+        return False
+    tx.stage(key, (row[0], row[1], None, row[3], row[4]))
+    return True
 
 
 def op_pttl(tx: Tx, key: str) -> int:
@@ -179,20 +101,28 @@ def op_pttl(tx: Tx, key: str) -> int:
 
 
 def op_copy_ttl(tx: Tx, dst: str, src: str) -> bool:
-    return tx.cur.execute(_COPY_TTL, (src, dst, tx.now)).rowcount > 0
+    source = tx.meta(src)
+    if source is None or source[2] is None:
+        return False
+    target = tx.meta(dst)
+    if target is None:
+        return False
+    if target[2] != source[2]:
+        tx.stage(dst, (target[0], target[1], source[2], target[3], target[4]))
+    return True
 
 
 # -- strings ---------------------------------------------------------------------------------
 def op_get(tx: Tx, key: str) -> str | None:
     row = tx.typed(key, "string")
-    return None if row is None else str(row[1])
+    return None if row is None else tx.value(key, row)
 
 
 def op_mget(tx: Tx, *keys: str) -> list[str | None]:
     out: list[str | None] = []
     for key in keys:
         row = tx.meta(key)
-        out.append(row[1] if row is not None and row[0] == "string" else None)
+        out.append(tx.value(key, row) if row is not None and row[0] == "string" else None)
     return out
 
 
@@ -204,27 +134,21 @@ def op_set(
     cur = tx.cur
     if nx and xx:
         return False
-    if xx:
-        if keepttl and px is None:
-            return cur.execute(_SET_STRING_XX_KEEPTTL, (key, value, now)).rowcount > 0
-        return cur.execute(_SET_STRING_XX, (key, value, expire, now)).rowcount > 0
-    if nx:
-        return cur.execute(_SET_STRING_NX, (key, value, expire, now)).rowcount > 0
-    if keepttl and px is None:
-        cur.execute(_SET_STRING_KEEPTTL, (key, value, now))
-    else:
-        cur.execute(_SET_STRING, (key, value, expire))
+    if nx or xx or (keepttl and px is None):
+        row = tx.meta(key)
+        if (nx and row is not None) or (xx and row is None):
+            return False
+        if keepttl and px is None and row is not None:
+            expire = row[2]
+    tx.set_string(key, value, expire)
     return True
 
 
 def op_incr(tx: Tx, key: str, amount: Number) -> Number:
     row = tx.typed(key, "string")
-    total = sem.add_numbers(sem.parse_number(None if row is None else row[1], key), amount, key)
+    total = sem.add_numbers(sem.parse_number(None if row is None else tx.value(key, row), key), amount, key)
     text = sem.format_number(total)
-    if row is None:
-        tx.cur.execute(_INSERT_STRING, (key, text))
-    else:
-        tx.cur.execute(_UPDATE_VALUE, (text, key))
+    tx.stage(key, ("string", text, None if row is None else row[2], None, None))
     return total
 
 
@@ -243,8 +167,8 @@ def op_hset(tx: Tx, key: str, mapping: dict[str, str]) -> int:
         if new < len(mapping):
             cur.executemany(_H_UPDATE, [(v, key, f) for f, v in mapping.items()])
     if new:
-        cur.execute(_SET_N, (n + new, key))
-    return new
+        tx.resize(key, row, n + new)
+    return int(new)
 
 
 def op_hget(tx: Tx, key: str, field: str) -> str | None:
@@ -287,8 +211,8 @@ def op_hdel(tx: Tx, key: str, *fields: str) -> int:
         return 0
     count = tx.cur.executemany(_H_DELETE, [(key, f) for f in dict.fromkeys(fields)]).rowcount
     if count:
-        tx.resize(key, row[4] - count)
-    return count
+        tx.resize(key, row, row[4] - count)
+    return int(count)
 
 
 def op_hincr(tx: Tx, key: str, field: str, amount: Number) -> Number:
@@ -304,7 +228,7 @@ def op_hincr(tx: Tx, key: str, field: str, amount: Number) -> Number:
     if row is None:
         row = tx.container(key, "hash")
     cur.execute(_H_INSERT, (key, field, text))
-    cur.execute(_SET_N, (row[4] + 1, key))
+    tx.resize(key, row, row[4] + 1)
     return total
 
 
@@ -313,9 +237,12 @@ def op_sadd(tx: Tx, key: str, *members: str) -> int:
     if not members:
         return 0
     row = tx.container(key, "set")
-    new = tx.cur.executemany(_S_INSERT_IGNORE, [(key, m) for m in members]).rowcount
+    if len(members) == 1:
+        new = tx.cur.execute(_S_INSERT_IGNORE, (key, members[0])).rowcount
+    else:
+        new = tx.cur.executemany(_S_INSERT_IGNORE, [(key, m) for m in members]).rowcount
     if new:
-        tx.cur.execute(_SET_N, (row[4] + new, key))
+        tx.resize(key, row, row[4] + new)
     return int(new)
 
 
@@ -325,7 +252,7 @@ def op_srem(tx: Tx, key: str, *members: str) -> int:
         return 0
     count = tx.cur.executemany(_S_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
     if count:
-        tx.resize(key, row[4] - count)
+        tx.resize(key, row, row[4] - count)
     return int(count)
 
 
@@ -350,22 +277,25 @@ def op_scard(tx: Tx, key: str) -> int:
 def op_rpush(tx: Tx, key: str, *values: str) -> int:
     if not values:
         return op_llen(tx, key)
-    _, _, _, lo, n = tx.container(key, "list")
+    row = tx.container(key, "list")
+    lo, n = row[3], row[4]
     end = lo + n
-    tx.cur.executemany(_L_INSERT, [(key, end + i, v) for i, v in enumerate(values)])
-    n += len(values)
-    tx.cur.execute(_SET_N, (n, key))
-    return int(n)
+    if len(values) == 1:
+        tx.cur.execute(_L_INSERT, (key, end, values[0]))
+    else:
+        tx.cur.executemany(_L_INSERT, [(key, end + i, v) for i, v in enumerate(values)])
+    tx.resize(key, row, n + len(values))
+    return int(n + len(values))
 
 
 def op_lpush(tx: Tx, key: str, *values: str) -> int:
     if not values:
         return op_llen(tx, key)
-    _, _, _, lo, n = tx.container(key, "list")
+    row = tx.container(key, "list")
+    lo, n = row[3], row[4]
     tx.cur.executemany(_L_INSERT, [(key, lo - 1 - i, v) for i, v in enumerate(values)])
-    n += len(values)
-    tx.cur.execute(_SET_LO_N, (lo - len(values), n, key))
-    return int(n)
+    tx.resize(key, row, n + len(values), lo - len(values))
+    return int(n + len(values))
 
 
 def op_lrange(tx: Tx, key: str, start: int, stop: int) -> list[str]:
@@ -402,14 +332,14 @@ def op_ltrim(tx: Tx, key: str, start: int, stop: int) -> None:
     lo, n = row[3], row[4]
     a, b = sem.slice_bounds(start, stop, n)
     if a == b:
-        tx.cur.execute(_DROP, (key,))
+        tx.resize(key, row, 0)
         return
     if a > 0:
         tx.cur.execute(_L_CUT_BELOW, (key, lo + a))
     if b < n:
         tx.cur.execute(_L_CUT_FROM, (key, lo + b))
     if a > 0 or b < n:
-        tx.cur.execute(_SET_LO_N, (lo + a, b - a, key))
+        tx.resize(key, row, b - a, lo + a)
 
 
 def _pop(tx: Tx, key: str, left: bool) -> str | None:
@@ -418,12 +348,7 @@ def _pop(tx: Tx, key: str, left: bool) -> str | None:
         return None
     lo, n = row[3], row[4]
     rows = tx.cur.execute(_L_POP, (key, lo if left else lo + n - 1)).fetchall()
-    if n == 1:
-        tx.cur.execute(_DROP, (key,))
-    elif left:
-        tx.cur.execute(_SET_LO_N, (lo + 1, n - 1, key))
-    else:
-        tx.cur.execute(_SET_N, (n - 1, key))
+    tx.resize(key, row, n - 1, lo + 1 if left else None)
     return str(rows[0][0])
 
 
@@ -450,7 +375,7 @@ def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
         if new < len(mapping):
             cur.executemany(_Z_UPDATE, [(s, key, m) for m, s in mapping.items()])
     if new:
-        cur.execute(_SET_N, (n + new, key))
+        tx.resize(key, row, n + new)
     return int(new)
 
 
@@ -460,7 +385,7 @@ def op_zrem(tx: Tx, key: str, *members: str) -> int:
         return 0
     count = tx.cur.executemany(_Z_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
     if count:
-        tx.resize(key, row[4] - count)
+        tx.resize(key, row, row[4] - count)
     return int(count)
 
 
@@ -522,7 +447,7 @@ def op_require_equal(tx: Tx, key: str, value: str | None) -> bool:
     row = tx.meta(key)
     if row is None:
         return value is None
-    return row[0] == "string" and row[1] == value
+    return row[0] == "string" and value is not None and tx.value(key, row) == value
 
 
 OPS: Final[dict[str, Callable[..., Any]]] = {

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -22,6 +23,9 @@ from .base import GUARDS, BatchResult, Engine, Number, Op, Subscription, WrongTy
 __all__ = ["MemoryEngine"]
 
 Undo = Callable[[], None]
+
+# Each memory engine holds its own data, so caches must never confuse two of them.
+_INSTANCES = itertools.count(1)
 
 
 class _ZSet:
@@ -86,6 +90,7 @@ class MemoryEngine(Engine):
         sweep_limit: int = 1000,
     ) -> None:
         super().__init__(url, clock)
+        self._identity = f"{url}#{next(_INSTANCES)}"
         self._data: dict[str, _Entry] = {}
         self._expiries: list[tuple[int, str]] = []  # heap; stale items are skipped lazily
         self._lock = threading.RLock()
@@ -98,6 +103,10 @@ class MemoryEngine(Engine):
                 target=self._sweep_loop, args=(sweep_interval,), name="memstack-memory-sweep", daemon=True
             )
             self._sweeper.start()
+
+    @property
+    def identity(self) -> str:
+        return self._identity
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
@@ -391,6 +400,8 @@ class MemoryEngine(Engine):
 
     # -- lists -------------------------------------------------------------------------------
     def _op_rpush(self, now: int, undo: list[Undo], key: str, *values: str) -> int:
+        if not values:  # pushing nothing must not leave an empty list behind
+            return self._op_llen(now, undo, key)
         entry = self._container(key, "list", now, undo)
         items: list[str] = entry.value
         items.extend(values)
@@ -399,6 +410,8 @@ class MemoryEngine(Engine):
         return len(items)
 
     def _op_lpush(self, now: int, undo: list[Undo], key: str, *values: str) -> int:
+        if not values:  # pushing nothing must not leave an empty list behind
+            return self._op_llen(now, undo, key)
         entry = self._container(key, "list", now, undo)
         items: list[str] = entry.value
         items[:0] = reversed(values)
@@ -523,7 +536,7 @@ class MemoryEngine(Engine):
         count: int | None,
     ) -> list[tuple[str, float]]:
         entry = self._typed(key, "zset", now)
-        if entry is None or low > high:
+        if entry is None or low > high or offset < 0:  # a negative offset selects nothing, as Redis
             return []
         order: list[tuple[float, str]] = entry.value.order
         lo = bisect.bisect_left(order, low, key=lambda item: item[0])

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from .entry import MemoryEntry, SearchHit
 from .files import ImportReport, export_dir, import_dir
-from .store import PROFILES, LongTermMemory
+from .store import LongTermMemory
 from .tracker import InjectionTracker
 
 __all__ = [
-    "PROFILES",
     "ImportReport",
     "InjectionTracker",
     "LongTermMemory",

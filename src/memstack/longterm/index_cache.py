@@ -16,16 +16,14 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from ..engines import Engine
+from ..search import Bm25Index
 from .entry import MemoryEntry, from_json
 from .layout import ScopeKeys
 from .query import document_text
 from .vectors import StoredVector, decode_vector
-
-if TYPE_CHECKING:
-    from ..search import Bm25Index
 
 __all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "scope_cache"]
 
@@ -133,8 +131,6 @@ class ScopeCache:
         """The BM25 index of ``profile`` over the cached entries (built on first use)."""
         index = self.indexes.get(profile)
         if index is None:
-            from ..search import Bm25Index
-
             index = Bm25Index(profile=profile)
             for entry_id, text in self.texts.items():
                 index.add(entry_id, text)

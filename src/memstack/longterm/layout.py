@@ -10,8 +10,9 @@
 | ``lt:{scope}:epoch`` | string | random token: a new one means caches built before are void |
 | ``lt:~inj:{session}`` | set | memory ids already injected in a session |
 
-Scopes never contain ``~`` or ``:``, so the two families never collide. All keys of one scope embed ``engine.tag(scope)``, so one batch may touch any of them on a
-Redis Cluster. The log entry of version ``v`` sits at position ``v - ver + len(log) - 1``.
+Scopes never contain ``~`` or ``:``, so the two families never collide. All keys of one
+scope embed ``engine.tag(scope)``, so one batch may touch any of them on a Redis Cluster.
+The log entry of version ``v`` sits at position ``v - ver + len(log) - 1``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from .entry import MemoryEntry
 
-__all__ = ["Filters", "document_text", "distinct_sorted", "most_recent"]
+__all__ = ["Filters", "distinct_sorted", "document_text", "most_recent"]
 
 
 def document_text(entry: MemoryEntry) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
+from ..search import FUSION_PROFILES, PROFILES, fuse
 from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
 from .layout import LOG_MAX, ScopeKeys
@@ -28,12 +30,10 @@ from .vectors import MAX_INPUT_CHARS, EmbeddingWorker, Matrix, rank_by_cosine, t
 if TYPE_CHECKING:
     from ..search.embedders import Embedder
 
-__all__ = ["PROFILES", "LongTermMemory"]
+__all__ = ["LongTermMemory"]
 
 log = logging.getLogger("memstack.longterm")
 
-PROFILES: Final = ("default", "rockbot")
-"""BM25 and fusion profiles: memstack's defaults, or the seed's exact formulas."""
 SAVE_ATTEMPTS: Final = 16
 """Optimistic retries of one save racing other writers of the same id."""
 FUSION_DEPTH: Final = 100
@@ -48,7 +48,8 @@ class LongTermMemory:
         scope: whose memories; ``[A-Za-z0-9_.@-]{1,128}``. Scopes never see each other's entries.
         profile: BM25 profile, ``"default"`` (Lucene BM25, stemming) or ``"rockbot"`` (the seed).
         embedder: optional; vectors are then computed in the background and searches are hybrid.
-        fusion: fusion profile for hybrid search, ``"default"`` or ``"rockbot"``.
+        fusion: fusion profile for hybrid search: ``"default"`` (weighted sum), ``"rockbot"`` (the
+            seed's mean) or ``"rrf"``.
         min_similarity: cosine threshold for vector hits (None: the fusion profile's own).
 
     Raises:
@@ -66,9 +67,9 @@ class LongTermMemory:
         fusion: str = "default",
         min_similarity: float | None = None,
     ) -> None:
-        for name, value in (("profile", profile), ("fusion", fusion)):
-            if value not in PROFILES:
-                raise InvalidConfiguration(f"{name} {value!r}: must be one of {', '.join(PROFILES)}")
+        for name, value, known in (("profile", profile, PROFILES), ("fusion", fusion, FUSION_PROFILES)):
+            if value not in known:
+                raise InvalidConfiguration(f"{name} {value!r}: must be one of {', '.join(sorted(known))}")
         self.engine = engine
         self.scope = check_scope(scope)
         self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity
@@ -106,24 +107,23 @@ class LongTermMemory:
             content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
             id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
         entry_id = new_id() if id is None else normalise_id(id)
-        fields = {
-            "content": check_content(content),
-            "category": check_category(category),
-            "tags": check_tags(tags),
-            "metadata": check_metadata(metadata),
-        }
         given_created = check_time(created_at, "created_at")
+        template = MemoryEntry(
+            id=entry_id,
+            content=check_content(content),
+            category=check_category(category),
+            tags=check_tags(tags),
+            metadata=check_metadata(metadata),
+        )
         key = self.keys.entry(entry_id)
         for _ in range(SAVE_ATTEMPTS):
             old_raw = self.engine.get(key)
             now = datetime.fromtimestamp(self.engine.clock.now(), UTC)
             old = from_json(old_raw) if old_raw is not None else None
             if old is None:
-                new = MemoryEntry(id=entry_id, created_at=given_created or now, **fields)
+                new = replace(template, created_at=given_created or now)
             else:
-                new = MemoryEntry(
-                    id=entry_id, created_at=given_created or old.created_at, updated_at=now, **fields
-                )
+                new = replace(template, created_at=given_created or old.created_at, updated_at=now)
             if self._write(new, old_raw, old):
                 return new.copy()
         raise Conflict(f"memory {entry_id!r}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned")
@@ -210,16 +210,14 @@ class LongTermMemory:
         return sorted(items, key=lambda e: (e.created_at, e.id))
 
     def list_categories(self) -> list[str]:
-        """Distinct non-null categories (case-insensitively), sorted case-insensitively."""
-        cache = self._fresh_cache()
-        with cache.lock:
-            return distinct_sorted([e.category for e in cache.entries.values() if e.category is not None])
+        """Distinct non-null categories (case-insensitively; the oldest entry's spelling wins),
+        sorted case-insensitively."""
+        return distinct_sorted([e.category for e in self.entries() if e.category is not None])
 
     def list_tags(self) -> list[str]:
-        """Distinct tags (case-insensitively), sorted case-insensitively."""
-        cache = self._fresh_cache()
-        with cache.lock:
-            return distinct_sorted([t for e in cache.entries.values() for t in e.tags])
+        """Distinct tags (case-insensitively; the oldest entry's spelling wins), sorted
+        case-insensitively."""
+        return distinct_sorted([t for e in self.entries() for t in e.tags])
 
     def _fresh_cache(self) -> ScopeCache:
         cache = scope_cache(self.engine, self.scope)
@@ -262,9 +260,7 @@ class LongTermMemory:
             allowed = None if filters.empty else {e.id for e in filters.apply(cache.entries.values())}
             if query is None or not query.strip():
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
-                return [
-                    SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)
-                ]
+                return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
             depth = max(FUSION_DEPTH, 5 * max_results)
             bm25 = cache.index(self.profile).search(query, k=depth, candidates=allowed)
             vector_hits = self._vector_hits(cache, query, allowed, depth)
@@ -273,8 +269,6 @@ class LongTermMemory:
                     SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",))
                     for i, s in bm25[:max_results]
                 ]
-            from ..search import fuse
-
             fused = fuse(bm25, vector_hits, self.fusion, min_similarity=self.min_similarity, k=max_results)
             return [
                 SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources))

@@ -32,9 +32,11 @@ __all__ = [
 ]
 
 SCOPE_RULE: Final = re.compile(r"[A-Za-z0-9_.@-]{1,128}")
-"""A scope (user, agent): 1-128 of letters, digits, ``_ . @ -`` (no ``:`` or braces: keys stay unambiguous)."""
+"""A scope (user, agent): 1-128 of letters, digits, ``_ . @ -``.
+
+No ``:``, ``~`` or braces, so keys stay unambiguous."""
 ID_RULE: Final = re.compile(r"[a-z0-9_-][a-z0-9_.-]{0,127}")
-"""A memory id after lower-casing: 1-128 of ``a-z 0-9 _ . -``, not starting with a dot (ids are file names)."""
+"""A memory id after lower-casing: 1-128 of ``a-z 0-9 _ . -``, no leading dot (ids are file names)."""
 SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 CATEGORY_SEGMENT: Final = re.compile(r"[A-Za-z0-9_-]+")
 MAX_TAG_LENGTH: Final = 256

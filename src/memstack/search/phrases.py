@@ -7,6 +7,7 @@ also matches inside ``brock music`` (a documented quirk of the original, kept fo
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 __all__ = ["phrase_counts", "query_phrases"]
@@ -14,7 +15,7 @@ __all__ = ["phrase_counts", "query_phrases"]
 
 def query_phrases(tokens: Sequence[str]) -> list[str]:
     """Distinct consecutive pairs ``"t_i t_i+1"`` of a filtered token list, in first-seen order."""
-    return list(dict.fromkeys(f"{a} {b}" for a, b in zip(tokens, tokens[1:], strict=False)))
+    return list(dict.fromkeys(f"{a} {b}" for a, b in itertools.pairwise(tokens)))
 
 
 def phrase_counts(lowered: Sequence[str], slots: Iterable[int], phrase: str) -> list[tuple[int, int]]:

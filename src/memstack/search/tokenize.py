@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Literal
 
 import Stemmer
 
@@ -43,7 +44,7 @@ class TokenizerProfile:
     name: str
     pattern: str
     casefold: bool = True
-    unicode_normalize: str | None = "NFKC"
+    unicode_normalize: Literal["NFC", "NFD", "NFKC", "NFKD"] | None = "NFKC"
     min_length: int = 1
     stop_words: frozenset[str] = frozenset()
     stemmer: str | None = None

@@ -33,7 +33,7 @@ access_log = logging.getLogger("memstack.access")
 
 DEFAULT_TENANT = "default"
 # The tier routers, one module each under memstack.server.routes (variation as data).
-ROUTERS: list[str] = []
+ROUTERS: list[str] = ["sessions", "memories", "conversations"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

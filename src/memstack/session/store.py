@@ -52,7 +52,8 @@ class SessionStore:
         max_history: history length past which :meth:`summarize_if_needed` folds old entries.
         auto_summarize: run :meth:`summarize_if_needed` after every put and increment.
         session_ttl_hours: default whole-session TTL of :meth:`create` (0 = never expires;
-            fractional hours allowed, rounded up to whole milliseconds).
+            fractional hours allowed, rounded up to whole milliseconds ``max(1, ceil(ttl*1000))``).
+            A session created at ``c`` with TTL ``t`` is live at exactly ``c + t`` and gone 1 ms later.
         max_sessions: most live sessions; ``None`` means 1000 on the ``memory`` engine and
             unlimited elsewhere, ``0`` means unlimited.
         max_value_bytes: largest JSON encoding of one value (default 1 MiB).
@@ -169,7 +170,9 @@ class SessionStore:
         batch.delete(*lay.structural(), *(lay.data(k) for k in stale))
         batch.hset(lay.meta, {"created_at": str(self._now()), "ttl_seconds": str(ttl_seconds)})
         if ms is not None:
-            batch.pexpire(lay.meta, ms)
+            # Spec item 11: expired only when now > created + ttl, so live at exactly created + ttl;
+            # the seam's keys die at now >= expire-at, hence the extra millisecond.
+            batch.pexpire(lay.meta, ms + 1)
         if not self.engine.clustered:
             batch.sadd(SESSIONS_KEY, session_id)
         if not batch.execute().applied:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["compile_glob", "glob_to_regex", "glob_match"]
+__all__ = ["compile_glob", "glob_match", "glob_to_regex"]
 
 
 def _class(pattern: str, start: int) -> tuple[str, int] | None:

@@ -34,6 +34,9 @@ class StateProxy:
     """
 
     __slots__ = ("_on_change", "_read", "_update")
+    _read: Read
+    _update: Update
+    _on_change: OnChange | None
 
     def __init__(self, read: Read, update: Update, on_change: OnChange | None = None) -> None:
         object.__setattr__(self, "_read", read)
@@ -59,7 +62,7 @@ class StateProxy:
             current[key] = value
             return current
 
-        old, new = self._update(apply)
+        old, _ = self._update(apply)
         if self._on_change is not None and old.get(key) != value:
             self._on_change(key, old.get(key), value)
 

@@ -77,7 +77,9 @@ def _check(value: object, path: str) -> None:
     if isinstance(value, dict):
         for k, item in value.items():
             if not isinstance(k, str):
-                raise InvalidValue(f"value at {path}: dict key {k!r} is not a str (JSON objects have str keys)")
+                raise InvalidValue(
+                    f"value at {path}: dict key {k!r} is not a str (JSON objects have str keys)"
+                )
             _check(item, f"{path}[{k!r}]")
         return
     raise InvalidValue(

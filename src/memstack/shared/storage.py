@@ -115,8 +115,9 @@ class SharedStorage:
                 if w.custom and not entry.exists:
                     batch.zadd(self.index, {w.key: float(now)})
                 if w.notify:
-                    batch.publish(self.channel, self._message(w.key, value, entry, version, writer, now,
-                                                              correlation_id))
+                    batch.publish(
+                        self.channel, self._message(w.key, value, entry, version, writer, now, correlation_id)
+                    )
             if batch.execute().applied:
                 return list(zip(entries, values, strict=True))
 

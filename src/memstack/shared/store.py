@@ -144,10 +144,14 @@ class SharedMemory:
         key = check_key(key)
         if key in rs.RESERVED:
             stored = rs.normalise(key, value)
-            self._store.write([Write(key, lambda _: stored, custom=False, notify=False)], writer=self.current_writer)
+            self._store.write(
+                [Write(key, lambda _: stored, custom=False, notify=False)], writer=self.current_writer
+            )
             return value
         check_value(value)
-        self._store.write([Write(key, lambda _: value)], writer=self.current_writer, correlation_id=correlation_id)
+        self._store.write(
+            [Write(key, lambda _: value)], writer=self.current_writer, correlation_id=correlation_id
+        )
         return value
 
     def merge(self, mapping: Mapping[str, Any]) -> SharedMemory:
@@ -223,9 +227,7 @@ class SharedMemory:
 
         def expect(entries: list[Entry]) -> None:
             if entries[0].version != expected:
-                raise Conflict(
-                    f"set_if {key!r}: expected version {expected}, found {entries[0].version}"
-                )
+                raise Conflict(f"set_if {key!r}: expected version {expected}, found {entries[0].version}")
 
         [(old, _)] = self._store.write(
             [Write(key, partial(_const, value))], writer=self.current_writer, expect=expect
@@ -250,7 +252,7 @@ class SharedMemory:
         entry = self._store.read(key)
         return entry.value if entry.exists else rs.default_of(key)
 
-    def _plan(self, keys: tuple[str, ...], wait: Wait) -> tuple[list[str], float | None] | Any:
+    def _plan(self, keys: tuple[str, ...], wait: Wait) -> tuple[list[str], float | None]:
         if not keys:
             raise InvalidInput("get needs at least one key")
         checked = list(dict.fromkeys(check_key(k) for k in keys))
@@ -298,12 +300,16 @@ class SharedMemory:
         """The ``data`` reserved key as a live :class:`StateProxy` (writes reach storage)."""
         return StateProxy(partial(self._reserved_value, "data"), self._update_data)
 
-    def _update_data(self, fn: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _update_data(
+        self, fn: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         def make(entry: Entry) -> Any:
             current = dict(entry.value) if entry.exists else {}
             return rs.normalise("data", fn(current))
 
-        [(old, new)] = self._store.write([Write("data", make, custom=False, notify=False)], writer=self.current_writer)
+        [(old, new)] = self._store.write(
+            [Write("data", make, custom=False, notify=False)], writer=self.current_writer
+        )
         return (dict(old.value) if old.exists else {}), new
 
     @property
@@ -367,7 +373,9 @@ class SharedMemory:
             if self._cache is None:
                 from .cache import SemanticCache, default_embedder
 
-                self._cache = SemanticCache(self.engine, self.name, embedder=self._embedder or default_embedder())
+                self._cache = SemanticCache(
+                    self.engine, self.name, embedder=self._embedder or default_embedder()
+                )
             return self._cache
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -439,6 +447,33 @@ class SharedMemory:
         callbacks = self._subs.matching(key)
         if callbacks:
             self._subs.dispatch(callbacks, partial(_change, text))
+
+    # -- serialisation -----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The snapshot ``{data, results, messages, session_id?, custom}`` (see
+        :mod:`memstack.shared.snapshot`); the cache is never included."""
+        from .snapshot import to_dict
+
+        return to_dict(self)
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON."""
+        from .snapshot import to_json
+
+        return to_json(self)
+
+    @classmethod
+    def from_dict(
+        cls, engine: Engine, name: str, snapshot: Mapping[str, Any], **options: Any
+    ) -> SharedMemory:
+        """Open memory ``name`` holding exactly ``snapshot`` (:func:`memstack.shared.snapshot.from_dict`).
+
+        Raises:
+            InvalidValue, InvalidKey, InvalidInput: a bad snapshot (nothing is written).
+        """
+        from .snapshot import from_dict
+
+        return from_dict(engine, name, snapshot, **options)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:

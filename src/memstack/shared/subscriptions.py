@@ -15,6 +15,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from .change import MemoryChange
 from .glob import compile_glob
@@ -105,7 +106,8 @@ class Subscriptions:
             item = self._queue.get()
             if item is _STOP:
                 return
-            callbacks, make_change = item  # type: ignore[misc]  # the queue holds pairs or _STOP
+            pair = cast(tuple[list[Callback], Callable[[], MemoryChange]], item)  # pairs or _STOP
+            callbacks, make_change = pair
             for callback in callbacks:
                 try:
                     callback(make_change())

@@ -11,6 +11,7 @@ The core (:func:`wait_core`) is a generator that yields how long to sleep (None 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import threading
 import time
@@ -155,19 +156,15 @@ async def run_async(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> 
     event = asyncio.Event()
 
     def signal() -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
             loop.call_soon_threadsafe(event.set)
-        except RuntimeError:  # the loop closed: nobody is waiting any more
-            pass
 
     steps = make(Waiter(keys, signal))
     try:
         pause = next(steps)
         while True:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), pause)
-            except TimeoutError:
-                pass
             event.clear()
             pause = steps.send(None)
     except StopIteration as done:

@@ -55,8 +55,12 @@ class WorkingEntry:
     tags: tuple[str, ...] = ()
 
     def remaining(self, now: float) -> float:
-        """Seconds left before expiry at ``now`` (never negative)."""
-        return max(0.0, self.expires_at - now)
+        """Seconds left before expiry at ``now`` (never negative), to the millisecond.
+
+        Computed in whole milliseconds, the engines' unit, so no float error shaves a second off
+        a formatted time.
+        """
+        return max(0, round(self.expires_at * 1000) - round(now * 1000)) / 1000
 
 
 def check_ttl(ttl: object) -> int:

@@ -1,0 +1,194 @@
+"""Closed-loop HTTP load against `memstack serve` on loopback: mixed session and search requests.
+
+    python bench/http_load.py [--url ENGINE_URL] [--quick] [--clients 32] [--seconds 20]
+
+Starts `memstack serve` (this repository's CLI) on a free 127.0.0.1 port with the given engine URL
+(default: a fresh SQLite file), seeds it, then runs the load from a SECOND process: N concurrent
+clients, each sending its next request as soon as the previous answer arrived. The mix: session
+put (40 %), session get (30 %), increment (10 %), long-term search (20 %). Prints throughput,
+latency percentiles and errors; last line:
+
+    RESULT engine=<name> rps=<n> p50_ms=<x> p99_ms=<y> errors=<k>
+
+The ratio peer in the same run is `GET /healthz` under the same load (the server's own floor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = (
+    "coffee tea jazz concert hiking berlin paris invoice budget deadline python rust garden dog cat "
+    "birthday meeting flight hotel allergy peanut doctor gym running book novel piano guitar"
+).split()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+    exe = Path(sys.executable).with_name("memstack")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memstack.cli"]
+    env = {**os.environ, "MEMSTACK_URL": url}
+    proc = subprocess.Popen(
+        [*cmd, "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    import httpx
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"memstack serve exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("memstack serve did not come up within 30 s")
+
+
+def seed(base: str, sessions: int, memories: int) -> None:
+    import httpx
+
+    rng = random.Random(7)
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for i in range(sessions):
+            client.post("/v1/sessions", json={"session_id": f"load-{i}"})
+        for _ in range(memories):
+            text = " ".join(rng.choices(WORDS, k=12))
+            client.post("/v1/memories", json={"content": text, "category": "bench"})
+
+
+async def _client_loop(
+    base: str, seconds: float, sessions: int, seed_value: int, mix: str, out: list[tuple[str, float, int]]
+) -> None:
+    import httpx
+
+    rng = random.Random(seed_value)
+    deadline = time.perf_counter() + seconds
+    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+        while time.perf_counter() < deadline:
+            sid = f"load-{rng.randrange(sessions)}"
+            roll = rng.random()
+            if mix == "health":
+                kind, request = "health", client.get("/healthz")
+            elif roll < 0.4:
+                body = {"value": {"note": " ".join(rng.choices(WORDS, k=20)), "n": rng.random()}}
+                kind, request = "put", client.put(f"/v1/sessions/{sid}/keys/k{rng.randrange(20)}", json=body)
+            elif roll < 0.7:
+                kind, request = "get", client.get(f"/v1/sessions/{sid}")
+            elif roll < 0.8:
+                kind, request = "incr", client.post(f"/v1/sessions/{sid}/keys/counter/increment", json={"amount": 1})
+            else:
+                query = " ".join(rng.choices(WORDS, k=3))
+                kind, request = "search", client.get("/v1/memories", params={"query": query, "limit": 10})
+            started = time.perf_counter()
+            try:
+                status = (await request).status_code
+            except httpx.HTTPError:
+                status = 0
+            out.append((kind, (time.perf_counter() - started) * 1000, status))
+
+
+def load_process(base: str, clients: int, seconds: float, sessions: int, mix: str) -> None:
+    """Runs in the second process: prints one JSON document with every sample."""
+    samples: list[tuple[str, float, int]] = []
+
+    async def main() -> None:
+        await asyncio.gather(*(_client_loop(base, seconds, sessions, i, mix, samples) for i in range(clients)))
+
+    started = time.perf_counter()
+    asyncio.run(main())
+    elapsed = time.perf_counter() - started
+    print(json.dumps({"elapsed": elapsed, "samples": samples}))
+
+
+def run_load(base: str, clients: int, seconds: float, sessions: int, mix: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, __file__, "--_load", base, str(clients), str(seconds), str(sessions), mix],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    data = json.loads(proc.stdout)
+    samples = data["samples"]
+    latencies = sorted(s[1] for s in samples)
+    errors = sum(1 for s in samples if not 200 <= s[2] < 300)
+    return {
+        "requests": len(samples),
+        "rps": len(samples) / data["elapsed"],
+        "p50": statistics.median(latencies),
+        "p99": latencies[int(0.99 * (len(latencies) - 1))],
+        "errors": errors,
+        "by_kind": {k: sum(1 for s in samples if s[0] == k) for k in sorted({s[0] for s in samples})},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="engine URL for the server (default: a fresh SQLite file)")
+    parser.add_argument("--quick", action="store_true", help="short run (< 60 s)")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--_load", nargs=5, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args._load:
+        base, clients, seconds, sessions, mix = args._load
+        load_process(base, int(clients), float(seconds), int(sessions), mix)
+        return
+    seconds = args.seconds or (8.0 if args.quick else 30.0)
+    sessions, memories = (50, 300) if args.quick else (200, 2000)
+    with tempfile.TemporaryDirectory(prefix="memstack-http-") as tmp:
+        url = args.url or f"sqlite:///{Path(tmp) / 'load.db'}"
+        port = free_port()
+        server = start_server(url, port)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            engine = json.loads(_get(base + "/healthz"))["engine"]
+            seed(base, sessions, memories)
+            floor = run_load(base, args.clients, min(seconds, 5.0), sessions, "health")
+            mixed = run_load(base, args.clients, seconds, sessions, "mixed")
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    print(f"engine            {engine} ({url})")
+    print(f"clients           {args.clients} (closed loop, second process), {seconds:.0f} s")
+    print(f"mix               {mixed['by_kind']}")
+    print(f"mixed rps         {mixed['rps']:.0f}")
+    print(f"mixed p50 / p99   {mixed['p50']:.2f} / {mixed['p99']:.2f} ms")
+    print(f"errors            {mixed['errors']} of {mixed['requests']}")
+    print(f"/healthz rps      {floor['rps']:.0f} (the server's floor, same run)")
+    print(f"mixed_vs_health   {float(mixed['rps']) / float(floor['rps']):.2f}")  # type: ignore[arg-type]
+    print(
+        f"RESULT engine={engine} rps={mixed['rps']:.0f} p50_ms={mixed['p50']:.2f} "
+        f"p99_ms={mixed['p99']:.2f} errors={mixed['errors']} "
+        f"rps_vs_health={float(mixed['rps']) / float(floor['rps']):.2f}"  # type: ignore[arg-type]
+    )
+
+
+def _get(url: str) -> str:
+    import httpx
+
+    return httpx.get(url, timeout=10).text
+
+
+if __name__ == "__main__":
+    main()

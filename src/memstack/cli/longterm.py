@@ -1,0 +1,135 @@
+"""``memstack memories``: long-term memories from the shell.
+
+Human output by default, JSON with the root ``--json`` option; exit codes from ``_common.EXIT``
+(2 bad input, 3 not found, 4 engine down).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ..errors import EntryNotFound, InvalidInput
+from ..longterm import MemoryEntry, SearchHit, export_dir, import_dir
+from ._common import console, emit, emit_table, memory, state
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True, help="Long-term memories: save, search, export, import.")
+
+SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an agent).")
+
+
+def _entry_row(entry: MemoryEntry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "category": entry.category,
+        "tags": list(entry.tags),
+        "created_at": entry.created_at.isoformat(),
+        "updated_at": None if entry.updated_at is None else entry.updated_at.isoformat(),
+        "content": entry.content,
+        "metadata": entry.metadata,
+    }
+
+
+def _hit_row(hit: SearchHit) -> dict[str, Any]:
+    row = _entry_row(hit.entry)
+    row.update(
+        score=round(hit.score, 4),
+        bm25=None if hit.bm25 is None else round(hit.bm25, 4),
+        vector=None if hit.vector is None else round(hit.vector, 4),
+        sources=",".join(hit.sources),
+    )
+    return row
+
+
+@app.command()
+def save(
+    content: str,
+    category: str = typer.Option(None, "--category", help="A path such as user-preferences/music."),
+    tags: str = typer.Option(None, "--tags", help="Comma-separated tags: a,b,c."),
+    memory_id: str = typer.Option(None, "--id", help="Update this id instead of creating one."),
+    scope: str = SCOPE,
+) -> None:
+    """Save a memory (an update when --id names an existing one)."""
+    with memory() as mem:
+        entry = mem.long_term(scope).save(content=content, category=category, tags=tags, id=memory_id)
+        emit(_entry_row(entry), f"saved {entry.id}")
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(None, help="Words to look for; none lists the most recent memories."),
+    category: str = typer.Option(None, "--category", help="Only this category and its sub-categories."),
+    tags: str = typer.Option(None, "--tags", help="Only memories with every one of these tags."),
+    limit: int = typer.Option(20, "--limit", min=1, help="Most results to show."),
+    profile: str = typer.Option("default", "--profile", help="BM25 profile: default or rockbot."),
+    scope: str = SCOPE,
+) -> None:
+    """Search memories by BM25; prints scores and which retrievers found each one."""
+    with memory() as mem:
+        hits = mem.long_term(scope, profile=profile).search(
+            query, category=category, tags=tags, max_results=limit
+        )
+        rows = [_hit_row(h) for h in hits]
+        if not rows and not state.as_json:
+            emit(rows, "no memories found")
+            return
+        emit_table(rows, ["id", "score", "sources", "category", "tags", "content"], title=f"scope {scope}")
+
+
+@app.command()
+def delete(memory_id: str, scope: str = SCOPE) -> None:
+    """Delete a memory by id."""
+    with memory() as mem:
+        if not mem.long_term(scope).delete(memory_id):
+            raise EntryNotFound(f"memory {memory_id!r}: no such id in scope {scope!r}")
+        emit({"id": memory_id, "deleted": True}, f"deleted {memory_id}")
+
+
+@app.command()
+def categories(scope: str = SCOPE) -> None:
+    """List the categories in use."""
+    with memory() as mem:
+        names = mem.long_term(scope).list_categories()
+        emit(names, "\n".join(names) if names else "no categories yet")
+
+
+@app.command("export")
+def export_command(directory: Path, scope: str = SCOPE) -> None:
+    """Write every memory as DIR/{category}/{id}.json (the seed's file layout)."""
+    with memory() as mem:
+        count = export_dir(mem.long_term(scope), directory)
+        emit({"exported": count, "directory": str(directory)}, f"exported {count} memories to {directory}")
+
+
+@app.command("import")
+def import_command(directory: Path, scope: str = SCOPE) -> None:
+    """Import every DIR/**/*.json memory file, keeping ids and times; bad files are skipped."""
+    if not directory.is_dir():
+        with memory():
+            raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
+    with memory() as mem:
+        target = mem.long_term(scope)
+        if state.as_json:
+            report = import_dir(target, directory)
+        else:
+            columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn())
+            with Progress(*columns, console=console, transient=True) as bar:
+                task = bar.add_task("import", total=None)
+                report = import_dir(
+                    target,
+                    directory,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
+        emit(
+            {
+                "imported": len(report.imported),
+                "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
+            },
+            f"imported {len(report.imported)} memories, skipped {len(report.skipped)} file(s)"
+            + "".join(f"\n  skipped {p}: {r}" for p, r in report.skipped),
+        )

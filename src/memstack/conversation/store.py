@@ -1,0 +1,387 @@
+"""``ConversationStore``: messages with branches and the token-limited history of the active thread.
+
+Key layout (tier prefix ``conv:``; ``{t}`` = ``engine.tag(conversation_id)``, one cluster slot per
+conversation)::
+
+    conv:{t}:n                 string  number of messages appended so far (next position)
+    conv:{t}:log               list    message records (JSON), in creation order
+    conv:{t}:id:{message_id}   string  the position of that message in the log
+
+Appending is one guarded batch (plus one small read): O(1) whatever the conversation's length.
+Reading a history reads the log backwards from the current message a page at a time and stops as
+soon as the thread is complete, the token budget is certainly spent, or ``message_limit``
+messages were read: its cost follows the window, not the conversation.
+
+``message_limit`` counts STORED MESSAGES (one role each), read newest first from the current
+message, including those of other branches — like Dify's rows it is applied before thread
+extraction and before the in-flight message is dropped. A Dify window of N rows (Q/A pairs)
+corresponds to ``message_limit=2N``. None, 0 or a negative number mean 500; more is capped at 500.
+
+The in-flight message (spec 3 item 7.4): when the thread's newest message is an assistant
+placeholder (empty content and ``token_count == 0``) it is dropped, and then so is a newest user
+message: the question of the current request, which the caller sends as its own prompt.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from ..engines.base import Engine
+from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
+from ..llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, token_counter
+from .message import FileRef, Message, check_conversation_id, check_files, check_message_id, check_role
+from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text, prompt_message
+from .prune import older_is_pruned, prune
+from .thread import UUID_NIL, ThreadWalk
+
+__all__ = ["DEFAULT_MESSAGE_LIMIT", "LATEST", "PAGE", "ConversationStore", "effective_limit"]
+
+PREFIX: Final = "conv:"
+DEFAULT_MESSAGE_LIMIT: Final = 500
+PAGE: Final = 100
+"""Messages read per round trip when walking a history backwards."""
+LATEST: Final = "__latest__"
+"""Default parent of :meth:`ConversationStore.append`: the conversation's newest message."""
+_RETRIES: Final = 20
+
+
+def effective_limit(message_limit: int | None) -> int:
+    """Dify's rule: a positive ``message_limit`` capped at 500, anything else 500."""
+    if message_limit and message_limit > 0:
+        return min(message_limit, DEFAULT_MESSAGE_LIMIT)
+    return DEFAULT_MESSAGE_LIMIT
+
+
+def drop_in_flight(thread_newest_first: list[Message]) -> list[Message]:
+    """The thread without the in-flight request (see the module docstring)."""
+    thread = thread_newest_first
+    if thread and thread[0].role == "assistant" and thread[0].content == "" and thread[0].token_count == 0:
+        thread = thread[1:]
+    if thread and thread[0].role == "user":
+        thread = thread[1:]
+    return thread
+
+
+class ConversationStore:
+    """Conversations on one engine.
+
+    Args:
+        engine: the storage engine.
+        counter: counts the tokens of a message's content when it is appended (an encoding
+            name, a model name or a callable; default ``o200k_base``).
+    """
+
+    def __init__(self, engine: Engine, *, counter: str | TokenCounter | None = None) -> None:
+        self.engine = engine
+        self.count_tokens: TokenCounter = token_counter(counter)
+
+    # -- keys --------------------------------------------------------------------------------
+    def _base(self, conversation_id: str) -> str:
+        return f"{PREFIX}{self.engine.tag(check_conversation_id(conversation_id))}:"
+
+    # -- writing -----------------------------------------------------------------------------
+    def append(
+        self,
+        conversation_id: str,
+        role: str,
+        content: str,
+        *,
+        message_id: str | None = None,
+        parent_message_id: str | None = LATEST,
+        files: Sequence[FileRef | Mapping[str, Any]] | None = None,
+        token_count: int | None = None,
+        workflow_run_id: str | None = None,
+    ) -> Message:
+        """Append one message and return it.
+
+        Args:
+            message_id: unique in the conversation (default: a new UUID).
+            parent_message_id: the message it follows; by default the newest message of the
+                conversation (None for the first one). None starts a new thread; ``UUID_NIL``
+                marks a legacy message. A regenerated answer names the question it answers again.
+            token_count: tokens of ``content`` (default: counted with the store's counter).
+
+        Raises:
+            InvalidSessionId, InvalidKey, InvalidValue: a malformed id, role, content or file.
+            AlreadyExists: ``message_id`` is already in the conversation.
+            EntryNotFound: ``parent_message_id`` is not in the conversation.
+            Conflict: other writers kept appending concurrently (after retries).
+        """
+        return self.extend(
+            conversation_id,
+            [
+                {
+                    "role": role,
+                    "content": content,
+                    "message_id": message_id,
+                    "parent_message_id": parent_message_id,
+                    "files": files,
+                    "token_count": token_count,
+                    "workflow_run_id": workflow_run_id,
+                }
+            ],
+        )[0]
+
+    def extend(self, conversation_id: str, messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+        """Append several messages in one atomic batch (fields as :meth:`append`'s arguments).
+
+        A parent may be an earlier message of the same call; the default parent is the message
+        before it. Nothing is written if any message is invalid.
+
+        Raises:
+            The errors of :meth:`append`.
+        """
+        base = self._base(conversation_id)
+        drafts = [self._draft(m) for m in messages]
+        ids = [d["message_id"] for d in drafts]
+        if len(set(ids)) != len(ids):
+            raise AlreadyExists(f"message ids repeat within one extend call: {ids!r}")
+        for _ in range(_RETRIES):
+            with self.engine.batch() as read:
+                read.get(base + "n")
+                read.lindex(base + "log", -1)
+            assert read.result is not None
+            count_text, last = read.result.results
+            count = int(count_text) if count_text is not None else 0
+            previous = Message.from_json(last).message_id if last is not None else None
+            now = self.engine.clock.now()
+            built: list[Message] = []
+            external: set[str] = set()
+            for offset, draft in enumerate(drafts):
+                parent = draft["parent_message_id"]
+                if parent == LATEST:
+                    parent = built[-1].message_id if built else previous
+                elif parent and parent != UUID_NIL and parent not in ids[:offset]:
+                    external.add(check_message_id(parent, "parent_message_id"))
+                built.append(Message(**{**draft, "parent_message_id": parent, "created_at": now}))
+            batch = self.engine.batch()
+            batch.require_equal(base + "n", count_text)
+            for message_id in ids:
+                batch.require_missing(base + "id:" + message_id)
+            for parent in sorted(external):
+                batch.require_exists(base + "id:" + parent)
+            batch.set(base + "n", str(count + len(built)))
+            batch.rpush(base + "log", *(m.to_json() for m in built))
+            for offset, message_id in enumerate(ids):
+                batch.set(base + "id:" + message_id, str(count + offset))
+            if batch.execute().applied:
+                return built
+            self._diagnose(base, ids, sorted(external))
+        raise Conflict(
+            f"conversation {conversation_id!r}: gave up appending after {_RETRIES} concurrent writes"
+        )
+
+    def _draft(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        unknown = set(fields) - {
+            "role", "content", "message_id", "parent_message_id", "files", "token_count", "workflow_run_id",
+        }  # fmt: skip
+        if unknown:
+            raise InvalidValue(f"message fields {sorted(unknown)}: unknown")
+        role = check_role(fields.get("role"))
+        content = fields.get("content")
+        if not isinstance(content, str):
+            raise InvalidValue(f"content {content!r}: must be a string")
+        message_id = fields.get("message_id") or str(uuid.uuid4())
+        check_message_id(message_id)
+        parent = fields.get("parent_message_id", LATEST)
+        if parent not in (None, "", LATEST, UUID_NIL):
+            check_message_id(parent, "parent_message_id")
+        files = check_files(fields.get("files"))
+        for file in files:
+            if file.belongs_to is not None and role in ("user", "assistant") and file.belongs_to != role:
+                raise InvalidValue(f"file belongs_to {file.belongs_to!r} on a {role!r} message")
+        tokens = fields.get("token_count")
+        if tokens is None:
+            tokens = self.count_tokens(content)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise InvalidValue(f"token_count {tokens!r}: must be an int >= 0")
+        run_id = fields.get("workflow_run_id")
+        if run_id is not None and (not isinstance(run_id, str) or not run_id):
+            raise InvalidValue(f"workflow_run_id {run_id!r}: must be a non-empty string or None")
+        return {
+            "message_id": message_id,
+            "parent_message_id": parent or None,
+            "role": role,
+            "content": content,
+            "files": files,
+            "token_count": tokens,
+            "workflow_run_id": run_id,
+        }
+
+    def _diagnose(self, base: str, ids: Sequence[str], parents: Sequence[str]) -> None:
+        with self.engine.batch() as check:
+            for message_id in ids:
+                check.exists(base + "id:" + message_id)
+            for parent in parents:
+                check.exists(base + "id:" + parent)
+        assert check.result is not None
+        found = check.result.results
+        for message_id, exists in zip(ids, found[: len(ids)], strict=True):
+            if exists:
+                raise AlreadyExists(f"message_id {message_id!r}: already in this conversation")
+        for parent, exists in zip(parents, found[len(ids) :], strict=True):
+            if not exists:
+                raise EntryNotFound(f"parent_message_id {parent!r}: no such message in this conversation")
+
+    def delete(self, conversation_id: str) -> bool:
+        """Delete a conversation and all its messages; True if it existed."""
+        base = self._base(conversation_id)
+        keys = list(self.engine.scan(base + "id:"))
+        existed = self.engine.exists(base + "n")
+        for start in range(0, len(keys), 1000):
+            self.engine.delete(*keys[start : start + 1000])
+        self.engine.delete(base + "log", base + "n")
+        return existed
+
+    # -- reading -----------------------------------------------------------------------------
+    def count(self, conversation_id: str) -> int:
+        """Number of messages in the conversation (every branch)."""
+        value = self.engine.get(self._base(conversation_id) + "n")
+        return int(value) if value is not None else 0
+
+    def conversations(self) -> list[str]:
+        """Ids of the stored conversations, sorted."""
+        ids = set()
+        for key in self.engine.scan(PREFIX):
+            scope = key[len(PREFIX) : -2].strip("{}")
+            if key.endswith(":n") and ":" not in scope:
+                ids.add(scope)
+        return sorted(ids)
+
+    def get(self, conversation_id: str, message_id: str) -> Message:
+        """One message.
+
+        Raises:
+            EntryNotFound: no such message in the conversation.
+        """
+        base = self._base(conversation_id)
+        position = self._position(base, message_id)
+        record = self.engine.lindex(base + "log", position)
+        if record is None:
+            raise EntryNotFound(f"message_id {message_id!r}: no such message in this conversation")
+        return Message.from_json(record)
+
+    def messages(self, conversation_id: str, start: int = 0, stop: int = -1) -> list[Message]:
+        """Messages by position in creation order (``start..stop`` inclusive, negative from the end)."""
+        base = self._base(conversation_id)
+        return [Message.from_json(r) for r in self.engine.lrange(base + "log", start, stop)]
+
+    def _position(self, base: str, message_id: str) -> int:
+        position = self.engine.get(base + "id:" + check_message_id(message_id))
+        if position is None:
+            raise EntryNotFound(f"message_id {message_id!r}: no such message in this conversation")
+        return int(position)
+
+    def _pages(self, base: str, current_message_id: str | None) -> Iterator[list[Message]]:
+        """Pages of messages, newest first, ending at the current message and going back."""
+        if current_message_id is None:
+            with self.engine.batch() as first:
+                first.get(base + "n")
+                first.lrange(base + "log", -PAGE, -1)
+            assert first.result is not None
+            count_text, records = first.result.results
+            end = int(count_text) if count_text is not None else 0
+        else:
+            end = self._position(base, current_message_id) + 1
+            records = self.engine.lrange(base + "log", max(0, end - PAGE), end - 1)
+        while True:
+            yield [Message.from_json(r) for r in reversed(records)]
+            end -= len(records)
+            if end <= 0 or not records:
+                return
+            records = self.engine.lrange(base + "log", max(0, end - PAGE), end - 1)
+
+    def thread(
+        self, conversation_id: str, current_message_id: str | None = None, *, message_limit: int | None = None
+    ) -> list[Message]:
+        """The active thread ending at ``current_message_id`` (default: the newest), oldest first.
+
+        ``message_limit``: read at most this many stored messages (None: no limit).
+
+        Raises:
+            EntryNotFound: ``current_message_id`` is not in the conversation.
+        """
+        walk: ThreadWalk[Message] = ThreadWalk()
+        budget = message_limit if message_limit is not None and message_limit > 0 else None
+        for page in self._pages(self._base(conversation_id), current_message_id):
+            if budget is not None:
+                page, budget = page[:budget], budget - len(page[:budget])
+            if walk.feed(page) or budget == 0:
+                break
+        return walk.thread[::-1]
+
+    def history(
+        self,
+        conversation_id: str,
+        current_message_id: str | None = None,
+        max_token_limit: int = 2000,
+        message_limit: int | None = None,
+        *,
+        resolver: FileResolver = default_resolver,
+        image_detail: str = "high",
+    ) -> list[PromptMessage]:
+        """The active thread as OpenAI chat messages, oldest first, within ``max_token_limit``.
+
+        Reads at most :func:`effective_limit` (``message_limit``) stored messages back from the
+        current one, extracts the thread, drops the in-flight request, builds the prompt messages
+        (files first, then text) and prunes the oldest whole turns to the token limit (see
+        :mod:`memstack.conversation.prune`). Message tokens are their stored ``token_count`` plus
+        the per-message overhead and a fixed cost per image.
+
+        Raises:
+            EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidValue: ``image_detail`` is not high, low or auto.
+        """
+        if image_detail not in IMAGE_DETAILS:
+            raise InvalidValue(f"image_detail {image_detail!r}: must be one of {', '.join(IMAGE_DETAILS)}")
+        budget = effective_limit(message_limit)
+        walk: ThreadWalk[Message] = ThreadWalk()
+        built: dict[str, tuple[PromptMessage, int]] = {}
+
+        def build(message: Message) -> tuple[PromptMessage, int]:
+            if message.message_id not in built:
+                prompt = prompt_message(
+                    message.role, message.content, message.files, resolver=resolver, image_detail=image_detail
+                )
+                images = (
+                    sum(1 for p in prompt["content"] if p["type"] == "image_url")
+                    if isinstance(prompt["content"], list)
+                    else 0
+                )
+                built[message.message_id] = (
+                    prompt,
+                    MESSAGE_OVERHEAD + message.token_count + IMAGE_TOKENS * images,
+                )
+            return built[message.message_id]
+
+        for page in self._pages(self._base(conversation_id), current_message_id):
+            page = page[:budget]
+            budget -= len(page)
+            if walk.feed(page) or budget <= 0:
+                break
+            thread = drop_in_flight(walk.thread)
+            if older_is_pruned([m.role for m in thread], [build(m)[1] for m in thread], max_token_limit):
+                break
+        thread = drop_in_flight(walk.thread)[::-1]
+        prompts = [build(m) for m in thread]
+        kept = prune(prompts, [m.role for m in thread], [t for _, t in prompts], max_token_limit)
+        return [prompt for prompt, _ in kept]
+
+    def history_text(
+        self,
+        conversation_id: str,
+        current_message_id: str | None = None,
+        human_prefix: str = "Human",
+        ai_prefix: str = "Assistant",
+        max_token_limit: int = 2000,
+        message_limit: int | None = None,
+    ) -> str:
+        """:meth:`history` rendered as ``"Human: …\\nAssistant: …"`` lines (Dify's text form).
+
+        Raises:
+            EntryNotFound: ``current_message_id`` is not in the conversation.
+        """
+        messages = self.history(conversation_id, current_message_id, max_token_limit, message_limit)
+        return history_text(messages, human_prefix, ai_prefix)

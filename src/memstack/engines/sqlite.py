@@ -1,0 +1,293 @@
+"""The embedded engine (``sqlite:///path.db``): one durable file, shared by the processes of a machine.
+
+WAL journal with ``synchronous=NORMAL``; each :meth:`SqliteEngine.execute` is one transaction
+(``BEGIN IMMEDIATE`` when it writes, a plain read transaction otherwise), so a batch is atomic
+across processes and any exception rolls it back whole. Expired keys are treated as absent,
+purged when a write meets them, and swept in bounded steps by a background thread. Published
+messages travel through an event table to every process (see ``_sqlite_events``).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
+
+from ..clock import Clock
+from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
+from . import _sqlite_ops
+from ._sqlite_events import EventListener, prune_sql
+from ._sqlite_schema import connect, ensure_schema
+from .base import GUARDS, WRITES, BatchResult, Engine, Op, Subscription
+
+__all__ = ["SqliteEngine", "sqlite_path"]
+
+log = logging.getLogger("memstack.engines")
+
+# SQLite primary result codes that mean "the file cannot be used right now", not "bad command".
+_UNAVAILABLE: Final = frozenset({5, 6, 8, 10, 13, 14, 26})  # BUSY LOCKED READONLY IOERR FULL CANTOPEN NOTADB
+_EVENT_TTL: Final = 60.0  # seconds (wall time) an event stays for slow listeners
+_PRUNE_EVERY: Final = 10.0  # seconds between prunes by one publisher
+_CACHE_MAX: Final = 4096  # keys rows remembered between writes
+_SWEEP_PROBE: Final = "SELECT 1 FROM keys WHERE expire <= ? LIMIT 1"
+_SWEEP: Final = "DELETE FROM keys WHERE key IN (SELECT key FROM keys WHERE expire <= ? LIMIT ?)"
+_SCAN: Final = "SELECT key FROM keys WHERE key >= ? AND key < ? AND (expire IS NULL OR expire > ?)"
+_SCAN_ALL: Final = "SELECT key FROM keys WHERE key >= ? AND (expire IS NULL OR expire > ?)"
+_FLUSH: Final = (
+    "DELETE FROM hashes",
+    "DELETE FROM sets",
+    "DELETE FROM lists",
+    "DELETE FROM zsets",
+    "DELETE FROM keys",
+)
+
+
+def sqlite_path(url: str) -> str:
+    """The file path of a ``sqlite:///relative.db`` or ``sqlite:////absolute.db`` URL.
+
+    Raises:
+        InvalidUrl: not a sqlite URL, a host part, no path, or an in-memory database.
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "sqlite":
+        raise InvalidUrl(f"engine URL {url!r}: the SQLite engine needs a sqlite:/// URL")
+    if parts.netloc:
+        raise InvalidUrl(
+            f"engine URL {url!r}: a SQLite URL has no host; use sqlite:///relative.db or sqlite:////abs.db"
+        )
+    path = unquote(parts.path[1:])
+    if not path or path.endswith("/"):
+        raise InvalidUrl(f"engine URL {url!r}: names no database file")
+    if path == ":memory:":
+        raise InvalidUrl(f"engine URL {url!r}: use memory:// for an in-process store")
+    return path
+
+
+def _upper_bound(prefix: str) -> str | None:
+    """The least string greater than every string starting with ``prefix`` (None: no bound)."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    code = ord(stripped[-1]) + 1
+    if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be stored; the next code point is U+E000
+        code = 0xE000
+    return stripped[:-1] + chr(code)
+
+
+class SqliteEngine(Engine):
+    """``sqlite:///path.db``: a WAL-mode SQLite file, safe for threads and processes.
+
+    Args:
+        url: ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``; parent
+            directories are created.
+        clock: time source for TTLs.
+        busy_timeout: seconds a write waits for another process's lock before
+            :class:`EngineUnavailable`.
+        sweep_interval: seconds between background sweeps of expired keys (None: no thread).
+        sweep_limit: most keys one sweep removes.
+        poll_interval: seconds between checks for messages published by other processes.
+
+    Raises:
+        InvalidUrl: the URL names no usable file path.
+        EngineUnavailable: the file cannot be created, opened or locked in time.
+    """
+
+    name = "sqlite"
+
+    def __init__(
+        self,
+        url: str,
+        clock: Clock | None = None,
+        *,
+        busy_timeout: float = 5.0,
+        sweep_interval: float | None = 1.0,
+        sweep_limit: int = 1000,
+        poll_interval: float = 0.002,
+    ) -> None:
+        super().__init__(url, clock)
+        self.path = sqlite_path(url)
+        self._lock = threading.RLock()
+        self._closed = threading.Event()
+        self._sweep_limit = sweep_limit
+        self._last_prune = 0.0
+        try:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise EngineUnavailable(f"sqlite file {self.path}: cannot create its directory: {exc}") from exc
+        try:
+            self._conn = connect(self.path, busy_timeout)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+        try:
+            ensure_schema(self._conn)
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise self._error(exc) from exc
+        self._cur = self._conn.cursor()
+        self._cache: dict[str, Any] = {}  # key -> keys row (None: absent); see _sqlite_ops.Tx
+        self._version: object = None
+        self._events = EventListener(self.path, self._read, busy_timeout, poll_interval)
+        self._sweeper: threading.Thread | None = None
+        if sweep_interval is not None:
+            self._sweeper = threading.Thread(
+                target=self._sweep_loop, args=(sweep_interval,), name="memstack-sqlite-sweep", daemon=True
+            )
+            self._sweeper.start()
+
+    # -- engine API --------------------------------------------------------------------------
+    def execute(self, ops: Sequence[Op]) -> BatchResult:
+        write = False
+        for name, _ in ops:
+            if name in WRITES:
+                write = True
+                break
+        table = _sqlite_ops.OPS
+        with self._lock:
+            if self._closed.is_set():
+                raise EngineClosed(f"{self.url}: engine is closed")
+            cur = self._cur
+            cache = self._cache
+            try:
+                if write:
+                    cur.execute("BEGIN IMMEDIATE")
+                    # Another connection committed since our last write: cached rows may be stale.
+                    version = cur.execute("PRAGMA data_version").fetchone()[0]
+                    if version != self._version or len(cache) > _CACHE_MAX:
+                        cache.clear()
+                        self._version = version
+                else:
+                    cur.execute("BEGIN")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._error(exc) from exc
+            tx = _sqlite_ops.Tx(cur, self.now_ms(), write, cache)
+            results: list[Any] = []
+            try:
+                for name, args in ops:
+                    result = table[name](tx, *args)
+                    results.append(result)
+                    if name in GUARDS and not result:
+                        self._rollback()
+                        return BatchResult(False, results)
+                if tx.published:
+                    self._maybe_prune()
+                cur.execute("COMMIT")
+            except BaseException as exc:
+                self._rollback()
+                if isinstance(exc, sqlite3.Error):
+                    raise self._error(exc) from exc
+                raise
+        if tx.published:
+            self._events.wake()
+        return BatchResult(True, results)
+
+    def scan(self, prefix: str) -> Iterator[str]:
+        upper = _upper_bound(prefix)
+        if upper is None:
+            rows = self._read(_SCAN_ALL, (prefix, self.now_ms()))
+        else:
+            rows = self._read(_SCAN, (prefix, upper, self.now_ms()))
+        return iter([r[0] for r in rows])
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
+        self._check_open()
+        try:
+            return self._events.subscribe(channel, callback)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def flush(self) -> None:
+        with self._lock:
+            self._check_open()
+            try:
+                self._cache.clear()
+                self._cur.execute("BEGIN IMMEDIATE")
+                for statement in _FLUSH:
+                    self._cur.execute(statement)
+                self._cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._error(exc) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+        self._events.close()
+        if self._sweeper is not None and self._sweeper is not threading.current_thread():
+            self._sweeper.join(timeout=5)
+        with self._lock:
+            self._conn.close()
+
+    def sweep(self) -> int:
+        """Remove up to ``sweep_limit`` expired keys now; returns how many went.
+
+        Raises:
+            EngineUnavailable: the file stayed locked past the busy timeout.
+            EngineClosed: the engine was closed.
+        """
+        with self._lock:
+            self._check_open()
+            now = self.now_ms()
+            try:
+                if self._cur.execute(_SWEEP_PROBE, (now,)).fetchone() is None:
+                    return 0
+                self._cache.clear()
+                self._cur.execute("BEGIN IMMEDIATE")
+                removed = int(self._cur.execute(_SWEEP, (now, self._sweep_limit)).rowcount)
+                self._cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._error(exc) from exc
+            return removed
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _sweep_loop(self, interval: float) -> None:
+        while not self._closed.wait(interval):
+            try:
+                self.sweep()
+            except EngineClosed:
+                return
+            except EngineError:
+                log.warning("background sweep of %s failed", self.path, exc_info=True)
+
+    def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            self._check_open()
+            try:
+                rows: list[tuple[Any, ...]] = self._cur.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+            return rows
+
+    def _maybe_prune(self) -> None:
+        wall = time.time()
+        if wall - self._last_prune >= _PRUNE_EVERY:
+            self._last_prune = wall
+            self._cur.execute(prune_sql(), (wall - _EVENT_TTL,))
+
+    def _rollback(self) -> None:
+        self._cache.clear()  # it may hold rows of the writes being undone
+        if self._conn.in_transaction:
+            try:
+                self._cur.execute("ROLLBACK")
+            except sqlite3.Error:
+                log.exception("rollback failed on %s", self.path)
+
+    def _check_open(self) -> None:
+        if self._closed.is_set():
+            raise EngineClosed(f"{self.url}: engine is closed")
+
+    def _error(self, exc: sqlite3.Error) -> EngineError:
+        code = getattr(exc, "sqlite_errorcode", None)
+        text = str(exc)
+        busy = "locked" in text or "busy" in text
+        if busy or (code is not None and code & 0xFF in _UNAVAILABLE):
+            return EngineUnavailable(f"sqlite file {self.path}: {text}")
+        return EngineError(f"sqlite file {self.path}: {text}")

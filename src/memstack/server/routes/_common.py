@@ -1,0 +1,59 @@
+"""What every router shares: the problem model, documented error responses, pagination."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..problems import PROBLEM_MEDIA
+
+__all__ = ["ERRORS", "Page", "Problem", "page_of"]
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem; ``error`` is the memstack error class name when there is one."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    error: str | None = None
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {"model": Problem, "description": description, "content": {PROBLEM_MEDIA: {}}}
+
+
+# Every route may answer these (documented so clients and schemathesis know the shapes).
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _problem("Invalid input: the detail names the value and the rule."),
+    401: _problem("A valid API key is required."),
+    404: _problem("Not found (also for another tenant's ids)."),
+    409: _problem("Conflict: exists already, version moved, limit reached, not a number."),
+    413: _problem("Request body too large."),
+    422: _problem("The request does not match its schema."),
+    429: _problem("Session limit reached."),
+    503: _problem("The storage engine is unavailable."),
+}
+
+
+class Page(BaseModel):
+    """One page of a growing list; pass ``next_cursor`` back as ``cursor`` for the next page."""
+
+    items: list[Any]
+    next_cursor: str | None = Field(None, description="Cursor of the next page; null on the last page.")
+
+
+def page_of(sorted_ids: list[str], cursor: str | None, limit: int) -> tuple[list[str], str | None]:
+    """Keyset pagination over sorted ids: those after ``cursor``, at most ``limit``."""
+    start = 0
+    if cursor is not None:
+        import bisect
+
+        start = bisect.bisect_right(sorted_ids, cursor)
+    chunk = sorted_ids[start : start + limit]
+    more = start + limit < len(sorted_ids)
+    return chunk, (chunk[-1] if more and chunk else None)

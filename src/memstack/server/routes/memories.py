@@ -1,0 +1,139 @@
+"""``/v1/memories``: long-term memories of the caller's tenant, by scope (a user or an agent)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, status
+from pydantic import BaseModel, Field
+
+from ...errors import EntryNotFound
+from ...longterm import MemoryEntry, SearchHit
+from ..app import TenantMemory
+from ._common import ERRORS
+
+router = APIRouter(prefix="/v1", tags=["long-term memory"], responses=ERRORS)
+
+ScopeParam = Annotated[str, Query(max_length=128, description="User or agent scope.")]
+
+
+class MemoryIn(BaseModel):
+    content: str = Field(description="The fact or preference (non-blank).")
+    category: str | None = Field(None, description="A path such as user-preferences/music.")
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+
+
+class MemoryOut(BaseModel):
+    id: str
+    content: str
+    category: str | None
+    tags: list[str]
+    created_at: datetime
+    updated_at: datetime | None
+    metadata: dict[str, Any] | None
+
+
+class HitOut(BaseModel):
+    entry: MemoryOut
+    score: float
+    bm25: float | None
+    vector: float | None
+    sources: list[str]
+
+
+class HitPage(BaseModel):
+    items: list[HitOut]
+
+
+class Deleted(BaseModel):
+    id: str
+    deleted: bool
+
+
+class Names(BaseModel):
+    items: list[str]
+
+
+def _out(entry: MemoryEntry) -> MemoryOut:
+    return MemoryOut(
+        id=entry.id,
+        content=entry.content,
+        category=entry.category,
+        tags=list(entry.tags),
+        created_at=entry.created_at,
+        updated_at=entry.updated_at,
+        metadata=entry.metadata,
+    )
+
+
+def _hit(hit: SearchHit) -> HitOut:
+    return HitOut(
+        entry=_out(hit.entry), score=hit.score, bm25=hit.bm25, vector=hit.vector, sources=list(hit.sources)
+    )
+
+
+@router.post(
+    "/memories", response_model=MemoryOut, status_code=status.HTTP_201_CREATED, summary="Save a memory"
+)
+def save(mem: TenantMemory, body: MemoryIn, scope: ScopeParam = "default") -> MemoryOut:
+    entry = mem.long_term(scope).save(
+        content=body.content, category=body.category, tags=body.tags, metadata=body.metadata
+    )
+    return _out(entry)
+
+
+@router.get("/memories", response_model=HitPage, summary="Search (BM25; blank query lists the newest)")
+def search(
+    mem: TenantMemory,
+    scope: ScopeParam = "default",
+    query: Annotated[str | None, Query(max_length=4000)] = None,
+    category: Annotated[str | None, Query(max_length=512)] = None,
+    tags: Annotated[list[str] | None, Query()] = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+) -> HitPage:
+    hits = mem.long_term(scope).search(
+        query,
+        category=category,
+        tags=tags,
+        created_after=created_after,
+        created_before=created_before,
+        max_results=limit,
+    )
+    return HitPage(items=[_hit(h) for h in hits])
+
+
+@router.get("/memories/{memory_id}", response_model=MemoryOut, summary="One memory")
+def get(mem: TenantMemory, memory_id: str, scope: ScopeParam = "default") -> MemoryOut:
+    entry = mem.long_term(scope).get(memory_id)
+    if entry is None:
+        raise EntryNotFound(f"no memory {memory_id!r}")
+    return _out(entry)
+
+
+@router.put("/memories/{memory_id}", response_model=MemoryOut, summary="Save under a given id (upsert)")
+def put(mem: TenantMemory, memory_id: str, body: MemoryIn, scope: ScopeParam = "default") -> MemoryOut:
+    entry = mem.long_term(scope).save(
+        id=memory_id, content=body.content, category=body.category, tags=body.tags, metadata=body.metadata
+    )
+    return _out(entry)
+
+
+@router.delete("/memories/{memory_id}", response_model=Deleted, summary="Delete a memory")
+def delete(mem: TenantMemory, memory_id: str, scope: ScopeParam = "default") -> Deleted:
+    if not mem.long_term(scope).delete(memory_id):
+        raise EntryNotFound(f"no memory {memory_id!r}")
+    return Deleted(id=memory_id, deleted=True)
+
+
+@router.get("/memory-categories", response_model=Names, summary="Categories of a scope")
+def categories(mem: TenantMemory, scope: ScopeParam = "default") -> Names:
+    return Names(items=mem.long_term(scope).list_categories())
+
+
+@router.get("/memory-tags", response_model=Names, summary="Tags of a scope")
+def tags_of(mem: TenantMemory, scope: ScopeParam = "default") -> Names:
+    return Names(items=mem.long_term(scope).list_tags())

@@ -1,0 +1,126 @@
+"""fuse() profiles and cosine()."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.search import FUSION_PROFILES, FusionProfile, Hit, cosine, fuse
+
+
+def _scores(hits: list[Hit]) -> list[tuple[str, float]]:
+    return [(h.id, round(h.score, 6)) for h in hits]
+
+
+# -- rockbot: the seed's HybridRanker ------------------------------------------------------------------
+
+
+def test_rockbot_normalises_bm25_by_max_and_averages() -> None:
+    hits = fuse([("a", 4.0), ("b", 2.0)], [("b", 0.8), ("c", 0.7)], "rockbot")
+    assert _scores(hits) == [("a", 1.0), ("c", 0.7), ("b", 0.65)]
+    b = hits[2]
+    assert (b.bm25, b.vector, b.sources) == (2.0, 0.8, ("bm25", "vector"))
+    assert hits[0].sources == ("bm25",)
+    assert hits[1].sources == ("vector",)
+    assert hits[1].bm25 is None
+
+
+def test_rockbot_quirk_both_found_is_demoted() -> None:
+    hits = fuse([("solo", 1.0), ("both", 1.0)], [("both", 0.6)], "rockbot")
+    assert _scores(hits) == [("solo", 1.0), ("both", 0.8)]
+
+
+def test_rockbot_vector_threshold_default_half() -> None:
+    hits = fuse([], [("x", 0.5), ("y", 0.4999), ("z", -0.9)], "rockbot")
+    assert _scores(hits) == [("x", 0.5)]
+    assert _scores(fuse([], [("y", 0.45)], "rockbot", min_similarity=0.4)) == [("y", 0.45)]
+
+
+def test_rockbot_empty_or_nonpositive_bm25_gives_no_bm25_scores() -> None:
+    assert fuse([], [], "rockbot") == []
+    assert fuse([("a", 0.0)], [], "rockbot") == []
+    assert _scores(fuse([("a", 0.0)], [("a", 0.9)], "rockbot")) == [("a", 0.9)]
+
+
+def test_rockbot_ids_are_case_insensitive() -> None:
+    hits = fuse([("Abc", 2.0)], [("aBC", 0.6)], "rockbot")
+    assert len(hits) == 1
+    assert hits[0].id == "Abc"
+    assert hits[0].score == pytest.approx(0.8)
+
+
+# -- default and rrf ---------------------------------------------------------------------------------
+
+
+def test_default_does_not_penalise_entries_both_retrievers_found() -> None:
+    hits = fuse([("solo", 1.0), ("both", 1.0)], [("both", 0.6)])
+    assert [h.id for h in hits] == ["both", "solo"]
+    assert hits[0].score > hits[1].score
+
+
+def test_default_weighted_sum_values() -> None:
+    prof = FUSION_PROFILES["default"]
+    hits = fuse([("a", 3.0), ("b", 1.5)], [("b", 0.9), ("c", 0.5), ("d", 0.1)])
+    want = {
+        "a": prof.bm25_weight * 1.0,
+        "b": prof.bm25_weight * 0.5 + prof.vector_weight * 0.9,
+        "c": prof.vector_weight * 0.5,
+    }
+    assert {h.id: h.score for h in hits} == pytest.approx(want)
+    assert "d" not in {h.id for h in hits}  # below the default threshold
+
+
+def test_default_ids_are_exact() -> None:
+    assert len(fuse([("A", 1.0)], [("a", 0.9)])) == 2
+
+
+def test_custom_weights_as_data() -> None:
+    prof = FusionProfile(name="vec-heavy", method="weighted", bm25_weight=0.2, vector_weight=0.8)
+    hits = fuse([("a", 1.0)], [("b", 0.9)], prof)
+    assert [h.id for h in hits] == ["b", "a"]
+
+
+def test_rrf_scores() -> None:
+    hits = fuse([("a", 9.0), ("b", 3.0)], [("b", 0.9), ("c", 0.8)], "rrf")
+    got = {h.id: h.score for h in hits}
+    assert got == pytest.approx({"a": 0.5 / 61, "b": 0.5 / 62 + 0.5 / 61, "c": 0.5 / 62})
+    assert hits[0].id == "b"
+
+
+def test_k_and_ties_keep_first_appearance() -> None:
+    hits = fuse([("a", 1.0), ("b", 1.0)], [("c", 1.0)], "rockbot")
+    assert [h.id for h in hits] == ["a", "b", "c"]
+    assert [h.id for h in fuse([("a", 1.0), ("b", 1.0)], [], "rockbot", k=1)] == ["a"]
+
+
+def test_bad_fusion_arguments() -> None:
+    with pytest.raises(InvalidConfiguration, match="nope"):
+        fuse([], [], "nope")
+    with pytest.raises(InvalidInput, match="k=-2"):
+        fuse([], [], k=-2)
+    with pytest.raises(InvalidInput, match="min_similarity"):
+        fuse([], [], min_similarity=math.nan)
+    with pytest.raises(InvalidConfiguration, match="method"):
+        FusionProfile(name="x", method="max")  # type: ignore[arg-type]  # the point of the test
+    with pytest.raises(InvalidConfiguration, match="bm25_weight"):
+        FusionProfile(name="x", method="weighted", bm25_weight=-1)
+
+
+# -- cosine (spec item 27) ------------------------------------------------------------------------------
+
+
+def test_cosine_values() -> None:
+    assert cosine([1.0, 0.0], [1.0, 0.0]) == pytest.approx(1.0)
+    assert cosine([1.0, 0.0], [0.0, 2.0]) == pytest.approx(0.0)
+    assert cosine([1.0, 1.0], [-1.0, -1.0]) == pytest.approx(-1.0)
+    assert cosine(np.array([3.0, 4.0], dtype=np.float32), [4.0, 3.0]) == pytest.approx(24 / 25)
+
+
+def test_cosine_degenerate_cases_are_zero() -> None:
+    assert cosine([1.0, 2.0], [1.0, 2.0, 3.0]) == 0.0
+    assert cosine([], []) == 0.0
+    assert cosine([0.0, 0.0], [1.0, 1.0]) == 0.0
+    assert cosine([1.0, 1.0], [0.0, 0.0]) == 0.0
