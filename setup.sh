@@ -18,4 +18,4 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[server,dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[tokens,embeddings,server,langgraph,llamaindex,dev]'

@@ -34,7 +34,9 @@ def test_save_generates_id_and_get_round_trips(lt: LongTermMemory, clock: Manual
     assert len(lt) == 1
 
 
-def test_upsert_keeps_created_sets_updated_and_changes_category(lt: LongTermMemory, clock: ManualClock) -> None:
+def test_upsert_keeps_created_sets_updated_and_changes_category(
+    lt: LongTermMemory, clock: ManualClock
+) -> None:
     first = lt.save(content="v1", category="a/b", id="Mem-1")
     assert first.id == "mem-1"
     clock.advance(60)

@@ -109,7 +109,7 @@ def test_constructor_defaults_and_backends(clock: ManualClock) -> None:
     store.close()  # idempotent, never raises
     with pytest.raises(InvalidConfiguration, match=r"^Unknown backend: 'postgres'"):
         PersistentMemoryStore("postgres")
-    with pytest.raises(ValueError, match="^Unknown backend"):
+    with pytest.raises(ValueError, match=r"^Unknown backend"):
         PersistentMemoryStore("postgres")
 
 

@@ -134,7 +134,7 @@ def test_profiles_are_data() -> None:
         PersistentMemoryNode(profile="nope")
     with pytest.raises(InvalidConfiguration, match="unknown node setting"):
         PersistentMemoryNode({"colour": "red"})
-    with pytest.raises(InvalidConfiguration, match="^Unknown backend"):
+    with pytest.raises(InvalidConfiguration, match=r"^Unknown backend"):
         PersistentMemoryNode({"backend": "postgres"})
     with pytest.raises(InvalidConfiguration, match="redis_host is empty"):
         PersistentMemoryNode(profile="custom").open()

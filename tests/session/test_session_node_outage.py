@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _redis_servers import _start, free_port
 
+from _redis_servers import _start, free_port
 from memstack.errors import EngineUnavailable
 from memstack.nodes import PersistentMemoryNode
 

@@ -223,7 +223,7 @@ def test_summaries_are_cumulative(mem: Memory) -> None:
 def test_no_auto_summarise(mem: Memory) -> None:
     s = SessionStore(mem.engine, max_history=3, auto_summarize=False)
     s.create("s")
-    for i in range(6):
+    for _ in range(6):
         s.increment("s", "n")
     assert len(s.history("s", 0)) == 6
     assert s.summarize_if_needed("s") is True

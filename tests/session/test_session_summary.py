@@ -65,7 +65,9 @@ def test_max1_collapses_to_one_summary() -> None:
 
 
 def test_fold_counts_unknown_ops_and_skips_empty_keys() -> None:
-    summary = fold([{"key": "a"}, {"op": "clear", "key": None, "cleared": ["b"]}, {"op": "put", "key": ""}], 5.0)
+    summary = fold(
+        [{"key": "a"}, {"op": "clear", "key": None, "cleared": ["b"]}, {"op": "put", "key": ""}], 5.0
+    )
     assert summary == {
         "op": "summary",
         "summarized_count": 3,
@@ -76,7 +78,12 @@ def test_fold_counts_unknown_ops_and_skips_empty_keys() -> None:
 
 
 def test_fold_merges_earlier_summaries() -> None:
-    earlier = {"op": "summary", "summarized_count": 4, "op_counts": {"put": 3, "increment": 1}, "keys_touched": ["a"]}
+    earlier = {
+        "op": "summary",
+        "summarized_count": 4,
+        "op_counts": {"put": 3, "increment": 1},
+        "keys_touched": ["a"],
+    }
     summary = fold([earlier, {"op": "increment", "key": "b"}], 9.0)
     assert summary["summarized_count"] == 5
     assert summary["op_counts"] == {"put": 3, "increment": 2}

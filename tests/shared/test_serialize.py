@@ -58,7 +58,12 @@ def test_change_flags() -> None:
 
 def test_change_to_dict_drops_none_and_round_trips() -> None:
     change = _change(1, None)
-    assert change.to_dict() == {"key": "k", "value": 1, "writer": "w", "timestamp": "2026-01-02T03:04:05+00:00"}
+    assert change.to_dict() == {
+        "key": "k",
+        "value": 1,
+        "writer": "w",
+        "timestamp": "2026-01-02T03:04:05+00:00",
+    }
     assert MemoryChange.from_dict(change.to_dict()) == change
     assert json.loads(change.to_json()) == change.to_dict()
 

@@ -78,6 +78,8 @@ def search(
         if not rows and not state.as_json:
             emit(rows, "no memories found")
             return
+        if not state.as_json:
+            rows = [{**row, "tags": ", ".join(row["tags"])} for row in rows]
         emit_table(rows, ["id", "score", "sources", "category", "tags", "content"], title=f"scope {scope}")
 
 

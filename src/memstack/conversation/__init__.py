@@ -3,21 +3,40 @@ windows and turn memory with its log.
 
 * :class:`ConversationStore` — messages with ``parent_message_id`` branches and the active thread's
   token-limited history (Dify ``TokenBufferMemory``, seed ``002``).
+* :class:`NodeMemory` — the memory of one workflow node inside a conversation (Dify
+  ``NodeTokenBufferMemory``, design A).
+* :class:`SlidingWindows` — per-workflow-session windows of the last N messages with idle expiry
+  (hetumind / n8n Simple Memory, seed ``004``).
+* :class:`TurnMemory` — turns per session and the turn log (RockBot conversation tier).
+
+The pure parts — :func:`extract_thread`, :func:`prune`, :func:`history_text` — work on plain data.
 """
 
 from __future__ import annotations
 
 from .message import FileRef, Message
-from .prompt import PromptMessage, history_text
+from .node_memory import NodeMemory
+from .prompt import PromptMessage, history_text, prompt_message
+from .prune import prune
 from .store import ConversationStore
 from .thread import UUID_NIL, extract_thread
+from .turns import Turn, TurnMemory
+from .window import SlidingWindows
+from .window_config import SimpleMemoryConfig
 
 __all__ = [
     "UUID_NIL",
     "ConversationStore",
     "FileRef",
     "Message",
+    "NodeMemory",
     "PromptMessage",
+    "SimpleMemoryConfig",
+    "SlidingWindows",
+    "Turn",
+    "TurnMemory",
     "extract_thread",
     "history_text",
+    "prompt_message",
+    "prune",
 ]

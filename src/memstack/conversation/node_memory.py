@@ -205,7 +205,8 @@ class NodeMemory:
                 continue
             for role in ("user", "assistant"):
                 files = check_files(turn[f"{role}_files"])
-                messages.append(prompt_message(role, turn[f"{role}_content"], files, image_detail=image_detail))
+                content = turn[f"{role}_content"]
+                messages.append(prompt_message(role, content, files, image_detail=image_detail))
         try:
             tokens = [count_message(m, self.count_tokens) for m in messages]
         except Exception:

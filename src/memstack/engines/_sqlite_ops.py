@@ -3,8 +3,9 @@
 Each ``op_<name>(tx, *args)`` mirrors ``MemoryEngine._op_<name>``. The ``keys`` row of a key
 carries its type, string value, expire-at and, for containers, the element count ``n`` (and, for
 lists, the sequence number ``lo`` of the first element), so type checks, lengths and index ranges
-cost one primary-key lookup and reads follow the requested range, never the container size.
-Child rows vanish with their ``keys`` row through the schema's triggers.
+cost one primary-key lookup (or none, from the cache of :mod:`._sqlite_tx`) and reads follow the
+requested range, never the container size. List elements sit at consecutive ``seq`` numbers
+(every list command removes from the ends only), so an index is ``lo + i``.
 
 SQL strings are constants so ``sqlite3`` reuses its prepared statements.
 """
@@ -20,10 +21,6 @@ from ._sqlite_tx import Tx
 from .base import Number
 
 __all__ = ["OPS"]
-
-_INSERT_STRING: Final = (
-    "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?, 'string', ?, NULL, NULL, NULL)"
-)
 
 _H_GET: Final = "SELECT value FROM hashes WHERE key = ? AND field = ?"
 _H_ALL: Final = "SELECT field, value FROM hashes WHERE key = ?"
@@ -126,12 +123,8 @@ def op_mget(tx: Tx, *keys: str) -> list[str | None]:
     return out
 
 
-def op_set(
-    tx: Tx, key: str, value: str, px: int | None, nx: bool, xx: bool, keepttl: bool
-) -> bool:
-    now = tx.now
-    expire = None if px is None else now + px
-    cur = tx.cur
+def op_set(tx: Tx, key: str, value: str, px: int | None, nx: bool, xx: bool, keepttl: bool) -> bool:
+    expire = None if px is None else tx.now + px
     if nx and xx:
         return False
     if nx or xx or (keepttl and px is None):

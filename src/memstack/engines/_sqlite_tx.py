@@ -138,7 +138,7 @@ class Tx:
         """``key`` becomes a string (whatever it held)."""
         cache = self.cache
         assert cache is not None  # set is a write
-        old = cache.get(key, _MISS)  # type: ignore[arg-type]  # _MISS marks "not cached"
+        old: Any = cache.get(key, _MISS)
         if old is _MISS or (old is not None and old[0] != "string"):
             # Unknown row, or a retype whose old elements the trigger must remove now.
             self._dirty.pop(key, None)

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..clock import Clock
 from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
-from . import _sqlite_ops
+from . import _sqlite_ops, _sqlite_tx
 from ._sqlite_events import EventListener, prune_sql
 from ._sqlite_schema import connect, ensure_schema
 from .base import GUARDS, WRITES, BatchResult, Engine, Op, Subscription
@@ -165,7 +165,7 @@ class SqliteEngine(Engine):
             except sqlite3.Error as exc:
                 self._rollback()
                 raise self._error(exc) from exc
-            tx = _sqlite_ops.Tx(cur, self.now_ms(), write, cache)
+            tx = _sqlite_tx.Tx(cur, self.now_ms(), write, cache)
             results: list[Any] = []
             try:
                 for name, args in ops:
@@ -174,8 +174,10 @@ class SqliteEngine(Engine):
                     if name in GUARDS and not result:
                         self._rollback()
                         return BatchResult(False, results)
-                if tx.published:
-                    self._maybe_prune()
+                if write:
+                    tx.flush()
+                    if tx.published:
+                        self._maybe_prune()
                 cur.execute("COMMIT")
             except BaseException as exc:
                 self._rollback()

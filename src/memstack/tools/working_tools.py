@@ -77,11 +77,11 @@ def save_to_working_memory(wm: WorkingMemory, args: SaveToWorkingMemoryArgs) -> 
         entry = wm.set(args.key, args.data, ttl=ttl, category=_blank_to_none(args.category), tags=split_tags(args.tags))
     except NamespaceFull:
         return (
-            f"Not saved: working memory namespace '{wm.namespace}' is full ({wm.max_entries} live entries). "
+            f"Error: not saved, working memory namespace '{wm.namespace}' is full ({wm.max_entries} live entries). "
             f"Delete an entry you no longer need or wait for one to expire, then save '{full}' again."
         )
     except InvalidKey as exc:
-        return f"Not saved: {exc}"
+        return f"Error: not saved, {exc}"
     return f"Saved to working memory under key '{entry.key}'."
 
 
@@ -99,7 +99,7 @@ def delete_from_working_memory(wm: WorkingMemory, args: KeyArgs) -> str:
     try:
         wm.delete(key)
     except InvalidKey as exc:
-        return f"Not deleted: {exc}"
+        return f"Error: not deleted, {exc}"
     return f"Working memory entry '{_full_key(wm, key)}' deleted."
 
 

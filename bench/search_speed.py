@@ -1,0 +1,346 @@
+"""BM25 speed: memstack's incremental index against bm25s, rank_bm25, SQLite FTS5 and tantivy.
+
+    python bench/search_speed.py [--quick] [--entries N] [--queries N]
+
+Corpus: memory-like entries of 8-30 words sampled by frequency from wordfreq's English list (seeded, so
+every run uses the same corpus). Queries: 2-5 words sampled by frequency from the same list minus its
+100 most frequent words (queries name topics, not function words). Top 10 per query.
+
+Every engine runs in its own subprocess, so its peak memory is its own: "peak MB" is the subprocess's
+peak RSS minus its RSS after the corpus was loaded (index structures plus whatever building them needs).
+memstack, bm25s and rank_bm25 get the same tokens (memstack's default tokeniser: stop words, Snowball
+stemming); FTS5 uses ``porter unicode61`` and tantivy ``en_stem``; query times include tokenising.
+Queries are OR queries (any term) in every engine. "add" is the time to make one new entry searchable:
+memstack, FTS5 (one INSERT, autocommit) and tantivy (add + commit + reload) add incrementally; bm25s and
+rank_bm25 have no incremental add, so their "add" is a full rebuild of the index with one more entry.
+rank_bm25 scores every document in Python per query, so its queries are capped (see its row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+ENGINES = ["memstack", "bm25s", "rank_bm25", "sqlite_fts5", "tantivy"]
+TOP_K = 10
+AGREEMENT_QUERIES = 200
+
+
+def make_corpus(entries: int, queries: int, seed: int = 7) -> tuple[list[str], list[str]]:
+    from wordfreq import top_n_list, word_frequency
+
+    words = [w for w in top_n_list("en", 30_000) if w.isalpha()]
+    weights = [word_frequency(w, "en") for w in words]
+    rng = random.Random(seed)
+    docs = []
+    for _ in range(entries):
+        docs.append(" ".join(rng.choices(words, weights, k=rng.randint(8, 30))))
+    topical, topical_w = words[100:], weights[100:]
+    qs = [" ".join(rng.choices(topical, topical_w, k=rng.randint(2, 5))) for _ in range(queries)]
+    return docs, qs
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def reset_peak() -> float:
+    """Reset the kernel's peak-RSS mark (so loading the corpus does not count) and return the RSS now."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    return _status_mb("VmRSS")
+
+
+def peak_mb() -> float:
+    return _status_mb("VmHWM")
+
+
+def timed_queries(run: Callable[[str], list[str]], queries: list[str]) -> tuple[list[float], list[list[str]]]:
+    times, tops = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        ids = run(q)
+        times.append(time.perf_counter() - t0)
+        tops.append(ids)
+    return times, tops
+
+
+# -- engines (each runs inside its own worker process) ------------------------------------------------
+
+
+def run_memstack(docs: list[str], queries: list[str], extra: list[str]) -> dict[str, Any]:
+    from memstack.search import Bm25Index
+
+    t0 = time.perf_counter()
+    idx = Bm25Index()
+    idx.add_many((str(i), d) for i, d in enumerate(docs))
+    build = time.perf_counter() - t0
+    times, tops = timed_queries(lambda q: [d for d, _ in idx.search(q, k=TOP_K)], queries)
+    t0 = time.perf_counter()
+    for j, text in enumerate(extra):
+        idx.add(f"x{j}", text)
+    add = (time.perf_counter() - t0) / len(extra)
+    return {"build_s": build, "add_s": add, "times": times, "tops": tops, "add_kind": "incremental"}
+
+
+def run_bm25s(docs: list[str], queries: list[str], extra: list[str]) -> dict[str, Any]:
+    import bm25s
+    import numpy as np
+
+    from memstack.search import tokenize
+
+    def build_index(texts: list[str]) -> Any:
+        retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene", backend="numpy")
+        retriever.index([tokenize(t) for t in texts], show_progress=False)
+        return retriever
+
+    t0 = time.perf_counter()
+    retriever = build_index(docs)
+    build = time.perf_counter() - t0
+    vocab = retriever.vocab_dict
+
+    def run(q: str) -> list[str]:
+        tokens = [t for t in tokenize(q) if t in vocab]
+        if not tokens:
+            return []
+        ids, scores = retriever.retrieve([tokens], k=TOP_K, show_progress=False, backend_selection="numpy")
+        return [str(i) for i, s in zip(ids[0].tolist(), scores[0].tolist(), strict=True) if s > 0]
+
+    times, tops = timed_queries(run, queries)
+    del np
+    t0 = time.perf_counter()
+    build_index([*docs, extra[0]])
+    add = time.perf_counter() - t0
+    return {"build_s": build, "add_s": add, "times": times, "tops": tops, "add_kind": "full rebuild"}
+
+
+def run_rank_bm25(docs: list[str], queries: list[str], extra: list[str]) -> dict[str, Any]:
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    from memstack.search import tokenize
+
+    t0 = time.perf_counter()
+    bm = BM25Okapi([tokenize(t) for t in docs], k1=1.2, b=0.75)
+    build = time.perf_counter() - t0
+
+    def run(q: str) -> list[str]:
+        scores = bm.get_scores(tokenize(q))
+        top = np.argsort(-scores, kind="stable")[:TOP_K]
+        return [str(i) for i in top.tolist() if scores[i] > 0]
+
+    times, tops = timed_queries(run, queries)
+    t0 = time.perf_counter()
+    BM25Okapi([tokenize(t) for t in [*docs, extra[0]]], k1=1.2, b=0.75)
+    add = time.perf_counter() - t0
+    return {"build_s": build, "add_s": add, "times": times, "tops": tops, "add_kind": "full rebuild"}
+
+
+def run_sqlite_fts5(docs: list[str], queries: list[str], extra: list[str]) -> dict[str, Any]:
+    import re
+    import sqlite3
+
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    t0 = time.perf_counter()
+    db.execute("CREATE VIRTUAL TABLE docs USING fts5(body, tokenize='porter unicode61')")
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO docs(rowid, body) VALUES (?, ?)", enumerate(docs))
+    db.execute("COMMIT")
+    build = time.perf_counter() - t0
+
+    def run(q: str) -> list[str]:
+        terms = re.findall(r"\w+", q.lower())
+        if not terms:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        rows = db.execute(
+            "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT ?", (match, TOP_K)
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    times, tops = timed_queries(run, queries)
+    t0 = time.perf_counter()
+    for j, text in enumerate(extra):
+        db.execute("INSERT INTO docs(rowid, body) VALUES (?, ?)", (len(docs) + j, text))
+    add = (time.perf_counter() - t0) / len(extra)
+    return {"build_s": build, "add_s": add, "times": times, "tops": tops, "add_kind": "incremental"}
+
+
+def run_tantivy(docs: list[str], queries: list[str], extra: list[str]) -> dict[str, Any]:
+    import re
+
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("id", stored=True, indexed=True)
+    builder.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    schema = builder.build()
+    index = tantivy.Index(schema)
+    t0 = time.perf_counter()
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for i, text in enumerate(docs):
+        writer.add_document(tantivy.Document(id=i, body=text))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    build = time.perf_counter() - t0
+    searcher = index.searcher()
+
+    def run(q: str) -> list[str]:
+        terms = re.findall(r"\w+", q.lower())
+        if not terms:
+            return []
+        query = index.parse_query(" OR ".join(terms), ["body"])
+        hits = searcher.search(query, TOP_K).hits
+        return [str(searcher.doc(addr)["id"][0]) for _, addr in hits]
+
+    times, tops = timed_queries(run, queries)
+    writer = index.writer(heap_size=50_000_000, num_threads=1)
+    n_add = min(len(extra), 20)
+    t0 = time.perf_counter()
+    for j in range(n_add):
+        writer.add_document(tantivy.Document(id=len(docs) + j, body=extra[j]))
+        writer.commit()
+        index.reload()
+    add = (time.perf_counter() - t0) / n_add
+    return {"build_s": build, "add_s": add, "times": times, "tops": tops, "add_kind": "add+commit+reload"}
+
+
+RUNNERS: dict[str, Callable[[list[str], list[str], list[str]], dict[str, Any]]] = {
+    "memstack": run_memstack,
+    "bm25s": run_bm25s,
+    "rank_bm25": run_rank_bm25,
+    "sqlite_fts5": run_sqlite_fts5,
+    "tantivy": run_tantivy,
+}
+REQUIRES = {"bm25s": "bm25s", "rank_bm25": "rank_bm25", "tantivy": "tantivy"}
+# Imported before the peak-memory mark is reset: library code is not index memory.
+PRELOAD = {
+    "memstack": ["memstack.search"],
+    "bm25s": ["bm25s", "memstack.search"],
+    "rank_bm25": ["rank_bm25", "memstack.search"],
+    "sqlite_fts5": ["sqlite3"],
+    "tantivy": ["tantivy"],
+}
+
+
+def worker(engine: str, data_path: str, query_cap: int) -> None:
+    with open(data_path) as fh:
+        data = json.load(fh)
+    queries = data["queries"][:query_cap]
+    for module in PRELOAD[engine]:
+        __import__(module)
+    base = reset_peak()
+    out = RUNNERS[engine](data["docs"], queries, data["extra"])
+    out["peak_mb"] = peak_mb() - base
+    out["engine"] = engine
+    print(json.dumps(out))
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="20,000 entries and 300 queries (< 60 s)")
+    parser.add_argument("--entries", type=int, default=None)
+    parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--worker", choices=ENGINES, help=argparse.SUPPRESS)
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--query-cap", type=int, default=10**9, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.data, args.query_cap)
+        return
+
+    entries = args.entries or (20_000 if args.quick else 100_000)
+    n_queries = args.queries or (300 if args.quick else 1_000)
+    rank_cap = 10 if args.quick else 30
+    docs, queries = make_corpus(entries + 200, n_queries)
+    docs, extra = docs[:entries], docs[entries:]
+    print(
+        f"corpus: {entries:,} entries (8-30 words, wordfreq English), "
+        f"{n_queries:,} queries of 2-5 words, top {TOP_K}"
+    )
+    if args.quick:
+        print("--quick: a reduced corpus; figures are not comparable with a full run")
+
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "corpus.json")
+        with open(path, "w") as fh:
+            json.dump({"docs": docs, "queries": queries, "extra": extra}, fh)
+        for engine in ENGINES:
+            module = REQUIRES.get(engine)
+            if module is not None:
+                try:
+                    __import__(module)
+                except ImportError:
+                    print(f"{engine}: not installed, skipped (pip install 'memstack[bench]')")
+                    continue
+            cap = rank_cap if engine == "rank_bm25" else 10**9
+            cmd = [sys.executable, __file__, "--worker", engine, "--data", path, "--query-cap", str(cap)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                print(f"{engine}: failed\n{proc.stderr[-2000:]}")
+                continue
+            results[engine] = json.loads(proc.stdout.strip().splitlines()[-1])
+
+    ours = results["memstack"]
+    print()
+    print(
+        f"{'engine':<12} {'build s':>9} {'add ms':>10} {'add is':<18} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'queries':>8} {'peak MB':>8} {'top-10 overlap':>15}"
+    )
+    for name, r in results.items():
+        overlap = ""
+        n = min(AGREEMENT_QUERIES, len(r["tops"]), len(ours["tops"]))
+        if name != "memstack" and n:
+            shared = [
+                len(set(a) & set(b)) / max(1, len(b))
+                for a, b in zip(ours["tops"][:n], r["tops"][:n], strict=True)
+                if b
+            ]
+            overlap = f"{statistics.fmean(shared):.3f}" if shared else "-"
+        print(
+            f"{name:<12} {r['build_s']:>9.2f} {r['add_s'] * 1e3:>10.4f} {r['add_kind']:<18} "
+            f"{pct(r['times'], 0.5) * 1e3:>8.3f} {pct(r['times'], 0.99) * 1e3:>8.3f} {len(r['times']):>8} "
+            f"{r['peak_mb']:>8.1f} {overlap:>15}"
+        )
+    print("\npeak MB: peak RSS of the engine's own process minus its RSS after loading the corpus.")
+    print("top-10 overlap: mean share of the peer's top 10 that memstack also returns (same queries).")
+    if "rank_bm25" in results:
+        print(f"rank_bm25: queries capped at {rank_cap} (it scores every document in Python).")
+
+    p50 = pct(ours["times"], 0.5) * 1e3
+    p99 = pct(ours["times"], 0.99) * 1e3
+    add = ours["add_s"] * 1e3
+    line = f"RESULT p50_ms={p50:.4f} p99_ms={p99:.4f} add_ms={add:.4f}"
+    if "bm25s" in results:
+        peer = results["bm25s"]
+        line += f" p50_vs_bm25s={p50 / (pct(peer['times'], 0.5) * 1e3):.3f}"
+        line += f" add_vs_bm25s={add / (peer['add_s'] * 1e3):.6f}"
+    print(line)
+
+
+if __name__ == "__main__":
+    main()

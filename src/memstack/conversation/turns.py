@@ -1,0 +1,189 @@
+"""``TurnMemory``: per-session conversation turns and the turn log (RockBot conversation tier).
+
+Each session keeps its last ``max_turns_per_session`` turns (50: a sliding window of messages,
+oldest evicted; spec 2 items 58-62); ``recent()`` gives the injection window (the last 20). Every
+added turn is also appended to the turn log, an append-only list of
+``{session_id, role, content, timestamp}`` that the dream passes replay; it can be mirrored to a
+JSONL file. Sessions idle for ``idle_timeout`` seconds expire (engine TTL refreshed on every add
+and read; RockBot's idle timeout is one hour).
+
+Every key shares one hash tag, so a turn, its log entry and the session index are written in ONE
+batch, also on Redis Cluster (the price: the whole tier lives in one cluster slot)::
+
+    turns:{turns}:s:{session_id}   list    the session's turns (JSON)
+    turns:{turns}:sessions         set     session ids
+    turns:{turns}:log              list    the turn log
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+from ..engines.base import Engine
+from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
+
+__all__ = ["Turn", "TurnMemory"]
+
+PREFIX: Final = "turns:"
+_SESSION = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may contain "/" (sub-directories)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn: who said what, when (engine-clock seconds)."""
+
+    role: str
+    content: str
+    timestamp: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with an ISO-8601 UTC ``timestamp``."""
+        when = datetime.fromtimestamp(self.timestamp, UTC).isoformat().replace("+00:00", "Z")
+        return {"role": self.role, "content": self.content, "timestamp": when}
+
+
+class TurnMemory:
+    """Turns per session plus the turn log, on one engine.
+
+    Args:
+        engine: the storage engine.
+        max_turns_per_session: retention per session (oldest evicted).
+        context_turns: default size of :meth:`recent`.
+        log: also append every turn to the turn log.
+        log_path: also mirror log entries to this JSONL file (one JSON object per line).
+        idle_timeout: seconds without add or read after which a session expires (None: never).
+
+    Raises:
+        InvalidConfiguration: a limit below 1 or a non-positive timeout.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_turns_per_session: int = 50,
+        context_turns: int = 20,
+        log: bool = True,
+        log_path: str | Path | None = None,
+        idle_timeout: float | None = 3600.0,
+    ) -> None:
+        for name, value in (("max_turns_per_session", max_turns_per_session), ("context_turns", context_turns)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidConfiguration(f"{name} {value!r}: must be an int >= 1")
+        if idle_timeout is not None and idle_timeout <= 0:
+            raise InvalidConfiguration(f"idle_timeout {idle_timeout!r}: must be > 0 or None")
+        self.engine = engine
+        self.max_turns_per_session = max_turns_per_session
+        self.context_turns = context_turns
+        self.log = log
+        self.log_path = Path(log_path) if log_path is not None else None
+        self.idle_timeout = idle_timeout
+        self._base = f"{PREFIX}{engine.tag('turns')}:"
+        self._file_lock = threading.Lock()
+
+    def _key(self, session_id: str) -> str:
+        if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
+            raise InvalidSessionId(f"session_id {session_id!r}: must be 1-256 characters of [A-Za-z0-9_./@:-]")
+        return f"{self._base}s:{session_id}"
+
+    def _ttl_ms(self) -> int | None:
+        return None if self.idle_timeout is None else int(self.idle_timeout * 1000)
+
+    def add(self, session_id: str, role: str, content: str) -> Turn:
+        """Append a turn (and its log entry) in one batch; evict the oldest beyond the retention.
+
+        Raises:
+            InvalidSessionId: a malformed session id.
+            InvalidValue: an empty role or non-string content.
+        """
+        key = self._key(session_id)
+        if not isinstance(role, str) or not role:
+            raise InvalidValue(f"role {role!r}: must be a non-empty string")
+        if not isinstance(content, str):
+            raise InvalidValue(f"content {content!r}: must be a string")
+        turn = Turn(role, content, self.engine.clock.now())
+        record = json.dumps({"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False)
+        entry = {"session_id": session_id, "role": role, "content": content, "timestamp": turn.timestamp}
+        entry_text = json.dumps(entry, ensure_ascii=False)
+        with self.engine.batch() as batch:
+            batch.rpush(key, record)
+            batch.ltrim(key, -self.max_turns_per_session, -1)
+            ttl = self._ttl_ms()
+            if ttl is not None:
+                batch.pexpire(key, ttl)
+            batch.sadd(self._base + "sessions", session_id)
+            if self.log:
+                batch.rpush(self._base + "log", entry_text)
+        if self.log and self.log_path is not None:
+            with self._file_lock, self.log_path.open("a", encoding="utf-8") as handle:
+                handle.write(entry_text + "\n")
+        return turn
+
+    def turns(self, session_id: str) -> list[Turn]:
+        """The session's turns, oldest first (unknown or expired session → [])."""
+        return self._read(session_id, 0)
+
+    def recent(self, session_id: str, n: int | None = None) -> list[Turn]:
+        """The last ``n`` turns (default ``context_turns``), oldest first.
+
+        Raises:
+            InvalidValue: ``n`` below 1.
+        """
+        count = self.context_turns if n is None else n
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise InvalidValue(f"n {n!r}: must be an int >= 1")
+        return self._read(session_id, -count)
+
+    def _read(self, session_id: str, start: int) -> list[Turn]:
+        key = self._key(session_id)
+        with self.engine.batch() as batch:
+            batch.lrange(key, start, -1)
+            ttl = self._ttl_ms()
+            if ttl is not None:
+                batch.pexpire(key, ttl)  # a read is an access, as RockBot's GetTurnsAsync
+        assert batch.result is not None
+        return [Turn(**json.loads(record)) for record in batch.result.results[0]]
+
+    def clear(self, session_id: str) -> bool:
+        """Remove a session's turns (the log keeps its entries); True if it existed."""
+        key = self._key(session_id)
+        with self.engine.batch() as batch:
+            batch.delete(key)
+            batch.srem(self._base + "sessions", session_id)
+        assert batch.result is not None
+        return bool(batch.result.results[0])
+
+    def sessions(self) -> list[str]:
+        """Ids of the live sessions, sorted (expired ones are dropped from the index)."""
+        ids = sorted(self.engine.smembers(self._base + "sessions"))
+        if not ids:
+            return []
+        with self.engine.batch() as batch:
+            for session_id in ids:
+                batch.exists(self._key(session_id))
+        assert batch.result is not None
+        gone = [s for s, live in zip(ids, batch.result.results, strict=True) if not live]
+        if gone:
+            self.engine.srem(self._base + "sessions", *gone)
+        return [s for s in ids if s not in gone]
+
+    def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidValue(f"limit {limit!r}: must be an int >= 1 or None")
+        start = 0 if limit is None else -limit
+        return [json.loads(r) for r in self.engine.lrange(self._base + "log", start, -1)]
+
+    def clear_log(self) -> int:
+        """Empty the turn log (the JSONL mirror is left alone); returns how many entries it held."""
+        with self.engine.batch() as batch:
+            batch.llen(self._base + "log")
+            batch.delete(self._base + "log")
+        assert batch.result is not None
+        return int(batch.result.results[0])

@@ -1,0 +1,331 @@
+"""``SlidingWindows``: per-workflow-session message windows with idle expiry (seed ``004``, design A).
+
+One buffer per ``{workflow_id}__{session_id}`` (hetumind's and n8n's key), stored under the tier
+prefix ``win:`` with that scope as the hash tag::
+
+    win:{t}:buf    list    messages (JSON ``{role, content, timestamp, message_id, metadata}``)
+    win:{t}:seen   string  last access, engine-clock milliseconds
+    win:{t}:meta   hash    workflow_id, session_id, created, expiry_ms
+
+The window is the last ``context_window_length`` MESSAGES (hetumind's unit). A window idle for
+more than ``buffer_expiry_minutes`` is gone: checked lazily on every access (reads and writes
+refresh the access time) and by :meth:`SlidingWindows.sweep`, which a background thread runs
+every ``cleanup_interval`` seconds once the first window is touched; ``close()`` stops it. The
+keys also carry an engine TTL of twice the expiry, so storage is reclaimed even when no process
+sweeps. Each buffer keeps at most ``max_messages`` messages (oldest evicted).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ..engines.base import Engine
+from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
+from .window_config import SimpleMemoryConfig
+
+__all__ = ["SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
+
+PREFIX: Final = "win:"
+_WORKFLOW = re.compile(r"[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*")  # no "__": it separates the scope
+_SESSION = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+_ROLES: Final = ("system", "user", "assistant", "tool")
+_log = logging.getLogger(__name__)
+
+Config = SimpleMemoryConfig | Mapping[str, Any] | None
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def is_idle(seen_ms: int, expiry_ms: int, now_ms: int) -> bool:
+    """True when a window last accessed at ``seen_ms`` is idle for MORE than ``expiry_ms`` (0: never)."""
+    return expiry_ms > 0 and now_ms - seen_ms > expiry_ms
+
+
+def parse_input_messages(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The input's messages, first match wins (spec 5 item 6): ``messages`` → ``chat_history``
+    arrays, then ``prompt`` → ``content`` strings (one user message), else none.
+
+    Raises:
+        InvalidValue: an array item without a string ``role`` or ``content``.
+    """
+    for field in ("messages", "chat_history"):
+        items = data.get(field)
+        if isinstance(items, list):
+            parsed = []
+            for item in items:
+                if not isinstance(item, Mapping) or not isinstance(item.get("role"), str):
+                    raise InvalidValue(f"Message missing 'role' field: {item!r}")
+                if not isinstance(item.get("content"), str):
+                    raise InvalidValue(f"Message missing 'content' field: {item!r}")
+                role = item["role"] if item["role"] in _ROLES else "user"
+                message: dict[str, Any] = {"role": role, "content": item["content"]}
+                if item.get("id") is not None:
+                    message["message_id"] = str(item["id"])
+                if isinstance(item.get("metadata"), Mapping):
+                    message["metadata"] = dict(item["metadata"])
+                parsed.append(message)
+            return parsed
+    for field in ("prompt", "content"):
+        if isinstance(data.get(field), str):
+            return [{"role": "user", "content": data[field]}]
+    _log.warning("SimpleMemory input holds no messages (messages, chat_history, prompt, content)")
+    return []
+
+
+class SlidingWindows:
+    """Sliding-window buffers on one engine (see the module docstring).
+
+    Args:
+        engine: the storage engine (its clock decides idleness).
+        cleanup_interval: seconds between background sweeps (None: no background thread).
+        max_messages: most messages one buffer keeps.
+    """
+
+    def __init__(
+        self, engine: Engine, *, cleanup_interval: float | None = 300.0, max_messages: int = 100
+    ) -> None:
+        if cleanup_interval is not None and cleanup_interval <= 0:
+            raise InvalidConfiguration(f"cleanup_interval {cleanup_interval!r}: must be > 0 or None")
+        if max_messages < 1:
+            raise InvalidConfiguration(f"max_messages {max_messages!r}: must be >= 1")
+        self.engine = engine
+        self.cleanup_interval = cleanup_interval
+        self.max_messages = max_messages
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- scope -------------------------------------------------------------------------------
+    def session_id(self, input: Mapping[str, Any], config: Config = None) -> str:  # noqa: A002 - the seed's name
+        """The session id: the input's ``session_id`` field, or the configured custom key.
+
+        Raises:
+            InvalidConfiguration: ``from_input`` and the input has no non-empty ``session_id``.
+        """
+        cfg = SimpleMemoryConfig.coerce(config)
+        if cfg.session_id_type == "custom_key":
+            return str(cfg.custom_session_key)
+        value = input.get("session_id") if isinstance(input, Mapping) else None
+        if value is None or value == "":
+            raise InvalidConfiguration(
+                "session_id: the input has no 'session_id' field (session_id_type is from_input); "
+                "send one or use session_id_type='custom_key'"
+            )
+        return str(value)
+
+    def _base(self, workflow_id: str, session_id: str) -> str:
+        if not isinstance(workflow_id, str) or not _WORKFLOW.fullmatch(workflow_id) or len(workflow_id) > 128:
+            raise InvalidKey(f"workflow_id {workflow_id!r}: 1-128 characters of [A-Za-z0-9_.-] without '__'")
+        if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
+            raise InvalidKey(f"session_id {session_id!r}: must be 1-128 characters of [A-Za-z0-9_.:@-]")
+        return f"{PREFIX}{self.engine.tag(f'{workflow_id}__{session_id}')}:"
+
+    # -- core --------------------------------------------------------------------------------
+    def _touch(
+        self, base: str, cfg: SimpleMemoryConfig, workflow_id: str, session_id: str, new: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Lazily expire, append ``new`` (one batch), refresh the access time; return the window and
+        the number of stored messages."""
+        self._ensure_sweeper()
+        now = self.engine.now_ms()
+        expiry_ms = None if cfg.buffer_expiry_minutes is None else int(cfg.buffer_expiry_minutes * 60_000)
+        seen = self._live_seen(base, now)
+        records = [
+            json.dumps(
+                {
+                    "role": m["role"],
+                    "content": m["content"],
+                    "timestamp": _iso(now),
+                    "message_id": m.get("message_id") or str(uuid.uuid4()),
+                    "metadata": m.get("metadata") or {},
+                },
+                ensure_ascii=False,
+            )
+            for m in new
+        ]
+        batch = self.engine.batch()
+        batch.set(base + "seen", str(now), px=2 * expiry_ms if expiry_ms else None)
+        if seen is None:
+            meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
+            batch.hset(base + "meta", meta)
+        batch.hset(base + "meta", {"expiry_ms": str(expiry_ms or 0)})
+        if records:
+            batch.rpush(base + "buf", *records)
+            batch.ltrim(base + "buf", -self.max_messages, -1)
+        for key in ("buf", "meta"):
+            if expiry_ms:
+                batch.pexpire(base + key, 2 * expiry_ms)
+            else:
+                batch.persist(base + key)
+        batch.lrange(base + "buf", -cfg.context_window_length, -1)
+        batch.llen(base + "buf")
+        result = batch.execute()
+        return [json.loads(r) for r in result.results[-2]], int(result.results[-1])
+
+    def _live_seen(self, base: str, now: int) -> str | None:
+        """The window's last-access stamp, or None when absent or idle too long (then dropped)."""
+        with self.engine.batch() as read:
+            read.get(base + "seen")
+            read.hget(base + "meta", "expiry_ms")
+        assert read.result is not None
+        seen, expiry = read.result.results
+        if seen is not None and is_idle(int(seen), int(expiry or 0), now):
+            self._expire(base, seen)
+            return None
+        return str(seen) if seen is not None else None
+
+    def _expire(self, base: str, seen: str) -> bool:
+        with self.engine.batch() as batch:
+            batch.require_equal(base + "seen", seen)
+            batch.delete(base + "buf", base + "meta", base + "seen")
+        assert batch.result is not None
+        return batch.result.applied
+
+    # -- agent-loop API ----------------------------------------------------------------------
+    def load(self, workflow_id: str, input: Mapping[str, Any], config: Config = None) -> dict[str, Any]:  # noqa: A002 - the seed's name
+        """``{memory_key: window}``: message dicts, or one ``Human:/AI:`` string when
+        ``return_messages`` is False.
+
+        Raises:
+            InvalidConfiguration: invalid config or no session id.
+        """
+        cfg = SimpleMemoryConfig.coerce(config)
+        session = self.session_id(input, cfg)
+        window, _ = self._touch(self._base(workflow_id, session), cfg, workflow_id, session, [])
+        messages = [{"role": m["role"], "content": m["content"]} for m in window]
+        if cfg.return_messages:
+            return {cfg.memory_key: messages}
+        prefixes = {"user": "Human", "assistant": "AI", "system": "System", "tool": "Tool"}
+        return {cfg.memory_key: "\n".join(f"{prefixes[m['role']]}: {m['content']}" for m in messages)}
+
+    def save(
+        self,
+        workflow_id: str,
+        input: Mapping[str, Any],  # noqa: A002 - the seed's name
+        output: Mapping[str, Any],
+        config: Config = None,
+    ) -> None:
+        """Store ``input[input_key]`` as the user message and ``output[output_key]`` as the answer,
+        together in one batch.
+
+        Raises:
+            InvalidConfiguration: invalid config or no session id.
+            InvalidValue: the input or output field is missing or not a string.
+        """
+        cfg = SimpleMemoryConfig.coerce(config)
+        session = self.session_id(input, cfg)
+        pair = []
+        for role, data, key in (("user", input, cfg.input_key), ("assistant", output, cfg.output_key)):
+            text = data.get(key) if isinstance(data, Mapping) else None
+            if not isinstance(text, str):
+                raise InvalidValue(f"{key!r}: the {role} message must be a string field, got {text!r}")
+            pair.append({"role": role, "content": text})
+        self._touch(self._base(workflow_id, session), cfg, workflow_id, session, pair)
+
+    # -- node API (spec 5 items 6-9) ---------------------------------------------------------
+    def execute(self, workflow_id: str, input: Mapping[str, Any], config: Config = None) -> dict[str, Any]:  # noqa: A002 - the seed's name
+        """Run the SimpleMemory node: store the input's messages, then return the window with them.
+
+        Raises:
+            InvalidConfiguration: invalid config or no session id.
+            InvalidValue: a malformed input message.
+        """
+        cfg = SimpleMemoryConfig.coerce(config)
+        session = self.session_id(input, cfg)
+        new = parse_input_messages(input)
+        window, total = self._touch(self._base(workflow_id, session), cfg, workflow_id, session, new)
+        return {
+            "session_id": session,
+            "workflow_id": workflow_id,
+            "config": cfg.to_dict(),
+            "chat_history": window,
+            "stats": {
+                "total_messages": total,
+                "session_id": session,
+                "context_window_length": cfg.context_window_length,
+                "timestamp": _iso(self.engine.now_ms()),
+            },
+        }
+
+    # -- inspection and lifecycle ------------------------------------------------------------
+    def messages(self, workflow_id: str, session_id: str) -> list[dict[str, Any]]:
+        """Every stored message of a live window (no refresh of its access time)."""
+        base = self._base(workflow_id, session_id)
+        with self.engine.batch() as read:
+            read.get(base + "seen")
+            read.hget(base + "meta", "expiry_ms")
+            read.lrange(base + "buf", 0, -1)
+        assert read.result is not None
+        seen, expiry, records = read.result.results
+        if seen is None or is_idle(int(seen), int(expiry or 0), self.engine.now_ms()):
+            return []
+        return [json.loads(r) for r in records]
+
+    def clear(self, workflow_id: str, session_id: str) -> bool:
+        """Drop one window; True if it existed."""
+        base = self._base(workflow_id, session_id)
+        return self.engine.delete(base + "buf", base + "meta", base + "seen") > 0
+
+    def sweep(self) -> dict[str, int]:
+        """Drop every window idle for longer than its expiry; hetumind's cleanup statistics.
+
+        Returns:
+            ``{"total_entries", "expired_entries", "active_entries"}``.
+        """
+        now = self.engine.now_ms()
+        total = expired = 0
+        for key in list(self.engine.scan(PREFIX)):
+            if not key.endswith(":seen"):
+                continue
+            base = key[: -len("seen")]
+            with self.engine.batch() as read:
+                read.get(key)
+                read.hget(base + "meta", "expiry_ms")
+            assert read.result is not None
+            seen, expiry = read.result.results
+            if seen is None:
+                continue
+            total += 1
+            if is_idle(int(seen), int(expiry or 0), now) and self._expire(base, seen):
+                expired += 1
+        if expired:
+            _log.info("sliding windows: %d of %d idle windows removed", expired, total)
+        return {"total_entries": total, "expired_entries": expired, "active_entries": total - expired}
+
+    def _ensure_sweeper(self) -> None:
+        if self.cleanup_interval is None or self._thread is not None or self._stop.is_set():
+            return
+        with self._lock:
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(target=self._run, name="memstack-windows-sweep", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        assert self.cleanup_interval is not None
+        while not self._stop.wait(self.cleanup_interval):
+            try:
+                self.sweep()
+            except Exception:
+                _log.exception("sliding-window sweep failed")
+
+    @property
+    def sweeping(self) -> bool:
+        """True while the background sweep thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def close(self) -> None:
+        """Stop the background sweep (idempotent); the engine stays open."""
+        self._stop.set()
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            thread.join(timeout=10)

@@ -1,0 +1,91 @@
+"""The long-term memory tools (spec items 54-57): what each returns to the LLM, as text.
+
+``save_memory`` saves the raw content at once (no LLM call on the write path, DESIGN §5) and says
+so truthfully; an optional ``save_hook`` receives the saved entry for later enrichment (the dream
+issue's LLM expansion) and can never undo or falsify the save.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from ..errors import InvalidKey
+from ..longterm import LongTermMemory, MemoryEntry
+from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs
+from .working_tools import split_tags
+
+__all__ = ["age_text", "delete_memory", "list_memory_categories", "save_memory", "search_memory"]
+
+SaveHook = Callable[[MemoryEntry], object]
+SEARCH_RESULTS = 20
+_log = logging.getLogger(__name__)
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    return value.strip() if value is not None and value.strip() else None
+
+
+def age_text(created_at: datetime, now: float) -> str:
+    """``today``, ``1 day ago`` or ``{n} days ago``: whole days since ``created_at`` (spec item 55)."""
+    days = max(0, math.floor((now - created_at.timestamp()) / 86400))
+    if days == 0:
+        return "today"
+    return "1 day ago" if days == 1 else f"{days} days ago"
+
+
+def save_memory(memory: LongTermMemory, args: SaveMemoryArgs, hook: SaveHook | None = None) -> str:
+    """Save the raw content now: ``Memory saved with id '{id}'.``"""
+    entry = memory.save(content=args.content, category=_blank_to_none(args.category), tags=split_tags(args.tags))
+    if hook is not None:
+        try:
+            hook(entry)
+        except Exception:  # the save happened; a failing enrichment hook must not turn it into an error
+            _log.exception("save_memory hook failed for memory %s", entry.id)
+    return f"Memory saved with id '{entry.id}'."
+
+
+def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
+    """``Found {n} memory entries:`` and one line each, or the seed's no-result text."""
+    hits = memory.search(
+        _blank_to_none(args.query),
+        category=_blank_to_none(args.category),
+        tags=split_tags(args.tags),
+        max_results=SEARCH_RESULTS,
+    )
+    if not hits:
+        return "No memories found matching the search criteria."
+    now = memory.engine.clock.now()
+    lines = [f"Found {len(hits)} memory entries:", ""]
+    for hit in hits:
+        entry = hit.entry
+        created = entry.created_at.astimezone(UTC)
+        lines.append(
+            f"- [{entry.id}] ({entry.category or 'uncategorized'}, remembered {age_text(created, now)}): "
+            f"{entry.content}"
+        )
+        if entry.tags:
+            lines.append(f"  Tags: {', '.join(entry.tags)}")
+    return "\n".join(lines)
+
+
+def delete_memory(memory: LongTermMemory, args: DeleteMemoryArgs) -> str:
+    """``Deleted memory entry '{id}': "{content}"``, or the seed's unknown-id text."""
+    entry_id = args.id.strip()
+    try:
+        entry = memory.get(entry_id) if entry_id else None
+    except InvalidKey:
+        entry = None  # an id that cannot exist: the same answer as an unknown one
+    if entry is None or not memory.delete(entry.id):
+        return f"No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID."
+    return f"Deleted memory entry '{entry.id}': \"{entry.content}\""
+
+
+def list_memory_categories(memory: LongTermMemory, args: NoArgs) -> str:
+    """``Memory categories:`` and one ``- {cat}`` line each, or the seed's empty text."""
+    categories = memory.list_categories()
+    if not categories:
+        return "No categories yet. Save a memory with a category to create one."
+    return "\n".join(["Memory categories:", *(f"- {c}" for c in categories)])

@@ -1,0 +1,1 @@
+"""The engine conformance suite: every engine passes the same tests."""
