@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ._memory import Memory, open  # noqa: A004 - memstack.open is the entry point, like io.open
 from .clock import Clock, ManualClock, SystemClock
+from .context import BuiltContext, ContextBuilder
 from .errors import (
     AlreadyExists,
     Conflict,
@@ -42,8 +43,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExists",
+    "BuiltContext",
     "Clock",
     "Conflict",
+    "ContextBuilder",
     "CrossSlot",
     "EngineClosed",
     "EngineError",

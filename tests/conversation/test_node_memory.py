@@ -11,7 +11,9 @@ from memstack.errors import EntryNotFound, InvalidConfiguration, InvalidKey, Inv
 IMAGE = {"type": "image", "transfer_method": "remote_url", "url": "https://example.test/x.png"}
 
 
-def run(store: ConversationStore, cid: str, run_id: str, question: str, answer: str, parent: str | None = "latest") -> str:
+def run(
+    store: ConversationStore, cid: str, run_id: str, question: str, answer: str, parent: str | None = "latest"
+) -> str:
     """One chatflow run: the conversation's user and assistant messages, tagged with the run id."""
     kwargs = {} if parent == "latest" else {"parent_message_id": parent}
     q = store.append(cid, "user", question, message_id=f"q-{run_id}", workflow_run_id=run_id, **kwargs)
@@ -38,15 +40,24 @@ def test_turns_follow_the_thread_in_order(mem: Memory, store: ConversationStore)
         "node-q-r1", "node-a-r1", "node-q-r2", "node-a-r2", "node-q-r3", "node-a-r3",
     ]  # fmt: skip
     # regenerate from r1's question: the thread is now r1 → r4 and r2, r3 leave the history
-    store.append("c1", "assistant", "again", message_id="a-r4", parent_message_id="q-r1", workflow_run_id="r4")
+    store.append(
+        "c1", "assistant", "again", message_id="a-r4", parent_message_id="q-r1", workflow_run_id="r4"
+    )
     node.add_messages("r4", "node-q-r4", None, "node-a-r4", None)
     node.flush()
-    assert contents(node.get_history_prompt_messages()) == ["node-q-r1", "node-a-r1", "node-q-r4", "node-a-r4"]
+    assert contents(node.get_history_prompt_messages()) == [
+        "node-q-r1",
+        "node-a-r1",
+        "node-q-r4",
+        "node-a-r4",
+    ]
     older = node.get_history_prompt_messages(current_message_id="a-r2")
     assert contents(older) == ["node-q-r1", "node-a-r1", "node-q-r2", "node-a-r2"]
 
 
-def test_runs_without_a_turn_are_skipped_and_in_flight_run_dropped(mem: Memory, store: ConversationStore) -> None:
+def test_runs_without_a_turn_are_skipped_and_in_flight_run_dropped(
+    mem: Memory, store: ConversationStore
+) -> None:
     node = mem.node_memory("app", "c1", "llm-1")
     run(store, "c1", "r1", "Q1", "A1")
     run(store, "c1", "r2", "Q2", "A2")  # this node did not run in r2
@@ -64,7 +75,8 @@ def test_buffer_is_invisible_to_others_until_flush(mem: Memory, store: Conversat
     run(store, "c1", "r2", "Q2", "A2")
     writer.add_messages("r1", "q1", [IMAGE], "a1", [])
     writer.add_messages("r2", "q2", [], "a2", [])
-    assert writer.exists() and not reader.exists()
+    assert writer.exists()
+    assert not reader.exists()
     assert reader.get_history_prompt_messages() == []
     assert len(writer.get_history_prompt_messages()) == 4  # its own buffer is visible to it
     writer.flush()
@@ -127,7 +139,8 @@ def test_token_limit_prunes_whole_turns(mem: Memory, store: ConversationStore) -
     # 10 tokens per message (7 + 3 overhead)
     assert len(node.get_history_prompt_messages(max_token_limit=45)) == 4
     assert len(node.get_history_prompt_messages(max_token_limit=19)) == 1
-    assert len(mem.node_memory("app", "c1", "llm-1", max_token_limit=25).get_history_prompt_messages()) == 2
+    default_limit = mem.node_memory("app", "c1", "llm-1", max_token_limit=25, token_counter=len)
+    assert len(default_limit.get_history_prompt_messages()) == 2
 
 
 def test_token_count_errors_return_the_untruncated_history(mem: Memory, store: ConversationStore) -> None:

@@ -40,6 +40,10 @@ def test_seed_002_regeneration_history_and_thread(store: ConversationStore) -> N
     assert [m.message_id for m in store.thread("c1", "B1")] == ["A", "A1", "B", "B1"]
     assert texts(store.history("c1", "B1")) == ["A", "A1", "B", "B1"]
     assert store.count("c1") == 7
+    assert store.thread_length("c1") == 4
+    store.append("c1", "user", "D")  # in flight: not counted
+    assert store.thread_length("c1") == 4
+    assert store.thread_length("c1", "B") == 2
 
 
 def test_default_parent_is_the_newest_message(store: ConversationStore) -> None:
@@ -78,8 +82,12 @@ def test_token_limit_prunes_oldest_whole_turns(store: ConversationStore) -> None
     assert texts(store.history("c1", max_token_limit=0)) == ["a4"]
 
 
-@pytest.mark.parametrize(("message_limit", "expected"), [(None, 500), (0, 500), (-3, 500), (9999, 500), (10, 10)])
-def test_message_limit_defaults_and_cap(store: ConversationStore, message_limit: int | None, expected: int) -> None:
+@pytest.mark.parametrize(
+    ("message_limit", "expected"), [(None, 500), (0, 500), (-3, 500), (9999, 500), (10, 10)]
+)
+def test_message_limit_defaults_and_cap(
+    store: ConversationStore, message_limit: int | None, expected: int
+) -> None:
     store.extend(
         "c1",
         [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(600)],
@@ -137,7 +145,8 @@ def test_values_round_trip_and_are_fresh_objects(store: ConversationStore) -> No
     content = "123 — naïve “quotes” 🤖\n\ttabs"
     store.append("c1", "user", content, message_id="m1", workflow_run_id="run-1")
     one, two = store.history("c1", "m1"), store.thread("c1", "m1")
-    assert two[0].content == content and two[0].workflow_run_id == "run-1"
+    assert two[0].content == content
+    assert two[0].workflow_run_id == "run-1"
     assert one == []  # the only message is the in-flight question
     a = store.get("c1", "m1").to_dict()
     a["content"] = "changed"
@@ -161,7 +170,13 @@ def test_bad_input_is_refused_and_writes_nothing(store: ConversationStore) -> No
     with pytest.raises(InvalidValue, match="upload_file_id"):
         store.append("c1", "user", "a", files=[{"type": "image", "transfer_method": "local_file"}])
     with pytest.raises(AlreadyExists):
-        store.extend("c1", [{"role": "user", "content": "x", "message_id": "new"}, {"role": "user", "content": "y", "message_id": "q"}])
+        store.extend(
+            "c1",
+            [
+                {"role": "user", "content": "x", "message_id": "new"},
+                {"role": "user", "content": "y", "message_id": "q"},
+            ],
+        )
     assert store.count("c1") == 1
     assert [m.message_id for m in store.thread("c1")] == ["q"]
     with pytest.raises(EntryNotFound, match="'ghost'"):
@@ -201,15 +216,56 @@ def test_long_conversation_history_reads_pages(store: ConversationStore) -> None
         rows.append({"role": "user", "content": f"q{turn}", "message_id": f"q{turn}"})
         rows.append({"role": "assistant", "content": f"bad{turn}", "message_id": f"bad{turn}"})
         if turn % 2 == 0:
-            rows.append({"role": "assistant", "content": f"a{turn}", "message_id": f"a{turn}", "parent_message_id": f"q{turn}"})
+            rows.append(
+                {
+                    "role": "assistant",
+                    "content": f"a{turn}",
+                    "message_id": f"a{turn}",
+                    "parent_message_id": f"q{turn}",
+                }
+            )
         else:
             rows[-1]["content"] = f"a{turn}"
             rows[-1]["message_id"] = f"a{turn}"
     store.extend("c1", rows)
     history = store.history("c1", max_token_limit=10**9)
     expected = [t for turn in range(100) for t in (f"q{turn}", f"a{turn}")]
-    assert texts(history) == expected[-len(history):]
+    assert texts(history) == expected[-len(history) :]
     assert len(history) == 2 * 100 - 0 or len(history) <= 500
     small = store.history("c1", max_token_limit=60)
-    assert texts(small) == expected[-len(small):]
+    assert texts(small) == expected[-len(small) :]
     assert small[0]["role"] == "user"
+
+
+def test_two_writers_keep_one_consistent_log(engine: Engine) -> None:
+    first, second = ConversationStore(engine, counter="estimate"), ConversationStore(engine, counter="estimate")
+    x = first.append("c1", "user", "x")
+    y = second.append("c1", "assistant", "y")
+    z = first.append("c1", "user", "z")  # first's remembered tail is stale: re-read, parent is y
+    assert (y.parent_message_id, z.parent_message_id) == (x.message_id, y.message_id)
+    assert [m.message_id for m in first.messages("c1")] == [x.message_id, y.message_id, z.message_id]
+    second.delete("c1")
+    again = first.append("c1", "user", "fresh")  # the conversation vanished under first's cache
+    assert again.parent_message_id is None
+    assert second.count("c1") == 1
+
+
+def test_concurrent_appends_lose_nothing(engine: Engine) -> None:
+    import threading
+
+    stores = [ConversationStore(engine, counter="estimate") for _ in range(4)]
+
+    def write(store: ConversationStore, worker: int) -> None:
+        for i in range(25):
+            store.append("c1", "user", f"w{worker}-{i}", parent_message_id=None)
+
+    threads = [threading.Thread(target=write, args=(s, n)) for n, s in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    messages = stores[0].messages("c1")
+    assert len(messages) == 100 == stores[0].count("c1")
+    assert len({m.message_id for m in messages}) == 100
+    for position, message in enumerate(messages):
+        assert stores[0].get("c1", message.message_id) == message, position

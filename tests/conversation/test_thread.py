@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from hypothesis import given
@@ -111,5 +112,5 @@ def test_paged_walk_equals_one_shot(messages: list[M], page: int) -> None:
 def test_thread_is_a_parent_chain(messages: list[M]) -> None:
     thread = extract_thread(messages)
     assert thread[0] == messages[0]
-    for child, parent in zip(thread, thread[1:], strict=False):
+    for child, parent in itertools.pairwise(thread):
         assert child.parent_message_id in (parent.message_id, UUID_NIL)

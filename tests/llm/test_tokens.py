@@ -46,9 +46,9 @@ EDGE_TEXTS = [
 @pytest.fixture(scope="module")
 def reference() -> Iterator[Callable[[str, str], int]]:
     """OpenAI's tiktoken, loading the rank files bundled in ``bpe-openai`` (hash-checked)."""
-    tiktoken = pytest.importorskip("tiktoken")
+    tiktoken_load = pytest.importorskip("tiktoken.load")
     bpe_openai = pytest.importorskip("bpe_openai")
-    import tiktoken.load
+    import tiktoken
 
     data = Path(bpe_openai.__file__).parent / "data"
     patch = pytest.MonkeyPatch()
@@ -57,7 +57,7 @@ def reference() -> Iterator[Callable[[str, str], int]]:
         name = blobpath.rsplit("/", 1)[-1]
         return gzip.decompress((data / f"{name}.gz").read_bytes())
 
-    patch.setattr(tiktoken.load, "read_file", read_bundled)
+    patch.setattr(tiktoken_load, "read_file", read_bundled)
     patch.setenv("TIKTOKEN_CACHE_DIR", "")  # no cache: every load goes through the hash check
     encodings = {name: tiktoken.get_encoding(name) for name in tokens.ENCODINGS}
     yield lambda name, text: len(encodings[name].encode_ordinary(text))

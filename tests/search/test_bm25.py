@@ -264,3 +264,12 @@ def test_concurrent_adds_and_searches() -> None:
     assert not errors
     ids = idx.ids()
     assert len(ids) == len(idx) == len(set(ids))
+
+
+def test_add_while_a_posting_view_is_alive() -> None:
+    idx = Bm25Index()
+    idx.add("a", "jazz")
+    held = idx._postings["jazz"].views()  # a view that outlived a search (e.g. kept by a traceback)
+    idx.add("b", "jazz")
+    assert [d for d, _ in idx.search("jazz")] == ["a", "b"]
+    assert held[0].tolist() == [0]

@@ -56,7 +56,8 @@ def test_invalidate_and_clear(cache: SemanticCache) -> None:
     assert cache.invalidate("weather in Paris today") == 1
     assert cache.stats()["entries"] == 1
     cache.clear()
-    assert cache.stats()["entries"] == 0 and cache.search("jazz") == []
+    assert cache.stats()["entries"] == 0
+    assert cache.search("jazz") == []
 
 
 def test_ttl_uses_engine_clock(engine: Engine, clock: ManualClock) -> None:
@@ -93,7 +94,8 @@ def test_validation(engine: Engine, cache: SemanticCache) -> None:
 
 def test_memory_cache_is_a_semantic_cache(engine: Engine) -> None:
     memory = SharedMemory(engine, "withcache", embedder=FakeEmbedder(dim=64))
-    assert isinstance(memory.cache, SemanticCache) and memory["cache"] is memory.cache
+    assert isinstance(memory.cache, SemanticCache)
+    assert memory["cache"] is memory.cache
     assert memory.cache.fetch("What is Ruby?", lambda: "lang") == "lang"
     memory.reset()
     assert memory.cache.exists("what is ruby")  # reset keeps the cache

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memstack.shared.glob import glob_match
 
@@ -40,7 +44,19 @@ from memstack.shared.glob import glob_match
         ("*", "line\nbreak", True),
         ("x{1,2}", "x{1,2}", True),
         ("x{1,2}", "x", False),
+        ("[b-a]", "a", False),
+        ("[!b-a]", "a", True),
+        ("[a-]", "-", True),
     ],
 )
 def test_glob_semantics(pattern: str, key: str, expected: bool) -> None:
     assert glob_match(pattern, key) is expected
+
+
+@given(
+    pattern=st.text(alphabet="ab*?[]!-.+(", max_size=8) | st.text(alphabet="ab[]!-", max_size=6),
+    key=st.text(alphabet="ab.+(-]![", max_size=8) | st.text(alphabet="ab-]!", max_size=3),
+)
+def test_agrees_with_fnmatch_where_both_define_it(pattern: str, key: str) -> None:
+    # fnmatch has the same *, ?, [...] and [!...] rules; it differs only on '\\' and '[^'.
+    assert glob_match(pattern, key) is fnmatch.fnmatchcase(key, pattern)

@@ -25,7 +25,8 @@ def test_agents_in_a_network_share_its_memory(engine: Engine, collector: Collect
         assert (change.writer, change.network_name) == ("analyzer", "pipeline")
         assert network.memory.network_name == "pipeline"
         network.reset_memory()
-        assert network.memory.keys() == [] and writer.keys() == []
+        assert network.memory.keys() == []
+        assert writer.keys() == []
 
 
 def test_agent_outside_network_has_own_memory(engine: Engine) -> None:
@@ -75,7 +76,8 @@ def test_from_dict_replaces_content(engine: Engine, shared: SharedMemory) -> Non
     snapshot = {"data": {"x": 1}, "results": [1], "messages": [], "custom": {"k": [1, "2"]}}
     restored = SharedMemory.from_dict(engine, "t", snapshot, enable_cache=False)
     assert restored.to_dict() == snapshot
-    assert shared.keys() == ["k"] and shared.session_id is None
+    assert shared.keys() == ["k"]
+    assert shared.session_id is None
     restored.close()
 
 
@@ -88,3 +90,25 @@ def test_from_dict_validates_before_writing(engine: Engine, shared: SharedMemory
     with pytest.raises(InvalidValue):
         SharedMemory.from_dict(engine, "t", {"messages": [1]})
     assert shared["keep"] == 1
+
+
+def test_clone_copies_quietly(engine: Engine, shared: SharedMemory, collector: Collector) -> None:
+    shared.merge({"k": {"deep": [1]}, "session_id": "s", "data": {"x": 1}})
+    target = SharedMemory(engine, "copy", enable_cache=False)
+    target.subscribe_pattern("*", collector)
+    target["stale"] = 1
+    copy = shared.clone("copy")
+    copy["after"] = 2  # a notifying write after the copy: the only change the subscriber sees
+    assert [c.key for c in collector.wait_for(2)] == ["stale", "after"]
+    assert copy.to_dict() == {
+        "data": {"x": 1},
+        "results": [],
+        "messages": [],
+        "session_id": "s",
+        "custom": {"k": {"deep": [1]}, "after": 2},
+    }
+    assert not copy.subscribed("k")
+    shared["k"] = "changed"
+    assert copy["k"] == {"deep": [1]}
+    copy.close()
+    target.close()

@@ -49,11 +49,17 @@ def _change(value: object, previous: object) -> MemoryChange:
 
 
 def test_change_flags() -> None:
-    assert _change(1, None).created and not _change(1, None).updated and not _change(1, None).deleted
-    assert _change(2, 1).updated and not _change(2, 1).created
-    assert _change(None, 1).deleted and not _change(None, 1).updated
+    assert _change(1, None).created
+    assert not _change(1, None).updated
+    assert not _change(1, None).deleted
+    assert _change(2, 1).updated
+    assert not _change(2, 1).created
+    assert _change(None, 1).deleted
+    assert not _change(None, 1).updated
     neither = _change(None, None)
-    assert not (neither.created or neither.updated or neither.deleted)
+    assert not (neither.created)
+    assert not (neither.updated)
+    assert not (neither.deleted)
 
 
 def test_change_to_dict_drops_none_and_round_trips() -> None:
@@ -72,7 +78,8 @@ def test_change_from_dict_missing_timestamp_is_now() -> None:
     clock = ManualClock(1_700_000_000.0)
     change = MemoryChange.from_dict({"key": "k", "value": 1}, clock=clock)
     assert change.timestamp == datetime.fromtimestamp(1_700_000_000.0, UTC)
-    assert change.previous is None and change.writer is None
+    assert change.previous is None
+    assert change.writer is None
 
 
 def test_change_from_dict_errors() -> None:

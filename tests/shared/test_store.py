@@ -14,6 +14,8 @@ def test_mapping_protocol(shared: SharedMemory) -> None:
     assert shared["k"] == "v"
     assert "k" in shared
     assert "missing" not in shared
+    assert "bad\nkey" not in shared
+    assert 3 not in shared
     assert shared["missing"] is None
     del shared["k"]
     assert "k" not in shared
@@ -25,7 +27,8 @@ def test_values_round_trip_exactly(shared: SharedMemory) -> None:
         shared.set(key, value)
     for key, value in values.items():
         got = shared.get(key)
-        assert got == value and type(got) is type(value)
+        assert got == value
+        assert type(got) is type(value)
 
 
 def test_values_are_never_the_same_mutable_object(shared: SharedMemory) -> None:
@@ -60,7 +63,8 @@ def test_keys_and_all_keys(shared: SharedMemory) -> None:
     assert sorted(shared.keys()) == ["a", "b"]
     assert shared.all_keys()[:5] == ["data", "results", "messages", "session_id", "cache"]
     assert sorted(shared.all_keys()[5:]) == ["a", "b"]
-    assert len(shared) == 2 and sorted(shared) == ["a", "b"]
+    assert len(shared) == 2
+    assert sorted(shared) == ["a", "b"]
 
 
 def test_reserved_keys_always_present(shared: SharedMemory) -> None:
@@ -83,7 +87,7 @@ def test_delete_reserved_refused(shared: SharedMemory, key: str) -> None:
 
 def test_cache_cannot_be_reassigned(engine: Engine, shared: SharedMemory) -> None:
     for value in (None, 1, "x"):
-        with pytest.raises(InvalidInput, match="^Cannot reassign cache - it is initialized automatically$"):
+        with pytest.raises(InvalidInput, match=r"^Cannot reassign cache - it is initialized automatically$"):
             shared["cache"] = value
     with pytest.raises(InvalidInput, match="Cannot reassign cache"):
         shared.cache = None  # type: ignore[misc]  # the point of the test
@@ -92,12 +96,15 @@ def test_cache_cannot_be_reassigned(engine: Engine, shared: SharedMemory) -> Non
 
 def test_merge_is_atomic_and_validated_first(shared: SharedMemory) -> None:
     shared.merge({"a": 1, "session_id": "s1", "data": {"x": 1}})
-    assert shared["a"] == 1 and shared.session_id == "s1" and shared.data.x == 1
+    assert shared["a"] == 1
+    assert shared.session_id == "s1"
+    assert shared.data.x == 1
     with pytest.raises(InvalidInput, match="Cannot reassign cache"):
         shared.merge({"b": 2, "cache": None})
     with pytest.raises(InvalidValue):
         shared.merge({"c": 3, "d": {1, 2}})
-    assert "b" not in shared and "c" not in shared
+    assert "b" not in shared
+    assert "c" not in shared
 
 
 def test_clear_keeps_reserved(shared: SharedMemory) -> None:
@@ -106,7 +113,8 @@ def test_clear_keeps_reserved(shared: SharedMemory) -> None:
     shared.data["x"] = 1
     assert shared.clear() is shared
     assert shared.keys() == []
-    assert shared.session_id == "s" and shared.data.to_dict() == {"x": 1}
+    assert shared.session_id == "s"
+    assert shared.data.to_dict() == {"x": 1}
 
 
 def test_reset_restores_initial_values(shared: SharedMemory) -> None:
@@ -118,7 +126,9 @@ def test_reset_restores_initial_values(shared: SharedMemory) -> None:
 
 
 def test_reserved_reads_and_writes(shared: SharedMemory) -> None:
-    assert shared["results"] == [] and shared["messages"] == [] and shared["session_id"] is None
+    assert shared["results"] == []
+    assert shared["messages"] == []
+    assert shared["session_id"] is None
     shared["results"] = None
     assert shared.results == []
     shared["results"] = "one"
@@ -180,11 +190,17 @@ def test_data_proxy_writes_reach_storage(engine: Engine, shared: SharedMemory) -
 
 def test_data_proxy_dict_methods(shared: SharedMemory) -> None:
     proxy = shared.data
-    assert proxy.empty and len(proxy) == 0
+    assert proxy.empty
+    assert len(proxy) == 0
     proxy.merge({"a": 1, "b": 2})
-    assert proxy.keys() == ["a", "b"] and proxy.values() == [1, 2] and proxy.items() == [("a", 1), ("b", 2)]
-    assert "a" in proxy and proxy == {"a": 1, "b": 2} and proxy.get("z", 9) == 9
-    assert proxy.delete("a") == 1 and proxy.delete("a") is None
+    assert proxy.keys() == ["a", "b"]
+    assert proxy.values() == [1, 2]
+    assert proxy.items() == [("a", 1), ("b", 2)]
+    assert "a" in proxy
+    assert proxy == {"a": 1, "b": 2}
+    assert proxy.get("z", 9) == 9
+    assert proxy.delete("a") == 1
+    assert proxy.delete("a") is None
     del proxy.b
     assert proxy.empty
     proxy["keys"] = "reachable by item"
@@ -221,4 +237,5 @@ def test_all_storage_keys_carry_the_prefix_and_tag(engine: Engine, shared: Share
     shared["a"] = 1
     shared.data.x = 1
     keys = list(engine.scan(""))
-    assert keys and all(k.startswith("shared:m:" + engine.tag("t") + ":") for k in keys)
+    assert keys
+    assert all(k.startswith("shared:m:" + engine.tag("t") + ":") for k in keys)

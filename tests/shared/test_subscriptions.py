@@ -21,14 +21,17 @@ def test_subscribe_delivers_change_fields(
     shared: SharedMemory, collector: Collector, clock: ManualClock
 ) -> None:
     sub_id = shared.subscribe("k", collector)
-    assert isinstance(sub_id, str) and sub_id
+    assert isinstance(sub_id, str)
+    assert sub_id
     shared.current_writer = "robot-a"
     shared["k"] = 1
     shared.set("k", 2, correlation_id="c-1")
     first, second = collector.wait_for(2)
     assert (first.key, first.value, first.previous, first.writer) == ("k", 1, None, "robot-a")
-    assert first.created and not first.updated
-    assert (second.value, second.previous, second.correlation_id) == (2, 1, "c-1") and second.updated
+    assert first.created
+    assert not first.updated
+    assert (second.value, second.previous, second.correlation_id) == (2, 1, "c-1")
+    assert second.updated
     assert first.timestamp == datetime.fromtimestamp(int(clock.now() * 1000) / 1000, UTC)
     assert first.network_name is None
 
@@ -43,16 +46,18 @@ def test_subscribe_several_keys_one_id(shared: SharedMemory, collector: Collecto
     shared.subscribe("z2", marker)
     shared["z2"] = 1
     marker.wait_for(1)
-    assert collector.wait_for(2) and collector.keys == ["a", "b"]
+    assert collector.wait_for(2)
+    assert collector.keys == ["a", "b"]
     assert shared.unsubscribe(sub_id) is True
     assert shared.unsubscribe(sub_id) is False
-    assert not shared.subscribed("a") and not shared.subscribed("b")
+    assert not shared.subscribed("a")
+    assert not shared.subscribed("b")
 
 
 def test_callback_required(shared: SharedMemory) -> None:
-    with pytest.raises(InvalidInput, match="^Callback required for subscribe$"):
+    with pytest.raises(InvalidInput, match=r"^Callback required for subscribe$"):
         shared.subscribe("k")
-    with pytest.raises(InvalidInput, match="^Callback required for subscribe_pattern$"):
+    with pytest.raises(InvalidInput, match=r"^Callback required for subscribe_pattern$"):
         shared.subscribe_pattern("k*")
 
 
@@ -103,7 +108,9 @@ def test_regex_metacharacters_are_literal(shared: SharedMemory, collector: Colle
 def test_subscribed_and_unsubscribe_keys(shared: SharedMemory, collector: Collector) -> None:
     shared.subscribe("a", collector)
     pattern_id = shared.subscribe_pattern("a*", collector)
-    assert shared.subscribed("a") and shared.subscribed("ab") and not shared.subscribed("b")
+    assert shared.subscribed("a")
+    assert shared.subscribed("ab")
+    assert not shared.subscribed("b")
     assert shared.unsubscribe_keys("a") is shared
     assert shared.subscribed("a")  # the pattern still covers it
     shared.unsubscribe(pattern_id)

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from memstack import Memory
 from memstack.engines import Engine
 from memstack.errors import EngineClosed, InvalidInput, WaitTimeout
 from memstack.shared import SharedMemory
@@ -97,9 +98,9 @@ def test_race_free_write_just_before_wait(engine: Engine, shared: SharedMemory) 
         key = f"race{i}"
         ready = threading.Event()
 
-        def write(key: str = key, ready: threading.Event = ready) -> None:
+        def write(key: str = key, ready: threading.Event = ready, value: int = i) -> None:
             ready.wait()
-            writer.set(key, i)
+            writer.set(key, value)
 
         thread = threading.Thread(target=write)
         thread.start()
@@ -124,7 +125,8 @@ def test_waiters_get_their_own_copies(shared: SharedMemory) -> None:
     shared["k"] = [1]
     for t in threads:
         t.join()
-    assert len(results) == 3 and len({id(r) for r in results}) == 3
+    assert len(results) == 3
+    assert len({id(r) for r in results}) == 3
     assert shared["k"] == [1]
 
 
@@ -143,7 +145,8 @@ def test_close_wakes_waiters(engine: Engine) -> None:
     time.sleep(0.05)
     memory.close()
     thread.join(5)
-    assert not thread.is_alive() and len(errors) == 1
+    assert not thread.is_alive()
+    assert len(errors) == 1
 
 
 def test_async_twin(shared: SharedMemory) -> None:
@@ -173,3 +176,23 @@ def test_async_twin(shared: SharedMemory) -> None:
 def test_async_timeout(shared: SharedMemory) -> None:
     with pytest.raises(WaitTimeout, match=r"^Timeout waiting for 'k' after 0.05 seconds$"):
         asyncio.run(shared.aget("k", wait=0.05))
+
+
+def test_cancelled_async_wait_then_write_still_works(shared: SharedMemory) -> None:
+    async def main() -> object:
+        task = asyncio.create_task(shared.aget("k", wait=True))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        shared["k"] = "after"
+        return await shared.aget("k", wait=1)
+
+    assert asyncio.run(main()) == "after"
+
+
+def test_memory_facade_accessor(mem: Memory) -> None:
+    shared = mem.shared("facade", enable_cache=False)
+    timer = _later(0.05, mem.shared("facade", enable_cache=False).set, "k", 1)
+    assert shared.get("k", wait=10) == 1
+    timer.join()

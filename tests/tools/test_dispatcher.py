@@ -27,10 +27,17 @@ def test_unknown_tool(tools: MemoryTools) -> None:
 @pytest.mark.parametrize(
     ("arguments", "text"),
     [
-        ('{"key": ', "Error: the arguments of 'get_from_working_memory' are not valid JSON (Expecting value at position 8)."),
+        (
+            '{"key": ',
+            "Error: the arguments of 'get_from_working_memory' are not valid JSON "
+            "(Expecting value at position 8).",
+        ),
         ("[1, 2]", "Error: the arguments of 'get_from_working_memory' must be a JSON object, got list."),
         ("{}", "Error: invalid arguments for 'get_from_working_memory': key: Field required."),
-        ('{"key": 5}', "Error: invalid arguments for 'get_from_working_memory': key: Input should be a valid string."),
+        (
+            '{"key": 5}',
+            "Error: invalid arguments for 'get_from_working_memory': key: Input should be a valid string.",
+        ),
         (
             '{"key": "k", "extra": 1}',
             "Error: invalid arguments for 'get_from_working_memory': extra: Extra inputs are not permitted.",
@@ -59,7 +66,11 @@ def test_engine_errors_become_text(engine: Engine) -> None:
 
 def test_call_answers_an_openai_tool_call(tools: MemoryTools) -> None:
     message = tools.call(
-        {"id": "call_7", "type": "function", "function": {"name": "save_to_working_memory", "arguments": '{"key": "a", "data": "b"}'}}
+        {
+            "id": "call_7",
+            "type": "function",
+            "function": {"name": "save_to_working_memory", "arguments": '{"key": "a", "data": "b"}'},
+        }
     )
     assert message == {
         "role": "tool",
@@ -82,11 +93,24 @@ def test_schemas_are_openai_tools_generated_from_the_models() -> None:
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "key": {"type": "string", "description": save["function"]["parameters"]["properties"]["key"]["description"]},
+                    "key": {
+                        "type": "string",
+                        "description": save["function"]["parameters"]["properties"]["key"]["description"],
+                    },
                     "data": {"type": "string", "description": "The text to store."},
-                    "ttl_minutes": {"type": "number", "description": "Minutes to keep it (default 5).", "exclusiveMinimum": 0},
-                    "category": {"type": "string", "description": "Optional category path, e.g. 'user-preferences/music'."},
-                    "tags": {"type": "string", "description": "Optional comma-separated tags, e.g. 'inbox, urgent'."},
+                    "ttl_minutes": {
+                        "type": "number",
+                        "description": "Minutes to keep it (default 5).",
+                        "exclusiveMinimum": 0,
+                    },
+                    "category": {
+                        "type": "string",
+                        "description": "Optional category path, e.g. 'user-preferences/music'.",
+                    },
+                    "tags": {
+                        "type": "string",
+                        "description": "Optional comma-separated tags, e.g. 'inbox, urgent'.",
+                    },
                 },
                 "required": ["key", "data"],
                 "additionalProperties": False,

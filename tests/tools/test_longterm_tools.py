@@ -57,7 +57,9 @@ def test_save_failures_are_reported_never_saved(tools: MemoryTools) -> None:
 
 def test_search_texts_and_ages(tools: MemoryTools, clock: ManualClock) -> None:
     assert call(tools, "search_memory", query="jazz") == "No memories found matching the search criteria."
-    first = saved_id(call(tools, "save_memory", content="Alice likes jazz", category="music", tags="jazz, live"))
+    first = saved_id(
+        call(tools, "save_memory", content="Alice likes jazz", category="music", tags="jazz, live")
+    )
     clock.advance(86400)
     second = saved_id(call(tools, "save_memory", content="Alice plays jazz piano"))
     assert call(tools, "search_memory", query="jazz piano") == (
@@ -68,7 +70,8 @@ def test_search_texts_and_ages(tools: MemoryTools, clock: ManualClock) -> None:
     )
     clock.advance(2 * 86400)
     assert call(tools, "search_memory", query=" ", category="music") == (
-        f"Found 1 memory entries:\n\n- [{first}] (music, remembered 3 days ago): Alice likes jazz\n  Tags: jazz, live"
+        f"Found 1 memory entries:\n\n- [{first}] (music, remembered 3 days ago): Alice likes jazz\n"
+        "  Tags: jazz, live"
     )
 
 
@@ -83,7 +86,10 @@ def test_age_text() -> None:
 
 def test_delete_texts(tools: MemoryTools) -> None:
     entry_id = saved_id(call(tools, "save_memory", content='Says "hi"'))
-    assert call(tools, "delete_memory", id=entry_id.upper()) == f"Deleted memory entry '{entry_id}': \"Says \"hi\"\""
+    assert (
+        call(tools, "delete_memory", id=entry_id.upper())
+        == f'Deleted memory entry \'{entry_id}\': "Says "hi""'
+    )
     assert call(tools, "delete_memory", id=entry_id) == (
         f"No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID."
     )
@@ -93,7 +99,10 @@ def test_delete_texts(tools: MemoryTools) -> None:
 
 
 def test_list_categories_texts(tools: MemoryTools) -> None:
-    assert call(tools, "list_memory_categories") == "No categories yet. Save a memory with a category to create one."
+    assert (
+        call(tools, "list_memory_categories")
+        == "No categories yet. Save a memory with a category to create one."
+    )
     call(tools, "save_memory", content="a", category="user-preferences/music")
     call(tools, "save_memory", content="b", category="project-context")
     assert call(tools, "list_memory_categories") == (

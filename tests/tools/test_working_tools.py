@@ -47,7 +47,9 @@ def test_blank_tags_mean_none(tools: MemoryTools) -> None:
 
 
 def test_save_into_a_full_namespace_says_so_and_saves_nothing(mem: Memory) -> None:
-    tools = MemoryTools(mem, session_id="abc", working=mem.working("session/abc", max_entries_per_namespace=1))
+    tools = MemoryTools(
+        mem, session_id="abc", working=mem.working("session/abc", max_entries_per_namespace=1)
+    )
     call(tools, "save_to_working_memory", key="one", data="1")
     text = call(tools, "save_to_working_memory", key="two", data="2")
     assert text == (
@@ -98,8 +100,12 @@ def test_get_after_expiry(tools: MemoryTools, clock: ManualClock) -> None:
 
 def test_delete_always_says_deleted(tools: MemoryTools) -> None:
     call(tools, "save_to_working_memory", key="k", data="v")
-    assert call(tools, "delete_from_working_memory", key="k") == "Working memory entry 'session/abc/k' deleted."
-    assert call(tools, "delete_from_working_memory", key="k") == "Working memory entry 'session/abc/k' deleted."
+    assert (
+        call(tools, "delete_from_working_memory", key="k") == "Working memory entry 'session/abc/k' deleted."
+    )
+    assert (
+        call(tools, "delete_from_working_memory", key="k") == "Working memory entry 'session/abc/k' deleted."
+    )
     assert tools.working.get("k") is None
     assert call(tools, "delete_from_working_memory", key="patrol/a/b").startswith("Error: not deleted,")
 
@@ -107,7 +113,9 @@ def test_delete_always_says_deleted(tools: MemoryTools) -> None:
 def test_list_own_and_other_namespaces(mem: Memory, tools: MemoryTools, clock: ManualClock) -> None:
     assert call(tools, "list_working_memory") == "Working memory is empty."
     assert call(tools, "list_working_memory", namespace="patrol") == "No entries found in namespace 'patrol'."
-    call(tools, "save_to_working_memory", key="emails_inbox", data="x", category="email", tags="inbox, unread")
+    call(
+        tools, "save_to_working_memory", key="emails_inbox", data="x", category="email", tags="inbox, unread"
+    )
     clock.advance(179)
     call(tools, "save_to_working_memory", key="draft_reply", data="y")
     assert call(tools, "list_working_memory") == (

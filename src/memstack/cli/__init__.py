@@ -17,8 +17,10 @@ __all__ = ["app", "main"]
 # (command name, module under memstack.cli, help) — variation as data: add a tier by adding a row.
 GROUPS: list[tuple[str, str, str]] = [
     ("sessions", "sessions", "Session state: sessions, keys, counters, history."),
+    ("conversations", "conversations", "Conversations: active thread and token-limited history."),
     ("keys", "keys", "API keys of the HTTP service: create, list, revoke."),
     ("memories", "longterm", "Long-term memories: save, search, export, import."),
+    ("working", "working", "Working memory: list, get, search."),
 ]
 
 # (module under memstack.cli, function name): top-level commands such as ``memstack serve``.
@@ -27,6 +29,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("service", "doctor"),
     ("service", "export"),
     ("service", "import_"),
+    ("context", "context"),
 ]
 
 app = typer.Typer(

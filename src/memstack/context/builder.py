@@ -29,7 +29,7 @@ from ..errors import InvalidValue
 from ..longterm import InjectionTracker, LongTermMemory, SearchHit
 from ..longterm.validate import check_session_id
 from ..working import WorkingEntry, WorkingMemory, is_user_namespace
-from . import format as F
+from . import format as fmt
 from .budget import ExplainItem, Fitted, Line, Section, fit
 
 if TYPE_CHECKING:
@@ -132,12 +132,15 @@ class ContextBuilder:
             self._turns = TurnMemory(self.engine)
         return self._turns
 
-    def build(self, session_id: str, user_message: str, *, namespace: str | None = None) -> BuiltContext:
+    def build(
+        self, session_id: str, user_message: str, *, namespace: str | None = None, dry_run: bool = False
+    ) -> BuiltContext:
         """The messages for this turn of ``session_id`` answering ``user_message``.
 
         The current message may already be recorded as the session's last turn (as the seed
         does) or not; either way it appears once, last. Recalled memories are marked injected
-        for the session, so a later turn does not repeat them.
+        for the session, so a later turn does not repeat them; ``dry_run`` previews the turn
+        without marking anything.
 
         Raises:
             InvalidSessionId: a malformed session id.
@@ -152,7 +155,7 @@ class ContextBuilder:
         history = self._history(sid, user_message)
         hits, fallback = self._recall(user_message, first_turn=not history)
         budgeted = self.token_budget is not None
-        fresh, excluded = self._delta(sid, hits, mark=not budgeted)
+        fresh, excluded = self._delta(sid, hits, mark=not budgeted and not dry_run)
         now_ms = self.engine.now_ms()
         sections = [
             *self._system_sections(),
@@ -162,7 +165,7 @@ class ContextBuilder:
             Section("user", "user", [Line("message", user_message, "the current message (never dropped)")]),
         ]
         fitted = fit(sections, self.token_budget, self.counter, excluded)
-        if budgeted:
+        if budgeted and not dry_run:
             fitted = self._mark_included(sid, sections, fitted, excluded)
         return BuiltContext(
             fitted.messages, fitted.explain, fitted.tokens, fitted.over_budget, sid, working.namespace
@@ -172,7 +175,9 @@ class ContextBuilder:
     def _system_sections(self) -> list[Section]:
         if self.system_prompt is None:
             return []
-        return [Section("system", "system", [Line("prompt", self.system_prompt, "system prompt (never dropped)")])]
+        return [
+            Section("system", "system", [Line("prompt", self.system_prompt, "system prompt (never dropped)")])
+        ]
 
     def _history(self, sid: str, user_message: str) -> list[tuple[str, str]]:
         turns = [(t.role, t.content) for t in self.turns.recent(sid, self.history_turns)]
@@ -196,9 +201,13 @@ class ContextBuilder:
         excluded: list[ExplainItem] = []
         for hit in hits:
             entry_id = hit.entry.id
-            seen = not self.tracker.try_mark(sid, entry_id) if mark else self.tracker.was_injected(sid, entry_id)
+            seen = (
+                not self.tracker.try_mark(sid, entry_id) if mark else self.tracker.was_injected(sid, entry_id)
+            )
             if seen:
-                excluded.append(ExplainItem("recall", entry_id, False, "already injected earlier in this session"))
+                excluded.append(
+                    ExplainItem("recall", entry_id, False, "already injected earlier in this session")
+                )
             else:
                 fresh.append(hit)
         return fresh, excluded
@@ -211,9 +220,16 @@ class ContextBuilder:
         raced = {i for i in included if not self.tracker.try_mark(sid, i)}
         if not raced:
             return fitted
-        late = [ExplainItem("recall", i, False, "injected meanwhile by another worker") for i in sorted(raced)]
+        late = [
+            ExplainItem("recall", i, False, "injected meanwhile by another worker") for i in sorted(raced)
+        ]
         kept = [
-            Section(s.kind, s.role, [ln for ln in s.lines if s.kind != "recall" or ln.ident not in raced], s.header)
+            Section(
+                s.kind,
+                s.role,
+                [ln for ln in s.lines if s.kind != "recall" or ln.ident not in raced],
+                s.header,
+            )
             for s in sections
         ]
         return fit(kept, self.token_budget, self.counter, [*excluded, *late])
@@ -240,16 +256,19 @@ def _recall_sections(hits: Sequence[SearchHit], fallback: bool) -> list[Section]
         if fallback:
             reason = f"first turn, nothing matched: recent memory {rank}"
         else:
-            reason = f"matched the message, rank {rank} ({'+'.join(hit.sources) or 'search'} score {hit.score:.3f})"
-        lines.append(Line(entry.id, F.recall_line(entry.id, entry.category, entry.content), reason))
-    return [Section("recall", "system", lines, F.RECALL_HEADER)]
+            found_by = "+".join(hit.sources) or "search"
+            reason = f"matched the message, rank {rank} ({found_by} score {hit.score:.3f})"
+        lines.append(Line(entry.id, fmt.recall_line(entry.id, entry.category, entry.content), reason))
+    return [Section("recall", "system", lines, fmt.RECALL_HEADER)]
 
 
-def _inventory(kind: str, header: str, entries: Sequence[WorkingEntry], now_ms: int, reason: str) -> list[Section]:
+def _inventory(
+    kind: str, header: str, entries: Sequence[WorkingEntry], now_ms: int, reason: str
+) -> list[Section]:
     if not entries:
         return []
     lines = [
-        Line(e.key, F.inventory_line(e.key, e.remaining(now_ms / 1000), e.category, e.tags), reason)
+        Line(e.key, fmt.inventory_line(e.key, e.remaining(now_ms / 1000), e.category, e.tags), reason)
         for e in entries
     ]
     return [Section(kind, "system", lines, header)]
@@ -257,12 +276,16 @@ def _inventory(kind: str, header: str, entries: Sequence[WorkingEntry], now_ms: 
 
 def _inventory_sections(working: WorkingMemory, now_ms: int) -> list[Section]:
     own = working.list(with_values=False)
-    sections = _inventory("working", F.WORKING_HEADER, own, now_ms, f"own namespace {working.namespace}")
+    sections = _inventory("working", fmt.WORKING_HEADER, own, now_ms, f"own namespace {working.namespace}")
     if is_user_namespace(working.namespace):
         patrol = working.list("patrol", with_values=False)
-        sections += _inventory("patrol", F.PATROL_HEADER, patrol, now_ms, "patrol finding (user session)")
+        sections += _inventory("patrol", fmt.PATROL_HEADER, patrol, now_ms, "patrol finding (user session)")
         outlines = [e for e in working.list("subagent", with_values=False) if e.key.endswith("-index")]
         sections += _inventory(
-            "subagent", F.SUBAGENT_HEADER, outlines, now_ms, "sub-agent outline, an '-index' key (user session)"
+            "subagent",
+            fmt.SUBAGENT_HEADER,
+            outlines,
+            now_ms,
+            "sub-agent outline, an '-index' key (user session)",
         )
     return sections

@@ -7,7 +7,9 @@ conversation)::
     conv:{t}:log               list    message records (JSON), in creation order
     conv:{t}:id:{message_id}   string  the position of that message in the log
 
-Appending is one guarded batch (plus one small read): O(1) whatever the conversation's length.
+Appending is one guarded batch, O(1) whatever the conversation's length: the store remembers each
+conversation's tail (count, newest id) after its own appends, so only a first append, or one after
+another writer moved the tail (a guard fails), reads the tail first.
 Reading a history reads the log backwards from the current message a page at a time and stops as
 soon as the thread is complete, the token budget is certainly spent, or ``message_limit``
 messages were read: its cost follows the window, not the conversation.
@@ -24,6 +26,7 @@ message: the question of the current request, which the caller sends as its own 
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
@@ -45,6 +48,7 @@ PAGE: Final = 100
 LATEST: Final = "__latest__"
 """Default parent of :meth:`ConversationStore.append`: the conversation's newest message."""
 _RETRIES: Final = 20
+_TAILS: Final = 1024
 
 
 def effective_limit(message_limit: int | None) -> int:
@@ -76,6 +80,10 @@ class ConversationStore:
     def __init__(self, engine: Engine, *, counter: str | TokenCounter | None = None) -> None:
         self.engine = engine
         self.count_tokens: TokenCounter = token_counter(counter)
+        # Last known (count, newest id) per conversation: a writer that appends again needs no
+        # read first; the batch's guards catch a stale entry and the append is retried.
+        self._tails: dict[str, tuple[str | None, str | None]] = {}
+        self._tails_lock = threading.Lock()
 
     # -- keys --------------------------------------------------------------------------------
     def _base(self, conversation_id: str) -> str:
@@ -139,13 +147,16 @@ class ConversationStore:
         if len(set(ids)) != len(ids):
             raise AlreadyExists(f"message ids repeat within one extend call: {ids!r}")
         for _ in range(_RETRIES):
-            with self.engine.batch() as read:
-                read.get(base + "n")
-                read.lindex(base + "log", -1)
-            assert read.result is not None
-            count_text, last = read.result.results
+            tail = self._tails.get(base)
+            if tail is None:
+                with self.engine.batch() as read:
+                    read.get(base + "n")
+                    read.lindex(base + "log", -1)
+                assert read.result is not None
+                count_text, last = read.result.results
+                tail = (count_text, Message.from_json(last).message_id if last is not None else None)
+            count_text, previous = tail
             count = int(count_text) if count_text is not None else 0
-            previous = Message.from_json(last).message_id if last is not None else None
             now = self.engine.clock.now()
             built: list[Message] = []
             external: set[str] = set()
@@ -158,6 +169,8 @@ class ConversationStore:
                 built.append(Message(**{**draft, "parent_message_id": parent, "created_at": now}))
             batch = self.engine.batch()
             batch.require_equal(base + "n", count_text)
+            if previous is not None:
+                batch.require_exists(base + "id:" + previous)  # the cached tail may be stale
             for message_id in ids:
                 batch.require_missing(base + "id:" + message_id)
             for parent in sorted(external):
@@ -167,11 +180,20 @@ class ConversationStore:
             for offset, message_id in enumerate(ids):
                 batch.set(base + "id:" + message_id, str(count + offset))
             if batch.execute().applied:
+                self._remember(base, (str(count + len(built)), built[-1].message_id))
                 return built
+            self._tails.pop(base, None)
             self._diagnose(base, ids, sorted(external))
         raise Conflict(
             f"conversation {conversation_id!r}: gave up appending after {_RETRIES} concurrent writes"
         )
+
+    def _remember(self, base: str, tail: tuple[str | None, str | None]) -> None:
+        with self._tails_lock:
+            self._tails.pop(base, None)
+            self._tails[base] = tail
+            while len(self._tails) > _TAILS:
+                self._tails.pop(next(iter(self._tails)))
 
     def _draft(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         unknown = set(fields) - {
@@ -228,6 +250,7 @@ class ConversationStore:
     def delete(self, conversation_id: str) -> bool:
         """Delete a conversation and all its messages; True if it existed."""
         base = self._base(conversation_id)
+        self._tails.pop(base, None)
         keys = list(self.engine.scan(base + "id:"))
         existed = self.engine.exists(base + "n")
         for start in range(0, len(keys), 1000):
@@ -311,6 +334,15 @@ class ConversationStore:
             if walk.feed(page) or budget == 0:
                 break
         return walk.thread[::-1]
+
+    def thread_length(self, conversation_id: str, current_message_id: str | None = None) -> int:
+        """Messages on the active thread (no limit), the in-flight request not counted
+        (Dify's ``get_thread_messages_length``, in messages rather than rows).
+
+        Raises:
+            EntryNotFound: ``current_message_id`` is not in the conversation.
+        """
+        return len(drop_in_flight(self.thread(conversation_id, current_message_id)[::-1]))
 
     def history(
         self,

@@ -73,7 +73,10 @@ class TurnMemory:
         log_path: str | Path | None = None,
         idle_timeout: float | None = 3600.0,
     ) -> None:
-        for name, value in (("max_turns_per_session", max_turns_per_session), ("context_turns", context_turns)):
+        for name, value in (
+            ("max_turns_per_session", max_turns_per_session),
+            ("context_turns", context_turns),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidConfiguration(f"{name} {value!r}: must be an int >= 1")
         if idle_timeout is not None and idle_timeout <= 0:
@@ -89,7 +92,9 @@ class TurnMemory:
 
     def _key(self, session_id: str) -> str:
         if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
-            raise InvalidSessionId(f"session_id {session_id!r}: must be 1-256 characters of [A-Za-z0-9_./@:-]")
+            raise InvalidSessionId(
+                f"session_id {session_id!r}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
+            )
         return f"{self._base}s:{session_id}"
 
     def _ttl_ms(self) -> int | None:
@@ -108,7 +113,9 @@ class TurnMemory:
         if not isinstance(content, str):
             raise InvalidValue(f"content {content!r}: must be a string")
         turn = Turn(role, content, self.engine.clock.now())
-        record = json.dumps({"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False)
+        record = json.dumps(
+            {"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False
+        )
         entry = {"session_id": session_id, "role": role, "content": content, "timestamp": turn.timestamp}
         entry_text = json.dumps(entry, ensure_ascii=False)
         with self.engine.batch() as batch:

@@ -62,7 +62,9 @@ def reply(content: str | None = None, *calls: ToolCall) -> Reply:
     return Reply(content, tuple(calls))
 
 
-ScriptItem = str | Reply | Mapping[str, Any] | Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], Any]
+ScriptItem = (
+    str | Reply | Mapping[str, Any] | Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], Any]
+)
 
 
 class ScriptedChatModel:
@@ -77,7 +79,9 @@ class ScriptedChatModel:
         calls: one record per call: ``{"messages", "tools", "options"}``, deep copies.
     """
 
-    def __init__(self, script: Iterable[ScriptItem], *, model: str = "scripted", clock: Clock | None = None) -> None:
+    def __init__(
+        self, script: Iterable[ScriptItem], *, model: str = "scripted", clock: Clock | None = None
+    ) -> None:
         self._script = list(script)
         self._position = 0
         self._call_ids = 0
@@ -91,7 +95,10 @@ class ScriptedChatModel:
         return len(self._script) - self._position
 
     def complete(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None = None, **options: Any
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **options: Any,
     ) -> dict[str, Any]:
         """The next scripted reply as an OpenAI ``chat.completion`` response dict.
 
@@ -104,7 +111,8 @@ class ScriptedChatModel:
         self.calls.append({"messages": sent, "tools": offered, "options": copy.deepcopy(options)})
         if self._position >= len(self._script):
             raise ScriptExhausted(
-                f"ScriptedChatModel: call {len(self.calls)} but the script has only {len(self._script)} replies"
+                f"ScriptedChatModel: call {len(self.calls)} but the script has only "
+                f"{len(self._script)} replies"
             )
         item = self._script[self._position]
         self._position += 1
@@ -126,7 +134,11 @@ class ScriptedChatModel:
                     "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                 }
             ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
         }
 
     __call__ = complete

@@ -254,6 +254,7 @@ class LongTermMemory:
             created_after=check_time(created_after, "created_after"),
             created_before=check_time(created_before, "created_before"),
         )
+        query_vector = self._embed_query(query)  # before the lock: the slow part of a search
         cache = scope_cache(self.engine, self.scope)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
@@ -263,7 +264,7 @@ class LongTermMemory:
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
             depth = max(FUSION_DEPTH, 5 * max_results)
             bm25 = cache.index(self.profile).search(query, k=depth, candidates=allowed)
-            vector_hits = self._vector_hits(cache, query, allowed, depth)
+            vector_hits = self._vector_hits(cache, query_vector, allowed, depth)
             if vector_hits is None:
                 return [
                     SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",))
@@ -276,11 +277,22 @@ class LongTermMemory:
             ]
 
     # -- vectors -----------------------------------------------------------------------------
+    def _embed_query(self, query: str | None) -> Matrix | None:
+        """The query's vector, or None (no embedder, blank query, or a failure: then BM25 alone)."""
+        if self.embedder is None or query is None or not query.strip():
+            return None
+        try:
+            vector: Matrix = self.embedder.embed([query[:MAX_INPUT_CHARS]])[0]
+        except Exception:  # any embedder failure degrades to BM25, as the seed does
+            log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
+            return None
+        return vector
+
     def _vector_hits(
-        self, cache: ScopeCache, query: str, allowed: set[str] | None, depth: int
+        self, cache: ScopeCache, query_vector: Matrix | None, allowed: set[str] | None, depth: int
     ) -> list[tuple[str, float]] | None:
         embedder = self.embedder
-        if embedder is None:
+        if embedder is None or query_vector is None:
             return None
         stale = _count_stale(cache, embedder)
         if stale and embedder.model_id not in cache.warned:
@@ -290,11 +302,6 @@ class LongTermMemory:
                 "are not used; call reembed() to recompute them",
                 self.scope, stale, embedder.model_id, embedder.dim,
             )  # fmt: skip
-        try:
-            query_vector = embedder.embed([query[:MAX_INPUT_CHARS]])[0]
-        except Exception:  # any embedder failure degrades to BM25, as the seed does
-            log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
-            return None
         ids, matrix = _matrix(cache, embedder)
         return rank_by_cosine(query_vector, ids, matrix, allowed)[:depth]
 

@@ -40,7 +40,7 @@ log = logging.getLogger("memstack.longterm")
 
 MAX_INPUT_CHARS: Final = 30_000
 """Embedding input is truncated to this many characters (the seed's ``MaxInputChars``)."""
-BATCH_SIZE: Final = 64
+BATCH_SIZE: Final = 256
 """Texts sent to the embedder in one call by the background worker."""
 
 Matrix = npt.NDArray[np.float32]

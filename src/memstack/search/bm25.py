@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from collections import Counter
 from collections.abc import Collection, Iterable
 
@@ -36,23 +37,32 @@ _MIN_COMPACT = 1024
 
 
 class _Posting:
-    """A growable list of (slot, term frequency) pairs for one term."""
+    """A growable list of (slot, term frequency) pairs for one term.
 
-    __slots__ = ("df", "n", "slots", "tfs")
+    ``array.array`` appends in C (cheap per added document); searches read them through zero-copy numpy
+    views that live only inside a locked search.
+    """
+
+    __slots__ = ("df", "slots", "tfs")
 
     def __init__(self) -> None:
-        self.slots: _I32 = np.empty(4, dtype=np.int32)
-        self.tfs: _F64 = np.empty(4, dtype=np.float64)
-        self.n = 0
+        self.slots = array("i")
+        self.tfs = array("i")
         self.df = 0  # live documents containing the term
 
     def append(self, slot: int, tf: int) -> None:
-        if self.n == len(self.slots):
-            self.slots = np.resize(self.slots, 2 * self.n)
-            self.tfs = np.resize(self.tfs, 2 * self.n)
-        self.slots[self.n] = slot
-        self.tfs[self.n] = tf
-        self.n += 1
+        try:
+            self.slots.append(slot)
+            self.tfs.append(tf)
+        except BufferError:
+            # A numpy view from a search that raised is still alive somewhere: detach from it.
+            self.slots, self.tfs = array("i", self.slots), array("i", self.tfs)
+            del self.slots[len(self.tfs) :]
+            self.slots.append(slot)
+            self.tfs.append(tf)
+
+    def views(self) -> tuple[_I32, _I32]:
+        return np.frombuffer(self.slots, dtype=np.int32), np.frombuffer(self.tfs, dtype=np.int32)
 
 
 class Bm25Index:
@@ -192,13 +202,14 @@ class Bm25Index:
         for term, old in self._postings.items():
             if old.df == 0:
                 continue
-            slots = old.slots[: old.n]
+            slots, tfs = old.views()
             alive = keep[slots]
             fresh = _Posting()
-            fresh.slots = new_of_old[slots[alive]]
-            fresh.tfs = old.tfs[: old.n][alive]
-            fresh.n = fresh.df = len(fresh.slots)
+            fresh.slots.frombytes(new_of_old[slots[alive]].tobytes())
+            fresh.tfs.frombytes(tfs[alive].tobytes())
+            fresh.df = len(fresh.slots)
             postings[term] = fresh
+            del slots, tfs
         self._postings = postings
         self._ids = [self._ids[s] for s in live_slots]
         self._terms = [self._terms[s] for s in live_slots]
@@ -273,8 +284,7 @@ class Bm25Index:
             posting = self._postings.get(term)
             if posting is None or posting.df == 0:
                 continue
-            slots = posting.slots[: posting.n]
-            tfs = posting.tfs[: posting.n]
+            slots, tfs = posting.views()
             if stat_mask is None:
                 df = posting.df
             else:

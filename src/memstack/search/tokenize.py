@@ -76,15 +76,31 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 class _LockedStemmer:
-    """A Snowball stemmer shared by threads (PyStemmer objects are not documented as thread-safe)."""
+    """A Snowball stemmer shared by threads, with a bounded memo of stems.
+
+    PyStemmer objects are not documented as thread-safe, so misses go through a lock; hits are plain
+    dict reads (safe under the GIL) and make stemming a repeated vocabulary cheap.
+    """
+
+    _MAX_MEMO = 200_000
 
     def __init__(self, algorithm: str) -> None:
         self._stemmer = Stemmer.Stemmer(algorithm)
         self._lock = threading.Lock()
+        self._memo: dict[str, str] = {}
 
     def stem_words(self, words: Sequence[str]) -> list[str]:
-        with self._lock:
-            return list(self._stemmer.stemWords(words))
+        memo = self._memo
+        out = [memo.get(w) for w in words]
+        if None in out:
+            with self._lock:
+                if len(memo) > self._MAX_MEMO:
+                    memo.clear()
+                for i, stem in enumerate(out):
+                    if stem is None:
+                        stem = memo[words[i]] = self._stemmer.stemWord(words[i])
+                        out[i] = stem
+        return out  # type: ignore[return-value]  # every None was replaced above
 
 
 _STEMMERS: dict[str, _LockedStemmer] = {}

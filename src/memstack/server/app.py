@@ -19,6 +19,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 
 from .. import __version__
 from .._memory import Memory
@@ -33,7 +34,7 @@ access_log = logging.getLogger("memstack.access")
 
 DEFAULT_TENANT = "default"
 # The tier routers, one module each under memstack.server.routes (variation as data).
-ROUTERS: list[str] = ["sessions", "memories", "conversations"]
+ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -47,12 +48,20 @@ class ServerSettings:
 
     Attributes:
         max_body_bytes: largest request body accepted (413 past it).
+        max_wait_seconds: longest long-poll wait a request may hold (a longer ``wait`` is cut).
         require_auth: True/False to force; None = required as soon as one API key exists.
     """
 
-    def __init__(self, *, max_body_bytes: int = 1 << 20, require_auth: bool | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_body_bytes: int = 1 << 20,
+        require_auth: bool | None = None,
+        max_wait_seconds: float = 30.0,
+    ) -> None:
         self.max_body_bytes = max_body_bytes
         self.require_auth = require_auth
+        self.max_wait_seconds = max_wait_seconds
 
 
 class _Tenants:
@@ -99,6 +108,28 @@ class _AuthMode:
 _bearer = HTTPBearer(auto_error=False, description="An API key created with `memstack keys create`.")
 
 
+def resolve_tenant(state: Any, authorization: str | None, tenant_header: str | None) -> str:
+    """The tenant a request acts for (shared by the HTTP API and the MCP endpoint).
+
+    Raises:
+        HTTPException: 401 without a valid key when auth is required; 404 for a tenant the key
+            may not use (never 403, which would confirm that the tenant exists).
+    """
+    if state.auth.required():
+        scheme, _, token = (authorization or "").partition(" ")
+        key = state.keys.verify(token.strip()) if scheme.lower() == "bearer" and token else None
+        if key is None:
+            raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
+        tenant = tenant_header or key.tenants[0]
+        if tenant not in key.tenants:
+            raise HTTPException(404, f"tenant {tenant!r} not found")
+        return str(tenant)
+    tenant = tenant_header or DEFAULT_TENANT
+    if TENANT_RULE.fullmatch(tenant) is None:
+        raise HTTPException(404, f"tenant {tenant!r} not found")
+    return tenant
+
+
 def tenant_memory(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
@@ -106,24 +137,10 @@ def tenant_memory(
         str | None, Header(description="Tenant to act for (keys with several).")
     ] = None,
 ) -> Memory:
-    """The caller's tenant :class:`Memory` (FastAPI dependency).
-
-    Raises:
-        HTTPException: 401 without a valid key when auth is required; 404 for a tenant the key
-            may not use (never 403, which would confirm that the tenant exists).
-    """
+    """The caller's tenant :class:`Memory` (FastAPI dependency; see :func:`resolve_tenant`)."""
     state = request.app.state
-    if state.auth.required():
-        key = state.keys.verify(credentials.credentials) if credentials is not None else None
-        if key is None:
-            raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
-        tenant = x_memstack_tenant or key.tenants[0]
-        if tenant not in key.tenants:
-            raise HTTPException(404, f"tenant {tenant!r} not found")
-    else:
-        tenant = x_memstack_tenant or DEFAULT_TENANT
-        if TENANT_RULE.fullmatch(tenant) is None:
-            raise HTTPException(404, f"tenant {tenant!r} not found")
+    authorization = f"Bearer {credentials.credentials}" if credentials is not None else None
+    tenant = resolve_tenant(state, authorization, x_memstack_tenant)
     request.state.tenant = tenant
     memory: Memory = state.tenants.get(tenant)
     return memory
@@ -211,17 +228,26 @@ def _log(scope: Scope, status: int, started: float) -> None:
 
 
 def create_app(
-    engine: Engine, settings: ServerSettings | None = None, *, extra_routers: bool = True
+    engine: Engine, settings: ServerSettings | None = None, *, extra_routers: bool = True, mcp: bool = True
 ) -> FastAPI:
-    """The memstack HTTP application on ``engine`` (the caller keeps ownership of the engine)."""
+    """The memstack HTTP application on ``engine`` (the caller keeps ownership of the engine).
+
+    With ``mcp`` (and the SDK installed) the MCP server answers at ``/mcp`` (streamable HTTP).
+    """
     settings = settings or ServerSettings()
     keys = ApiKeyStore(engine)
     tenants = _Tenants(engine)
 
+    mcp_manager = _mcp_manager(tenants) if mcp else None
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         try:
-            yield
+            if mcp_manager is None:
+                yield
+            else:
+                async with mcp_manager.run():
+                    yield
         finally:
             tenants.close()
 
@@ -248,8 +274,54 @@ def create_app(
         for module in ROUTERS:
             router = importlib.import_module(f"{__package__}.routes.{module}").router
             app.include_router(router)
+    if mcp_manager is not None:
+        app.router.routes.append(
+            Route(
+                "/mcp",
+                endpoint=_McpEndpoint(mcp_manager),
+                methods=["GET", "POST", "DELETE"],
+                include_in_schema=False,
+            )
+        )
     app.add_middleware(_LimitsMiddleware, max_body=settings.max_body_bytes)
     return app
+
+
+def _mcp_manager(tenants: _Tenants) -> Any:
+    try:
+        from .mcp import build_server, http_session_manager
+    except ImportError:  # the MCP SDK is part of the optional server extra
+        return None
+
+    def resolve(ctx: Any) -> Memory:
+        request = getattr(ctx, "request", None)
+        tenant = request.scope.get("state", {}).get("memstack_tenant") if request is not None else None
+        return tenants.get(tenant or DEFAULT_TENANT)
+
+    return http_session_manager(build_server(resolve))
+
+
+class _McpEndpoint:
+    """The ``/mcp`` ASGI endpoint: the tenant is resolved as for the HTTP API, then MCP answers."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        try:
+            tenant = resolve_tenant(
+                scope["app"].state, headers.get("authorization"), headers.get("x-memstack-tenant")
+            )
+        except HTTPException as exc:
+            title = "Unauthorized" if exc.status_code == 401 else "NotFound"
+            response = problems.problem(exc.status_code, title, str(exc.detail))
+            for name, value in (exc.headers or {}).items():
+                response.headers[name] = value
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["memstack_tenant"] = tenant
+        await self.manager.handle_request(scope, receive, send)
 
 
 class _LimitsMiddleware:

@@ -5,7 +5,8 @@ Real glob semantics, matched against the whole key:
 * ``*`` any run of characters (including none and ``:``),
 * ``?`` exactly one character,
 * ``[abc]``, ``[a-z]`` one character of the class; ``[!abc]`` or ``[^abc]`` one character not in it;
-  ``]`` first in a class is literal (``[]a]``); an unclosed ``[`` is a literal ``[``,
+  ``]`` first in a class is literal (``[]a]``); an unclosed ``[`` is a literal ``[``; an inverted
+  range (``[z-a]``) matches nothing, as in :mod:`fnmatch`,
 * ``\\`` makes the next character literal,
 * every other character is literal (``.``, ``+``, ``(``, ``$``, ``|`` ... have no regex meaning).
 """
@@ -30,6 +31,8 @@ def _class(pattern: str, start: int) -> tuple[str, int] | None:
         c = pattern[i]
         if c == "]" and not first:
             body = "".join(items)
+            if not body:  # only inverted ranges: no character matches, or any does when negated
+                return ("." if negate else "(?!)"), i + 1
             return ("[^" if negate else "[") + body + "]", i + 1
         first = False
         if c == "\\" and i + 1 < len(pattern):
@@ -38,9 +41,8 @@ def _class(pattern: str, start: int) -> tuple[str, int] | None:
             continue
         if i + 2 < len(pattern) and pattern[i + 1] == "-" and pattern[i + 2] != "]":
             low, high = c, pattern[i + 2]
-            if low > high:
-                low, high = high, low  # an inverted range would be a regex error; glob treats it as a set
-            items.append(re.escape(low) + "-" + re.escape(high))
+            if low <= high:  # an inverted range matches nothing (as fnmatch); in a regex it is an error
+                items.append(re.escape(low) + "-" + re.escape(high))
             i += 3
             continue
         items.append(re.escape(c))

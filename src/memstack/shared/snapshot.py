@@ -18,7 +18,7 @@ from . import reserved as rs
 from .serialize import check_key, check_value
 from .store import SharedMemory
 
-__all__ = ["from_dict", "to_dict", "to_json"]
+__all__ = ["from_dict", "restore", "to_dict", "to_json"]
 
 
 def to_dict(memory: SharedMemory) -> dict[str, Any]:
@@ -52,6 +52,18 @@ def from_dict(engine: Engine, name: str, snapshot: Mapping[str, Any], **options:
         InvalidValue: ``snapshot`` is not a mapping, or ``custom`` is not one.
         InvalidKey, InvalidInput: as :meth:`SharedMemory.merge`.
     """
+    return restore(engine, name, snapshot, notify=True, **options)
+
+
+def restore(
+    engine: Engine, name: str, snapshot: Mapping[str, Any], *, notify: bool, **options: Any
+) -> SharedMemory:
+    """:func:`from_dict`, with custom keys written quietly when ``notify`` is False.
+
+    Raises:
+        InvalidValue: ``snapshot`` is not a mapping, or ``custom`` is not one.
+        InvalidKey, InvalidInput: as :meth:`SharedMemory.merge`.
+    """
     if not isinstance(snapshot, Mapping):
         raise InvalidValue(f"snapshot {snapshot!r}: must be a mapping")
     custom = snapshot.get("custom") or {}
@@ -71,7 +83,7 @@ def from_dict(engine: Engine, name: str, snapshot: Mapping[str, Any], **options:
     memory = SharedMemory(engine, name, **options)
     try:
         memory.reset()
-        memory.merge(pairs)
+        memory.merge(pairs, notify=notify)
     except BaseException:
         memory.close()
         raise

@@ -14,20 +14,19 @@ write; :meth:`SharedMemory.set_if` writes only when the version is the expected 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
-from ..errors import Conflict, InvalidInput, InvalidKey
+from ..errors import Conflict, InvalidKey
 from . import reserved as rs
-from .change import MemoryChange
-from .proxy import StateProxy
+from .accessors import ReservedAccessors
+from .reactive import Reactive
 from .serialize import check_key, check_name, check_value
-from .storage import Entry, SharedStorage, Write, parse_message
-from .subscriptions import Callback, Subscriptions
-from .waiters import Waiter, WaiterSet, WaitStep, run_async, run_sync, wait_core
+from .storage import Entry, SharedStorage, Write
+from .subscriptions import Subscriptions
+from .waiters import WaiterSet
 
 if TYPE_CHECKING:
     from ..search.embedders import Embedder
@@ -35,18 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SharedMemory"]
 
-Wait = bool | float | int
 
-
-def _timeout(wait: Wait) -> float | None:
-    if wait is True:
-        return None
-    if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-        raise InvalidInput(f"wait {wait!r}: must be False, True or a number of seconds >= 0")
-    return float(wait)
-
-
-class SharedMemory:
+class SharedMemory(Reactive, ReservedAccessors):
     """The shared memory ``name`` on ``engine``.
 
     Args:
@@ -56,7 +45,7 @@ class SharedMemory:
         network_name: recorded on changes (set by :class:`~memstack.shared.Network`).
         session_id: when given, written to the ``session_id`` reserved key.
         enable_cache: give ``memory.cache`` a :class:`SemanticCache` (built on first use).
-        embedder: the cache's embedder (default: the search package's default embedder).
+        embedder: the cache's embedder (default: :func:`~memstack.shared.cache.default_embedder`).
 
     Raises:
         InvalidKey: a bad name.
@@ -113,10 +102,14 @@ class SharedMemory:
         self.delete(key)
 
     def __contains__(self, key: object) -> bool:
-        """Reserved keys always; custom keys when stored (even holding None)."""
-        if not isinstance(key, str):
-            return False
-        return key in rs.RESERVED or self._store.read(check_key(key)).exists
+        """Reserved keys always; custom keys when stored (even holding None); never raises."""
+        if key in rs.RESERVED:
+            return True
+        try:
+            checked = check_key(key)
+        except InvalidKey:
+            return False  # a key that breaks the rule can never be stored
+        return self._store.read(checked).exists
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
@@ -154,8 +147,9 @@ class SharedMemory:
         )
         return value
 
-    def merge(self, mapping: Mapping[str, Any]) -> SharedMemory:
-        """Write every pair of ``mapping`` in ONE atomic batch; custom keys notify, in order.
+    def merge(self, mapping: Mapping[str, Any], *, notify: bool = True) -> SharedMemory:
+        """Write every pair of ``mapping`` in ONE atomic batch; custom keys notify, in order
+        (``notify=False``: a quiet write, e.g. restoring a copy).
 
         Everything is validated first: a bad pair (or ``cache``) means nothing is written.
 
@@ -169,7 +163,7 @@ class SharedMemory:
                 stored = rs.normalise(key, value)
                 writes.append(Write(key, partial(_const, stored), custom=False, notify=False))
             else:
-                writes.append(Write(key, partial(_const, check_value(value))))
+                writes.append(Write(key, partial(_const, check_value(value)), notify=notify))
         if writes:
             self._store.write(writes, writer=self.current_writer)
         return self
@@ -235,134 +229,11 @@ class SharedMemory:
         return old.version + 1
 
     # -- reads -------------------------------------------------------------------------------
-    def _present(self, keys: Sequence[str]) -> dict[str, Any]:
-        custom = [k for k in keys if k not in rs.RESERVED]
-        found = dict(zip(custom, self._store.read_many(custom), strict=True))
-        out: dict[str, Any] = {}
-        for key in keys:
-            if key in rs.RESERVED:
-                out[key] = self._reserved_value(key)
-            elif found[key].exists:
-                out[key] = found[key].value
-        return out
-
     def _reserved_value(self, key: str) -> Any:
         if key == "cache":
             return self.cache
         entry = self._store.read(key)
         return entry.value if entry.exists else rs.default_of(key)
-
-    def _plan(self, keys: tuple[str, ...], wait: Wait) -> tuple[list[str], float | None]:
-        if not keys:
-            raise InvalidInput("get needs at least one key")
-        checked = list(dict.fromkeys(check_key(k) for k in keys))
-        timeout = None if wait is False else _timeout(wait)
-        return checked, timeout
-
-    def _core(self, keys: list[str], timeout: float | None, wait: Wait, waiter: Waiter) -> WaitStep:
-        return wait_core(
-            keys, waiter=waiter, waiters=self._waiters, present=self._present, timeout=timeout, label=wait
-        )
-
-    def get(self, *keys: str, wait: Wait = False) -> Any:
-        """The value of one key, or ``{key: value}`` for several.
-
-        Present keys (even holding None) return at once. Missing keys: with ``wait=False`` one key
-        gives None and several are left out of the dict; ``wait=True`` blocks until written;
-        ``wait=<seconds>`` blocks until one deadline shared by all the keys (real time).
-
-        Raises:
-            WaitTimeout: ``"Timeout waiting for 'k' after 0.5 seconds"`` (names the missing keys).
-            InvalidKey: a bad key. InvalidInput: a bad ``wait``.
-            EngineClosed: the memory was closed while waiting.
-        """
-        checked, timeout = self._plan(keys, wait)
-        if wait is False:
-            found = self._present(checked)
-        else:
-            self._listen()
-            found = run_sync(lambda w: self._core(checked, timeout, wait, w), checked)
-        return found.get(checked[0]) if len(keys) == 1 else found
-
-    async def aget(self, *keys: str, wait: Wait = False) -> Any:
-        """:meth:`get` for asyncio code: waits without blocking the event loop."""
-        checked, timeout = self._plan(keys, wait)
-        if wait is False:
-            found = self._present(checked)
-        else:
-            self._listen()
-            found = await run_async(lambda w: self._core(checked, timeout, wait, w), checked)
-        return found.get(checked[0]) if len(keys) == 1 else found
-
-    # -- reserved accessors ------------------------------------------------------------------
-    @property
-    def data(self) -> StateProxy:
-        """The ``data`` reserved key as a live :class:`StateProxy` (writes reach storage)."""
-        return StateProxy(partial(self._reserved_value, "data"), self._update_data)
-
-    def _update_data(
-        self, fn: Callable[[dict[str, Any]], dict[str, Any]]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        def make(entry: Entry) -> Any:
-            current = dict(entry.value) if entry.exists else {}
-            return rs.normalise("data", fn(current))
-
-        [(old, new)] = self._store.write(
-            [Write("data", make, custom=False, notify=False)], writer=self.current_writer
-        )
-        return (dict(old.value) if old.exists else {}), new
-
-    @property
-    def results(self) -> list[Any]:
-        """A copy of the stored results."""
-        return list(self._reserved_value("results"))
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """A copy of the stored messages."""
-        return list(self._reserved_value("messages"))
-
-    @property
-    def session_id(self) -> str | None:
-        """The ``session_id`` reserved key."""
-        value: str | None = self._reserved_value("session_id")
-        return value
-
-    @session_id.setter
-    def session_id(self, value: str | None) -> None:
-        self["session_id"] = value
-
-    def append_result(self, result: Any) -> SharedMemory:
-        """Append one result atomically (no notification)."""
-        [item] = rs.normalise("results", [result])
-        self._append("results", item)
-        return self
-
-    def append_message(self, message: Any) -> SharedMemory:
-        """Append one message atomically (no notification)."""
-        self._append("messages", rs.message(message))
-        return self
-
-    def _append(self, key: str, item: Any) -> None:
-        def make(entry: Entry) -> Any:
-            return [*(entry.value if entry.exists else []), item]
-
-        self._store.write([Write(key, make, custom=False, notify=False)], writer=self.current_writer)
-
-    def set_results(self, results: Sequence[Any]) -> SharedMemory:
-        """Replace the results."""
-        self["results"] = list(results)
-        return self
-
-    def results_from(self, index: int) -> list[Any]:
-        """Results from ``index`` on (``[]`` past the end)."""
-        return self.results[index:]
-
-    def format_history(self, formatter: Callable[[Any], Sequence[Any]] | None = None) -> list[Any]:
-        """Messages followed by every result expanded by ``formatter`` (default: a dict's
-        ``output`` list then its ``tool_calls`` list)."""
-        expand = formatter or _default_formatter
-        return [*self.messages, *(item for r in self.results for item in expand(r))]
 
     @property
     def cache(self) -> SemanticCache | None:
@@ -383,71 +254,6 @@ class SharedMemory:
             rs.reject_cache_write()
         object.__setattr__(self, name, value)
 
-    # -- subscriptions -----------------------------------------------------------------------
-    def subscribe(self, *keys: str | Callback, callback: Callback | None = None) -> str:
-        """Call ``callback(change)`` after every write of one of ``keys``; returns the id.
-
-        The callback may also be passed last, positionally. Callbacks run on a background thread
-        in write order; their exceptions are logged.
-
-        Raises:
-            InvalidInput: no callback (``"Callback required for subscribe"``) or no key.
-        """
-        names = list(keys)
-        if callback is None and names and callable(names[-1]):
-            callback = names.pop()  # type: ignore[assignment]  # the trailing positional callable
-        if callback is None:
-            raise InvalidInput("Callback required for subscribe")
-        if not names:
-            raise InvalidInput("subscribe needs at least one key")
-        checked = [check_key(k) for k in names]
-        self._listen()
-        return self._subs.add(checked, callback)
-
-    def subscribe_pattern(self, pattern: str, callback: Callback | None = None) -> str:
-        """Call ``callback(change)`` for writes of keys matching glob ``pattern``; returns the id.
-
-        Raises:
-            InvalidInput: no callback (``"Callback required for subscribe_pattern"``) or a
-                pattern that is not a non-empty str.
-        """
-        if callback is None:
-            raise InvalidInput("Callback required for subscribe_pattern")
-        if not isinstance(pattern, str) or not pattern:
-            raise InvalidInput(f"subscribe_pattern {pattern!r}: the pattern must be a non-empty str")
-        self._listen()
-        return self._subs.add_pattern(pattern, callback)
-
-    def unsubscribe(self, subscription_id: str) -> bool:
-        """Remove a subscription; True if it existed."""
-        return self._subs.remove(subscription_id)
-
-    def unsubscribe_keys(self, *keys: str) -> SharedMemory:
-        """Remove every exact-key subscription on ``keys`` (pattern subscriptions stay)."""
-        self._subs.remove_keys([check_key(k) for k in keys])
-        return self
-
-    def subscribed(self, key: str) -> bool:
-        """True if a subscription (exact or pattern) covers ``key``."""
-        return self._subs.subscribed(check_key(key))
-
-    def _listen(self) -> None:
-        with self._lock:
-            if self._closed:
-                from ..errors import EngineClosed
-
-                raise EngineClosed(f"shared memory {self.name!r} is closed")
-            if self._listening is None:
-                self._listening = self.engine.subscribe(self._store.channel, self._on_message)
-
-    def _on_message(self, text: str) -> None:
-        message = parse_message(text)
-        key: str = message["k"]
-        self._waiters.notify(key, message["v"])
-        callbacks = self._subs.matching(key)
-        if callbacks:
-            self._subs.dispatch(callbacks, partial(_change, text))
-
     # -- serialisation -----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The snapshot ``{data, results, messages, session_id?, custom}`` (see
@@ -461,6 +267,24 @@ class SharedMemory:
         from .snapshot import to_json
 
         return to_json(self)
+
+    def clone(self, name: str, **options: Any) -> SharedMemory:
+        """A copy of this memory under ``name`` (replacing what ``name`` held), written without
+        notifications; subscriptions are not copied. ``options`` default to this memory's
+        ``network_name``, writer and cache setting.
+
+        Raises:
+            InvalidKey: a bad name.
+        """
+        from .snapshot import restore, to_dict
+
+        defaults = {
+            "network_name": self.network_name,
+            "writer": self.current_writer,
+            "enable_cache": self._enable_cache,
+            "embedder": self._embedder,
+        }
+        return restore(self.engine, name, to_dict(self), notify=False, **{**defaults, **options})
 
     @classmethod
     def from_dict(
@@ -498,22 +322,3 @@ class SharedMemory:
 
 def _const(value: Any, _entry: Entry) -> Any:
     return value
-
-
-def _default_formatter(result: Any) -> list[Any]:
-    if not isinstance(result, Mapping):
-        return [result]
-    return [*(result.get("output") or []), *(result.get("tool_calls") or [])]
-
-
-def _change(text: str) -> MemoryChange:
-    message = parse_message(text)  # parsed per callback: no two callbacks share a mutable value
-    return MemoryChange(
-        key=message["k"],
-        value=message["v"],
-        previous=message["p"],
-        writer=message["w"],
-        network_name=message["n"],
-        timestamp=datetime.fromtimestamp(message["t"] / 1000, UTC),
-        correlation_id=message.get("c"),
-    )

@@ -148,6 +148,8 @@ def run_sync(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> dict[st
     except StopIteration as done:
         result: dict[str, Any] = done.value
         return result
+    finally:
+        steps.close()  # an interrupted wait (KeyboardInterrupt) unregisters its waiter at once
 
 
 async def run_async(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> dict[str, Any]:
@@ -170,3 +172,5 @@ async def run_async(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> 
     except StopIteration as done:
         result: dict[str, Any] = done.value
         return result
+    finally:
+        steps.close()  # a cancelled task unregisters its waiter at once

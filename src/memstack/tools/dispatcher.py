@@ -22,8 +22,8 @@ from ..errors import MemstackError, NamespaceFull
 from ..longterm import LongTermMemory
 from ..longterm.validate import check_session_id
 from ..working import WorkingMemory
-from . import longterm_tools as LT
-from . import working_tools as WT
+from . import longterm_tools as lt_tools
+from . import working_tools as wm_tools
 from .schemas import TOOLS, ToolSpec, tool_schemas
 
 __all__ = ["MemoryTools", "dispatch"]
@@ -71,15 +71,15 @@ class MemoryTools:
         )
         self.save_hook = save_hook
         self._handlers: dict[str, Callable[[Any], str]] = {
-            "save_memory": lambda a: LT.save_memory(self.long_term, a, self.save_hook),
-            "search_memory": lambda a: LT.search_memory(self.long_term, a),
-            "delete_memory": lambda a: LT.delete_memory(self.long_term, a),
-            "list_memory_categories": lambda a: LT.list_memory_categories(self.long_term, a),
-            "save_to_working_memory": lambda a: WT.save_to_working_memory(self.working, a),
-            "get_from_working_memory": lambda a: WT.get_from_working_memory(self.working, a),
-            "delete_from_working_memory": lambda a: WT.delete_from_working_memory(self.working, a),
-            "list_working_memory": lambda a: WT.list_working_memory(self.working, a),
-            "search_working_memory": lambda a: WT.search_working_memory(self.working, a),
+            "save_memory": lambda a: lt_tools.save_memory(self.long_term, a, self.save_hook),
+            "search_memory": lambda a: lt_tools.search_memory(self.long_term, a),
+            "delete_memory": lambda a: lt_tools.delete_memory(self.long_term, a),
+            "list_memory_categories": lambda a: lt_tools.list_memory_categories(self.long_term, a),
+            "save_to_working_memory": lambda a: wm_tools.save_to_working_memory(self.working, a),
+            "get_from_working_memory": lambda a: wm_tools.get_from_working_memory(self.working, a),
+            "delete_from_working_memory": lambda a: wm_tools.delete_from_working_memory(self.working, a),
+            "list_working_memory": lambda a: wm_tools.list_working_memory(self.working, a),
+            "search_working_memory": lambda a: wm_tools.search_working_memory(self.working, a),
         }
 
     @property
@@ -112,7 +112,9 @@ def _parse(spec: ToolSpec, arguments_json: object) -> BaseModel | str:
         try:
             raw = json.loads(arguments_json)
         except json.JSONDecodeError as exc:
-            return f"Error: the arguments of '{spec.name}' are not valid JSON ({exc.msg} at position {exc.pos})."
+            return (
+                f"Error: the arguments of '{spec.name}' are not valid JSON ({exc.msg} at position {exc.pos})."
+            )
     elif isinstance(arguments_json, Mapping):
         raw = dict(arguments_json)
     else:

@@ -38,7 +38,9 @@ def age_text(created_at: datetime, now: float) -> str:
 
 def save_memory(memory: LongTermMemory, args: SaveMemoryArgs, hook: SaveHook | None = None) -> str:
     """Save the raw content now: ``Memory saved with id '{id}'.``"""
-    entry = memory.save(content=args.content, category=_blank_to_none(args.category), tags=split_tags(args.tags))
+    entry = memory.save(
+        content=args.content, category=_blank_to_none(args.category), tags=split_tags(args.tags)
+    )
     if hook is not None:
         try:
             hook(entry)

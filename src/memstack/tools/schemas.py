@@ -35,7 +35,9 @@ class SaveMemoryArgs(_Args):
 class SearchMemoryArgs(_Args):
     query: str | None = Field(None, description="Words to search for; omit to list the most recent memories.")
     category: str | None = Field(None, description="Only memories in this category or its sub-categories.")
-    tags: str | None = Field(None, description="Only memories carrying every one of these comma-separated tags.")
+    tags: str | None = Field(
+        None, description="Only memories carrying every one of these comma-separated tags."
+    )
 
 
 class DeleteMemoryArgs(_Args):
@@ -62,14 +64,17 @@ class KeyArgs(_Args):
 
 class ListWorkingMemoryArgs(_Args):
     namespace: str | None = Field(
-        None, description="A namespace or prefix to browse, e.g. 'patrol' or 'subagent/t1'; omit for your own."
+        None,
+        description="A namespace or prefix to browse, e.g. 'patrol' or 'subagent/t1'; omit for your own.",
     )
 
 
 class SearchWorkingMemoryArgs(_Args):
     query: str | None = Field(None, description="Words to search for; omit to list the newest entries.")
     category: str | None = Field(None, description="Only entries in this category or its sub-categories.")
-    tags: str | None = Field(None, description="Only entries carrying every one of these comma-separated tags.")
+    tags: str | None = Field(
+        None, description="Only entries carrying every one of these comma-separated tags."
+    )
     namespace: str | None = Field(None, description="A namespace or prefix to search; omit for your own.")
 
 
@@ -85,7 +90,11 @@ class ToolSpec:
         """The tool in the OpenAI format: ``{"type": "function", "function": {...}}``."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": _parameters(self.args)},
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _parameters(self.args),
+            },
         }
 
 

@@ -14,7 +14,7 @@ from typing import Final
 from ..context.format import format_remaining
 from ..errors import InvalidKey, NamespaceFull
 from ..working import WorkingEntry, WorkingMemory
-from ..working import keys as K
+from ..working import keys as wkeys
 from .schemas import (
     KeyArgs,
     ListWorkingMemoryArgs,
@@ -64,7 +64,7 @@ def _suffix(entry: WorkingEntry, now: float) -> str:
 def _full_key(wm: WorkingMemory, key: str) -> str:
     # The key as the tool texts show it, even when it is ill-formed (then the store refuses it).
     try:
-        return K.resolve_read(wm.namespace, key)
+        return wkeys.resolve_read(wm.namespace, key)
     except InvalidKey:
         return key if "/" in key else f"{wm.namespace}/{key}"
 
@@ -74,10 +74,13 @@ def save_to_working_memory(wm: WorkingMemory, args: SaveToWorkingMemoryArgs) -> 
     full = _full_key(wm, args.key)
     ttl = None if args.ttl_minutes is None else args.ttl_minutes * 60
     try:
-        entry = wm.set(args.key, args.data, ttl=ttl, category=_blank_to_none(args.category), tags=split_tags(args.tags))
+        entry = wm.set(
+            args.key, args.data, ttl=ttl, category=_blank_to_none(args.category), tags=split_tags(args.tags)
+        )
     except NamespaceFull:
         return (
-            f"Error: not saved, working memory namespace '{wm.namespace}' is full ({wm.max_entries} live entries). "
+            f"Error: not saved, working memory namespace '{wm.namespace}' is full "
+            f"({wm.max_entries} live entries). "
             f"Delete an entry you no longer need or wait for one to expire, then save '{full}' again."
         )
     except InvalidKey as exc:
@@ -105,7 +108,7 @@ def delete_from_working_memory(wm: WorkingMemory, args: KeyArgs) -> str:
 
 def _prefix(wm: WorkingMemory, namespace: str | None) -> tuple[str, bool]:
     given = _blank_to_none(namespace)
-    return (wm.namespace, True) if given is None else (K.normalize_prefix(given), False)
+    return (wm.namespace, True) if given is None else (wkeys.normalize_prefix(given), False)
 
 
 def list_working_memory(wm: WorkingMemory, args: ListWorkingMemoryArgs) -> str:
@@ -121,7 +124,11 @@ def list_working_memory(wm: WorkingMemory, args: ListWorkingMemoryArgs) -> str:
 
 
 def _describe(query: str | None, category: str | None, tags: str | None) -> str:
-    parts = [f"{name}='{value}'" for name, value in (("query", query), ("category", category), ("tags", tags)) if value]
+    parts = [
+        f"{name}='{value}'"
+        for name, value in (("query", query), ("category", category), ("tags", tags))
+        if value
+    ]
     return f"({', '.join(parts)})" if parts else "(no filters)"
 
 
@@ -132,9 +139,15 @@ def _preview(value: object) -> str:
 
 def search_working_memory(wm: WorkingMemory, args: SearchWorkingMemoryArgs) -> str:
     """Matching entries with a 120-character preview of each value (spec item 52)."""
-    query, category, tags = _blank_to_none(args.query), _blank_to_none(args.category), _blank_to_none(args.tags)
+    query, category, tags = (
+        _blank_to_none(args.query),
+        _blank_to_none(args.category),
+        _blank_to_none(args.tags),
+    )
     prefix, _own = _prefix(wm, args.namespace)
-    results: Sequence[WorkingEntry] = wm.search(query, category=category, tags=split_tags(tags), prefix=prefix)
+    results: Sequence[WorkingEntry] = wm.search(
+        query, category=category, tags=split_tags(tags), prefix=prefix
+    )
     desc = _describe(query, category, tags)
     if not results:
         return f"No working memory entries matched {desc} in namespace '{prefix}'."

@@ -121,7 +121,9 @@ def dump_value(value: object) -> str:
 
 def encode_meta(expires_ms: int, stored_ms: int, category: str | None, tags: Sequence[str]) -> str:
     """The meta field of an entry."""
-    return json.dumps({"e": expires_ms, "s": stored_ms, "c": category, "t": list(tags)}, separators=(",", ":"))
+    return json.dumps(
+        {"e": expires_ms, "s": stored_ms, "c": category, "t": list(tags)}, separators=(",", ":")
+    )
 
 
 def decode_meta(key: str, meta: str, value: str | None) -> WorkingEntry:

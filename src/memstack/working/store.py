@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidValue, NamespaceFull
-from . import keys as K
+from . import keys as wkeys
 from .entry import (
     WorkingEntry,
     category_matches,
@@ -76,7 +76,7 @@ class WorkingMemory:
         max_entries_per_namespace: int = DEFAULT_MAX_ENTRIES,
     ) -> None:
         self.engine = engine
-        self.namespace = K.normalize_namespace(namespace)
+        self.namespace = wkeys.normalize_namespace(namespace)
         self._default_px = check_ttl(default_ttl)
         self.default_ttl = float(default_ttl)
         if (
@@ -118,7 +118,7 @@ class WorkingMemory:
             NamespaceFull: the namespace already holds ``max_entries_per_namespace`` live entries.
             Conflict: the namespace kept changing under ``MAX_WRITE_ATTEMPTS`` tries.
         """
-        full = K.resolve_write(self.namespace, key)
+        full = wkeys.resolve_write(self.namespace, key)
         px = self._default_px if ttl is None else check_ttl(ttl)
         category = check_category(category)
         tag_list = check_tags(tags)
@@ -128,7 +128,7 @@ class WorkingMemory:
             with self.engine.batch() as read:
                 read.get(version_key)
                 read.hgetall(meta_key)
-            assert read.result is not None  # noqa: S101 - a batch executed on exit has a result
+            assert read.result is not None
             version, metas = read.result[0], read.result[1]
             now = self.engine.now_ms()
             live = {k: _expiry(m) for k, m in metas.items() if _expiry(m) > now}
@@ -158,14 +158,14 @@ class WorkingMemory:
                     self._register()
                 return WorkingEntry(full, _fresh(payload), now / 1000, expires / 1000, category, tag_list)
             if attempt >= 3:
-                time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))  # noqa: S311 - jitter, not crypto
+                time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))
         raise Conflict(
             f"working-memory namespace {self.namespace!r}: {MAX_WRITE_ATTEMPTS} concurrent writes in a row "
             f"beat this one; giving up on {full!r}"
         )
 
     def _queue_register(self, batch: Any) -> None:
-        top = K.top_segment(self.namespace)
+        top = wkeys.top_segment(self.namespace)
         batch.sadd(self._ns_set(top), self.namespace)
         batch.sadd(self._registry + ":tops", top)
 
@@ -179,13 +179,13 @@ class WorkingMemory:
         Raises:
             InvalidKey: an ill-formed key, or a full path into another namespace.
         """
-        full = K.resolve_write(self.namespace, key)
+        full = wkeys.resolve_write(self.namespace, key)
         meta_key, data_key, _ = self._keys(self.namespace)
         with self.engine.batch() as batch:
             batch.hget(meta_key, full)
             batch.hdel(meta_key, full)
             batch.hdel(data_key, full)
-        assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+        assert batch.result is not None
         meta = batch.result[0]
         return meta is not None and _expiry(meta) > self.engine.now_ms()
 
@@ -197,19 +197,19 @@ class WorkingMemory:
         Raises:
             InvalidKey: a prefix outside the own namespace.
         """
-        target = self.namespace if prefix is None else K.resolve_write(self.namespace, prefix)
+        target = self.namespace if prefix is None else wkeys.resolve_write(self.namespace, prefix)
         meta_key, data_key, version_key = self._keys(self.namespace)
         now = self.engine.now_ms()
         if target == self.namespace:
             with self.engine.batch() as batch:
                 batch.hgetall(meta_key)
                 batch.delete(meta_key, data_key, version_key)
-            assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+            assert batch.result is not None
             removed = sum(1 for m in batch.result[0].values() if _expiry(m) > now)
             self._unregister_if_empty(self.namespace)
             return removed
         metas = self.engine.hgetall(meta_key)
-        doomed = [k for k in metas if K.covers(target, k)]
+        doomed = [k for k in metas if wkeys.covers(target, k)]
         if not doomed:
             return 0
         with self.engine.batch() as batch:
@@ -220,7 +220,7 @@ class WorkingMemory:
     def _unregister_if_empty(self, namespace: str) -> None:
         # Remove, then look again: a writer that committed in between re-registered before or
         # registers after, and the second look puts it back if its data landed first.
-        ns_set = self._ns_set(K.top_segment(namespace))
+        ns_set = self._ns_set(wkeys.top_segment(namespace))
         self.engine.srem(ns_set, namespace)
         if self.engine.exists(self._keys(namespace)[0]):
             self.engine.sadd(ns_set, namespace)
@@ -232,12 +232,12 @@ class WorkingMemory:
         Raises:
             InvalidKey: an ill-formed key.
         """
-        full = K.resolve_read(self.namespace, key)
-        meta_key, data_key, _ = self._keys(K.namespace_of(full))
+        full = wkeys.resolve_read(self.namespace, key)
+        meta_key, data_key, _ = self._keys(wkeys.namespace_of(full))
         with self.engine.batch() as batch:
             batch.hget(meta_key, full)
             batch.hget(data_key, full)
-        assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+        assert batch.result is not None
         meta, value = batch.result[0], batch.result[1]
         if meta is None or value is None or _expiry(meta) <= self.engine.now_ms():
             return None
@@ -253,7 +253,7 @@ class WorkingMemory:
         Raises:
             InvalidKey: an ill-formed prefix.
         """
-        target = self.namespace if prefix is None else K.normalize_prefix(prefix)
+        target = self.namespace if prefix is None else wkeys.normalize_prefix(prefix)
         found: builtins.list[WorkingEntry] = []
         now = self.engine.now_ms()
         from_registry = "/" not in target
@@ -263,7 +263,7 @@ class WorkingMemory:
                     self._unregister_if_empty(namespace)
                 continue
             for key, meta in metas.items():
-                if _expiry(meta) > now and K.covers(target, key):
+                if _expiry(meta) > now and wkeys.covers(target, key):
                     value = values.get(key) if values is not None else None
                     if values is not None and value is None:
                         continue  # a write racing this read: meta landed, value read before it
@@ -273,7 +273,7 @@ class WorkingMemory:
 
     def _namespaces_under(self, target: str) -> builtins.list[str]:
         if "/" in target:
-            return [K.namespace_of(target)]
+            return [wkeys.namespace_of(target)]
         if target:
             return sorted(self.engine.smembers(self._ns_set(target)))
         tops = sorted(self.engine.smembers(self._registry + ":tops"))
@@ -282,7 +282,7 @@ class WorkingMemory:
         with self.engine.batch() as batch:
             for top in tops:
                 batch.smembers(self._ns_set(top))
-        assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+        assert batch.result is not None
         return sorted(ns for members in batch.result.results for ns in members)
 
     def _read_namespaces(
@@ -300,7 +300,7 @@ class WorkingMemory:
                     batch.hgetall(meta_key)
                     if with_values:
                         batch.hgetall(data_key)
-            assert batch.result is not None  # noqa: S101 - a batch executed on exit has a result
+            assert batch.result is not None
             step = 2 if with_values else 1
             for i, ns in enumerate(group):
                 metas = batch.result[i * step]

@@ -1,0 +1,113 @@
+"""The MCP server (official Python SDK, 2.x): the agent memory tools and the session and
+conversation helpers, dispatched by :func:`memstack.server.toolbox.run_tool` (the same dispatcher
+as ``POST /v1/tools/{name}``).
+
+Served over streamable HTTP at ``/mcp`` by ``memstack serve`` (bearer keys and tenants as the HTTP
+API), or over stdio with ``memstack serve --stdio`` (the ``default`` tenant, so a desktop agent
+and a local HTTP client share data).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+
+from .. import __version__
+from .._memory import Memory
+from ..engines.prefixed import tenant_engine
+from .toolbox import CONTEXT_ARGS, run_tool, tool_specs
+
+__all__ = ["build_server", "http_session_manager", "run_stdio"]
+
+log = logging.getLogger("memstack.server")
+
+Resolver = Callable[[Any], Memory]
+"""Maps an MCP request context to the caller's tenant memory."""
+
+_CONTEXT_KEYS = tuple(CONTEXT_ARGS)
+
+
+def _tools() -> list[types.Tool]:
+    tools = []
+    for spec in tool_specs():
+        function = spec["function"]
+        schema = dict(function["parameters"])
+        schema["properties"] = {**schema.get("properties", {}), **CONTEXT_ARGS}
+        tools.append(
+            types.Tool(name=function["name"], description=function["description"], input_schema=schema)
+        )
+    return tools
+
+
+def build_server(resolve: Resolver) -> Server[Any]:
+    """An MCP server whose tools run on the memory ``resolve`` returns for each request."""
+    tools = _tools()
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = dict(params.arguments or {})
+        context = {k: arguments.pop(k) for k in _CONTEXT_KEYS if k in arguments}
+        memory = resolve(ctx)
+        text = await anyio.to_thread.run_sync(
+            lambda: run_tool(
+                memory,
+                params.name,
+                arguments,
+                session_id=str(context.get("session_id") or "default"),
+                scope=str(context.get("scope") or "default"),
+                namespace=str(context["namespace"]) if context.get("namespace") else None,
+            )
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text)], is_error=text.startswith("Error:")
+        )
+
+    return Server(
+        "memstack",
+        version=__version__,
+        instructions="Long-term, working, session and conversation memory for this agent.",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def http_session_manager(server: Server[Any]) -> StreamableHTTPSessionManager:
+    """A stateless streamable-HTTP manager (any worker can answer any request)."""
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return StreamableHTTPSessionManager(
+        app=server, stateless=True, json_response=True, security_settings=security
+    )
+
+
+@contextlib.asynccontextmanager
+async def running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
+    """Run the manager's task group for the app's lifetime."""
+    async with manager.run():
+        yield
+
+
+def run_stdio(mem: Memory) -> None:
+    """Serve MCP over stdin/stdout until the client closes (the ``default`` tenant's data)."""
+    from mcp.server.stdio import stdio_server
+
+    memory = Memory(tenant_engine(mem.engine, "default"))
+    server = build_server(lambda ctx: memory)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        memory.close()

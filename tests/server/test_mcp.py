@@ -1,0 +1,98 @@
+"""The MCP server: in-process and over streamable HTTP on loopback, sharing the HTTP dispatcher."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import httpx  # noqa: E402 - after importorskip
+import uvicorn  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client  # noqa: E402
+
+from memstack import Memory  # noqa: E402
+from memstack.engines import Engine  # noqa: E402
+from memstack.server import ServerSettings, create_app  # noqa: E402
+from memstack.server.keys import ApiKeyStore  # noqa: E402
+from memstack.server.mcp import build_server  # noqa: E402
+from memstack.server.toolbox import run_tool  # noqa: E402
+
+
+def _text(result: Any) -> str:
+    return "".join(part.text for part in result.content)
+
+
+def test_in_process_tools(mem: Memory) -> None:
+    server = build_server(lambda ctx: mem)
+
+    async def run() -> tuple[list[str], str, str, Any, Any]:
+        async with Client(server) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            saved = await client.call_tool("save_memory", {"content": "Ada prefers tea", "session_id": "s1"})
+            found = await client.call_tool("search_memory", {"query": "tea", "session_id": "s1"})
+            unknown = await client.call_tool("delete_memory", {"id": "nope"})
+            malformed = await client.call_tool("save_memory", {"tags": 5})
+            return names, _text(saved), _text(found), unknown, malformed
+
+    names, saved, found, unknown, malformed = asyncio.run(run())
+    assert {"save_memory", "search_working_memory", "session_get", "conversation_history"} <= set(names)
+    assert not saved.startswith("Error") and "Ada prefers tea" in found
+    assert _text(unknown) == run_tool(mem, "delete_memory", {"id": "nope"})  # one dispatcher for both
+    assert "No memory entry found with id 'nope'" in _text(unknown) and not unknown.is_error
+    assert _text(malformed).startswith("Error: invalid arguments for 'save_memory'") and malformed.is_error
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def live_server(engine: Engine) -> Iterator[tuple[str, str]]:
+    """``memstack``'s app under uvicorn on a loopback port, with a key for tenant ``acme``."""
+    _, token = ApiKeyStore(engine).create(["acme"])
+    port = _free_port()
+    config = uvicorn.Config(
+        create_app(engine, ServerSettings(require_auth=True)), host="127.0.0.1", port=port, log_config=None
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", token
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+
+
+def test_over_http_with_auth_and_shared_dispatcher(live_server: tuple[str, str]) -> None:
+    base, token = live_server
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async def run() -> tuple[str, str]:
+        http = create_mcp_http_client(headers=headers)
+        async with http, Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            await client.call_tool("save_to_working_memory", {"key": "plan", "data": "step one", "session_id": "s1"})
+            via_mcp = _text(await client.call_tool("get_from_working_memory", {"key": "plan", "session_id": "s1"}))
+        via_http = httpx.post(
+            f"{base}/v1/tools/get_from_working_memory",
+            json={"session_id": "s1", "arguments": {"key": "plan"}},
+            headers=headers,
+        ).json()["result"]
+        return via_mcp, via_http
+
+    via_mcp, via_http = asyncio.run(run())
+    assert via_mcp == via_http == "step one"
+    assert httpx.post(f"{base}/mcp", json={}).status_code == 401
