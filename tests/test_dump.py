@@ -29,7 +29,8 @@ def test_round_trip(engine: Engine, clock: ManualClock) -> None:
     assert list(dump_lines(engine)) == []
     assert import_jsonl(engine, out.getvalue().splitlines()) == 5
     after = list(dump_lines(engine))
-    assert [(r["key"], r["type"], r["value"]) for r in after] == [(r["key"], r["type"], r["value"]) for r in before]
+    shape = [(r["key"], r["type"], r["value"]) for r in before]
+    assert [(r["key"], r["type"], r["value"]) for r in after] == shape
     assert 0 < engine.pttl("s") <= 60_000
     assert engine.pttl("h") == -1
     clock.advance(61)

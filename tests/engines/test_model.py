@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
 
 from memstack import ManualClock
 from memstack.engines import Engine, WrongType, open_engine
@@ -253,6 +259,26 @@ class EngineMachine(RuleBasedStateMachine):
 
     def resolve(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         return (self.keys[args[0]], *args[1:])
+
+    @initialize(
+        lists=st.lists(st.lists(VALUES, min_size=1, max_size=5), min_size=2, max_size=2),
+        hashes=st.lists(st.dictionaries(FIELDS, VALUES, min_size=1), min_size=2, max_size=2),
+        sets=st.lists(st.lists(MEMBERS, min_size=1, max_size=4), min_size=2, max_size=2),
+        zsets=st.lists(st.dictionaries(MEMBERS, SCORES, min_size=1), min_size=2, max_size=2),
+    )
+    def fill(
+        self,
+        lists: list[list[str]],
+        hashes: list[dict[str, str]],
+        sets: list[list[str]],
+        zsets: list[dict[str, float]],
+    ) -> None:
+        """Start from populated containers, so trims, pops and ranges meet real content."""
+        for i in range(2):
+            self.both("rpush", self.keys[7 + i], *lists[i])
+            self.both("hset", self.keys[3 + i], hashes[i])
+            self.both("sadd", self.keys[5 + i], *sets[i])
+            self.both("zadd", self.keys[9 + i], zsets[i])
 
     @rule(key=STR, value=VALUES, px=PX)
     def set(self, key: int, value: str, px: int | None) -> None:

@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("langgraph")
 
-from langgraph.graph import END, START, StateGraph  # noqa: E402 - after importorskip
-from langgraph.store.base import BaseStore, InvalidNamespaceError  # noqa: E402
-from langgraph.store.memory import InMemoryStore  # noqa: E402
+from langgraph.graph import END, START, StateGraph
+from langgraph.store.base import BaseStore, InvalidNamespaceError
+from langgraph.store.memory import InMemoryStore
 
-from memstack.clock import ManualClock  # noqa: E402
-from memstack.engines import Engine  # noqa: E402
-from memstack.integrations.langgraph import MemstackStore  # noqa: E402
+from memstack.clock import ManualClock
+from memstack.engines import Engine
+from memstack.integrations.langgraph import MemstackStore
 
 
 def _script(store: BaseStore) -> list[Any]:

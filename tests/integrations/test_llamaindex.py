@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from llama_index.core.llms import ChatMessage  # noqa: E402 - after importorskip
-from llama_index.core.memory import Memory as LlamaMemory  # noqa: E402
+from llama_index.core.llms import ChatMessage
+from llama_index.core.memory import Memory as LlamaMemory
 
-from memstack import Memory  # noqa: E402
-from memstack.integrations.llamaindex import MemstackMemoryBlock  # noqa: E402
+from memstack import Memory
+from memstack.integrations.llamaindex import MemstackMemoryBlock
 
 
 def test_flushed_messages_become_recallable(mem: Memory) -> None:
@@ -21,10 +21,16 @@ def test_flushed_messages_become_recallable(mem: Memory) -> None:
 
     async def conversation() -> str:
         memory = LlamaMemory.from_defaults(
-            session_id="s1", token_limit=80, chat_history_token_ratio=0.5, token_flush_size=20, memory_blocks=[block]
+            session_id="s1",
+            token_limit=80,
+            chat_history_token_ratio=0.5,
+            token_flush_size=20,
+            memory_blocks=[block],
         )
         try:
-            await memory.aput(ChatMessage(role="user", content="My dog is called Rex and he loves squeaky toys"))
+            await memory.aput(
+                ChatMessage(role="user", content="My dog is called Rex and he loves squeaky toys")
+            )
             await memory.aput(ChatMessage(role="assistant", content="Rex sounds like a happy dog"))
             for i in range(6):  # LlamaIndex flushes whole turns out of its short-term window
                 await memory.aput(ChatMessage(role="user", content=f"tell me about the weather on day {i}"))
@@ -33,7 +39,7 @@ def test_flushed_messages_become_recallable(mem: Memory) -> None:
             return str((await memory.aget())[0].content)
         finally:
             # LlamaIndex never closes its aiosqlite store; dispose it so no connection leaks.
-            await memory.sql_store._async_engine.dispose()  # noqa: SLF001 - see above
+            await memory.sql_store._async_engine.dispose()
 
     system = asyncio.run(conversation())
     assert any("Rex" in e.content for e in long_term.entries()), "the first turn was flushed to memstack"

@@ -8,11 +8,11 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from fastapi.testclient import TestClient  # noqa: E402 - after importorskip
+from fastapi.testclient import TestClient
 
-from memstack.engines import Engine  # noqa: E402
-from memstack.server import ServerSettings, create_app  # noqa: E402
-from memstack.server.keys import ApiKeyStore  # noqa: E402
+from memstack.engines import Engine
+from memstack.server import ServerSettings, create_app
+from memstack.server.keys import ApiKeyStore
 
 
 @pytest.fixture
@@ -28,8 +28,9 @@ def tenant_clients(engine: Engine) -> Iterator[tuple[TestClient, TestClient]]:
     store = ApiKeyStore(engine)
     _, token_a = store.create(["acme"])
     _, token_b = store.create(["beta"])
-    app = create_app(engine, ServerSettings(require_auth=True))
-    with TestClient(app) as a, TestClient(app) as b:
+    # Two apps on one engine: isolation must hold in the storage layer, not in one app's caches.
+    settings = ServerSettings(require_auth=True)
+    with TestClient(create_app(engine, settings)) as a, TestClient(create_app(engine, settings)) as b:
         a.headers["Authorization"] = f"Bearer {token_a}"
         b.headers["Authorization"] = f"Bearer {token_b}"
         yield a, b

@@ -13,17 +13,17 @@ import pytest
 
 pytest.importorskip("mcp")
 
-import httpx  # noqa: E402 - after importorskip
-import uvicorn  # noqa: E402
-from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client  # noqa: E402
+import httpx
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from memstack import Memory  # noqa: E402
-from memstack.engines import Engine  # noqa: E402
-from memstack.server import ServerSettings, create_app  # noqa: E402
-from memstack.server.keys import ApiKeyStore  # noqa: E402
-from memstack.server.mcp import build_server  # noqa: E402
-from memstack.server.toolbox import run_tool  # noqa: E402
+from memstack import Memory
+from memstack.engines import Engine
+from memstack.server import ServerSettings, create_app
+from memstack.server.keys import ApiKeyStore
+from memstack.server.mcp import build_server
+from memstack.server.toolbox import run_tool
 
 
 def _text(result: Any) -> str:
@@ -84,8 +84,12 @@ def test_over_http_with_auth_and_shared_dispatcher(live_server: tuple[str, str])
     async def run() -> tuple[str, str]:
         http = create_mcp_http_client(headers=headers)
         async with http, Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
-            await client.call_tool("save_to_working_memory", {"key": "plan", "data": "step one", "session_id": "s1"})
-            via_mcp = _text(await client.call_tool("get_from_working_memory", {"key": "plan", "session_id": "s1"}))
+            await client.call_tool(
+                "save_to_working_memory", {"key": "plan", "data": "step one", "session_id": "s1"}
+            )
+            via_mcp = _text(
+                await client.call_tool("get_from_working_memory", {"key": "plan", "session_id": "s1"})
+            )
         via_http = httpx.post(
             f"{base}/v1/tools/get_from_working_memory",
             json={"session_id": "s1", "arguments": {"key": "plan"}},

@@ -6,7 +6,9 @@ from fastapi.testclient import TestClient
 
 
 def test_memory_resources(client: TestClient) -> None:
-    saved = client.post("/v1/memories", json={"content": "Alice lives in Chicago", "category": "people/alice"})
+    saved = client.post(
+        "/v1/memories", json={"content": "Alice lives in Chicago", "category": "people/alice"}
+    )
     assert saved.status_code == 201
     entry = saved.json()
     assert len(entry["id"]) == 12 and entry["tags"] == []
@@ -22,7 +24,10 @@ def test_memory_resources(client: TestClient) -> None:
     assert client.get(f"/v1/memories/{entry['id']}").json()["content"] == "Alice lives in Chicago"
     assert client.get("/v1/memory-categories").json() == {"items": ["people/alice"]}
     assert client.get("/v1/memory-tags").json() == {"items": ["music"]}
-    assert client.put(f"/v1/memories/{entry['id']}", json={"content": "Alice moved to Boston"}).status_code == 200
+    assert (
+        client.put(f"/v1/memories/{entry['id']}", json={"content": "Alice moved to Boston"}).status_code
+        == 200
+    )
     assert client.delete(f"/v1/memories/{entry['id']}").json() == {"id": entry["id"], "deleted": True}
     assert client.get(f"/v1/memories/{entry['id']}").status_code == 404
     assert client.delete(f"/v1/memories/{entry['id']}").status_code == 404

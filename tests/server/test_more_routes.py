@@ -14,10 +14,14 @@ NS = {"namespace": "session/s1"}
 
 
 def test_working_memory_resources(client: TestClient) -> None:
-    put = client.put("/v1/working/notes", params=NS, json={"value": {"draft": 1}, "category": "email", "tags": ["x"]})
+    put = client.put(
+        "/v1/working/notes", params=NS, json={"value": {"draft": 1}, "category": "email", "tags": ["x"]}
+    )
     assert put.status_code == 200 and put.json()["key"] == "session/s1/notes"
     assert client.get("/v1/working/notes", params=NS).json()["value"] == {"draft": 1}
-    assert client.get("/v1/working/session/s1/notes", params={"namespace": "session/other"}).status_code == 200
+    assert (
+        client.get("/v1/working/session/s1/notes", params={"namespace": "session/other"}).status_code == 200
+    )
     assert [e["key"] for e in client.get("/v1/working", params={**NS, "query": "email"}).json()["items"]] == [
         "session/s1/notes"
     ]
@@ -74,8 +78,12 @@ def test_context_and_tools(client: TestClient) -> None:
         json={"session_id": "s1", "arguments": '{"content": "Ada prefers tea", "category": "prefs"}'},
     ).json()["result"]
     assert "Error" not in saved
-    client.post("/v1/tools/save_to_working_memory", json={"session_id": "s1", "arguments": {"key": "k", "data": "v"}})
-    built = client.post("/v1/context", json={"session_id": "s1", "message": "what does Ada drink? tea?"}).json()
+    client.post(
+        "/v1/tools/save_to_working_memory", json={"session_id": "s1", "arguments": {"key": "k", "data": "v"}}
+    )
+    built = client.post(
+        "/v1/context", json={"session_id": "s1", "message": "what does Ada drink? tea?"}
+    ).json()
     text = "\n".join(m["content"] for m in built["messages"])
     assert "Ada prefers tea" in text and "session/s1/k" in text
     assert built["messages"][-1] == {"role": "user", "content": "what does Ada drink? tea?"}
@@ -84,7 +92,9 @@ def test_context_and_tools(client: TestClient) -> None:
     assert client.post("/v1/tools/nope", json={}).json()["result"].startswith("Error: unknown tool")
     bad = client.post("/v1/tools/save_memory", json={"arguments": "{not json"}).json()["result"]
     assert bad.startswith("Error:")
-    put = client.post("/v1/tools/session_put", json={"session_id": "s9", "arguments": {"key": "a", "value": [1]}})
+    put = client.post(
+        "/v1/tools/session_put", json={"session_id": "s9", "arguments": {"key": "a", "value": [1]}}
+    )
     assert put.json()["result"] == "Stored 'a' in session 's9'."
     got = client.post("/v1/tools/session_get", json={"session_id": "s9", "arguments": {"key": "a"}})
     assert got.json()["result"] == "[1]"
@@ -94,13 +104,17 @@ def test_other_tenants_see_nothing(tenant_clients: tuple[TestClient, TestClient]
     a, b = tenant_clients
     a.put("/v1/working/notes", params=NS, json={"value": "acme only"})
     a.put("/v1/shared/team/keys/plan", json={"value": "acme plan"})
-    a.post("/v1/tools/save_memory", json={"session_id": "s1", "arguments": {"content": "acme secret formula"}})
+    a.post(
+        "/v1/tools/save_memory", json={"session_id": "s1", "arguments": {"content": "acme secret formula"}}
+    )
     assert b.get("/v1/working/notes", params=NS).status_code == 404
     assert b.get("/v1/working", params=NS).json()["items"] == []
     assert b.get("/v1/shared/team/keys/plan").status_code == 404
     assert b.get("/v1/shared/team").json()["snapshot"]["custom"] == {}
     assert b.delete("/v1/shared/team/keys/plan").status_code == 404
-    found = b.post("/v1/tools/search_memory", json={"session_id": "s1", "arguments": {"query": "secret formula"}})
+    found = b.post(
+        "/v1/tools/search_memory", json={"session_id": "s1", "arguments": {"query": "secret formula"}}
+    )
     assert "acme" not in found.json()["result"]
     context = b.post("/v1/context", json={"session_id": "s1", "message": "secret formula"}).json()
     assert "acme" not in str(context["messages"])

@@ -27,12 +27,13 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..engines.base import Engine
-from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
+from ..errors import Conflict, InvalidConfiguration, InvalidKey, InvalidValue
 from .window_config import SimpleMemoryConfig
 
 __all__ = ["SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
 
 PREFIX: Final = "win:"
+_RETRIES: Final = 20
 _WORKFLOW = re.compile(r"[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*")  # no "__": it separates the scope
 _SESSION = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 _ROLES: Final = ("system", "user", "assistant", "tool")
@@ -138,7 +139,6 @@ class SlidingWindows:
         self._ensure_sweeper()
         now = self.engine.now_ms()
         expiry_ms = None if cfg.buffer_expiry_minutes is None else int(cfg.buffer_expiry_minutes * 60_000)
-        seen = self._live_seen(base, now)
         records = [
             json.dumps(
                 {
@@ -152,24 +152,29 @@ class SlidingWindows:
             )
             for m in new
         ]
-        batch = self.engine.batch()
-        batch.set(base + "seen", str(now), px=2 * expiry_ms if expiry_ms else None)
-        if seen is None:
-            meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
-            batch.hset(base + "meta", meta)
-        batch.hset(base + "meta", {"expiry_ms": str(expiry_ms or 0)})
-        if records:
-            batch.rpush(base + "buf", *records)
-            batch.ltrim(base + "buf", -self.max_messages, -1)
-        for key in ("buf", "meta"):
-            if expiry_ms:
-                batch.pexpire(base + key, 2 * expiry_ms)
-            else:
-                batch.persist(base + key)
-        batch.lrange(base + "buf", -cfg.context_window_length, -1)
-        batch.llen(base + "buf")
-        result = batch.execute()
-        return [json.loads(r) for r in result.results[-2]], int(result.results[-1])
+        for _ in range(_RETRIES):
+            seen = self._live_seen(base, now)
+            batch = self.engine.batch()
+            batch.require_equal(base + "seen", seen)  # a sweep or another writer may act in between
+            batch.set(base + "seen", str(now), px=2 * expiry_ms if expiry_ms else None)
+            if seen is None:
+                meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
+                batch.hset(base + "meta", meta)
+            batch.hset(base + "meta", {"expiry_ms": str(expiry_ms or 0)})
+            if records:
+                batch.rpush(base + "buf", *records)
+                batch.ltrim(base + "buf", -self.max_messages, -1)
+            for key in ("buf", "meta"):
+                if expiry_ms:
+                    batch.pexpire(base + key, 2 * expiry_ms)
+                else:
+                    batch.persist(base + key)
+            batch.lrange(base + "buf", -cfg.context_window_length, -1)
+            batch.llen(base + "buf")
+            result = batch.execute()
+            if result.applied:
+                return [json.loads(r) for r in result.results[-2]], int(result.results[-1])
+        raise Conflict(f"window {base!r}: gave up after {_RETRIES} concurrent changes")
 
     def _live_seen(self, base: str, now: int) -> str | None:
         """The window's last-access stamp, or None when absent or idle too long (then dropped)."""

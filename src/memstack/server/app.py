@@ -238,15 +238,15 @@ def create_app(
     keys = ApiKeyStore(engine)
     tenants = _Tenants(engine)
 
-    mcp_manager = _mcp_manager(tenants) if mcp else None
+    mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         try:
-            if mcp_manager is None:
+            if mcp_endpoint is None:
                 yield
             else:
-                async with mcp_manager.run():
+                async with mcp_endpoint.running():
                     yield
         finally:
             tenants.close()
@@ -274,47 +274,62 @@ def create_app(
         for module in ROUTERS:
             router = importlib.import_module(f"{__package__}.routes.{module}").router
             app.include_router(router)
-    if mcp_manager is not None:
+    if mcp_endpoint is not None:
         app.router.routes.append(
-            Route(
-                "/mcp",
-                endpoint=_McpEndpoint(mcp_manager),
-                methods=["GET", "POST", "DELETE"],
-                include_in_schema=False,
-            )
+            Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
         )
     app.add_middleware(_LimitsMiddleware, max_body=settings.max_body_bytes)
     return app
 
 
-def _mcp_manager(tenants: _Tenants) -> Any:
+def _mcp_available() -> bool:
     try:
-        from .mcp import build_server, http_session_manager
+        from . import mcp  # noqa: F401 - only probing that the optional SDK imports
     except ImportError:  # the MCP SDK is part of the optional server extra
-        return None
-
-    def resolve(ctx: Any) -> Memory:
-        request = getattr(ctx, "request", None)
-        tenant = request.scope.get("state", {}).get("memstack_tenant") if request is not None else None
-        return tenants.get(tenant or DEFAULT_TENANT)
-
-    return http_session_manager(build_server(resolve))
+        return False
+    return True
 
 
 class _McpEndpoint:
-    """The ``/mcp`` ASGI endpoint: the tenant is resolved as for the HTTP API, then MCP answers."""
+    """The ``/mcp`` ASGI endpoint: the tenant is resolved as for the HTTP API, then MCP answers.
 
-    def __init__(self, manager: Any) -> None:
-        self.manager = manager
+    A session manager runs only once, so each run of the app's lifespan gets a fresh one.
+    """
+
+    def __init__(self, tenants: _Tenants) -> None:
+        from .mcp import build_server
+
+        self.tenants = tenants
+        self.server = build_server(self._resolve)
+        self.manager: Any = None
+
+    def _resolve(self, ctx: Any) -> Memory:
+        request = getattr(ctx, "request", None)
+        tenant = request.scope.get("state", {}).get("memstack_tenant") if request is not None else None
+        return self.tenants.get(tenant or DEFAULT_TENANT)
+
+    @asynccontextmanager
+    async def running(self) -> Any:
+        from .mcp import http_session_manager
+
+        manager = http_session_manager(self.server)
+        async with manager.run():
+            self.manager = manager
+            try:
+                yield
+            finally:
+                self.manager = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         try:
+            if self.manager is None:
+                raise HTTPException(503, "the MCP server is not running")
             tenant = resolve_tenant(
                 scope["app"].state, headers.get("authorization"), headers.get("x-memstack-tenant")
             )
         except HTTPException as exc:
-            title = "Unauthorized" if exc.status_code == 401 else "NotFound"
+            title = {401: "Unauthorized", 404: "NotFound"}.get(exc.status_code, "ServiceUnavailable")
             response = problems.problem(exc.status_code, title, str(exc.detail))
             for name, value in (exc.headers or {}).items():
                 response.headers[name] = value

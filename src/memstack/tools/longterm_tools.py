@@ -8,7 +8,6 @@ issue's LLM expansion) and can never undo or falsify the save.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 
@@ -30,7 +29,8 @@ def _blank_to_none(value: str | None) -> str | None:
 
 def age_text(created_at: datetime, now: float) -> str:
     """``today``, ``1 day ago`` or ``{n} days ago``: whole days since ``created_at`` (spec item 55)."""
-    days = max(0, math.floor((now - created_at.timestamp()) / 86400))
+    # Both times on datetime's microsecond grid, so a day to the microsecond is never 0.99999 days.
+    days = max(0, (datetime.fromtimestamp(now, UTC) - created_at).days)
     if days == 0:
         return "today"
     return "1 day ago" if days == 1 else f"{days} days ago"
