@@ -12,6 +12,7 @@ a change made after the read is logged under a later version and applied on the 
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections import OrderedDict
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from ..engines import Engine
+from ..errors import InvalidValue
 from ..search import Bm25Index
 from .entry import MemoryEntry, from_json
 from .layout import ScopeKeys
@@ -26,6 +28,8 @@ from .query import document_text
 from .vectors import StoredVector, decode_vector
 
 __all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "scope_cache"]
+
+log = logging.getLogger("memstack.longterm")
 
 MAX_CACHED_SCOPES: Final = 256
 """Scopes whose caches one process keeps (least recently used dropped first)."""
@@ -61,7 +65,18 @@ class ScopeCache:
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: ScopeKeys) -> None:
-        """Bring the cache up to the engine's current version (caller holds :attr:`lock`)."""
+        """Bring the cache up to the engine's current version (caller holds :attr:`lock`).
+
+        Raises:
+            EngineError: the engine failed; the cache then rebuilds on the next call.
+        """
+        try:
+            self._refresh(engine, keys)
+        except BaseException:
+            self.version = -1  # half-applied changes must never pass for a fresh cache
+            raise
+
+    def _refresh(self, engine: Engine, keys: ScopeKeys) -> None:
         raw_version, epoch = engine.mget([keys.version, keys.epoch])
         if epoch is None:
             engine.set(keys.epoch, uuid.uuid4().hex, nx=True)
@@ -106,14 +121,14 @@ class ScopeCache:
         raw_entries, raw_vectors = result[0], result[1]
         for entry_id, raw, raw_vector in zip(ids, raw_entries, raw_vectors, strict=True):
             old_text = self.texts.get(entry_id)
-            if raw is None:
+            entry = None if raw is None else _parse(entry_id, raw)
+            if entry is None:
                 self.entries.pop(entry_id, None)
                 self.texts.pop(entry_id, None)
                 self.vectors.pop(entry_id, None)
                 for index in self.indexes.values():
                     index.remove(entry_id)
                 continue
-            entry = from_json(raw)
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
             vector = decode_vector(raw_vector) if raw_vector is not None else None
@@ -136,6 +151,14 @@ class ScopeCache:
                 index.add(entry_id, text)
             self.indexes[profile] = index
         return index
+
+
+def _parse(entry_id: str, raw: str) -> MemoryEntry | None:
+    try:
+        return from_json(raw)
+    except InvalidValue:
+        log.warning("memory %r: stored JSON is not an entry; it is left out of searches", entry_id)
+        return None
 
 
 _caches: OrderedDict[tuple[str, str], ScopeCache] = OrderedDict()

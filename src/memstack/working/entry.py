@@ -126,9 +126,9 @@ def encode_meta(expires_ms: int, stored_ms: int, category: str | None, tags: Seq
     )
 
 
-def decode_meta(key: str, meta: str, value: str | None) -> WorkingEntry:
-    """An entry from its stored meta (and value JSON, None for a value-less listing)."""
-    data = json.loads(meta)
+def decode_meta(key: str, meta: str | dict[str, Any], value: str | None) -> WorkingEntry:
+    """An entry from its stored meta, raw or parsed (and value JSON, None for a value-less listing)."""
+    data = json.loads(meta) if isinstance(meta, str) else meta
     return WorkingEntry(
         key=key,
         value=None if value is None else json.loads(value),

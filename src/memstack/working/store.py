@@ -263,11 +263,15 @@ class WorkingMemory:
                     self._unregister_if_empty(namespace)
                 continue
             for key, meta in metas.items():
-                if _expiry(meta) > now and wkeys.covers(target, key):
-                    value = values.get(key) if values is not None else None
-                    if values is not None and value is None:
-                        continue  # a write racing this read: meta landed, value read before it
-                    found.append(decode_meta(key, meta, value))
+                if not wkeys.covers(target, key):
+                    continue
+                data = json.loads(meta)
+                if data["e"] <= now:
+                    continue
+                value = values.get(key) if values is not None else None
+                if values is not None and value is None:
+                    continue  # a write racing this read: meta landed, value read before it
+                found.append(decode_meta(key, data, value))
         found.sort(key=lambda e: e.key)
         return found
 
