@@ -28,12 +28,62 @@ from memstack import Memory
 from memstack.context import ContextBuilder
 from memstack.engines import open_engine
 
-WORDS = (
-    "jazz concert music guitar piano chicago paris travel flight hotel budget invoice report meeting "
-    "deadline project launch review design database cluster latency memory agent context prompt token "
-    "python rust garden recipe pasta coffee tea running marathon doctor dentist birthday gift family "
-    "sister brother manager client contract security password backup server deploy release feature bug"
-).split()
+WORDS = [
+    "jazz",
+    "concert",
+    "music",
+    "guitar",
+    "piano",
+    "chicago",
+    "paris",
+    "travel",
+    "flight",
+    "hotel",
+    "budget",
+    "invoice",
+    "report",
+    "meeting",
+    "deadline",
+    "project",
+    "launch",
+    "review",
+    "design",
+    "database",
+    "cluster",
+    "latency",
+    "memory",
+    "agent",
+    "context",
+    "prompt",
+    "token",
+    "python",
+    "rust",
+    "garden",
+    "recipe",
+    "pasta",
+    "coffee",
+    "tea",
+    "running",
+    "marathon",
+    "doctor",
+    "dentist",
+    "birthday",
+    "gift",
+    "family",
+    "sister",
+    "brother",
+    "manager",
+    "client",
+    "contract",
+    "security",
+    "password",
+    "backup",
+    "server",
+    "deploy",
+    "release",
+    "feature",
+    "bug",
+]
 CATEGORIES = ["user-preferences/music", "user-preferences/food", "project-context/memstack", "people", None]
 SESSION = "bench-session"
 

@@ -105,6 +105,7 @@ def test_no_fallback_after_the_first_turn(mem: Memory) -> None:
     mem.turns.add("s2", "user", "hello there")
     assert contents(ContextBuilder(mem, first_turn_fallback=0).build("s3", "hello there")) == ["hello there"]
     assert len(ContextBuilder(mem).build("s2", "hello there").messages) == 2  # recorded first turn: fallback
+    assert contents(ContextBuilder(mem, history_turns=1).build("s1", "hello there")) == ["hello there"]
 
 
 def test_delta_injection_once_per_session(mem: Memory) -> None:

@@ -96,3 +96,20 @@ def test_fresh_memory_engines_do_not_share_a_cache(clock: ManualClock) -> None:
     with open_engine("memory://", clock=clock) as two:
         LongTermMemory(two, "same").save(content="grape two", id="g2")
         assert ids(LongTermMemory(two, "same").search("grape")) == ["g2"]
+
+
+def test_a_corrupt_stored_entry_is_left_out_with_a_warning(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    lt = LongTermMemory(engine, "corrupt")
+    lt.save(content="melon fine", id="ok")
+    lt.save(content="melon soon broken", id="bad")
+    assert ids(lt.search("melon")) == ["bad", "ok"]
+    batch = engine.batch()
+    batch.set(lt.keys.entry("bad"), "{not json")
+    batch.incr(lt.keys.version)
+    batch.rpush(lt.keys.log, "put bad")
+    batch.execute()
+    with caplog.at_level("WARNING", logger="memstack.longterm"):
+        assert ids(lt.search("melon")) == ["ok"]
+    assert "'bad'" in caplog.text

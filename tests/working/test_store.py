@@ -292,3 +292,30 @@ def test_cap_holds_under_concurrent_writers(
         if engine_kind != "memory":
             for eng in engines:
                 eng.close()
+
+
+def _process_writer(url: str, n: int, cap: int, count: int) -> list[str]:
+    with open_engine(url) as engine:
+        wm = WorkingMemory(engine, "session/procs", max_entries_per_namespace=cap)
+        results = []
+        for i in range(count):
+            try:
+                wm.set(f"p{n}-{i}", i, ttl=600)
+                results.append("ok")
+            except NamespaceFull:
+                results.append("full")
+        return results
+
+
+@pytest.mark.slow
+def test_cap_holds_across_processes(engine_kind: str, engine: Engine, engine_url_for: str) -> None:
+    if engine_kind == "memory":
+        pytest.skip("the memory engine lives in one process")
+    import multiprocessing
+
+    cap, procs, per_proc = 12, 3, 8
+    with multiprocessing.get_context("spawn").Pool(procs) as pool:
+        outcomes = pool.starmap(_process_writer, [(engine_url_for, n, cap, per_proc) for n in range(procs)])
+    flat = [o for result in outcomes for o in result]
+    assert flat.count("ok") == cap
+    assert flat.count("full") == procs * per_proc - cap

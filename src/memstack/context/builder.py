@@ -152,8 +152,8 @@ class ContextBuilder:
         if not isinstance(user_message, str):
             raise InvalidValue(f"user_message {user_message!r}: must be a string")
         working = WorkingMemory(self.engine, namespace if namespace is not None else f"session/{sid}")
-        history = self._history(sid, user_message)
-        hits, fallback = self._recall(user_message, first_turn=not history)
+        history, first_turn = self._history(sid, user_message)
+        hits, fallback = self._recall(user_message, first_turn=first_turn)
         budgeted = self.token_budget is not None
         fresh, excluded = self._delta(sid, hits, mark=not budgeted and not dry_run)
         now_ms = self.engine.now_ms()
@@ -179,12 +179,14 @@ class ContextBuilder:
             Section("system", "system", [Line("prompt", self.system_prompt, "system prompt (never dropped)")])
         ]
 
-    def _history(self, sid: str, user_message: str) -> list[tuple[str, str]]:
-        turns = [(t.role, t.content) for t in self.turns.recent(sid, self.history_turns)]
+    def _history(self, sid: str, user_message: str) -> tuple[list[tuple[str, str]], bool]:
+        """The turns before the current message (at most ``history_turns - 1``), and whether this
+        is the session's first turn (the seed's ``history.Count == 1``)."""
+        turns = [(t.role, t.content) for t in self.turns.recent(sid, max(self.history_turns, 2))]
         if turns and turns[-1] == ("user", user_message):
             turns.pop()  # the current message, already recorded: it goes last, once
         keep = self.history_turns - 1
-        return turns[len(turns) - keep :] if keep else []
+        return (turns[-keep:] if keep else []), not turns
 
     def _recall(self, message: str, *, first_turn: bool) -> tuple[list[SearchHit], bool]:
         if self.recall_limit == 0:

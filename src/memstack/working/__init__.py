@@ -8,14 +8,18 @@ writes there only and reads anywhere.
 from __future__ import annotations
 
 from .entry import WorkingEntry
+from .files import ImportReport, export_dir, import_dir
 from .keys import is_user_namespace, namespace_of
 from .store import DEFAULT_MAX_ENTRIES, DEFAULT_TTL, WorkingMemory
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "DEFAULT_TTL",
+    "ImportReport",
     "WorkingEntry",
     "WorkingMemory",
+    "export_dir",
+    "import_dir",
     "is_user_namespace",
     "namespace_of",
 ]

@@ -7,7 +7,9 @@ Redis Cluster slot):
 * ``wm:T:d`` hash: full key → value JSON;
 * ``wm:T:v`` string: the namespace version, a fresh random token on every write;
 * ``wm:R:ns:{top}`` set (``R`` = ``engine.tag("wm")``): the namespaces under a top segment, and
-  ``wm:R:tops`` the top segments, so listings across namespaces need no key scan.
+  ``wm:R:tops`` the top segments, so listings across namespaces need no key scan. Updated in
+  the write's batch (on a cluster, where it is another slot, just before and after it); a
+  namespace found empty by a listing is dropped from it, then re-added if a write raced in.
 
 A write reads the version and the metas, checks the cap against the entries live at that moment,
 and commits in ONE batch guarded by ``require_equal(version)``: if any other writer committed in
@@ -124,6 +126,11 @@ class WorkingMemory:
         tag_list = check_tags(tags)
         payload = dump_value(value)
         meta_key, data_key, version_key = self._keys(self.namespace)
+        if self.engine.clustered:
+            # The registry lives in another slot, so it cannot join the write's batch: register
+            # before (a crash after the write still leaves it findable) and after (in case a
+            # concurrent listing pruned it in between as empty).
+            self._register()
         for attempt in range(MAX_WRITE_ATTEMPTS):
             with self.engine.batch() as read:
                 read.get(version_key)
@@ -131,7 +138,7 @@ class WorkingMemory:
             assert read.result is not None
             version, metas = read.result[0], read.result[1]
             now = self.engine.now_ms()
-            live = {k: _expiry(m) for k, m in metas.items() if _expiry(m) > now}
+            live = {k: e for k, e in ((k, _expiry(m)) for k, m in metas.items()) if e > now}
             if full not in live and len(live) >= self.max_entries:
                 raise NamespaceFull(
                     f"working-memory namespace {self.namespace!r} is full: it holds {len(live)} live "
