@@ -51,6 +51,13 @@ def test_set_list_get_search_delete(url: str) -> None:
     assert [r["key"] for r in run_json(url, "working", "list", "patrol")] == ["patrol/hb/alert"]  # type: ignore[union-attr]  # a list
     assert [r["key"] for r in run_json(url, "working", "list", "-n", "session/abc")] == ["session/abc/notes"]  # type: ignore[union-attr]  # a list
     assert run(url, "working", "get", "session/abc/notes") == "hello world\n"
+    long_value = "word " * 60
+    run(url, "working", "set", "long", long_value, "-n", "session/abc")
+    assert run(url, "working", "get", "session/abc/long") == long_value + "\n"
+    run(url, "working", "delete", "long", "-n", "session/abc")
+    got = run_json(url, "working", "get", "session/abc/notes")
+    assert isinstance(got, dict)
+    assert (got["value"], got["tags"], got["expires_in"][-1]) == ("hello world", ["a", "b"], "s")
     assert run(url, "working", "get", "notes", "-n", "session/abc") == "hello world\n"
     assert json.loads(run(url, "working", "get", "patrol/hb/alert")) == {"disk": "full"}
     hits = run_json(url, "working", "search", "disk")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import threading
@@ -273,3 +274,63 @@ def test_add_while_a_posting_view_is_alive() -> None:
     idx.add("b", "jazz")
     assert [d for d, _ in idx.search("jazz")] == ["a", "b"]
     assert held[0].tolist() == [0]
+
+
+def _rockbot_reference(texts: list[tuple[str, str]], query: str) -> list[tuple[str, float]]:
+    """The seed's Bm25Ranker formula written out directly over an ordered candidate list."""
+    k1, b = 1.5, 0.75
+    toks = [tokenize(t, "rockbot") for _, t in texts]
+    q = tokenize(query, "rockbot")
+    terms = list(dict.fromkeys(q))
+    phrases = list(dict.fromkeys(f"{x} {y}" for x, y in itertools.pairwise(q)))
+    n = len(texts)
+    avgdl = (sum(map(len, toks)) / n if n else 0) or 1.0
+    out = []
+    for (doc_id, text), tk in zip(texts, toks, strict=True):
+        norm = k1 * (1 - b + b * len(tk) / avgdl)
+        score = 0.0
+        for term in terms:
+            df = sum(term in other for other in toks)
+            f = tk.count(term)
+            if f:
+                score += math.log((n - df + 0.5) / (df + 0.5) + 1) * f * (k1 + 1) / (f + norm)
+        for phrase in phrases:
+            df = sum(phrase in other.lower() for _, other in texts)
+            f = text.lower().count(phrase)
+            if f:
+                score += 2 * math.log((n - df + 0.5) / (df + 0.5) + 1) * f * (k1 + 1) / (f + norm)
+        if score > 0:
+            out.append((doc_id, score))
+    out.sort(key=lambda p: -p[1])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rockbot_matches_reference_through_updates_and_candidates(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bm25_module, "_MIN_COMPACT", 5)
+    rng = random.Random(seed)
+    idx = Bm25Index("rockbot")
+    docs: dict[str, str] = {}
+    for step in range(200):
+        doc_id = f"d{rng.randint(0, 25)}"
+        if rng.random() < 0.65:
+            text = _random_text(rng) + rng.choice(["", " Apple Banana", " apple-banana cherry"])
+            idx.add(doc_id, text)
+            docs[doc_id] = text
+        else:
+            idx.remove(doc_id)
+            docs.pop(doc_id, None)
+        if step % 8 == 0:
+            query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
+            if step % 16 == 0:
+                query = "APPLE banana " + query  # a phrase the texts hold, in any case
+            order = idx.ids()
+            assert sorted(order) == sorted(docs)
+            cands = [d for d in order if rng.random() < 0.5]
+            for subset in (order, cands):
+                got = idx.search(query, candidates=None if subset is order else set(subset))
+                want = _rockbot_reference([(d, docs[d]) for d in subset], query)
+                assert [d for d, _ in got] == [d for d, _ in want]
+                assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9)

@@ -196,3 +196,18 @@ def test_memory_facade_accessor(mem: Memory) -> None:
     timer = _later(0.05, mem.shared("facade", enable_cache=False).set, "k", 1)
     assert shared.get("k", wait=10) == 1
     timer.join()
+
+
+def test_tenant_views_are_isolated_and_still_wake(engine: Engine) -> None:
+    from memstack.engines.prefixed import tenant_engine
+
+    alice = SharedMemory(tenant_engine(engine, "alice"), "t", enable_cache=False)
+    bob = SharedMemory(tenant_engine(engine, "bob"), "t", enable_cache=False)
+    timer = _later(0.05, SharedMemory(tenant_engine(engine, "alice"), "t", enable_cache=False).set, "k", 1)
+    assert alice.get("k", wait=10) == 1
+    timer.join()
+    assert bob.get("k") is None
+    with pytest.raises(WaitTimeout):
+        bob.get("k", wait=0.05)
+    alice.close()
+    bob.close()

@@ -16,7 +16,7 @@ from .._memory import Memory
 from ..context.format import format_remaining
 from ..errors import EntryNotFound, InvalidKey
 from ..working import WorkingEntry, WorkingMemory
-from ._common import emit, emit_table, memory
+from ._common import emit, emit_table, memory, state
 
 __all__ = ["app"]
 
@@ -77,8 +77,12 @@ def get(key: str, namespace: str = NAMESPACE) -> None:
         entry = wm.get(key)
         if entry is None:
             raise EntryNotFound(f"working-memory entry {key!r} not found or has expired")
-        value = entry.value if isinstance(entry.value, str) else json.dumps(entry.value, ensure_ascii=False)
-        emit(_row(entry, mem.engine.now_ms() / 1000, True), value)
+        if state.as_json:
+            emit(_row(entry, mem.engine.now_ms() / 1000, True))
+        else:  # the raw value, unwrapped: it may be piped into another program
+            typer.echo(
+                entry.value if isinstance(entry.value, str) else json.dumps(entry.value, ensure_ascii=False)
+            )
 
 
 @app.command()

@@ -52,7 +52,8 @@ def changes_since(cached: int, version: int, log: Sequence[str]) -> set[str] | N
 class ScopeCache:
     """Entries, BM25 indexes and vectors of one scope, as of ``version`` under ``epoch``."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "") -> None:
+        self.name = name
         self.lock = threading.RLock()
         self.epoch: str | None = None
         self.version = -1
@@ -171,7 +172,7 @@ def scope_cache(engine: Engine, scope: str) -> ScopeCache:
     with _caches_lock:
         cache = _caches.get(key)
         if cache is None:
-            cache = _caches[key] = ScopeCache()
+            cache = _caches[key] = ScopeCache(f"scope {scope!r}")
             while len(_caches) > MAX_CACHED_SCOPES:
                 _caches.popitem(last=False)
         else:

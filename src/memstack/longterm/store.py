@@ -6,11 +6,12 @@ import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
 from ..search import FUSION_PROFILES, PROFILES, fuse
+from . import hybrid
 from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
 from .layout import LOG_MAX, ScopeKeys
@@ -25,7 +26,7 @@ from .validate import (
     new_id,
     normalise_id,
 )
-from .vectors import MAX_INPUT_CHARS, EmbeddingWorker, Matrix, rank_by_cosine, text_hash
+from .vectors import EmbeddingWorker
 
 if TYPE_CHECKING:
     from ..search.embedders import Embedder
@@ -254,7 +255,7 @@ class LongTermMemory:
             created_after=check_time(created_after, "created_after"),
             created_before=check_time(created_before, "created_before"),
         )
-        query_vector = self._embed_query(query)  # before the lock: the slow part of a search
+        query_vector = hybrid.embed_query(self.embedder, query)  # before the lock: the slow part
         cache = scope_cache(self.engine, self.scope)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
@@ -264,7 +265,11 @@ class LongTermMemory:
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
             depth = max(FUSION_DEPTH, 5 * max_results)
             bm25 = cache.index(self.profile).search(query, k=depth, candidates=allowed)
-            vector_hits = self._vector_hits(cache, query_vector, allowed, depth)
+            vector_hits = (
+                None
+                if self.embedder is None or query_vector is None
+                else hybrid.vector_hits(cache, self.embedder, query_vector, allowed, depth)
+            )
             if vector_hits is None:
                 return [
                     SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",))
@@ -277,34 +282,6 @@ class LongTermMemory:
             ]
 
     # -- vectors -----------------------------------------------------------------------------
-    def _embed_query(self, query: str | None) -> Matrix | None:
-        """The query's vector, or None (no embedder, blank query, or a failure: then BM25 alone)."""
-        if self.embedder is None or query is None or not query.strip():
-            return None
-        try:
-            vector: Matrix = self.embedder.embed([query[:MAX_INPUT_CHARS]])[0]
-        except Exception:  # any embedder failure degrades to BM25, as the seed does
-            log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
-            return None
-        return vector
-
-    def _vector_hits(
-        self, cache: ScopeCache, query_vector: Matrix | None, allowed: set[str] | None, depth: int
-    ) -> list[tuple[str, float]] | None:
-        embedder = self.embedder
-        if embedder is None or query_vector is None:
-            return None
-        stale = _count_stale(cache, embedder)
-        if stale and embedder.model_id not in cache.warned:
-            cache.warned.add(embedder.model_id)
-            log.warning(
-                "scope %r: %d memory vector(s) were computed by another model than %r (dim %d) and "
-                "are not used; call reembed() to recompute them",
-                self.scope, stale, embedder.model_id, embedder.dim,
-            )  # fmt: skip
-        ids, matrix = _matrix(cache, embedder)
-        return rank_by_cosine(query_vector, ids, matrix, allowed)[:depth]
-
     def stale_vectors(self) -> int:
         """How many stored vectors were computed by another model (id or dimension) than the
         current embedder's; they are not used until :meth:`reembed`. 0 without an embedder."""
@@ -312,7 +289,7 @@ class LongTermMemory:
             return 0
         cache = self._fresh_cache()
         with cache.lock:
-            return _count_stale(cache, self.embedder)
+            return hybrid.count_stale(cache, self.embedder)
 
     def flush_embeddings(self, timeout: float | None = None) -> bool:
         """Wait for the background vector computations of this instance; False on timeout."""
@@ -330,7 +307,7 @@ class LongTermMemory:
         self.flush_embeddings()
         cache = self._fresh_cache()
         with cache.lock:
-            valid = set(_valid_vector_ids(cache, self.embedder))
+            valid = set(hybrid.valid_vector_ids(cache, self.embedder))
             jobs = sorted((i, t) for i, t in cache.texts.items() if i not in valid)
         written = 0
         for start in range(0, len(jobs), 64):
@@ -339,34 +316,3 @@ class LongTermMemory:
 
     def __repr__(self) -> str:
         return f"<LongTermMemory scope={self.scope!r} on {self.engine.url!r}>"
-
-
-def _valid_vector_ids(cache: ScopeCache, embedder: Embedder) -> list[str]:
-    """Ids whose stored vector is the embedder's (model, dim) for the entry's current text."""
-    model, dim = embedder.model_id, embedder.dim
-    return sorted(
-        entry_id
-        for entry_id, stored in cache.vectors.items()
-        if stored.model == model
-        and stored.dim == dim
-        and entry_id in cache.texts
-        and stored.text_hash == text_hash(cache.texts[entry_id])
-    )
-
-
-def _count_stale(cache: ScopeCache, embedder: Embedder) -> int:
-    return sum(1 for v in cache.vectors.values() if v.model != embedder.model_id or v.dim != embedder.dim)
-
-
-def _matrix(cache: ScopeCache, embedder: Embedder) -> tuple[list[str], Matrix]:
-    """The valid vectors of the scope as one matrix (rows in id order), cached until a change."""
-    import numpy as np
-
-    key = ("matrix", embedder.model_id, embedder.dim)
-    found = cache.derived.get(key)
-    if found is None:
-        ids = _valid_vector_ids(cache, embedder)
-        rows = [cache.vectors[i].vector for i in ids]
-        matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
-        found = cache.derived[key] = (ids, matrix)
-    return cast(tuple[list[str], Matrix], found)

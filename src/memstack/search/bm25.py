@@ -7,8 +7,8 @@ text appends one slot and one posting per distinct term; replacing or removing m
 outnumber live slots the arrays are compacted once (amortised O(1) per operation).
 
 A search accumulates ``idf·tf`` contributions of each query term into a float array over slots, masks
-dead and non-candidate slots, and selects the top k with ``argpartition``. Ties are broken by the order
-in which ids were first added (re-adding an id keeps its place).
+dead and non-candidate slots, and selects the top k with a partial sort (``np.partition``). Ties follow
+the order in which ids were first added (re-adding an id keeps its place).
 
 The index is thread-safe: every public method holds an internal lock.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import threading
-from array import array
 from collections import Counter
 from collections.abc import Collection, Iterable
 
@@ -25,44 +24,15 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.errors import InvalidInput
-from memstack.search.phrases import phrase_counts, query_phrases
+from memstack.search.phrases import add_phrase_scores, query_phrases
+from memstack.search.postings import Posting
 from memstack.search.profiles import Bm25Profile, get_profile
 from memstack.search.tokenize import get_tokenizer
 
 __all__ = ["Bm25Index"]
 
-_I32 = npt.NDArray[np.int32]
 _F64 = npt.NDArray[np.float64]
 _MIN_COMPACT = 1024
-
-
-class _Posting:
-    """A growable list of (slot, term frequency) pairs for one term.
-
-    ``array.array`` appends in C (cheap per added document); searches read them through zero-copy numpy
-    views that live only inside a locked search.
-    """
-
-    __slots__ = ("df", "slots", "tfs")
-
-    def __init__(self) -> None:
-        self.slots = array("i")
-        self.tfs = array("i")
-        self.df = 0  # live documents containing the term
-
-    def append(self, slot: int, tf: int) -> None:
-        try:
-            self.slots.append(slot)
-            self.tfs.append(tf)
-        except BufferError:
-            # A numpy view from a search that raised is still alive somewhere: detach from it.
-            self.slots, self.tfs = array("i", self.slots), array("i", self.tfs)
-            del self.slots[len(self.tfs) :]
-            self.slots.append(slot)
-            self.tfs.append(tf)
-
-    def views(self) -> tuple[_I32, _I32]:
-        return np.frombuffer(self.slots, dtype=np.int32), np.frombuffer(self.tfs, dtype=np.int32)
 
 
 class Bm25Index:
@@ -82,7 +52,7 @@ class Bm25Index:
         self._clear()
 
     def _clear(self) -> None:
-        self._postings: dict[str, _Posting] = {}
+        self._postings: dict[str, Posting] = {}
         self._slot_of: dict[str, int] = {}
         self._ids: list[str] = []
         self._terms: list[tuple[str, ...]] = []  # distinct terms per slot, to undo df on removal
@@ -144,7 +114,7 @@ class Bm25Index:
             for term, tf in counts.items():
                 posting = postings.get(term)
                 if posting is None:
-                    posting = postings[term] = _Posting()
+                    posting = postings[term] = Posting()
                 posting.append(slot, tf)
                 posting.df += 1
             self._maybe_compact()
@@ -198,13 +168,13 @@ class Bm25Index:
         new_of_old = np.full(self._nslots, -1, dtype=np.int32)
         new_of_old[live_slots] = np.arange(len(live_slots), dtype=np.int32)
         keep = self._live[: self._nslots]
-        postings: dict[str, _Posting] = {}
+        postings: dict[str, Posting] = {}
         for term, old in self._postings.items():
             if old.df == 0:
                 continue
             slots, tfs = old.views()
             alive = keep[slots]
-            fresh = _Posting()
+            fresh = Posting()
             fresh.slots.frombytes(new_of_old[slots[alive]].tobytes())
             fresh.tfs.frombytes(tfs[alive].tobytes())
             fresh.df = len(fresh.slots)
@@ -300,22 +270,22 @@ class Bm25Index:
 
     def _add_phrases(self, scores: _F64, phrases: list[str], stat_mask: npt.NDArray[np.bool_] | None) -> None:
         """Add ``phrase_weight·idf·tf`` of each phrase (substring counts in the raw text)."""
-        if not phrases:
-            return
         prof = self._profile
         k1, b = prof.k1, prof.b
         n_docs, avgdl = self._stats(stat_mask)
         pool = np.flatnonzero(self._live[: self._nslots] if stat_mask is None else stat_mask).tolist()
-        dl = self._dl
-        for phrase in phrases:
-            found = phrase_counts(self._raw, pool, phrase)
-            if not found:
-                continue
-            df = len(found)
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            for slot, f in found:
-                tf = f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * float(dl[slot]) / avgdl))
-                scores[slot] += prof.phrase_weight * idf * tf
+        add_phrase_scores(
+            scores,
+            self._raw,
+            pool,
+            phrases,
+            self._dl,
+            n_docs=n_docs,
+            avgdl=avgdl,
+            k1=k1,
+            b=b,
+            weight=prof.phrase_weight,
+        )
 
     def _top(self, scores: _F64, k: int | None) -> list[tuple[str, float]]:
         hits = np.flatnonzero(scores > 0.0)

@@ -126,6 +126,7 @@ class SemanticCache:
         with self._lock:
             for gone in set(self._vectors) - ids:
                 del self._vectors[gone]
+            self._foreign &= ids
             order = sorted(self._vectors)
             matrix = (
                 np.stack([self._vectors[i] for i in order])

@@ -1,0 +1,354 @@
+"""The Lua interpreter of seam batches, run by the Redis engine as one script per ``execute``.
+
+Call: ``KEYS`` = every key the batch touches, ``ARGV`` = ``now_ms``, ``bias``, JSON ops.
+Reply: JSON ``[applied, results]``, or an error reply ``MSWRONGTYPE …`` / ``MSNAN …``.
+
+How it keeps the seam's rules on a server that neither rolls back scripts nor knows our clock:
+
+* Logical expiry: the physical expire-time is the logical one plus ``bias``; every key is
+  purged first if its logical expire-time has passed on the engine clock.
+* Atomicity: a read-only first pass marks the ops that may fail (a possible type clash, or an
+  increment whose operand it cannot prove valid). Before the last of them, every key is dumped
+  before its first write; a failure restores those dumps, so nothing of the batch survives.
+* ``publish`` runs after every other op succeeded.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SCRIPT"]
+
+SCRIPT = r"""
+local now = tonumber(ARGV[1])
+local bias = tonumber(ARGV[2])
+local ops = cjson.decode(ARGV[3])
+local null = cjson.null
+local call = redis.call
+
+for i = 1, #KEYS do
+  local e = call('PEXPIRETIME', KEYS[i])
+  if e > 0 and e - bias <= now then call('DEL', KEYS[i]) end
+end
+
+local FAM = {
+  get='string', incr='string',
+  hset='hash', hget='hash', hmget='hash', hgetall='hash', hkeys='hash', hlen='hash', hdel='hash',
+  hincr='hash',
+  sadd='set', srem='set', smembers='set', sismember='set', scard='set',
+  rpush='list', lpush='list', lrange='list', llen='list', lindex='list', ltrim='list', lpop='list',
+  rpop='list',
+  zadd='zset', zrem='zset', zscore='zset', zcard='zset', zrange='zset', zrangebyscore='zset'}
+local CREATES = {incr=1, hincr=1, hset=1, sadd=1, rpush=1, lpush=1, zadd=1}
+local SHRINKS = {hdel=1, srem=1, ltrim=1, lpop=1, rpop=1, zrem=1}
+local WRITES = {delete=1, pexpire=1, persist=1, copy_ttl=1, set=1, incr=1, hset=1, hdel=1, hincr=1,
+  sadd=1, srem=1, rpush=1, lpush=1, ltrim=1, lpop=1, rpop=1, zadd=1, zrem=1}
+
+local function ktype(k) return call('TYPE', k)['ok'] end
+
+-- JSON number syntax: 'int', 'float' or nil.
+local function numkind(s)
+  local p = string.match(s, '^%-?%d+()')
+  if not p or string.match(s, '^%-?0%d') then return nil end
+  local kind = 'int'
+  local q = string.match(s, '^%.%d+()', p)
+  if q then p = q; kind = 'float' end
+  q = string.match(s, '^[eE][%+%-]?%d+()', p)
+  if q then p = q; kind = 'float' end
+  if p ~= #s + 1 then return nil end
+  return kind
+end
+
+-- A decimal integer text inside the signed 64-bit range.
+local function in_int64(s)
+  local neg = string.sub(s, 1, 1) == '-'
+  local digits = neg and string.sub(s, 2) or s
+  if #digits < 19 then return true end
+  if #digits > 19 then return false end
+  return digits <= (neg and '9223372036854775808' or '9223372036854775807')
+end
+
+local function finite(x) return x == x and x ~= math.huge and x ~= -math.huge end
+
+-- Python's repr() of a float: the shortest text that reads back as the same double.
+local function pyrepr(x)
+  if x == 0 then
+    if 1 / x < 0 then return '-0.0' end
+    return '0.0'
+  end
+  local s
+  for p = 14, 16 do
+    s = string.format('%.' .. p .. 'e', x)
+    if tonumber(s) == x then break end
+  end
+  local sign, lead, frac, ex = string.match(s, '^(%-?)(%d)%.?(%d*)e([%+%-]%d+)$')
+  local digits = string.gsub(lead .. frac, '0+$', '')
+  local e = tonumber(ex)
+  if e < -4 or e >= 16 then
+    local m = string.sub(digits, 1, 1)
+    if #digits > 1 then m = m .. '.' .. string.sub(digits, 2) end
+    local es = e < 0 and '-' or '+'
+    local ea = tostring(math.abs(e))
+    if #ea < 2 then ea = '0' .. ea end
+    return sign .. m .. 'e' .. es .. ea
+  end
+  if e < 0 then return sign .. '0.' .. string.rep('0', -e - 1) .. digits end
+  if #digits <= e + 1 then return sign .. digits .. string.rep('0', e + 1 - #digits) .. '.0' end
+  return sign .. string.sub(digits, 1, e + 1) .. '.' .. string.sub(digits, e + 2)
+end
+
+-- Would cur (stored text or false) + amt (text) be a valid increment? Returns true or a reason.
+local function incr_check(cur, amt)
+  if not cur then cur = '0' end
+  local ck = numkind(cur)
+  if not ck then return 'stored value ' .. string.sub(cur, 1, 60) .. ' is not a JSON number' end
+  local ak = numkind(amt)
+  if ck == 'int' and not in_int64(cur) then return cur .. ' is out of the 64-bit range' end
+  if ck == 'float' and not finite(tonumber(cur)) then return cur .. ' is not finite' end
+  if ck == 'int' and ak == 'int' then
+    if not in_int64(amt) then return 'the increment would overflow a 64-bit integer' end
+    return true
+  end
+  if not finite(tonumber(cur) + tonumber(amt)) then return 'the increment gives a non-finite number' end
+  return true
+end
+
+-- Pass 1 (read-only): which ops may fail?
+local state, dirty, risky, last = {}, {}, {}, 0
+local function st(k)
+  local s = state[k]
+  if s == nil then s = ktype(k); state[k] = s end
+  return s
+end
+for i, op in ipairs(ops) do
+  local name, k = op[1], op[2]
+  local fam = FAM[name]
+  local bad = false
+  if fam then
+    local s = st(k)
+    if s ~= 'none' and s ~= fam and s ~= 'maybe:' .. fam then bad = true end
+    if name == 'incr' then
+      if dirty[k] then bad = true
+      elseif not bad and incr_check(ktype(k) == 'string' and call('GET', k), op[3]) ~= true then
+        bad = true
+      end
+      dirty[k] = true
+    elseif name == 'hincr' then
+      local f = op[3]
+      local d = dirty[k]
+      if d == true or (d and d[f]) then bad = true
+      elseif not bad and incr_check(ktype(k) == 'hash' and call('HGET', k, f), op[4]) ~= true then
+        bad = true
+      end
+      if d ~= true then d = d or {}; d[f] = true; dirty[k] = d end
+    elseif name == 'hset' or name == 'hdel' then
+      local d = dirty[k]
+      if d ~= true then
+        d = d or {}
+        if name == 'hset' then for f in pairs(op[3]) do d[f] = true end
+        else for j = 3, #op do d[op[j]] = true end end
+        dirty[k] = d
+      end
+    end
+    local creates = name == 'incr' or name == 'hincr'
+    if name == 'hset' or name == 'zadd' then creates = next(op[3]) ~= nil
+    elseif CREATES[name] then creates = creates or #op >= 3 end
+    if creates then state[k] = fam
+    elseif bad then state[k] = 'maybe:' .. fam
+    elseif SHRINKS[name] and s ~= 'none' then state[k] = 'maybe:' .. fam end
+  elseif name == 'set' then
+    local s = st(k)
+    local nx, xx = op[5], op[6]
+    if (nx or xx) and s ~= 'none' and s ~= 'string' and string.sub(s, 1, 6) == 'maybe:' then
+      state[k] = '?'
+    elseif nx then if s == 'none' then state[k] = 'string' end
+    elseif xx then if s ~= 'none' then state[k] = 'string' end
+    else state[k] = 'string' end
+    dirty[k] = true
+  elseif name == 'delete' then
+    for j = 2, #op do state[op[j]] = 'none'; dirty[op[j]] = true end
+  elseif name == 'pexpire' and op[3] <= 0 then
+    state[k] = 'none'; dirty[k] = true
+  end
+  if bad then risky[i] = true; last = i end
+end
+
+-- Pass 2: apply, with dumps of keys written before the last op that may fail.
+local saved, savedorder = {}, {}
+local function save(k)
+  if saved[k] == nil then
+    saved[k] = {call('DUMP', k), call('PEXPIRETIME', k)}
+    savedorder[#savedorder + 1] = k
+  end
+end
+local function fail(kind, msg)
+  for _, k in ipairs(savedorder) do
+    local s = saved[k]
+    call('DEL', k)
+    if s[1] then
+      if s[2] > 0 then call('RESTORE', k, s[2], s[1], 'ABSTTL') else call('RESTORE', k, 0, s[1]) end
+    end
+  end
+  return redis.error_reply(kind .. ' ' .. msg)
+end
+
+local function chunked(cmd, k, items, per)
+  local total, n = 0, #items
+  local i = 1
+  while i <= n do
+    local j = math.min(i + per - 1, n)
+    if k then total = total + call(cmd, k, unpack(items, i, j))
+    else total = total + call(cmd, unpack(items, i, j)) end
+    i = j + 1
+  end
+  return total
+end
+local function rest(op, from)
+  local out = {}
+  for j = from, #op do out[#out + 1] = op[j] end
+  return out
+end
+local function orlist(t) if t == false then return null end return t end
+
+local function do_incr(k, f, amt)
+  local cur
+  if f then cur = call('HGET', k, f) else cur = call('GET', k) end
+  local why = incr_check(cur, amt)
+  if why ~= true then return nil, why end
+  if (not cur or numkind(cur) == 'int') and numkind(amt) == 'int' then
+    if cur == '-0' then
+      if f then call('HSET', k, f, '0') else call('SET', k, '0', 'KEEPTTL') end
+    end
+    local r
+    if f then r = redis.pcall('HINCRBY', k, f, amt) else r = redis.pcall('INCRBY', k, amt) end
+    if type(r) == 'table' and r.err then return nil, 'the increment would overflow a 64-bit integer' end
+    if f then return call('HGET', k, f) end
+    return call('GET', k)
+  end
+  local text = pyrepr(tonumber(cur or '0') + tonumber(amt))
+  if f then call('HSET', k, f, text) else call('SET', k, text, 'KEEPTTL') end
+  return text
+end
+
+local results, published = {}, {}
+for i, op in ipairs(ops) do
+  local name, k = op[1], op[2]
+  if i < last and WRITES[name] then
+    if name == 'delete' then for j = 2, #op do save(op[j]) end else save(k) end
+  end
+  if risky[i] and FAM[name] then
+    local t = ktype(k)
+    if t ~= 'none' and t ~= FAM[name] then
+      return fail('MSWRONGTYPE', cjson.encode({k, t, FAM[name]}))
+    end
+  end
+  local r
+  if name == 'exists' or name == 'require_exists' then
+    r = call('EXISTS', k) == 1
+  elseif name == 'require_missing' then
+    r = call('EXISTS', k) == 0
+  elseif name == 'require_equal' then
+    local t = ktype(k)
+    if t == 'none' then r = op[3] == null
+    elseif t == 'string' then r = call('GET', k) == op[3]
+    else r = false end
+  elseif name == 'delete' then
+    r = chunked('DEL', nil, rest(op, 2), 4000)
+  elseif name == 'pexpire' then
+    if call('EXISTS', k) == 0 then r = false
+    elseif op[3] <= 0 then call('DEL', k); r = true
+    else call('PEXPIREAT', k, now + op[3] + bias); r = true end
+  elseif name == 'persist' then
+    r = call('PERSIST', k) == 1
+  elseif name == 'pttl' then
+    local e = call('PEXPIRETIME', k)
+    if e < 0 then r = e else r = e - bias - now end
+  elseif name == 'copy_ttl' then
+    local e = call('PEXPIRETIME', op[3])
+    if e > 0 and call('EXISTS', k) == 1 then call('PEXPIREAT', k, e); r = true else r = false end
+  elseif name == 'get' then
+    r = orlist(call('GET', k))
+  elseif name == 'mget' then
+    if #op < 2 then r = {} else
+      r = call('MGET', unpack(op, 2))
+      for j = 1, #op - 1 do if r[j] == false then r[j] = null end end
+    end
+  elseif name == 'set' then
+    local px, nx, xx, keep = op[4], op[5], op[6], op[7]
+    local ex = (nx or xx) and call('EXISTS', k) == 1
+    if (nx and ex) or (xx and not ex) then r = false
+    else
+      if px ~= null then
+        if px <= 0 then call('DEL', k) else call('SET', k, op[3], 'PXAT', now + px + bias) end
+      elseif keep then call('SET', k, op[3], 'KEEPTTL')
+      else call('SET', k, op[3]) end
+      r = true
+    end
+  elseif name == 'incr' or name == 'hincr' then
+    local why
+    if name == 'incr' then r, why = do_incr(k, nil, op[3]) else r, why = do_incr(k, op[3], op[4]) end
+    if r == nil then return fail('MSNAN', cjson.encode({k, name == 'hincr' and op[3] or null, why})) end
+  elseif name == 'hset' then
+    local items = {}
+    for f, v in pairs(op[3]) do items[#items + 1] = f; items[#items + 1] = v end
+    r = chunked('HSET', k, items, 4000)
+  elseif name == 'hget' then
+    r = orlist(call('HGET', k, op[3]))
+  elseif name == 'hmget' then
+    if #op < 3 then r = {} else
+      r = call('HMGET', k, unpack(op, 3))
+      for j = 1, #op - 2 do if r[j] == false then r[j] = null end end
+    end
+  elseif name == 'hgetall' then r = call('HGETALL', k)
+  elseif name == 'hkeys' then r = call('HKEYS', k)
+  elseif name == 'hlen' then r = call('HLEN', k)
+  elseif name == 'hdel' then r = chunked('HDEL', k, rest(op, 3), 4000)
+  elseif name == 'sadd' then r = chunked('SADD', k, rest(op, 3), 4000)
+  elseif name == 'srem' then r = chunked('SREM', k, rest(op, 3), 4000)
+  elseif name == 'smembers' then r = call('SMEMBERS', k)
+  elseif name == 'sismember' then r = call('SISMEMBER', k, op[3]) == 1
+  elseif name == 'scard' then r = call('SCARD', k)
+  elseif name == 'rpush' or name == 'lpush' then
+    if #op < 3 then r = call('LLEN', k) else
+      local cmd = name == 'rpush' and 'RPUSH' or 'LPUSH'
+      local items = rest(op, 3)
+      local i2, n = 1, #items
+      while i2 <= n do
+        local j = math.min(i2 + 3999, n)
+        r = call(cmd, k, unpack(items, i2, j))
+        i2 = j + 1
+      end
+    end
+  elseif name == 'lrange' then r = call('LRANGE', k, op[3], op[4])
+  elseif name == 'llen' then r = call('LLEN', k)
+  elseif name == 'lindex' then r = orlist(call('LINDEX', k, op[3]))
+  elseif name == 'ltrim' then call('LTRIM', k, op[3], op[4]); r = null
+  elseif name == 'lpop' then r = orlist(call('LPOP', k))
+  elseif name == 'rpop' then r = orlist(call('RPOP', k))
+  elseif name == 'zadd' then
+    local items = {}
+    for m, s in pairs(op[3]) do items[#items + 1] = s; items[#items + 1] = m end
+    r = chunked('ZADD', k, items, 4000)
+  elseif name == 'zrem' then r = chunked('ZREM', k, rest(op, 3), 4000)
+  elseif name == 'zscore' then r = orlist(call('ZSCORE', k, op[3]))
+  elseif name == 'zcard' then r = call('ZCARD', k)
+  elseif name == 'zrange' then
+    if op[5] then r = call('ZRANGE', k, op[3], op[4], 'REV', 'WITHSCORES')
+    else r = call('ZRANGE', k, op[3], op[4], 'WITHSCORES') end
+  elseif name == 'zrangebyscore' then
+    local lo, hi, desc, off, cnt = op[3], op[4], op[5], op[6], op[7]
+    if cnt == null then cnt = -1 end
+    if desc then r = call('ZRANGE', k, hi, lo, 'BYSCORE', 'REV', 'LIMIT', off, cnt, 'WITHSCORES')
+    else r = call('ZRANGE', k, lo, hi, 'BYSCORE', 'LIMIT', off, cnt, 'WITHSCORES') end
+  elseif name == 'publish' then
+    published[#published + 1] = op
+    r = null
+  else
+    return redis.error_reply('MSBADOP ' .. tostring(name))
+  end
+  results[i] = r
+  if (name == 'require_exists' or name == 'require_missing' or name == 'require_equal') and not r then
+    return cjson.encode({false, results})
+  end
+end
+for _, op in ipairs(published) do call('PUBLISH', op[2], op[3]) end
+return cjson.encode({true, results})
+"""

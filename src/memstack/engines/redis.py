@@ -1,0 +1,270 @@
+"""The Redis engines: standalone (``redis://``, ``rediss://``, ``unix://``) and Cluster
+(``redis+cluster://``, ``rediss+cluster://``).
+
+Every :meth:`RedisEngine.execute` is one ``EVALSHA`` of the script in :mod:`._redis_lua`: one
+round trip, atomic, interpreted on the server with the semantics of the memory engine. Time
+comes from the engine clock: a key's physical expire-time is its logical one plus a bias (0 on
+the system clock, so Redis reclaims memory itself; 100 years on any other clock, so a manual
+clock alone decides when keys die).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+import redis as redis_py
+import redis.cluster as redis_cluster
+from redis.backoff import NoBackoff
+from redis.crc import key_slot
+from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
+from redis.retry import Retry
+
+from ..clock import Clock, SystemClock
+from ..errors import CrossSlot, EngineClosed, EngineUnavailable, InvalidUrl, MemstackError
+from . import _redis_codec as codec
+from ._dispatch import Dispatcher
+from ._redis_lua import SCRIPT
+from ._redis_pubsub import Listener
+from .base import BatchResult, Engine, Op, Subscription
+
+__all__ = ["MANUAL_CLOCK_BIAS_MS", "RedisEngine"]
+
+MANUAL_CLOCK_BIAS_MS: Final = 100 * 36525 * 86_400_000 // 100
+"""Added to physical expire-times under a non-system clock (100 years, in ms)."""
+
+_SHA: Final = hashlib.sha1(SCRIPT.encode()).hexdigest()
+_SCAN_COUNT: Final = 1000
+
+
+def _unavailable_errors() -> tuple[type[BaseException], ...]:
+    return (redis_py.ConnectionError, redis_py.TimeoutError, RedisClusterException, OSError)
+
+
+class RedisEngine(Engine):
+    """An engine on a Redis server or a Redis Cluster.
+
+    Args:
+        url: ``redis://host:port/db``, ``rediss://…``, ``unix:///path?db=N`` or
+            ``redis+cluster://host:port`` / ``rediss+cluster://…`` (any node of the cluster).
+        clock: time source for TTLs (default: the system clock).
+        socket_timeout: seconds one command may take before :class:`EngineUnavailable`.
+        connect_timeout: seconds a connection attempt may take.
+        max_connections: size of the connection pool (per node in a cluster).
+
+    Raises:
+        InvalidUrl: a URL of another scheme.
+        EngineUnavailable: the server cannot be reached.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        clock: Clock | None = None,
+        *,
+        socket_timeout: float = 2.0,
+        connect_timeout: float = 2.0,
+        max_connections: int = 64,
+    ) -> None:
+        super().__init__(url, clock)
+        scheme = urlsplit(url).scheme.lower()
+        if scheme not in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
+            raise InvalidUrl(f"engine URL {url!r}: not a Redis URL (redis://, rediss://, unix://, redis+cluster://)")
+        self.clustered = scheme.endswith("+cluster")
+        self.name = "redis-cluster" if self.clustered else "redis"
+        self._bias = 0 if isinstance(self.clock, SystemClock) else MANUAL_CLOCK_BIAS_MS
+        self._options: dict[str, Any] = {
+            "decode_responses": True,
+            "socket_timeout": socket_timeout,
+            "socket_connect_timeout": connect_timeout,
+            # A retried EVALSHA could apply a batch twice; failures surface as EngineUnavailable.
+            "retry": Retry(NoBackoff(), 0),
+            "max_connections": max_connections,
+        }
+        self._client_url = urlunsplit(urlsplit(url)._replace(scheme=scheme.removesuffix("+cluster")))
+        self._wait = socket_timeout + connect_timeout
+        self._closed = False
+        self._lock = threading.Lock()
+        self._dispatch = Dispatcher(self.name)
+        self._listener = Listener(self._pubsub_client, self._dispatch, self._wait, url)
+        self._node_turn = 0
+        self._client: Any = None
+        self._client = self._connect()
+        self._guard(lambda: self._client.script_load(SCRIPT))
+
+    # -- connections -------------------------------------------------------------------------
+    def _connect(self) -> Any:
+        """A new redis-py client (a cluster client reads the topology, so it may fail)."""
+        if not self.clustered:
+            return redis_py.Redis.from_url(self._client_url, **self._options)
+        try:
+            return redis_cluster.RedisCluster.from_url(self._client_url, **self._options)
+        except (RedisError, OSError) as exc:
+            raise EngineUnavailable(f"{self.url}: cannot reach the Redis Cluster ({exc})") from exc
+
+    def _cluster(self) -> Any:
+        """The client, rebuilt first if an outage invalidated it (cluster only)."""
+        with self._lock:
+            if self._client is None:
+                self._client = self._connect()
+            return self._client
+
+    def _invalidate(self) -> None:
+        """Forget a cluster client whose topology may be stale after a failure."""
+        if not self.clustered:
+            return
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: S110 - a broken client may fail to close; it is dropped anyway
+                pass
+
+    def _pubsub_client(self) -> Any:
+        if not self.clustered:
+            return self._client
+        nodes = self._cluster().get_nodes()
+        self._node_turn += 1
+        node = nodes[self._node_turn % len(nodes)]
+        options = {k: v for k, v in self._options.items() if k != "max_connections"}
+        return redis_py.Redis(host=node.host, port=node.port, ssl=self._client_url.startswith("rediss"), **options)
+
+    def _guard(self, call: Callable[[], Any]) -> Any:
+        """Run ``call``, turning redis-py failures into memstack errors."""
+        if self._closed:
+            raise EngineClosed(f"{self.url}: engine is closed")
+        try:
+            return call()
+        except MemstackError:
+            raise
+        except ResponseError as exc:
+            raise codec.script_error(str(exc)) from exc
+        except _unavailable_errors() as exc:
+            self._invalidate()
+            raise EngineUnavailable(f"{self.url}: Redis is unavailable ({type(exc).__name__}: {exc})") from exc
+        except RedisError as exc:
+            self._invalidate()
+            raise EngineUnavailable(f"{self.url}: Redis failed ({type(exc).__name__}: {exc})") from exc
+
+    # -- engine API --------------------------------------------------------------------------
+    def execute(self, ops: Sequence[Op]) -> BatchResult:
+        """Apply ``ops`` atomically in one script call; see :meth:`Engine.execute`.
+
+        Raises:
+            WrongType: a command met a key of another type (nothing applied).
+            NotANumber: ``incr``/``hincr`` met a non-number (nothing applied).
+            CrossSlot: clustered engine, keys of several slots.
+            EngineUnavailable: Redis cannot be reached.
+            EngineClosed: after :meth:`close`.
+        """
+        if not ops:
+            return BatchResult(True, [])
+        keys, payload = codec.encode(ops)
+        if self.clustered:
+            self._check_slots(keys)
+        argv = (self.now_ms(), self._bias, payload)
+        return codec.decode(ops, self._guard(lambda: self._run(keys, argv)))
+
+    def _run(self, keys: list[str], argv: tuple[int, int, str]) -> str:
+        client = self._cluster() if self.clustered else self._client
+        extra: dict[str, Any] = {} if keys or not self.clustered else {"target_nodes": client.RANDOM}
+        try:
+            reply: str = client.execute_command("EVALSHA", _SHA, len(keys), *keys, *argv, **extra)
+        except NoScriptError:  # a restarted or flushed server: EVAL caches the script again
+            reply = client.execute_command("EVAL", SCRIPT, len(keys), *keys, *argv, **extra)
+        return reply
+
+    def _check_slots(self, keys: list[str]) -> None:
+        first: tuple[str, int] | None = None
+        for key in keys:
+            slot = key_slot(key.encode())
+            if first is None:
+                first = (key, slot)
+            elif slot != first[1]:
+                _cross_slot(first[0], key)
+
+    def scan(self, prefix: str) -> Iterator[str]:
+        """Live keys starting with ``prefix`` (every primary of a cluster).
+
+        Raises:
+            EngineUnavailable: Redis cannot be reached.
+        """
+        pattern = codec.glob_escape(prefix) + "*"
+        now = self.now_ms()
+
+        def collect() -> list[str]:
+            if not self.clustered:
+                return self._scan_node(self._client, pattern, now)
+            cluster = self._cluster()
+            found: list[str] = []
+            for node in cluster.get_primaries():
+                found += self._scan_node(cluster.get_redis_connection(node), pattern, now)
+            return found
+
+        return iter(self._guard(collect))
+
+    def _scan_node(self, client: Any, pattern: str, now: int) -> list[str]:
+        keys = list(dict.fromkeys(client.scan_iter(match=pattern, count=_SCAN_COUNT)))
+        if not keys:
+            return []
+        pipe = client.pipeline(transaction=False)
+        for key in keys:
+            pipe.pexpiretime(key)
+        expires = pipe.execute()
+        return [k for k, e in zip(keys, expires, strict=True) if e == -1 or (e > 0 and e - self._bias > now)]
+
+    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
+        """Call ``callback(message)`` for every message on ``channel`` (see :meth:`Engine.subscribe`).
+
+        Raises:
+            EngineUnavailable: Redis did not confirm the subscription in time.
+            EngineClosed: after :meth:`close`.
+        """
+        if self._closed:
+            raise EngineClosed(f"{self.url}: engine is closed")
+        inner = self._dispatch.subscribe(channel, callback)
+        try:
+            self._listener.add(channel)
+        except BaseException:
+            inner.close()
+            raise
+
+        def close() -> None:
+            inner.close()
+            self._listener.remove(channel)
+
+        return Subscription(close)
+
+    def flush(self) -> None:
+        """Delete every key: FLUSHDB, or FLUSHALL on every primary of a cluster.
+
+        Raises:
+            EngineUnavailable: Redis cannot be reached.
+        """
+        if self.clustered:
+            self._guard(lambda: self._cluster().flushall(target_nodes=redis_cluster.RedisCluster.PRIMARIES))
+        else:
+            self._guard(self._client.flushdb)
+
+    def close(self) -> None:
+        """Stop the listener and release connections; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._listener.close()
+        self._dispatch.close()
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
+def _cross_slot(a: str, b: str) -> NoReturn:
+    raise CrossSlot(
+        f"keys {a!r} and {b!r} hash to different Redis Cluster slots; keys of one batch must share "
+        "a hash tag (Engine.tag(scope))"
+    )
