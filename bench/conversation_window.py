@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.conversation import ConversationStore, Message, extract_thread, prune
-from memstack.conversation.store import drop_in_flight
+from memstack.conversation.history import drop_in_flight
 from memstack.engines import open_engine
 from memstack.llm.tokens import MESSAGE_OVERHEAD
 

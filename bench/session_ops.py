@@ -7,9 +7,12 @@ Workload on one session: ``put`` (200-byte JSON values), ``get``, ``increment``,
 server; SQLite — one ``INSERT`` per transaction on a WAL file in the same directory; memory — a
 dict write under a ``threading.Lock``.
 
-Round trips per put: on Redis, the server's ``total_commands_processed`` delta over the put phase
-(summed over every node of a cluster, minus the ``INFO`` calls themselves) divided by the puts;
-engines without a network do one transaction (SQLite) or one lock hold (memory) per put: 1.
+Round trips per put, on Redis: requests the client wrote to its sockets during the put phase
+(redis-py ``send_packed_command`` calls, counted in this process) divided by the puts,
+cross-checked against the server: the ``INFO commandstats`` delta of client-issued commands
+(``EVALSHA``/``EVAL`` calls; the commands a script runs inside are counted by Redis too, so
+``total_commands_processed`` over-counts round trips), summed over every primary of a cluster.
+Engines without a network do one transaction (SQLite) or one lock hold (memory) per put: 1.
 Auto-summarisation is on but ``max_history`` is above the op count, so no summary runs during the
 timed phases (a summary adds two round trips per ``max_history // 2`` writes).
 """
@@ -52,17 +55,44 @@ def _redis_client(url: str) -> Any:
     return redis.Redis.from_url(url, decode_responses=True)
 
 
-def _commands_processed(client: Any) -> int:
-    info = client.info("stats")
-    if isinstance(info, dict) and "total_commands_processed" not in info:  # cluster: per node
-        return sum(int(node["total_commands_processed"]) for node in info.values())
-    return int(info["total_commands_processed"])
+def _script_calls(client: Any) -> int:
+    """``EVALSHA`` + ``EVAL`` calls the server(s) processed so far."""
+    from redis.cluster import RedisCluster
+
+    nodes = (
+        [client.get_redis_connection(n) for n in client.get_primaries()]
+        if isinstance(client, RedisCluster)
+        else [client]
+    )
+    total = 0
+    for node in nodes:
+        stats = node.info("commandstats")
+        total += sum(int(stats.get(f"cmdstat_{c}", {}).get("calls", 0)) for c in ("evalsha", "eval"))
+    return total
 
 
-def _info_cost(client: Any) -> int:
-    """Commands one ``_commands_processed`` call adds (1 per node)."""
-    info = client.info("stats")
-    return len(info) if "total_commands_processed" not in info else 1
+class _SendCounter:
+    """Counts requests redis-py writes to a socket in this process (one per round trip)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _SendCounter:
+        from redis.connection import AbstractConnection
+
+        self._cls = AbstractConnection
+        self._orig = AbstractConnection.send_packed_command
+        orig = self._orig
+
+        def counted(conn: Any, command: Any, check_health: bool = True) -> None:
+            self.count += 1
+            orig(conn, command, check_health)
+
+        AbstractConnection.send_packed_command = counted  # type: ignore[method-assign]  # bench instrumentation
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._cls.send_packed_command = self._orig  # type: ignore[method-assign]  # restore
 
 
 def raw_rate(engine: Engine, url: str, n: int, payload: str) -> tuple[str, float]:
@@ -106,6 +136,34 @@ def raw_rate(engine: Engine, url: str, n: int, payload: str) -> tuple[str, float
     return "dict write under a threading.Lock", _rate(n, write)
 
 
+def engine_floor(engine: Engine, n: int, payload: str) -> tuple[float, float]:
+    """(one-op batch rate, rate of the put's own batch built by hand): the engine's share of a put."""
+    base = f"bench:floor:{uuid.uuid4().hex[:8]}"
+    tag = engine.tag(base)
+    meta, keyset, history = f"{tag}:meta", f"{tag}:keys", f"{tag}:history"
+    engine.hset(meta, {"created_at": "0"})
+    entry = '{"op":"put","key":"k00","timestamp":1795236278.3459413}'
+
+    def one(i: int) -> None:
+        engine.set(f"{tag}:k{i % 64}", payload)
+
+    def put_batch(i: int) -> None:
+        key = f"{tag}:k{i % 64}"
+        batch = engine.batch()
+        batch.require_exists(meta)
+        batch.set(key, payload)
+        batch.sadd(keyset, key)
+        batch.rpush(history, entry)
+        for dst in (key, keyset, history):
+            batch.copy_ttl(dst, meta)
+        batch.execute()
+
+    try:
+        return _rate(n, one), _rate(n, put_batch)
+    finally:
+        engine.delete(meta, keyset, history, *(f"{tag}:k{i}" for i in range(64)))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
@@ -121,20 +179,20 @@ def main(argv: list[str] | None = None) -> int:
         store.create(sid)
         payload = json.dumps(VALUE, separators=(",", ":"))
         print(f"engine {engine.name} ({url}); {n} ops per phase; value {len(payload)} bytes JSON")
-        counter = None
         if engine.name.startswith("redis"):
-            counter = _redis_client(url)
-            cost = _info_cost(counter)
-            before = _commands_processed(counter)
-        put_ops = _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
-        if counter is not None:
-            delta = _commands_processed(counter) - before - cost
-            round_trips = delta / n
-            counter.close()
-            how = "server total_commands_processed delta / puts"
+            admin = _redis_client(url)
+            before = _script_calls(admin)
+            with _SendCounter() as sends:
+                put_ops = _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
+            scripts = (_script_calls(admin) - before) / n
+            admin.close()
+            round_trips = sends.count / n
+            how = f"client socket requests / puts; server saw {scripts:.2f} EVALSHA per put"
         else:
+            put_ops = _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
             round_trips = 1.0
             how = "one transaction / one lock hold per put (no network)"
+        floor_ops, batch_ops = engine_floor(engine, n, payload)
         get_ops = _rate(n, lambda i: store.get(sid, f"k{i % 64}"))
         incr_ops = _rate(n, lambda i: store.increment(sid, "counter"))
         keys_ops = _rate(max(n // 5, 1), lambda i: store.keys(sid))
@@ -146,11 +204,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"keys       {keys_ops:10.0f} ops/s (64 keys)")
         print(f"raw        {raw_ops:10.0f} ops/s ({raw_what})")
         print(f"put / raw  {put_ops / raw_ops:10.2f}")
+        us_put, us_raw, us_floor, us_batch = (1e6 / x for x in (put_ops, raw_ops, floor_ops, batch_ops))
+        print(f"engine one-op batch {floor_ops:10.0f} ops/s")
+        print(f"put's batch by hand {batch_ops:10.0f} ops/s (same ops, no tier code)")
+        print(f"where a put's time goes: {us_put:.1f} us = raw primitive {us_raw:.1f}")
+        print(f"  + engine batch floor {us_floor - us_raw:.1f}")
+        print(f"  + the put's ops in the batch {us_batch - us_floor:.1f}")
+        print(f"  + session tier (validation, JSON, layout) {us_put - us_batch:.1f}")
         print(f"round trips per put {round_trips:.2f} ({how})")
         print(
             f"RESULT engine={engine.name} put_ops={put_ops:.0f} get_ops={get_ops:.0f} "
             f"incr_ops={incr_ops:.0f} keys_ops={keys_ops:.0f} raw_ops={raw_ops:.0f} "
-            f"put_vs_raw={put_ops / raw_ops:.2f} "
+            f"batch1_ops={floor_ops:.0f} put_batch_ops={batch_ops:.0f} put_vs_raw={put_ops / raw_ops:.2f} "
             f"round_trips_per_put={round_trips:.2f}"
         )
     finally:

@@ -18,13 +18,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def free_port(highest: int = 55535) -> int:
+    """A free loopback port no higher than ``highest``: a cluster node also binds port + 10000."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port <= highest:
+            return port
 
 
-def _wait_ping(port: int, timeout: float = 30.0) -> None:
+def _wait_ping(port: int, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2) as conn:
@@ -51,6 +55,18 @@ def _start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
     return proc
 
 
+def _start_on_free_port(workdir: Path, *extra: str, attempts: int = 4) -> tuple[subprocess.Popen[bytes], int]:
+    """Start a server on a fresh free port, retrying when another process took the port first."""
+    for attempt in range(attempts):
+        port = free_port()
+        try:
+            return _start(port, workdir, *extra), port
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 @contextlib.contextmanager
 def redis_servers() -> Iterator[tuple[str, str]]:
     """Yield ``(standalone_url, cluster_url)``; stop every server on exit."""
@@ -58,17 +74,28 @@ def redis_servers() -> Iterator[tuple[str, str]]:
     with tempfile.TemporaryDirectory(prefix="memstack-redis-") as tmp:
         root = Path(tmp)
         try:
-            port = free_port()
-            procs.append(_start(port, root))
-            cluster_ports = [free_port() for _ in range(3)]
-            for p in cluster_ports:
-                node_dir = root / f"node-{p}"
+            proc, port = _start_on_free_port(root)
+            procs.append(proc)
+            cluster_ports = []
+            for i in range(3):
+                node_dir = root / f"node-{i}"
                 node_dir.mkdir()
-                procs.append(_start(p, node_dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+                proc, p = _start_on_free_port(
+                    node_dir, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"
+                )
+                procs.append(proc)
+                cluster_ports.append(p)
             cli = shutil.which("redis-cli") or "redis-cli"
             subprocess.run(
-                [cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in cluster_ports]]
-                + ["--cluster-replicas", "0", "--cluster-yes"],
+                [
+                    cli,
+                    "--cluster",
+                    "create",
+                    *[f"127.0.0.1:{p}" for p in cluster_ports],
+                    "--cluster-replicas",
+                    "0",
+                    "--cluster-yes",
+                ],
                 check=True,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

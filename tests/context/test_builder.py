@@ -229,3 +229,10 @@ def test_dry_run_marks_nothing(mem: Memory, budget: int | None) -> None:
     assert len(builder.build("s1", "jazz", dry_run=True).messages) == 2
     assert len(builder.build("s1", "jazz").messages) == 2
     assert len(builder.build("s1", "jazz").messages) == 1
+
+
+def test_builder_marks_recall_in_one_batch_with_try_mark_many(mem: Memory) -> None:
+    builder = ContextBuilder(mem)
+    assert builder.tracker.try_mark_many("s1", ["a", "B", "a"]) == [True, True, False]
+    assert builder.tracker.try_mark_many("s1", ["b", "c"]) == [False, True]
+    assert builder.tracker.try_mark_many("s1", []) == []

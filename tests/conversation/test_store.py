@@ -238,7 +238,10 @@ def test_long_conversation_history_reads_pages(store: ConversationStore) -> None
 
 
 def test_two_writers_keep_one_consistent_log(engine: Engine) -> None:
-    first, second = ConversationStore(engine, counter="estimate"), ConversationStore(engine, counter="estimate")
+    first, second = (
+        ConversationStore(engine, counter="estimate"),
+        ConversationStore(engine, counter="estimate"),
+    )
     x = first.append("c1", "user", "x")
     y = second.append("c1", "assistant", "y")
     z = first.append("c1", "user", "z")  # first's remembered tail is stale: re-read, parent is y
@@ -269,3 +272,34 @@ def test_concurrent_appends_lose_nothing(engine: Engine) -> None:
     assert len({m.message_id for m in messages}) == 100
     for position, message in enumerate(messages):
         assert stores[0].get("c1", message.message_id) == message, position
+
+
+def test_history_cost_follows_the_window_not_the_conversation(engine: Engine) -> None:
+    """Round trips and messages read are the same for 40 and 4,000 stored messages."""
+    store = ConversationStore(engine, counter="estimate")
+    for cid, count in (("small", 40), ("large", 4000)):
+        store.extend(cid, [{"role": ("user", "assistant")[i % 2], "content": "x" * 40} for i in range(count)])
+    calls: dict[str, list[int]] = {}
+    real = engine.execute
+
+    def measure(cid: str, **kwargs: Any) -> list[dict[str, Any]]:
+        seen: list[int] = []
+
+        def spy(ops):  # type: ignore[no-untyped-def] # records what reaches the real engine
+            seen.append(len(ops))
+            return real(ops)
+
+        engine.execute = spy  # type: ignore[method-assign] # observe the real engine's batches
+        try:
+            return store.history(cid, **kwargs)
+        finally:
+            del engine.execute
+            calls[cid] = seen
+
+    small = measure("small", max_token_limit=300)
+    large = measure("large", max_token_limit=300)
+    assert len(small) == len(large) == 22  # 22 * (10 + 3) = 286 tokens
+    assert calls["small"] == calls["large"] == [2]  # one batch: count + the newest page
+    unlimited = measure("large", max_token_limit=10**9)
+    assert len(unlimited) == 500
+    assert len(calls["large"]) == 5  # 500 messages: five pages of 100

@@ -27,7 +27,12 @@ from memstack.llm.tokens import (
     token_counter,
 )
 
-LOCOMO = Path("/work/shared/data/locomo/locomo-dev.json")
+# shared/ sits beside the repository (CI clones main next to it); /work/shared on developer machines
+_CANDIDATES = [
+    Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo" / "locomo-dev.json",
+    Path("/work/shared/data/locomo/locomo-dev.json"),
+]
+LOCOMO = next((p for p in _CANDIDATES if p.exists()), _CANDIDATES[0])
 EDGE_TEXTS = [
     "",
     " ",

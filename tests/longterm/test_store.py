@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -199,3 +200,27 @@ def test_keys_carry_prefix_and_scope_tag(mem: Memory) -> None:
     assert keys
     assert all(mem.engine.tag("carol") in k for k in keys)
     assert not set(mem.engine.scan("")) - keys
+
+
+def test_concurrent_upserts_of_one_id_all_land(lt: LongTermMemory) -> None:
+    lt.save(content="start", id="hot")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(5):
+                lt.save(content=f"writer {n} step {i}", id="hot", tags=[f"w{n}"])
+        except BaseException as exc:  # collected: an exception in a thread would be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    final = lt.get("hot")
+    assert final is not None
+    assert final.content.endswith("step 4")
+    assert int(lt.engine.get(lt.keys.version) or 0) == 21  # every save logged exactly once
+    assert [h.entry.id for h in lt.search("writer")] == ["hot"]

@@ -80,3 +80,11 @@ def test_validation(engine: Engine) -> None:
         tracker.try_mark("s", "a/b")
     with pytest.raises(InvalidValue):
         InjectionTracker(engine, ttl=0)
+
+
+def test_try_mark_many_is_try_mark_in_one_batch(engine: Engine) -> None:
+    tracker = InjectionTracker(engine)
+    tracker.try_mark("m", "a")
+    assert tracker.try_mark_many("m", ["a", "B", "b", "c"]) == [False, True, False, True]
+    assert tracker.try_mark_many("m", []) == []
+    assert tracker.was_injected("m", "C")

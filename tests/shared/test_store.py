@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from memstack.engines import Engine
@@ -239,3 +241,22 @@ def test_all_storage_keys_carry_the_prefix_and_tag(engine: Engine, shared: Share
     keys = list(engine.scan(""))
     assert keys
     assert all(k.startswith("shared:m:" + engine.tag("t") + ":") for k in keys)
+
+
+def test_concurrent_writes_bump_version_once_each(engine: Engine, shared: SharedMemory) -> None:
+    def work(index: int) -> None:
+        memory = SharedMemory(engine, "t", writer=f"w{index}", enable_cache=False)
+        for i in range(25):
+            memory[f"own{index}"] = i
+            memory["hot"] = [index, i]
+            memory.data[f"d{index}"] = i  # read-modify-write of one stored dict: no lost field
+        memory.close()
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert shared.version("hot") == 100
+    assert [shared.version(f"own{n}") for n in range(4)] == [25] * 4
+    assert shared.data.to_dict() == {f"d{n}": 24 for n in range(4)}

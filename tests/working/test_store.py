@@ -80,6 +80,19 @@ def test_bad_value_does_not_corrupt_the_old_one(mem: Memory) -> None:
     assert wm.get("k").value == "good"  # type: ignore[union-attr]  # set above
 
 
+def test_value_size_limit(mem: Memory) -> None:
+    wm = mem.working("session/abc", max_value_bytes=10)
+    wm.set("ok", "12345678")  # 10 bytes of JSON with its quotes
+    with pytest.raises(InvalidValue, match="11 bytes of JSON, the limit is 10"):
+        wm.set("big", "123456789")
+    with pytest.raises(InvalidValue, match="the limit is 10"):
+        wm.set("ok", "ééééé")  # 12 bytes in UTF-8
+    assert wm.get("ok").value == "12345678"  # type: ignore[union-attr]  # set above
+    assert mem.working("session/abc").max_value_bytes == 1 << 20
+    with pytest.raises(InvalidValue):
+        mem.working("session/abc", max_value_bytes=0)
+
+
 def test_cap_refuses_a_new_key_with_a_typed_error(mem: Memory) -> None:
     wm = mem.working("session/abc", max_entries_per_namespace=3)
     for i in range(3):
@@ -162,6 +175,16 @@ def test_list_prefixes_match_whole_segments(mem: Memory) -> None:
     assert [e.key for e in wm.list("Patrol/")] == ["patrol/heartbeat/c", "patrol/news/d"]
     assert len(wm.list("")) == 5
     assert wm.list("nothing") == []
+
+
+def test_list_many_answers_each_prefix_as_list_does(mem: Memory) -> None:
+    mem.working("session/s1").set("a", 1)
+    mem.working("patrol/heartbeat").set("c", 4)
+    mem.working("subagent/t1").set("x-index", 5)
+    wm = mem.working("session/s1")
+    prefixes = [None, "patrol", "", "subagent/t1", "session", "nothing"]
+    assert wm.list_many(prefixes) == [wm.list(p) for p in prefixes]
+    assert [len(group) for group in wm.list_many(prefixes)] == [1, 1, 3, 1, 1, 0]
 
 
 def test_list_without_values_reads_metadata_only(mem: Memory) -> None:

@@ -201,12 +201,13 @@ class ContextBuilder:
     ) -> tuple[list[SearchHit], list[ExplainItem]]:
         fresh: list[SearchHit] = []
         excluded: list[ExplainItem] = []
-        for hit in hits:
-            entry_id = hit.entry.id
-            seen = (
-                not self.tracker.try_mark(sid, entry_id) if mark else self.tracker.was_injected(sid, entry_id)
-            )
-            if seen:
+        ids = [hit.entry.id for hit in hits]
+        if mark:
+            seen = [not first for first in self.tracker.try_mark_many(sid, ids)]
+        else:
+            seen = [self.tracker.was_injected(sid, entry_id) for entry_id in ids]
+        for hit, entry_id, already in zip(hits, ids, seen, strict=True):
+            if already:
                 excluded.append(
                     ExplainItem("recall", entry_id, False, "already injected earlier in this session")
                 )
@@ -219,7 +220,8 @@ class ContextBuilder:
     ) -> Fitted:
         # With a budget, only what survived it is marked, so a dropped memory can come back later.
         included = [i.ident for i in fitted.explain if i.kind == "recall" and i.included]
-        raced = {i for i in included if not self.tracker.try_mark(sid, i)}
+        marked = self.tracker.try_mark_many(sid, included)
+        raced = {i for i, first in zip(included, marked, strict=True) if not first}
         if not raced:
             return fitted
         late = [
@@ -277,17 +279,19 @@ def _inventory(
 
 
 def _inventory_sections(working: WorkingMemory, now_ms: int) -> list[Section]:
-    own = working.list(with_values=False)
-    sections = _inventory("working", fmt.WORKING_HEADER, own, now_ms, f"own namespace {working.namespace}")
-    if is_user_namespace(working.namespace):
-        patrol = working.list("patrol", with_values=False)
-        sections += _inventory("patrol", fmt.PATROL_HEADER, patrol, now_ms, "patrol finding (user session)")
-        outlines = [e for e in working.list("subagent", with_values=False) if e.key.endswith("-index")]
-        sections += _inventory(
+    if not is_user_namespace(working.namespace):
+        (own,) = working.list_many([None], with_values=False)
+        return _inventory("working", fmt.WORKING_HEADER, own, now_ms, f"own namespace {working.namespace}")
+    own, patrol, subagent = working.list_many([None, "patrol", "subagent"], with_values=False)
+    outlines = [e for e in subagent if e.key.endswith("-index")]
+    return [
+        *_inventory("working", fmt.WORKING_HEADER, own, now_ms, f"own namespace {working.namespace}"),
+        *_inventory("patrol", fmt.PATROL_HEADER, patrol, now_ms, "patrol finding (user session)"),
+        *_inventory(
             "subagent",
             fmt.SUBAGENT_HEADER,
             outlines,
             now_ms,
             "sub-agent outline, an '-index' key (user session)",
-        )
-    return sections
+        ),
+    ]

@@ -3,7 +3,7 @@
 A stored message is ONE role (``user``, ``assistant``, ``system`` or ``tool``), not Dify's
 query + answer row: a regenerated answer is then simply a new assistant message whose parent is
 the user message it answers again, which is exactly the branch shape of seed ``002``. A Dify row
-is a user message followed by its assistant message (see :mod:`memstack.conversation.store` for
+is a user message followed by its assistant message (see :mod:`memstack.conversation.history` for
 how ``message_limit`` counts).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ from ..errors import InvalidKey, InvalidSessionId, InvalidValue
 __all__ = [
     "FILE_TRANSFER_METHODS",
     "FILE_TYPES",
+    "LATEST",
     "ROLES",
     "FileRef",
     "Message",
@@ -27,6 +29,7 @@ __all__ = [
     "check_files",
     "check_message_id",
     "check_role",
+    "draft_message",
 ]
 
 ROLES: Final = ("user", "assistant", "system", "tool")
@@ -37,6 +40,12 @@ FILE_TRANSFER_METHODS: Final = {
     "tool_file": "tool_file_id",
     "remote_url": "url",
 }
+LATEST: Final = "__latest__"
+"""Default parent of an appended message: the conversation's newest message."""
+UUID_NIL: Final = "00000000-0000-0000-0000-000000000000"  # as memstack.conversation.thread
+_FIELDS: Final = frozenset(
+    {"role", "content", "message_id", "parent_message_id", "files", "token_count", "workflow_run_id"}
+)
 _CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
@@ -210,3 +219,43 @@ def check_files(files: Sequence[FileRef | Mapping[str, Any]] | None) -> tuple[Fi
     if isinstance(files, str | bytes | Mapping):
         raise InvalidValue(f"files {files!r}: expected a sequence of file references")
     return tuple(FileRef.coerce(f) for f in files)
+
+
+def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int]) -> dict[str, Any]:
+    """Validate the fields of a message to append and fill the defaults (id, token count).
+
+    Raises:
+        InvalidValue, InvalidKey: an unknown field or an invalid value.
+    """
+    unknown = set(fields) - _FIELDS
+    if unknown:
+        raise InvalidValue(f"message fields {sorted(unknown)}: unknown")
+    role = check_role(fields.get("role"))
+    content = fields.get("content")
+    if not isinstance(content, str):
+        raise InvalidValue(f"content {content!r}: must be a string")
+    message_id = check_message_id(fields.get("message_id") or str(uuid.uuid4()))
+    parent = fields.get("parent_message_id", LATEST)
+    if parent not in (None, "", LATEST, UUID_NIL):
+        check_message_id(parent, "parent_message_id")
+    files = check_files(fields.get("files"))
+    for file in files:
+        if file.belongs_to is not None and role in ("user", "assistant") and file.belongs_to != role:
+            raise InvalidValue(f"file belongs_to {file.belongs_to!r} on a {role!r} message")
+    tokens = fields.get("token_count")
+    if tokens is None:
+        tokens = count_tokens(content)
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise InvalidValue(f"token_count {tokens!r}: must be an int >= 0")
+    run_id = fields.get("workflow_run_id")
+    if run_id is not None and (not isinstance(run_id, str) or not run_id):
+        raise InvalidValue(f"workflow_run_id {run_id!r}: must be a non-empty string or None")
+    return {
+        "message_id": message_id,
+        "parent_message_id": parent or None,
+        "role": role,
+        "content": content,
+        "files": files,
+        "token_count": tokens,
+        "workflow_run_id": run_id,
+    }

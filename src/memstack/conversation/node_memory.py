@@ -27,10 +27,11 @@ from typing import Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
 from ..llm.tokens import TokenCounter, count_message, token_counter
+from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight
 from .message import FileRef, check_conversation_id, check_files
 from .prompt import PromptMessage, history_text, prompt_message
 from .prune import prune
-from .store import DEFAULT_MESSAGE_LIMIT, ConversationStore, drop_in_flight
+from .store import ConversationStore
 
 __all__ = ["MODES", "NodeMemory"]
 

@@ -14,58 +14,37 @@ Reading a history reads the log backwards from the current message a page at a t
 soon as the thread is complete, the token budget is certainly spent, or ``message_limit``
 messages were read: its cost follows the window, not the conversation.
 
-``message_limit`` counts STORED MESSAGES (one role each), read newest first from the current
-message, including those of other branches — like Dify's rows it is applied before thread
-extraction and before the in-flight message is dropped. A Dify window of N rows (Q/A pairs)
-corresponds to ``message_limit=2N``. None, 0 or a negative number mean 500; more is capped at 500.
-
-The in-flight message (spec 3 item 7.4): when the thread's newest message is an assistant
-placeholder (empty content and ``token_count == 0``) it is dropped, and then so is a newest user
-message: the question of the current request, which the caller sends as its own prompt.
+``message_limit`` and the in-flight rule: see :mod:`memstack.conversation.history`.
 """
 
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
-from ..llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter, token_counter
-from .message import FileRef, Message, check_conversation_id, check_files, check_message_id, check_role
-from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text, prompt_message
-from .prune import older_is_pruned, prune
-from .thread import UUID_NIL, ThreadWalk
+from ..llm.tokens import TokenCounter, token_counter
+from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, select_history, select_thread
+from .message import LATEST, FileRef, Message, check_conversation_id, check_message_id, draft_message
+from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
+from .thread import UUID_NIL
 
-__all__ = ["DEFAULT_MESSAGE_LIMIT", "LATEST", "PAGE", "ConversationStore", "effective_limit"]
+__all__ = [
+    "DEFAULT_MESSAGE_LIMIT",
+    "LATEST",
+    "PAGE",
+    "ConversationStore",
+    "drop_in_flight",
+    "effective_limit",
+]
 
 PREFIX: Final = "conv:"
-DEFAULT_MESSAGE_LIMIT: Final = 500
 PAGE: Final = 100
 """Messages read per round trip when walking a history backwards."""
-LATEST: Final = "__latest__"
-"""Default parent of :meth:`ConversationStore.append`: the conversation's newest message."""
 _RETRIES: Final = 20
 _TAILS: Final = 1024
-
-
-def effective_limit(message_limit: int | None) -> int:
-    """Dify's rule: a positive ``message_limit`` capped at 500, anything else 500."""
-    if message_limit and message_limit > 0:
-        return min(message_limit, DEFAULT_MESSAGE_LIMIT)
-    return DEFAULT_MESSAGE_LIMIT
-
-
-def drop_in_flight(thread_newest_first: list[Message]) -> list[Message]:
-    """The thread without the in-flight request (see the module docstring)."""
-    thread = thread_newest_first
-    if thread and thread[0].role == "assistant" and thread[0].content == "" and thread[0].token_count == 0:
-        thread = thread[1:]
-    if thread and thread[0].role == "user":
-        thread = thread[1:]
-    return thread
 
 
 class ConversationStore:
@@ -142,7 +121,7 @@ class ConversationStore:
             The errors of :meth:`append`.
         """
         base = self._base(conversation_id)
-        drafts = [self._draft(m) for m in messages]
+        drafts = [draft_message(m, self.count_tokens) for m in messages]
         ids = [d["message_id"] for d in drafts]
         if len(set(ids)) != len(ids):
             raise AlreadyExists(f"message ids repeat within one extend call: {ids!r}")
@@ -194,43 +173,6 @@ class ConversationStore:
             self._tails[base] = tail
             while len(self._tails) > _TAILS:
                 self._tails.pop(next(iter(self._tails)))
-
-    def _draft(self, fields: Mapping[str, Any]) -> dict[str, Any]:
-        unknown = set(fields) - {
-            "role", "content", "message_id", "parent_message_id", "files", "token_count", "workflow_run_id",
-        }  # fmt: skip
-        if unknown:
-            raise InvalidValue(f"message fields {sorted(unknown)}: unknown")
-        role = check_role(fields.get("role"))
-        content = fields.get("content")
-        if not isinstance(content, str):
-            raise InvalidValue(f"content {content!r}: must be a string")
-        message_id = fields.get("message_id") or str(uuid.uuid4())
-        check_message_id(message_id)
-        parent = fields.get("parent_message_id", LATEST)
-        if parent not in (None, "", LATEST, UUID_NIL):
-            check_message_id(parent, "parent_message_id")
-        files = check_files(fields.get("files"))
-        for file in files:
-            if file.belongs_to is not None and role in ("user", "assistant") and file.belongs_to != role:
-                raise InvalidValue(f"file belongs_to {file.belongs_to!r} on a {role!r} message")
-        tokens = fields.get("token_count")
-        if tokens is None:
-            tokens = self.count_tokens(content)
-        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-            raise InvalidValue(f"token_count {tokens!r}: must be an int >= 0")
-        run_id = fields.get("workflow_run_id")
-        if run_id is not None and (not isinstance(run_id, str) or not run_id):
-            raise InvalidValue(f"workflow_run_id {run_id!r}: must be a non-empty string or None")
-        return {
-            "message_id": message_id,
-            "parent_message_id": parent or None,
-            "role": role,
-            "content": content,
-            "files": files,
-            "token_count": tokens,
-            "workflow_run_id": run_id,
-        }
 
     def _diagnose(self, base: str, ids: Sequence[str], parents: Sequence[str]) -> None:
         with self.engine.batch() as check:
@@ -326,14 +268,7 @@ class ConversationStore:
         Raises:
             EntryNotFound: ``current_message_id`` is not in the conversation.
         """
-        walk: ThreadWalk[Message] = ThreadWalk()
-        budget = message_limit if message_limit is not None and message_limit > 0 else None
-        for page in self._pages(self._base(conversation_id), current_message_id):
-            if budget is not None:
-                page, budget = page[:budget], budget - len(page[:budget])
-            if walk.feed(page) or budget == 0:
-                break
-        return walk.thread[::-1]
+        return select_thread(self._pages(self._base(conversation_id), current_message_id), message_limit)
 
     def thread_length(self, conversation_id: str, current_message_id: str | None = None) -> int:
         """Messages on the active thread (no limit), the in-flight request not counted
@@ -356,8 +291,8 @@ class ConversationStore:
     ) -> list[PromptMessage]:
         """The active thread as OpenAI chat messages, oldest first, within ``max_token_limit``.
 
-        Reads at most :func:`effective_limit` (``message_limit``) stored messages back from the
-        current one, extracts the thread, drops the in-flight request, builds the prompt messages
+        Reads at most ``effective_limit(message_limit)`` stored messages back from the current
+        one, extracts the thread, drops the in-flight request, builds the prompt messages
         (files first, then text) and prunes the oldest whole turns to the token limit (see
         :mod:`memstack.conversation.prune`). Message tokens are their stored ``token_count`` plus
         the per-message overhead and a fixed cost per image.
@@ -368,38 +303,13 @@ class ConversationStore:
         """
         if image_detail not in IMAGE_DETAILS:
             raise InvalidValue(f"image_detail {image_detail!r}: must be one of {', '.join(IMAGE_DETAILS)}")
-        budget = effective_limit(message_limit)
-        walk: ThreadWalk[Message] = ThreadWalk()
-        built: dict[str, tuple[PromptMessage, int]] = {}
-
-        def build(message: Message) -> tuple[PromptMessage, int]:
-            if message.message_id not in built:
-                prompt = prompt_message(
-                    message.role, message.content, message.files, resolver=resolver, image_detail=image_detail
-                )
-                images = (
-                    sum(1 for p in prompt["content"] if p["type"] == "image_url")
-                    if isinstance(prompt["content"], list)
-                    else 0
-                )
-                built[message.message_id] = (
-                    prompt,
-                    MESSAGE_OVERHEAD + message.token_count + IMAGE_TOKENS * images,
-                )
-            return built[message.message_id]
-
-        for page in self._pages(self._base(conversation_id), current_message_id):
-            page = page[:budget]
-            budget -= len(page)
-            if walk.feed(page) or budget <= 0:
-                break
-            thread = drop_in_flight(walk.thread)
-            if older_is_pruned([m.role for m in thread], [build(m)[1] for m in thread], max_token_limit):
-                break
-        thread = drop_in_flight(walk.thread)[::-1]
-        prompts = [build(m) for m in thread]
-        kept = prune(prompts, [m.role for m in thread], [t for _, t in prompts], max_token_limit)
-        return [prompt for prompt, _ in kept]
+        return select_history(
+            self._pages(self._base(conversation_id), current_message_id),
+            max_token_limit=max_token_limit,
+            message_limit=message_limit,
+            resolver=resolver,
+            image_detail=image_detail,
+        )
 
     def history_text(
         self,

@@ -202,6 +202,7 @@ class SlidingWindows:
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
+            Conflict: other writers kept changing the window (after retries).
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
@@ -224,6 +225,7 @@ class SlidingWindows:
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
+            Conflict: other writers kept changing the window (after retries).
             InvalidValue: the input or output field is missing or not a string.
         """
         cfg = SimpleMemoryConfig.coerce(config)
@@ -242,6 +244,7 @@ class SlidingWindows:
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
+            Conflict: other writers kept changing the window (after retries).
             InvalidValue: a malformed input message.
         """
         cfg = SimpleMemoryConfig.coerce(config)

@@ -118,11 +118,18 @@ local function st(k)
   if s == nil then s = ktype(k); state[k] = s end
   return s
 end
+local function empty_write(name, op)
+  if name == 'hset' or name == 'zadd' then return next(op[3]) == nil end
+  return name == 'sadd' and #op < 3
+end
+
 for i, op in ipairs(ops) do
   local name, k = op[1], op[2]
   local fam = FAM[name]
   local bad = false
-  if fam then
+  if empty_write(name, op) then
+    fam = nil
+  elseif fam then
     local s = st(k)
     if s ~= 'none' and s ~= fam and s ~= 'maybe:' .. fam then bad = true end
     if name == 'incr' then
@@ -234,7 +241,9 @@ for i, op in ipairs(ops) do
   if i < last and WRITES[name] then
     if name == 'delete' then for j = 2, #op do save(op[j]) end else save(k) end
   end
-  if risky[i] and FAM[name] then
+  if empty_write(name, op) then
+    name = 'noop'
+  elseif risky[i] and FAM[name] then
     local t = ktype(k)
     if t ~= 'none' and t ~= FAM[name] then
       return fail('MSWRONGTYPE', cjson.encode({k, t, FAM[name]}))
@@ -338,6 +347,8 @@ for i, op in ipairs(ops) do
     if cnt == null then cnt = -1 end
     if desc then r = call('ZRANGE', k, hi, lo, 'BYSCORE', 'REV', 'LIMIT', off, cnt, 'WITHSCORES')
     else r = call('ZRANGE', k, lo, hi, 'BYSCORE', 'LIMIT', off, cnt, 'WITHSCORES') end
+  elseif name == 'noop' then
+    r = 0
   elseif name == 'publish' then
     published[#published + 1] = op
     r = null
@@ -345,6 +356,7 @@ for i, op in ipairs(ops) do
     return redis.error_reply('MSBADOP ' .. tostring(name))
   end
   results[i] = r
+  name = op[1]
   if (name == 'require_exists' or name == 'require_missing' or name == 'require_equal') and not r then
     return cjson.encode({false, results})
   end

@@ -45,6 +45,8 @@ class Listener:
         self._cond = threading.Condition()
         self._wanted: dict[str, int] = {}
         self._live: set[str] = set()
+        self._pongs: set[str] = set()
+        self._sync = 0
         self._pubsub: Any = None
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -61,6 +63,7 @@ class Listener:
                 self._thread = threading.Thread(target=self._run, name="memstack-redis-pubsub", daemon=True)
                 self._thread.start()
             if channel in self._live:
+                self._barrier(channel)
                 return
             if self._pubsub is not None:
                 with contextlib.suppress(Exception):  # a dead connection: the thread reconnects
@@ -72,6 +75,26 @@ class Listener:
                     self._drop(channel)
                     raise EngineUnavailable(f"{self._url}: subscribing to {channel!r} was not confirmed")
                 self._cond.wait(remaining)
+
+    def _barrier(self, channel: str) -> None:
+        """Wait until every message already on the connection was handed to the dispatcher.
+
+        A PING travels the pub/sub stream behind the messages published before it, so its PONG
+        proves the listener is past them: a new subscriber never sees older messages.
+        """
+        self._sync += 1
+        token = f"memstack-sync-{self._sync}"
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):  # a dead connection: the wait below times out
+                self._pubsub.ping(token)
+        deadline = time.monotonic() + self._wait
+        while token not in self._pongs:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._drop(channel)
+                raise EngineUnavailable(f"{self._url}: the pub/sub connection did not answer a PING")
+            self._cond.wait(remaining)
+        self._pongs.discard(token)
 
     def remove(self, channel: str) -> None:
         """Drop one subscriber of ``channel``; unsubscribes when it was the last."""
@@ -126,6 +149,10 @@ class Listener:
             with self._cond:
                 if message["channel"] in self._wanted:
                     self._live.add(message["channel"])
+                self._cond.notify_all()
+        elif kind == "pong":
+            with self._cond:
+                self._pongs.add(message["data"])
                 self._cond.notify_all()
         elif kind == "unsubscribe":
             with self._cond:

@@ -167,11 +167,20 @@ class RedisEngine(Engine):
         if self.clustered:
             self._check_slots(keys)
         argv = (self.now_ms(), self._bias, payload)
-        return codec.decode(ops, self._guard(lambda: self._run(keys, argv)))
+        return codec.decode(ops, self._guard(lambda: self._run(keys, argv, ops)))
 
-    def _run(self, keys: list[str], argv: tuple[int, int, str]) -> str:
+    def _run(self, keys: list[str], argv: tuple[int, int, str], ops: Sequence[Op]) -> str:
         client = self._cluster() if self.clustered else self._client
-        extra: dict[str, Any] = {} if keys or not self.clustered else {"target_nodes": client.RANDOM}
+        extra: dict[str, Any] = {}
+        if self.clustered and not keys:
+            # A publish-only batch: the node of the first channel's slot, so that messages of one
+            # channel always leave from one node and arrive in order (PUBLISH is broadcast).
+            channels = [args[0] for name, args in ops if name == "publish"]
+            if channels:
+                slot = key_slot(str(channels[0]).encode())
+                extra["target_nodes"] = client.nodes_manager.get_node_from_slot(slot)
+            else:
+                extra["target_nodes"] = client.RANDOM
         try:
             reply: str = client.execute_command("EVALSHA", _SHA, len(keys), *keys, *argv, **extra)
         except NoScriptError:  # a restarted or flushed server: EVAL caches the script again
@@ -226,12 +235,9 @@ class RedisEngine(Engine):
         """
         if self._closed:
             raise EngineClosed(f"{self.url}: engine is closed")
+        # Registered only once the listener is past older messages (see Listener.add).
+        self._listener.add(channel)
         inner = self._dispatch.subscribe(channel, callback)
-        try:
-            self._listener.add(channel)
-        except BaseException:
-            inner.close()
-            raise
 
         def close() -> None:
             inner.close()

@@ -7,6 +7,8 @@ Memory ids are compared case-insensitively, the store's rule (``ABC`` and ``abc`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..engines import Engine
 from ..errors import InvalidValue
 from .layout import injected_key
@@ -45,6 +47,25 @@ class InjectionTracker:
         if self.ttl_ms is not None:
             batch.pexpire(key, self.ttl_ms)
         return bool(batch.execute()[0])
+
+    def try_mark_many(self, session_id: str, memory_ids: Sequence[str]) -> list[bool]:
+        """:meth:`try_mark` for several ids in one atomic batch (one round trip), in order.
+
+        Raises:
+            InvalidSessionId: a malformed session id.
+            InvalidKey: a malformed memory id.
+        """
+        key = injected_key(self.engine, check_session_id(session_id))
+        ids = [normalise_id(memory_id) for memory_id in memory_ids]
+        if not ids:
+            return []
+        batch = self.engine.batch()
+        for memory_id in ids:
+            batch.sadd(key, memory_id)
+        if self.ttl_ms is not None:
+            batch.pexpire(key, self.ttl_ms)
+        results = batch.execute().results
+        return [bool(results[i]) for i in range(len(ids))]
 
     def was_injected(self, session_id: str, memory_id: str) -> bool:
         """True if ``memory_id`` was marked in ``session_id``.

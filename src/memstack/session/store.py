@@ -30,6 +30,7 @@ from .validate import (
     check_key,
     check_session_id,
     decode_value,
+    encode_entry,
     encode_value,
     ttl_ms,
 )
@@ -42,6 +43,8 @@ DEFAULT_MEMORY_SESSION_CAP: Final = 1000
 """Live sessions the in-process (``memory``) engine holds by default (the seed's cap)."""
 
 _MISSING: Final = object()
+_PUSHED: Final = 3
+"""Index of the history ``rpush`` (its result is the new history length) in put/increment batches."""
 
 
 class SessionStore:
@@ -55,7 +58,8 @@ class SessionStore:
             fractional hours allowed, rounded up to whole milliseconds ``max(1, ceil(ttl*1000))``).
             A session created at ``c`` with TTL ``t`` is live at exactly ``c + t`` and gone 1 ms later.
         max_sessions: most live sessions; ``None`` means 1000 on the ``memory`` engine and
-            unlimited elsewhere, ``0`` means unlimited.
+            unlimited elsewhere, ``0`` means unlimited. Checked before each create, so creates
+            racing each other may overshoot it by the number of racers.
         max_value_bytes: largest JSON encoding of one value (default 1 MiB).
 
     Raises:
@@ -97,7 +101,7 @@ class SessionStore:
         return self.engine.clock.now()
 
     def _log(self, batch: Batch, lay: Layout, entry: dict[str, Any]) -> None:
-        batch.rpush(lay.history, json.dumps(entry, separators=(",", ":")))
+        batch.rpush(lay.history, encode_entry(entry))
 
     @staticmethod
     def _align(batch: Batch, lay: Layout, *keys: str) -> None:
@@ -262,11 +266,10 @@ class SessionStore:
         batch.sadd(lay.keys, key)
         self._log(batch, lay, {"op": "put", "key": key, "timestamp": self._now()})
         self._align(batch, lay, lay.data(key), lay.keys, lay.history)
-        batch.llen(lay.history)
         result = batch.execute()
         if not result.applied:
             raise self._absent(session_id)
-        self._after_write(session_id, result.results[-1])
+        self._after_write(session_id, result[_PUSHED])
 
     def increment(self, session_id: str, key: str, amount: int | float = 1) -> int | float:
         """Atomically add ``amount`` to the number at ``key`` (missing = 0); returns the new value.
@@ -290,11 +293,10 @@ class SessionStore:
         entry = {"op": "increment", "key": key, "amount": amount, "timestamp": self._now()}
         self._log(batch, lay, entry)
         self._align(batch, lay, lay.data(key), lay.keys, lay.history)
-        batch.llen(lay.history)
         result = batch.execute()
         if not result.applied:
             raise self._absent(session_id)
-        self._after_write(session_id, result.results[-1])
+        self._after_write(session_id, result[_PUSHED])
         value: int | float = result[1]
         return value
 
@@ -439,7 +441,7 @@ class SessionStore:
             batch.require_equal(lay.generation, generation)
             batch.set(lay.generation, str(int(generation or 0) + 1))
             batch.ltrim(lay.history, plan.folded, -1)
-            batch.lpush(lay.history, json.dumps(plan.entry, separators=(",", ":")))
+            batch.lpush(lay.history, encode_entry(plan.entry))
             self._align(batch, lay, lay.generation, lay.history)
             if batch.execute().applied:
                 return True

@@ -21,6 +21,7 @@ __all__ = [
     "check_key",
     "check_session_id",
     "decode_value",
+    "encode_entry",
     "encode_value",
     "ttl_ms",
 ]
@@ -29,6 +30,9 @@ SESSION_ID_RULE: Final = re.compile(r"[a-zA-Z0-9_\-]{1,128}")
 KEY_RULE: Final = re.compile(r"[a-zA-Z0-9_\-\.]{1,256}")
 RESERVED_KEYS: Final = frozenset({"__keys__", "__history__", "__meta__"})
 """Key names of the layout itself: a value stored under one would overwrite session structure."""
+
+# One encoder for every value: json.dumps with options builds a new encoder per call.
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 DEFAULT_MAX_VALUE_BYTES: Final = 1024 * 1024
 """Default largest JSON encoding (UTF-8 bytes) of one stored value: 1 MiB."""
@@ -73,16 +77,22 @@ def encode_value(value: Any, max_bytes: int = DEFAULT_MAX_VALUE_BYTES) -> str:
             circular structures) or longer than ``max_bytes`` once encoded.
     """
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidValue(f"value {_short(value)} is not JSON-serialisable: {exc}") from None
-    if _has_non_str_keys(value):
+    if "{" in text and _has_non_str_keys(value):
         # json.dumps turns 1 into "1" silently; the value would not come back equal.
         raise InvalidValue(f"value {_short(value)} has non-string dict keys; JSON objects need str keys")
-    size = len(text.encode("utf-8"))
+    # A str holds at most 4 UTF-8 bytes per character: encode only when the limit is in reach.
+    size = len(text) if len(text) * 4 <= max_bytes else len(text.encode("utf-8"))
     if size > max_bytes:
         raise InvalidValue(f"value of {size} bytes exceeds the value size limit of {max_bytes} bytes")
     return text
+
+
+def encode_entry(entry: dict[str, Any]) -> str:
+    """The compact JSON text of a history entry built by the tier (always serialisable)."""
+    return _ENCODER.encode(entry)
 
 
 def decode_value(raw: str) -> Any:

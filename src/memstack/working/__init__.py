@@ -10,10 +10,11 @@ from __future__ import annotations
 from .entry import WorkingEntry
 from .files import ImportReport, export_dir, import_dir
 from .keys import is_user_namespace, namespace_of
-from .store import DEFAULT_MAX_ENTRIES, DEFAULT_TTL, WorkingMemory
+from .store import DEFAULT_MAX_ENTRIES, DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, WorkingMemory
 
 __all__ = [
     "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_MAX_VALUE_BYTES",
     "DEFAULT_TTL",
     "ImportReport",
     "WorkingEntry",

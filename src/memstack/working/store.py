@@ -46,12 +46,14 @@ from .entry import (
     tags_match,
 )
 
-__all__ = ["DEFAULT_MAX_ENTRIES", "DEFAULT_TTL", "WorkingMemory"]
+__all__ = ["DEFAULT_MAX_ENTRIES", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL", "WorkingMemory"]
 
 DEFAULT_TTL: Final = 300.0
 """Seconds an entry lives when ``set`` gets no ``ttl`` (the seed's 5 minutes)."""
 DEFAULT_MAX_ENTRIES: Final = 50
 """Live entries one namespace may hold (the seed's ``MaxEntriesPerNamespace``)."""
+DEFAULT_MAX_VALUE_BYTES: Final = 1 << 20
+"""Largest value (its UTF-8 JSON text) one entry may hold: 1 MiB, for chunked tool results."""
 MAX_WRITE_ATTEMPTS: Final = 200
 
 
@@ -63,10 +65,11 @@ class WorkingMemory:
         namespace: two segments, e.g. ``session/abc``, ``patrol/heartbeat``, ``subagent/t1``.
         default_ttl: seconds an entry lives when ``set`` is given no ``ttl``.
         max_entries_per_namespace: the cap of live entries in one namespace.
+        max_value_bytes: the largest value, as UTF-8 JSON text.
 
     Raises:
         InvalidKey: a namespace that is not two valid segments.
-        InvalidValue: a non-positive ``default_ttl`` or cap.
+        InvalidValue: a non-positive ``default_ttl``, cap or value size.
     """
 
     def __init__(
@@ -76,6 +79,7 @@ class WorkingMemory:
         *,
         default_ttl: float = DEFAULT_TTL,
         max_entries_per_namespace: int = DEFAULT_MAX_ENTRIES,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
     ) -> None:
         self.engine = engine
         self.namespace = wkeys.normalize_namespace(namespace)
@@ -90,6 +94,9 @@ class WorkingMemory:
                 f"max_entries_per_namespace {max_entries_per_namespace!r}: must be an int of at least 1"
             )
         self.max_entries = max_entries_per_namespace
+        if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
+            raise InvalidValue(f"max_value_bytes {max_value_bytes!r}: must be an int of at least 1")
+        self.max_value_bytes = max_value_bytes
         self._registry = "wm:" + engine.tag("wm")
 
     # -- key layout ----------------------------------------------------------------------------
@@ -125,6 +132,12 @@ class WorkingMemory:
         category = check_category(category)
         tag_list = check_tags(tags)
         payload = dump_value(value)
+        size = len(payload.encode("utf-8"))
+        if size > self.max_value_bytes:
+            raise InvalidValue(
+                f"working-memory value for {full!r}: {size} bytes of JSON, "
+                f"the limit is {self.max_value_bytes}"
+            )
         meta_key, data_key, version_key = self._keys(self.namespace)
         if self.engine.clustered:
             # The registry lives in another slot, so it cannot join the write's batch: register
@@ -260,41 +273,71 @@ class WorkingMemory:
         Raises:
             InvalidKey: an ill-formed prefix.
         """
-        target = self.namespace if prefix is None else wkeys.normalize_prefix(prefix)
-        found: builtins.list[WorkingEntry] = []
-        now = self.engine.now_ms()
-        from_registry = "/" not in target
-        for namespace, metas, values in self._read_namespaces(self._namespaces_under(target), with_values):
-            if not metas:
-                if from_registry:
-                    self._unregister_if_empty(namespace)
-                continue
-            for key, meta in metas.items():
-                if not wkeys.covers(target, key):
-                    continue
-                data = json.loads(meta)
-                if data["e"] <= now:
-                    continue
-                value = values.get(key) if values is not None else None
-                if values is not None and value is None:
-                    continue  # a write racing this read: meta landed, value read before it
-                found.append(decode_meta(key, data, value))
-        found.sort(key=lambda e: e.key)
-        return found
+        return self.list_many([prefix], with_values=with_values)[0]
 
-    def _namespaces_under(self, target: str) -> builtins.list[str]:
-        if "/" in target:
-            return [wkeys.namespace_of(target)]
-        if target:
-            return sorted(self.engine.smembers(self._ns_set(target)))
-        tops = sorted(self.engine.smembers(self._registry + ":tops"))
-        if not tops:
-            return []
-        with self.engine.batch() as batch:
-            for top in tops:
-                batch.smembers(self._ns_set(top))
-        assert batch.result is not None
-        return sorted(ns for members in batch.result.results for ns in members)
+    def list_many(
+        self, prefixes: Sequence[str | None], *, with_values: bool = True
+    ) -> builtins.list[builtins.list[WorkingEntry]]:
+        """:meth:`list` for several prefixes at once, in as few round trips as the engine allows
+        (two on a non-clustered engine: the registry, then every namespace involved).
+
+        Raises:
+            InvalidKey: an ill-formed prefix.
+        """
+        targets = [self.namespace if p is None else wkeys.normalize_prefix(p) for p in prefixes]
+        spaces = self._namespaces_under(targets)
+        needed = sorted({ns for group in spaces for ns in group})
+        read = {ns: (metas, values) for ns, metas, values in self._read_namespaces(needed, with_values)}
+        now = self.engine.now_ms()
+        pruned: builtins.set[str] = set()
+        results: builtins.list[builtins.list[WorkingEntry]] = []
+        for target, group in zip(targets, spaces, strict=True):
+            found: builtins.list[WorkingEntry] = []
+            for namespace in group:
+                metas, values = read[namespace]
+                if not metas:
+                    if "/" not in target and namespace not in pruned:  # listed by the registry
+                        pruned.add(namespace)
+                        self._unregister_if_empty(namespace)
+                    continue
+                for key, meta in metas.items():
+                    if not wkeys.covers(target, key):
+                        continue
+                    data = json.loads(meta)
+                    if data["e"] <= now:
+                        continue
+                    value = values.get(key) if values is not None else None
+                    if values is not None and value is None:
+                        continue  # a write racing this read: meta landed, value read before it
+                    found.append(decode_meta(key, data, value))
+            found.sort(key=lambda e: e.key)
+            results.append(found)
+        return results
+
+    def _namespaces_under(self, targets: Sequence[str]) -> builtins.list[builtins.list[str]]:
+        # Registry sets share one tag, so every lookup fits one batch (two for "" : tops first).
+        tops = sorted({t for t in targets if t and "/" not in t})
+        everything = "" in targets
+        members: dict[str, builtins.set[str]] = {}
+        if tops or everything:
+            with self.engine.batch() as batch:
+                for top in tops:
+                    batch.smembers(self._ns_set(top))
+                if everything:
+                    batch.smembers(self._registry + ":tops")
+            assert batch.result is not None
+            members = dict(zip(tops, batch.result.results, strict=False))
+            if everything:
+                all_tops = sorted(batch.result.results[-1])
+                missing = [t for t in all_tops if t not in members]
+                if missing:
+                    with self.engine.batch() as more:
+                        for top in missing:
+                            more.smembers(self._ns_set(top))
+                    assert more.result is not None
+                    members.update(zip(missing, more.result.results, strict=True))
+                members[""] = {ns for top in all_tops for ns in members.get(top, ())}
+        return [[wkeys.namespace_of(t)] if "/" in t else sorted(members.get(t, ())) for t in targets]
 
     def _read_namespaces(
         self, namespaces: Sequence[str], with_values: bool
