@@ -28,10 +28,36 @@ import tempfile
 import time
 from pathlib import Path
 
-WORDS = (
-    "coffee tea jazz concert hiking berlin paris invoice budget deadline python rust garden dog cat "
-    "birthday meeting flight hotel allergy peanut doctor gym running book novel piano guitar"
-).split()
+WORDS = [
+    "coffee",
+    "tea",
+    "jazz",
+    "concert",
+    "hiking",
+    "berlin",
+    "paris",
+    "invoice",
+    "budget",
+    "deadline",
+    "python",
+    "rust",
+    "garden",
+    "dog",
+    "cat",
+    "birthday",
+    "meeting",
+    "flight",
+    "hotel",
+    "allergy",
+    "peanut",
+    "doctor",
+    "gym",
+    "running",
+    "book",
+    "novel",
+    "piano",
+    "guitar",
+]
 
 
 def free_port() -> int:
@@ -96,7 +122,10 @@ async def _client_loop(
             elif roll < 0.7:
                 kind, request = "get", client.get(f"/v1/sessions/{sid}")
             elif roll < 0.8:
-                kind, request = "incr", client.post(f"/v1/sessions/{sid}/keys/counter/increment", json={"amount": 1})
+                kind, request = (
+                    "incr",
+                    client.post(f"/v1/sessions/{sid}/keys/counter/increment", json={"amount": 1}),
+                )
             else:
                 query = " ".join(rng.choices(WORDS, k=3))
                 kind, request = "search", client.get("/v1/memories", params={"query": query, "limit": 10})
@@ -113,7 +142,9 @@ def load_process(base: str, clients: int, seconds: float, sessions: int, mix: st
     samples: list[tuple[str, float, int]] = []
 
     async def main() -> None:
-        await asyncio.gather(*(_client_loop(base, seconds, sessions, i, mix, samples) for i in range(clients)))
+        await asyncio.gather(
+            *(_client_loop(base, seconds, sessions, i, mix, samples) for i in range(clients))
+        )
 
     started = time.perf_counter()
     asyncio.run(main())
@@ -143,7 +174,9 @@ def run_load(base: str, clients: int, seconds: float, sessions: int, mix: str) -
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--url", help="engine URL for the server (default: a fresh SQLite file)")
     parser.add_argument("--quick", action="store_true", help="short run (< 60 s)")
     parser.add_argument("--clients", type=int, default=32)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from memstack import Memory, ManualClock
+from memstack import ManualClock, Memory
 from memstack.engines import Engine, open_engine
 
 settings.register_profile(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from memstack.context.budget import DROP_ORDER, ExplainItem, Line, Section, fit, render
 from memstack.llm.tokens import MESSAGE_OVERHEAD
 
@@ -98,3 +101,43 @@ def test_excluded_items_are_explained_and_input_untouched() -> None:
     assert len(base[5].lines) == 5
     assert str(result.explain[0]) == "+ system sys: because sys"
     assert str(gone) == "- recall old: already injected earlier in this session"
+
+
+KINDS = ["history", "recall", "working", "patrol", "subagent"]
+
+
+@given(
+    blocks=st.lists(
+        st.tuples(st.sampled_from(KINDS), st.lists(st.integers(1, 12), min_size=1, max_size=6)), max_size=10
+    ),
+    budget=st.integers(0, 200),
+)
+def test_fit_properties(blocks: list[tuple[str, list[int]]], budget: int) -> None:
+    sections = [Section("system", "system", [line("sys", 3)])]
+    n = 0
+    for kind, sizes in blocks:
+        units = []
+        for size in sizes:
+            n += 1
+            units.append(line(f"u{n}", size))
+        if kind == "history":
+            sections += [
+                Section(kind, "user" if i % 2 == 0 else "assistant", [u]) for i, u in enumerate(units)
+            ]
+        else:
+            sections.append(Section(kind, "system", units, header="H:"))
+    sections.append(Section("user", "user", [line("msg", 2)]))
+    result = fit(sections, budget, words)
+    idents = [i.ident for i in result.explain]
+    assert sorted(idents) == sorted(u.ident for s in sections for u in s.lines)  # every item explained once
+    assert result.tokens == total_messages(result.messages)
+    floor = 2 * MESSAGE_OVERHEAD + 3 + 2
+    assert result.over_budget == (result.tokens > budget)
+    if result.over_budget:
+        assert result.tokens == floor  # only the never-dropped parts are left
+    assert result.messages[0]["content"] == "sys sys sys"
+    assert result.messages[-1]["content"] == "msg msg"
+
+
+def total_messages(messages: list[dict[str, str]]) -> int:
+    return sum(MESSAGE_OVERHEAD + words(m["content"]) for m in messages)

@@ -52,3 +52,9 @@ def test_other_tenants_get_404_and_empty_searches(tenant_clients: tuple[TestClie
     assert b.get("/v1/memories").json()["items"] == []
     assert b.get("/v1/memory-categories").json()["items"] == []
     assert a.get(f"/v1/memories/{entry['id']}").status_code == 200
+
+
+def test_date_filters_accept_naive_times_as_utc(client: TestClient) -> None:
+    client.post("/v1/memories", json={"content": "dated entry"})
+    assert client.get("/v1/memories", params={"created_after": "2000-01-01T00:00:00"}).json()["items"]
+    assert client.get("/v1/memories", params={"created_before": "2000-01-01T00:00:00Z"}).json()["items"] == []

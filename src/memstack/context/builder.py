@@ -121,7 +121,8 @@ class ContextBuilder:
             self.counter = make_counter(token_counter)
         self.long_term = long_term if long_term is not None else LongTermMemory(self.engine, scope)
         self.tracker = InjectionTracker(self.engine)
-        self._turns: TurnMemory | None = None
+        # A Memory's own turn tier carries its options (retention, idle timeout); share it.
+        self._turns: TurnMemory | None = mem_or_engine.turns if isinstance(mem_or_engine, Memory) else None
 
     @property
     def turns(self) -> TurnMemory:

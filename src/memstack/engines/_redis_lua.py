@@ -75,7 +75,7 @@ local function pyrepr(x)
     return '0.0'
   end
   local s
-  for p = 14, 16 do
+  for p = 0, 16 do
     s = string.format('%.' .. p .. 'e', x)
     if tonumber(s) == x then break end
   end

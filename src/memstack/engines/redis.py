@@ -102,7 +102,7 @@ class RedisEngine(Engine):
             return redis_py.Redis.from_url(self._client_url, **self._options)
         try:
             return redis_cluster.RedisCluster.from_url(self._client_url, **self._options)
-        except (RedisError, OSError) as exc:
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise EngineUnavailable(f"{self.url}: cannot reach the Redis Cluster ({exc})") from exc
 
     def _cluster(self) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, status
@@ -68,6 +68,11 @@ def _out(entry: MemoryEntry) -> MemoryOut:
     )
 
 
+def _utc(value: datetime | None) -> datetime | None:
+    """Query times without an offset are read as UTC."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
 def _hit(hit: SearchHit) -> HitOut:
     return HitOut(
         entry=_out(hit.entry), score=hit.score, bm25=hit.bm25, vector=hit.vector, sources=list(hit.sources)
@@ -99,8 +104,8 @@ def search(
         query,
         category=category,
         tags=tags,
-        created_after=created_after,
-        created_before=created_before,
+        created_after=_utc(created_after),
+        created_before=_utc(created_before),
         max_results=limit,
     )
     return HitPage(items=[_hit(h) for h in hits])
