@@ -20,15 +20,17 @@ timed phases (a summary adds two round trips per ``max_history // 2`` writes).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,51 +97,55 @@ class _SendCounter:
         self._cls.send_packed_command = self._orig  # type: ignore[method-assign]  # restore
 
 
-def raw_rate(engine: Engine, url: str, n: int, payload: str) -> tuple[str, float]:
-    """The engine's bare primitive: (description, ops per second)."""
+Op = Callable[[int], Any]
+
+
+@contextlib.contextmanager
+def raw_primitive(engine: Engine, url: str, payload: str) -> Iterator[tuple[str, Op]]:
+    """The engine's bare write primitive: (description, one write)."""
     if engine.name.startswith("redis"):
         client = _redis_client(url)
         key = f"bench:raw:{uuid.uuid4().hex}"
         try:
-            rate = _rate(n, lambda i: client.set(f"{key}:{i % 64}", payload))
+            yield "redis-py SET, one call at a time", lambda i: client.set(f"{key}:{i % 64}", payload)
         finally:
-            for i in range(min(n, 64)):  # one key per call: cluster keys live in different slots
+            for i in range(64):  # one key per call: cluster keys live in different slots
                 client.delete(f"{key}:{i}")
             client.close()
-        return "redis-py SET, one call at a time", rate
-    if engine.name == "sqlite":
+    elif engine.name == "sqlite":
         path = url.split("sqlite:///", 1)[1]
         raw_path = Path(path).parent / f"bench-raw-{uuid.uuid4().hex}.db"
         conn = sqlite3.connect(raw_path, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
+
+        def insert(i: int) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (f"k{i % 64}", payload))
+            conn.execute("COMMIT")
+
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
-
-            def insert(i: int) -> None:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (f"k{i % 64}", payload))
-                conn.execute("COMMIT")
-
-            return "sqlite3 INSERT, one per transaction (WAL)", _rate(n, insert)
+            yield "sqlite3 INSERT, one per transaction (WAL, synchronous=NORMAL)", insert
         finally:
             conn.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(str(raw_path) + suffix).unlink(missing_ok=True)
-    lock = threading.Lock()
-    data: dict[str, str] = {}
+    else:
+        lock = threading.Lock()
+        data: dict[str, str] = {}
 
-    def write(i: int) -> None:
-        with lock:
-            data[f"k{i % 64}"] = payload
+        def write(i: int) -> None:
+            with lock:
+                data[f"k{i % 64}"] = payload
 
-    return "dict write under a threading.Lock", _rate(n, write)
+        yield "dict write under a threading.Lock", write
 
 
-def engine_floor(engine: Engine, n: int, payload: str) -> tuple[float, float]:
-    """(one-op batch rate, rate of the put's own batch built by hand): the engine's share of a put."""
-    base = f"bench:floor:{uuid.uuid4().hex[:8]}"
-    tag = engine.tag(base)
+@contextlib.contextmanager
+def engine_floor(engine: Engine, payload: str) -> Iterator[tuple[Op, Op]]:
+    """(a one-op batch, the put's own batch built by hand): the engine's share of a put."""
+    tag = engine.tag(f"bench:floor:{uuid.uuid4().hex[:8]}")
     meta, keyset, history = f"{tag}:meta", f"{tag}:keys", f"{tag}:history"
     engine.hset(meta, {"created_at": "0"})
     entry = '{"op":"put","key":"k00","timestamp":1795236278.3459413}'
@@ -159,7 +165,7 @@ def engine_floor(engine: Engine, n: int, payload: str) -> tuple[float, float]:
         batch.execute()
 
     try:
-        return _rate(n, one), _rate(n, put_batch)
+        yield one, put_batch
     finally:
         engine.delete(meta, keyset, history, *(f"{tag}:k{i}" for i in range(64)))
 
@@ -171,52 +177,70 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tmp = tempfile.TemporaryDirectory(prefix="memstack-bench-")
     url = args.url or f"sqlite:///{tmp.name}/bench.db"
-    n = 1500 if args.quick else 10000
+    n, rounds = (2000, 3) if args.quick else (10000, 5)
     engine = open_engine(url)
     try:
-        store = SessionStore(engine, max_history=4 * n + 10, max_sessions=0)
+        store = SessionStore(engine, max_history=rounds * 2 * n + 10, max_sessions=0)
         sid = f"bench-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         store.create(sid)
         payload = json.dumps(VALUE, separators=(",", ":"))
-        print(f"engine {engine.name} ({url}); {n} ops per phase; value {len(payload)} bytes JSON")
-        if engine.name.startswith("redis"):
-            admin = _redis_client(url)
-            before = _script_calls(admin)
-            with _SendCounter() as sends:
-                put_ops = _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
-            scripts = (_script_calls(admin) - before) / n
+        print(f"engine {engine.name} ({url}); {rounds} interleaved rounds of {n} ops per phase (median)")
+        print(f"value: {len(payload)} bytes of JSON")
+        phases: dict[str, list[float]] = {}
+        sends, puts = _SendCounter(), 0
+        admin = _redis_client(url) if engine.name.startswith("redis") else None
+        scripts_before = _script_calls(admin) if admin is not None else 0
+        with raw_primitive(engine, url, payload) as (raw_what, raw), engine_floor(engine, payload) as floor:
+            one_op, put_batch = floor
+            for _ in range(rounds):
+                # The put phase alone runs under the send counter (round trips per put).
+                with sends if admin is not None else contextlib.nullcontext():
+                    phases.setdefault("put", []).append(
+                        _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
+                    )
+                puts += n
+                scripts_after = _script_calls(admin) if admin is not None else 0
+                for name, run, count in (
+                    ("raw", raw, n),
+                    ("get", lambda i: store.get(sid, f"k{i % 64}"), n),
+                    ("incr", lambda i: store.increment(sid, "counter"), n),
+                    ("keys", lambda i: store.keys(sid), max(n // 5, 1)),
+                    ("batch1", one_op, n),
+                    ("put_batch", put_batch, n),
+                ):
+                    phases.setdefault(name, []).append(_rate(count, run))
+                if admin is not None:  # only the put phase's scripts count
+                    scripts_before += _script_calls(admin) - scripts_after
+        store.delete(sid)
+        rate = {name: statistics.median(values) for name, values in phases.items()}
+        if admin is not None:
+            scripts = (_script_calls(admin) - scripts_before) / puts
             admin.close()
-            round_trips = sends.count / n
-            how = f"client socket requests / puts; server saw {scripts:.2f} EVALSHA per put"
+            round_trips = sends.count / puts
+            how = f"client socket requests / puts; the server saw {scripts:.2f} EVALSHA per put"
         else:
-            put_ops = _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
             round_trips = 1.0
             how = "one transaction / one lock hold per put (no network)"
-        floor_ops, batch_ops = engine_floor(engine, n, payload)
-        get_ops = _rate(n, lambda i: store.get(sid, f"k{i % 64}"))
-        incr_ops = _rate(n, lambda i: store.increment(sid, "counter"))
-        keys_ops = _rate(max(n // 5, 1), lambda i: store.keys(sid))
-        raw_what, raw_ops = raw_rate(engine, url, n, payload)
-        store.delete(sid)
+        put_ops, raw_ops = rate["put"], rate["raw"]
         print(f"put        {put_ops:10.0f} ops/s")
-        print(f"get        {get_ops:10.0f} ops/s")
-        print(f"increment  {incr_ops:10.0f} ops/s")
-        print(f"keys       {keys_ops:10.0f} ops/s (64 keys)")
+        print(f"get        {rate['get']:10.0f} ops/s")
+        print(f"increment  {rate['incr']:10.0f} ops/s")
+        print(f"keys       {rate['keys']:10.0f} ops/s (64 keys)")
         print(f"raw        {raw_ops:10.0f} ops/s ({raw_what})")
         print(f"put / raw  {put_ops / raw_ops:10.2f}")
-        us_put, us_raw, us_floor, us_batch = (1e6 / x for x in (put_ops, raw_ops, floor_ops, batch_ops))
-        print(f"engine one-op batch {floor_ops:10.0f} ops/s")
-        print(f"put's batch by hand {batch_ops:10.0f} ops/s (same ops, no tier code)")
-        print(f"where a put's time goes: {us_put:.1f} us = raw primitive {us_raw:.1f}")
-        print(f"  + engine batch floor {us_floor - us_raw:.1f}")
-        print(f"  + the put's ops in the batch {us_batch - us_floor:.1f}")
-        print(f"  + session tier (validation, JSON, layout) {us_put - us_batch:.1f}")
+        print(f"engine one-op batch {rate['batch1']:10.0f} ops/s")
+        print(f"put's batch by hand {rate['put_batch']:10.0f} ops/s (same ops, no tier code)")
+        us = {name: 1e6 / value for name, value in rate.items()}
+        print(f"where a put's time goes: {us['put']:.1f} us = raw primitive {us['raw']:.1f}")
+        print(f"  + engine batch floor {us['batch1'] - us['raw']:.1f}")
+        print(f"  + the put's ops in the batch {us['put_batch'] - us['batch1']:.1f}")
+        print(f"  + session tier (validation, JSON, layout) {us['put'] - us['put_batch']:.1f}")
         print(f"round trips per put {round_trips:.2f} ({how})")
         print(
-            f"RESULT engine={engine.name} put_ops={put_ops:.0f} get_ops={get_ops:.0f} "
-            f"incr_ops={incr_ops:.0f} keys_ops={keys_ops:.0f} raw_ops={raw_ops:.0f} "
-            f"batch1_ops={floor_ops:.0f} put_batch_ops={batch_ops:.0f} put_vs_raw={put_ops / raw_ops:.2f} "
-            f"round_trips_per_put={round_trips:.2f}"
+            f"RESULT engine={engine.name} put_ops={put_ops:.0f} get_ops={rate['get']:.0f} "
+            f"incr_ops={rate['incr']:.0f} keys_ops={rate['keys']:.0f} raw_ops={raw_ops:.0f} "
+            f"batch1_ops={rate['batch1']:.0f} put_batch_ops={rate['put_batch']:.0f} "
+            f"put_vs_raw={put_ops / raw_ops:.2f} round_trips_per_put={round_trips:.2f}"
         )
     finally:
         engine.close()

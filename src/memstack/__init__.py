@@ -10,9 +10,10 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._memory import Memory, open  # noqa: A004 - memstack.open is the entry point, like io.open
 from .clock import Clock, ManualClock, SystemClock
-from .context import BuiltContext, ContextBuilder
 from .errors import (
     AlreadyExists,
     Conflict,
@@ -39,6 +40,9 @@ from .errors import (
     SessionNotFound,
     WaitTimeout,
 )
+
+if TYPE_CHECKING:
+    from .context import BuiltContext, ContextBuilder
 
 __version__ = "0.1.0"
 
@@ -76,3 +80,12 @@ __all__ = [
     "__version__",
     "open",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The context builder pulls in numpy and the stemmer; load it on first use, not on import.
+    if name in ("BuiltContext", "ContextBuilder"):
+        from . import context
+
+        return getattr(context, name)
+    raise AttributeError(f"module 'memstack' has no attribute {name!r}")

@@ -272,6 +272,24 @@ def test_values_round_trip_exactly(engine: Engine) -> None:
     assert batch.result is not None and batch.result.applied and batch.result[1] == "y" * 5000
 
 
+def test_long_values_survive_ttl_changes(engine: Engine, clock: ManualClock) -> None:
+    a, b = k(engine, "long-a"), k(engine, "long-b")
+    long_a, long_b = "a" * 3000 + "\n", "ü" * 2000
+    engine.set(a, long_a)
+    engine.set(b, long_b, px=5000)
+    with engine.batch() as batch:
+        batch.pexpire(a, 1000)
+        batch.copy_ttl(b, a)
+        batch.get(a)
+    assert batch.result is not None and batch.result[2] == long_a
+    assert engine.pttl(b) == 1000
+    assert engine.persist(a)
+    assert engine.set(a, "x" * 4000, keepttl=True)
+    assert engine.mget([a, b]) == ["x" * 4000, long_b]
+    clock.advance(1.0)
+    assert engine.mget([a, b]) == ["x" * 4000, None]
+
+
 # -- hashes ----------------------------------------------------------------------------------
 def test_hash_commands(engine: Engine) -> None:
     key = k(engine, "h")

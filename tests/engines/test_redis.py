@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 import redis as redis_py
-from _redis_servers import _start, free_port
 
+from _redis_servers import _start, free_port
 from memstack import ManualClock
 from memstack.clock import SystemClock
 from memstack.engines import Engine, WrongType, open_engine
@@ -157,7 +157,9 @@ def test_float_increments_store_python_repr_in_bulk(rengine: Engine) -> None:
     import random
 
     rnd = random.Random(7)
-    values = [rnd.uniform(-1e6, 1e6) for _ in range(150)] + [math.ldexp(rnd.random(), rnd.randint(-80, 80)) for _ in range(150)]
+    values = [rnd.uniform(-1e6, 1e6) for _ in range(150)] + [
+        math.ldexp(rnd.random(), rnd.randint(-80, 80)) for _ in range(150)
+    ]
     tag = rengine.tag("t")
     with rengine.batch() as batch:
         for i, value in enumerate(values):
@@ -185,11 +187,13 @@ def test_failed_batch_restores_every_key_and_its_ttl(rengine: Engine, clock: Man
     rengine.pexpire(tag + "h", 5000)
     rengine.set(tag + "s", "not a number")
     rengine.rpush(tag + "l", "a", "b")
-    with pytest.raises(NotANumber), rengine.batch() as batch:
-        batch.hdel(tag + "h", "f")  # the hash vanishes, TTL and all
-        batch.lpop(tag + "l")
-        batch.set(tag + "new", "x")
-        batch.incr(tag + "s")
+    batch = rengine.batch()
+    batch.hdel(tag + "h", "f")  # the hash vanishes, TTL and all
+    batch.lpop(tag + "l")
+    batch.set(tag + "new", "x")
+    batch.incr(tag + "s")
+    with pytest.raises(NotANumber):
+        batch.execute()
     assert rengine.hgetall(tag + "h") == {"f": "1"}
     assert rengine.pttl(tag + "h") == 5000
     assert rengine.lrange(tag + "l", 0, -1) == ["a", "b"]
@@ -245,14 +249,16 @@ def test_script_is_reloaded_after_script_flush(rengine: Engine) -> None:
 def test_cluster_refuses_cross_slot_batches(urls: tuple[str, str], clock: ManualClock) -> None:
     with open_engine(urls[1], clock=clock) as engine:
         engine.flush()
-        with pytest.raises(CrossSlot, match="'a'.*'b'"), engine.batch() as batch:
-            batch.set("a", "1")
-            batch.set("b", "1")
+        batch = engine.batch()
+        batch.set("a", "1")
+        batch.set("b", "1")
+        with pytest.raises(CrossSlot, match=r"'a'.*'b'"):
+            batch.execute()
         assert engine.mget([engine.tag("x") + "a", engine.tag("x") + "b"]) == [None, None]
         assert not engine.exists("a")
-        with engine.batch() as batch:
-            batch.set(engine.tag("x") + "a", "1")
-            batch.set(engine.tag("x") + "b", "1")
+        with engine.batch() as same_slot:
+            same_slot.set(engine.tag("x") + "a", "1")
+            same_slot.set(engine.tag("x") + "b", "1")
         assert engine.mget([engine.tag("x") + "a", engine.tag("x") + "b"]) == ["1", "1"]
         engine.publish("only-a-channel", "fine")  # no key: any node
 
@@ -411,8 +417,10 @@ def test_unreachable_server_fails_fast() -> None:
 def test_wrong_type_inside_a_cluster_batch_applies_nothing(rengine: Engine) -> None:
     tag = rengine.tag("t")
     rengine.set(tag + "s", "x")
-    with pytest.raises(WrongType), rengine.batch() as batch:
-        batch.set(tag + "a", "1")
-        batch.sadd(tag + "s", "m")
+    batch = rengine.batch()
+    batch.set(tag + "a", "1")
+    batch.sadd(tag + "s", "m")
+    with pytest.raises(WrongType):
+        batch.execute()
     assert rengine.get(tag + "a") is None
     assert rengine.get(tag + "s") == "x"

@@ -126,6 +126,23 @@ def test_listener_runs_only_while_subscribed(tmp_path: Path) -> None:
         third.close()
 
 
+def test_publishers_prune_old_events(tmp_path: Path) -> None:
+    path = tmp_path / "e.db"
+    with SqliteEngine(url_of(path), sweep_interval=None) as engine:
+        got: list[str] = []
+        engine.subscribe("ch", got.append)
+        raw = sqlite3.connect(path, isolation_level=None)
+        raw.execute("INSERT INTO events (channel, message, at) VALUES ('old', 'stale', 0)")
+        raw.close()
+        engine._last_prune = 0.0  # due now
+        engine.publish("ch", "fresh")
+        assert rows(path, "SELECT channel, message FROM events ORDER BY id") == [("ch", "fresh")]
+        assert wait_for(lambda: got == ["fresh"])
+        engine.publish("ch", "next")  # not due again yet: nothing else goes
+        assert rows(path, "SELECT count(*) FROM events") == [(2,)]
+        assert wait_for(lambda: got == ["fresh", "next"])
+
+
 # -- expiry sweep ----------------------------------------------------------------------------
 def test_sweep_removes_expired_rows_in_bounded_steps(tmp_path: Path) -> None:
     path = tmp_path / "s.db"

@@ -40,15 +40,10 @@ _UPSERT_STRING: Final = (
 )
 
 
-def _update_sql(value: bool, expire: bool, counts: bool) -> str:
-    columns = [c for c, on in (("value", value), ("expire", expire), ("lo", counts), ("n", counts)) if on]
-    return "UPDATE keys SET " + ", ".join(f"{c} = ?" for c in columns) + " WHERE key = ?"
-
-
-# One constant statement per combination of changed columns, so sqlite3 keeps each prepared.
-_UPDATES: Final = {
-    (v, e, c): _update_sql(v, e, c) for v in (False, True) for e in (False, True) for c in (False, True)
-}
+# Rewriting value/lo/n costs nothing extra (the row is rewritten anyway), but writing ``expire``
+# updates the expiry index even when unchanged, so rows whose expire-at stayed skip that column.
+_UPDATE: Final = "UPDATE keys SET value = ?, lo = ?, n = ? WHERE key = ?"
+_UPDATE_EXPIRE: Final = "UPDATE keys SET value = ?, lo = ?, n = ?, expire = ? WHERE key = ?"
 
 
 def _trim(row: Row | None) -> Row | None:
@@ -129,6 +124,8 @@ class Tx:
         Only for a key whose current row the cache knows (every caller read it first).
         """
         assert self.cache is not None  # staging happens in writing transactions only
+        if row[1] is LONG:  # a TTL change of a long string: the row written needs its value
+            row = (row[0], self.value(key, row), row[2], row[3], row[4])
         if key not in self._dirty:
             self._base[key] = self.cache.get(key)
         self._dirty[key] = row
@@ -171,23 +168,24 @@ class Tx:
         return live
 
     def flush(self) -> None:
-        """Write every staged row, only the columns that changed."""
-        cur = self.cur
+        """Write every staged row that changed, in at most three statements."""
+        inserts: list[tuple[Any, ...]] = []
+        updates: list[tuple[Any, ...]] = []
+        expiring: list[tuple[Any, ...]] = []
         for key, row in self._dirty.items():
             old = self._base[key]
             if old is None:
-                cur.execute(_INSERT, (key, *row))
-                continue
-            value = row[1] is not None and row[1] != old[1]
-            expire = row[2] != old[2]
-            counts = row[3] != old[3] or row[4] != old[4]
-            if value or expire or counts:
-                params: list[Any] = [row[1]] if value else []
-                if expire:
-                    params.append(row[2])
-                if counts:
-                    params += (row[3], row[4])
-                params.append(key)
-                cur.execute(_UPDATES[value, expire, counts], params)
+                inserts.append((key, *row))
+            elif row[2] != old[2]:
+                expiring.append((row[1], row[3], row[4], row[2], key))
+            elif row[1] != old[1] or row[3] != old[3] or row[4] != old[4]:
+                updates.append((row[1], row[3], row[4], key))
+        cur = self.cur
+        if inserts:
+            cur.executemany(_INSERT, inserts)
+        if updates:
+            cur.executemany(_UPDATE, updates)
+        if expiring:
+            cur.executemany(_UPDATE_EXPIRE, expiring)
         self._dirty.clear()
         self._base.clear()

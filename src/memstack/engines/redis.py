@@ -10,6 +10,7 @@ clock alone decides when keys die).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -72,7 +73,9 @@ class RedisEngine(Engine):
         super().__init__(url, clock)
         scheme = urlsplit(url).scheme.lower()
         if scheme not in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
-            raise InvalidUrl(f"engine URL {url!r}: not a Redis URL (redis://, rediss://, unix://, redis+cluster://)")
+            raise InvalidUrl(
+                f"engine URL {url!r}: not a Redis URL (redis://, rediss://, unix://, redis+cluster://)"
+            )
         self.clustered = scheme.endswith("+cluster")
         self.name = "redis-cluster" if self.clustered else "redis"
         self._bias = 0 if isinstance(self.clock, SystemClock) else MANUAL_CLOCK_BIAS_MS
@@ -101,7 +104,9 @@ class RedisEngine(Engine):
         if not self.clustered:
             return redis_py.Redis.from_url(self._client_url, **self._options)
         try:
-            return redis_cluster.RedisCluster.from_url(self._client_url, **self._options)
+            return redis_cluster.RedisCluster.from_url(  # type: ignore[no-untyped-call] # redis-py leaves it untyped
+                self._client_url, **self._options
+            )
         except (RedisError, RedisClusterException, OSError) as exc:
             raise EngineUnavailable(f"{self.url}: cannot reach the Redis Cluster ({exc})") from exc
 
@@ -119,10 +124,8 @@ class RedisEngine(Engine):
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
-            try:
+            with contextlib.suppress(Exception):  # a broken client may fail to close; dropped anyway
                 client.close()
-            except Exception:  # noqa: S110 - a broken client may fail to close; it is dropped anyway
-                pass
 
     def _pubsub_client(self) -> Any:
         if not self.clustered:
@@ -131,7 +134,9 @@ class RedisEngine(Engine):
         self._node_turn += 1
         node = nodes[self._node_turn % len(nodes)]
         options = {k: v for k, v in self._options.items() if k != "max_connections"}
-        return redis_py.Redis(host=node.host, port=node.port, ssl=self._client_url.startswith("rediss"), **options)
+        return redis_py.Redis(
+            host=node.host, port=node.port, ssl=self._client_url.startswith("rediss"), **options
+        )
 
     def _guard(self, call: Callable[[], Any]) -> Any:
         """Run ``call``, turning redis-py failures into memstack errors."""
@@ -145,7 +150,9 @@ class RedisEngine(Engine):
             raise codec.script_error(str(exc)) from exc
         except _unavailable_errors() as exc:
             self._invalidate()
-            raise EngineUnavailable(f"{self.url}: Redis is unavailable ({type(exc).__name__}: {exc})") from exc
+            raise EngineUnavailable(
+                f"{self.url}: Redis is unavailable ({type(exc).__name__}: {exc})"
+            ) from exc
         except RedisError as exc:
             self._invalidate()
             raise EngineUnavailable(f"{self.url}: Redis failed ({type(exc).__name__}: {exc})") from exc

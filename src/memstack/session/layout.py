@@ -31,22 +31,27 @@ class Layout:
     scope: str
 
     def data(self, key: str) -> str:
+        """The string key holding ``key``'s JSON value."""
         return f"{PREFIX}{self.scope}:{key}"
 
     @property
     def keys(self) -> str:
+        """The set of the session's keys."""
         return f"{PREFIX}{self.scope}:__keys__"
 
     @property
     def history(self) -> str:
+        """The list of JSON history entries."""
         return f"{PREFIX}{self.scope}:__history__"
 
     @property
     def meta(self) -> str:
+        """The hash whose existence is the session's liveness (it carries the TTL)."""
         return f"{PREFIX}{self.scope}:__meta__"
 
     @property
     def generation(self) -> str:
+        """The summarisation generation (guards concurrent summarisers)."""
         return f"{PREFIX}{self.scope}:#summary"
 
     def structural(self) -> tuple[str, str, str, str]:
