@@ -13,6 +13,9 @@ cross-checked against the server: the ``INFO commandstats`` delta of client-issu
 (``EVALSHA``/``EVAL`` calls; the commands a script runs inside are counted by Redis too, so
 ``total_commands_processed`` over-counts round trips), summed over every primary of a cluster.
 Engines without a network do one transaction (SQLite) or one lock hold (memory) per put: 1.
+Phases run interleaved in rounds (one warm-up round, then the median of the others) because the
+machine is shared and noisy. A breakdown of a put's time is printed from two extra peers: a one-op
+engine batch and the put's own batch built by hand (same ops, no tier code).
 Auto-summarisation is on but ``max_history`` is above the op count, so no summary runs during the
 timed phases (a summary adds two round trips per ``max_history // 2`` writes).
 """
@@ -37,8 +40,18 @@ from typing import Any
 from memstack.engines import Engine, open_engine
 from memstack.session import SessionStore
 
-VALUE = {"text": "x" * 170, "n": 12345, "ok": True}
-assert len(json.dumps(VALUE, separators=(",", ":"))) >= 200 - 8
+# Every write stores a new value (an engine may skip rewriting an identical one).
+TEXT = "x" * 170
+
+
+def value(i: int) -> dict[str, Any]:
+    """The i-th value: about 200 bytes of JSON."""
+    return {"text": TEXT, "n": 10_000_000 + i, "ok": True}
+
+
+def payloads(n: int) -> list[str]:
+    """The first ``n`` values as JSON text, encoded ahead so the bare primitives only write."""
+    return [json.dumps(value(i), separators=(",", ":")) for i in range(n)]
 
 
 def _rate(n: int, run: Callable[[int], Any]) -> float:
@@ -101,13 +114,13 @@ Op = Callable[[int], Any]
 
 
 @contextlib.contextmanager
-def raw_primitive(engine: Engine, url: str, payload: str) -> Iterator[tuple[str, Op]]:
+def raw_primitive(engine: Engine, url: str, texts: list[str]) -> Iterator[tuple[str, Op]]:
     """The engine's bare write primitive: (description, one write)."""
     if engine.name.startswith("redis"):
         client = _redis_client(url)
         key = f"bench:raw:{uuid.uuid4().hex}"
         try:
-            yield "redis-py SET, one call at a time", lambda i: client.set(f"{key}:{i % 64}", payload)
+            yield "redis-py SET, one call at a time", lambda i: client.set(f"{key}:{i % 64}", texts[i])
         finally:
             for i in range(64):  # one key per call: cluster keys live in different slots
                 client.delete(f"{key}:{i}")
@@ -122,7 +135,7 @@ def raw_primitive(engine: Engine, url: str, payload: str) -> Iterator[tuple[str,
 
         def insert(i: int) -> None:
             conn.execute("BEGIN IMMEDIATE")
-            conn.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (f"k{i % 64}", payload))
+            conn.execute("INSERT OR REPLACE INTO kv VALUES (?, ?)", (f"k{i % 64}", texts[i]))
             conn.execute("COMMIT")
 
         try:
@@ -137,13 +150,13 @@ def raw_primitive(engine: Engine, url: str, payload: str) -> Iterator[tuple[str,
 
         def write(i: int) -> None:
             with lock:
-                data[f"k{i % 64}"] = payload
+                data[f"k{i % 64}"] = texts[i]
 
         yield "dict write under a threading.Lock", write
 
 
 @contextlib.contextmanager
-def engine_floor(engine: Engine, payload: str) -> Iterator[tuple[Op, Op]]:
+def engine_floor(engine: Engine, texts: list[str]) -> Iterator[tuple[Op, Op]]:
     """(a one-op batch, the put's own batch built by hand): the engine's share of a put."""
     tag = engine.tag(f"bench:floor:{uuid.uuid4().hex[:8]}")
     meta, keyset, history = f"{tag}:meta", f"{tag}:keys", f"{tag}:history"
@@ -151,13 +164,13 @@ def engine_floor(engine: Engine, payload: str) -> Iterator[tuple[Op, Op]]:
     entry = '{"op":"put","key":"k00","timestamp":1795236278.3459413}'
 
     def one(i: int) -> None:
-        engine.set(f"{tag}:k{i % 64}", payload)
+        engine.set(f"{tag}:k{i % 64}", texts[i])
 
     def put_batch(i: int) -> None:
         key = f"{tag}:k{i % 64}"
         batch = engine.batch()
         batch.require_exists(meta)
-        batch.set(key, payload)
+        batch.set(key, texts[i])
         batch.sadd(keyset, key)
         batch.rpush(history, entry)
         for dst in (key, keyset, history):
@@ -177,27 +190,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tmp = tempfile.TemporaryDirectory(prefix="memstack-bench-")
     url = args.url or f"sqlite:///{tmp.name}/bench.db"
-    n, rounds = (2000, 3) if args.quick else (10000, 5)
+    n, rounds = (2000, 5) if args.quick else (10000, 5)
     engine = open_engine(url)
     try:
-        store = SessionStore(engine, max_history=rounds * 2 * n + 10, max_sessions=0)
+        store = SessionStore(engine, max_history=(rounds + 1) * 2 * n + 10, max_sessions=0)
         sid = f"bench-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         store.create(sid)
-        payload = json.dumps(VALUE, separators=(",", ":"))
         print(f"engine {engine.name} ({url}); {rounds} interleaved rounds of {n} ops per phase (median)")
-        print(f"value: {len(payload)} bytes of JSON")
+        texts = payloads(n)
+        print(f"value: {len(texts[0])} bytes of JSON, a new one on every write")
         phases: dict[str, list[float]] = {}
         sends, puts = _SendCounter(), 0
         admin = _redis_client(url) if engine.name.startswith("redis") else None
         scripts_before = _script_calls(admin) if admin is not None else 0
-        with raw_primitive(engine, url, payload) as (raw_what, raw), engine_floor(engine, payload) as floor:
+        with raw_primitive(engine, url, texts) as (raw_what, raw), engine_floor(engine, texts) as floor:
             one_op, put_batch = floor
-            for _ in range(rounds):
+            for rnd in range(rounds + 1):  # round 0 warms connections, caches and the interpreter up
                 # The put phase alone runs under the send counter (round trips per put).
                 with sends if admin is not None else contextlib.nullcontext():
-                    phases.setdefault("put", []).append(
-                        _rate(n, lambda i: store.put(sid, f"k{i % 64}", VALUE))
-                    )
+                    put_rate = _rate(n, lambda i: store.put(sid, f"k{i % 64}", value(i)))
+                if rnd:
+                    phases.setdefault("put", []).append(put_rate)
                 puts += n
                 scripts_after = _script_calls(admin) if admin is not None else 0
                 for name, run, count in (
@@ -208,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                     ("batch1", one_op, n),
                     ("put_batch", put_batch, n),
                 ):
-                    phases.setdefault(name, []).append(_rate(count, run))
+                    rate_now = _rate(count, run)
+                    if rnd:
+                        phases.setdefault(name, []).append(rate_now)
                 if admin is not None:  # only the put phase's scripts count
                     scripts_before += _script_calls(admin) - scripts_after
         store.delete(sid)

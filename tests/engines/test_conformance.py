@@ -581,6 +581,30 @@ def test_empty_containers_vanish(
     assert engine.pttl(key) == -1
 
 
+def test_container_created_and_removed_in_one_batch_leaves_no_elements(engine: Engine) -> None:
+    lst, h, z, s = k(engine, "l"), k(engine, "h"), k(engine, "z"), k(engine, "s")
+    with engine.batch() as batch:
+        batch.rpush(lst, "a", "b")
+        batch.delete(lst)
+        batch.hset(h, {"f": "v"})
+        batch.set(h, "now a string")
+        batch.zadd(z, {"m": 1})
+        batch.pexpire(z, 0)
+        batch.sadd(s, "m")
+        batch.rpush(lst + "2", "a")
+        batch.ltrim(lst + "2", 1, 0)
+    assert engine.get(h) == "now a string"
+    engine.delete(h)
+    assert engine.rpush(lst, "c") == 1
+    assert engine.rpush(lst + "2", "d") == 1
+    assert engine.hset(h, {"g": "w"}) == 1
+    assert engine.zadd(z, {"n": 2}) == 1
+    assert engine.lrange(lst, 0, -1) == ["c"]
+    assert engine.lrange(lst + "2", 0, -1) == ["d"]
+    assert engine.hgetall(h) == {"g": "w"}
+    assert engine.zrange(z, 0, -1) == [("n", 2.0)]
+
+
 def test_pushing_nothing_creates_nothing(engine: Engine) -> None:
     key = k(engine, "l")
     assert engine.sadd(key) == 0
@@ -704,6 +728,12 @@ def test_batch_results_in_order(engine: Engine) -> None:
     assert result.results == [True, 3, 1, "3", {"f": "v"}]
     assert result[1] == 3
     assert batch.execute() is result  # executes once
+
+
+def test_empty_batch(engine: Engine) -> None:
+    result = engine.execute([])
+    assert result.applied and result.results == []
+    assert engine.batch().execute().applied
 
 
 def test_batch_context_manager(engine: Engine) -> None:

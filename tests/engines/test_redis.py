@@ -424,3 +424,81 @@ def test_wrong_type_inside_a_cluster_batch_applies_nothing(rengine: Engine) -> N
         batch.execute()
     assert rengine.get(tag + "a") is None
     assert rengine.get(tag + "s") == "x"
+
+
+CREATE_FLAGS = ("--cluster-replicas", "0", "--cluster-yes")
+
+
+def _cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is valid and free."""
+    while True:
+        port = free_port()
+        if port <= 55535:
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
+
+
+def _cluster_ok(ports: list[int]) -> bool:
+    for port in ports:
+        with redis_py.Redis(port=port, decode_responses=True) as client:
+            if "cluster_state:ok" not in str(client.execute_command("CLUSTER", "INFO")):
+                return False
+    return True
+
+
+def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock) -> None:
+    ports = [_cluster_port() for _ in range(3)]
+    cluster_args = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+    for port in ports:
+        (tmp_path / str(port)).mkdir()
+    procs = [_start(port, tmp_path / str(port), *cluster_args) for port in ports]
+    try:
+        subprocess.run(
+            ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports], *CREATE_FLAGS],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        assert wait_for(lambda: _cluster_ok(ports), timeout=30)
+        engine = RedisEngine(
+            f"redis+cluster://127.0.0.1:{ports[0]}", clock, socket_timeout=1.0, connect_timeout=1.0
+        )
+        got: list[str] = []
+        try:
+            engine.subscribe("ch", got.append)
+            engine.set(engine.tag("a") + "k", "before")
+            for proc in procs:
+                proc.terminate()
+                proc.wait(timeout=10)
+            started = time.monotonic()
+            with pytest.raises(EngineUnavailable):
+                engine.get(engine.tag("a") + "k")
+            assert time.monotonic() - started < 15
+
+            # the same nodes come back with their saved cluster configuration
+            procs = [_start(port, tmp_path / str(port), *cluster_args) for port in ports]
+
+            def works() -> bool:
+                try:
+                    return engine.set(engine.tag("a") + "k", "after")
+                except EngineUnavailable:
+                    return False
+
+            assert wait_for(works, timeout=30)
+            assert engine.get(engine.tag("a") + "k") == "after"
+
+            def delivered() -> bool:
+                engine.publish("ch", "again")
+                return wait_for(lambda: "again" in got, timeout=0.2)
+
+            assert wait_for(delivered)
+        finally:
+            engine.close()
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)

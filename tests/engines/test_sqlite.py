@@ -37,11 +37,12 @@ def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
-def run_child(code: str, *args: str) -> subprocess.Popen[str]:
+def run_child(code: str, *args: str, stdin: bool = False) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": SRC}
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code), *args],
         stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE if stdin else None,
         text=True,
         env=env,
     )
@@ -188,11 +189,38 @@ def test_expired_rows_purged_by_writes(tmp_path: Path) -> None:
         assert rows(path, "SELECT value FROM lists") == [("c",)]
 
 
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("_sqlite_sequences", "_L_RANGE"),
+        ("_sqlite_sequences", "_L_AT"),
+        ("_sqlite_sequences", "_Z_ASC"),
+        ("_sqlite_sequences", "_Z_DESC"),
+        ("_sqlite_sequences", "_Z_BY_SCORE"),
+        ("_sqlite_sequences", "_Z_BY_SCORE_DESC"),
+        ("_sqlite_tx", "_META"),
+    ],
+)
+def test_range_reads_are_index_searches(tmp_path: Path, module: str, name: str) -> None:
+    """Reads seek an index to the requested range: no table scan, no sort of a whole container."""
+    import importlib
+
+    sql = getattr(importlib.import_module(f"memstack.engines.{module}"), name)
+    with SqliteEngine(url_of(tmp_path / "plan.db"), sweep_interval=None) as engine:
+        params = [1] * sql.count("?")
+        plan = " | ".join(r[3] for r in engine._conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+    assert "SEARCH" in plan, plan
+    assert "SCAN" not in plan and "TEMP B-TREE" not in plan, plan
+
+
 # -- locks -----------------------------------------------------------------------------------
 def test_busy_file_raises_unavailable_in_bounded_time(tmp_path: Path) -> None:
     path = tmp_path / "busy.db"
-    with SqliteEngine(url_of(path), busy_timeout=0.2, sweep_interval=None) as engine:
+    clock = ManualClock()
+    with SqliteEngine(url_of(path), clock, busy_timeout=0.2, sweep_interval=None) as engine:
         engine.set("k", "v")
+        engine.set("expired", "v", px=1)
+        clock.advance(0.001)
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         try:
@@ -201,11 +229,15 @@ def test_busy_file_raises_unavailable_in_bounded_time(tmp_path: Path) -> None:
                 engine.set("k", "w")
             assert time.monotonic() - started < 3.0
             assert engine.get("k") == "v"  # WAL: readers go on while a writer holds the lock
+            with pytest.raises(EngineUnavailable):
+                engine._sweep(10)  # the background sweep's short wait
+            assert engine._conn.execute("PRAGMA busy_timeout").fetchone() == (200,)
         finally:
             holder.execute("ROLLBACK")
             holder.close()
         assert engine.set("k", "w")
         assert engine.get("k") == "w"
+        assert engine.sweep() == 1
 
 
 def test_row_cache_sees_writes_of_other_connections(tmp_path: Path) -> None:
@@ -267,6 +299,61 @@ def test_child_process_sees_writes_and_messages(tmp_path: Path) -> None:
                 child.kill()
         assert engine.get("child") == "was here"
         assert wait_for(lambda: back == ["from child"])
+
+
+CHILD_INCREMENTER = """
+import sys
+from memstack.engines import open_engine
+engine = open_engine(sys.argv[1])
+name = sys.argv[2]
+engine.exists("warm-up")
+print("ready", flush=True)
+sys.stdin.readline()  # start together with the others
+for i in range(200):
+    with engine.batch() as batch:
+        batch.incr("counter")
+        batch.rpush("log", f"{name}-{i}")
+        batch.hincr("per", name)
+    engine.hset("h", {"last": f"{name}-{i}"})
+    engine.delete("h")
+engine.close()
+print("done", flush=True)
+"""
+
+
+def test_processes_increment_one_counter(tmp_path: Path) -> None:
+    """Writers in several processes (and this one) serialise on the file; each one's row cache
+    notices the others' commits."""
+    url = url_of(tmp_path / "inc.db")
+    with open_engine(url) as engine:
+        children = [run_child(CHILD_INCREMENTER, url, f"p{n}", stdin=True) for n in range(3)]
+        try:
+            for child in children:
+                assert child.stdout is not None and child.stdin is not None
+                assert child.stdout.readline().strip() == "ready"
+            for child in children:
+                assert child.stdin is not None
+                child.stdin.write("go\n")
+                child.stdin.close()
+            for i in range(200):
+                engine.incr("counter")
+                engine.rpush("log", f"main-{i}")
+                engine.hincr("per", "main")
+            for child in children:
+                assert child.stdout is not None
+                assert child.stdout.read().strip() == "done"
+                assert child.wait(60) == 0
+        finally:
+            for child in children:
+                child.kill()
+                child.wait()
+                if child.stdout is not None:
+                    child.stdout.close()
+        assert engine.get("counter") == "800"
+        log = engine.lrange("log", 0, -1)
+        assert len(log) == 800 and len(set(log)) == 800
+        assert engine.hgetall("per") == {"main": "200", "p0": "200", "p1": "200", "p2": "200"}
+        assert not engine.exists("h")
 
 
 CHILD_WRITER = """

@@ -24,23 +24,35 @@ local ops = cjson.decode(ARGV[3])
 local null = cjson.null
 local call = redis.call
 
+local state = {}
 for i = 1, #KEYS do
   local e = call('PEXPIRETIME', KEYS[i])
-  if e > 0 and e - bias <= now then call('DEL', KEYS[i]) end
+  if e == -2 then state[KEYS[i]] = 'none'
+  elseif e > 0 and e - bias <= now then call('DEL', KEYS[i]); state[KEYS[i]] = 'none' end
 end
 
-local FAM = {
-  get='string', incr='string',
-  hset='hash', hget='hash', hmget='hash', hgetall='hash', hkeys='hash', hlen='hash', hdel='hash',
-  hincr='hash',
-  sadd='set', srem='set', smembers='set', sismember='set', scard='set',
-  rpush='list', lpush='list', lrange='list', llen='list', lindex='list', ltrim='list', lpop='list',
-  rpop='list',
-  zadd='zset', zrem='zset', zscore='zset', zcard='zset', zrange='zset', zrangebyscore='zset'}
-local CREATES = {incr=1, hincr=1, hset=1, sadd=1, rpush=1, lpush=1, zadd=1}
-local SHRINKS = {hdel=1, srem=1, ltrim=1, lpop=1, rpop=1, zrem=1}
-local WRITES = {delete=1, pexpire=1, persist=1, copy_ttl=1, set=1, incr=1, hset=1, hdel=1, hincr=1,
-  sadd=1, srem=1, rpush=1, lpush=1, ltrim=1, lpop=1, rpop=1, zadd=1, zrem=1}
+-- Command facts as branches, not tables: a table built on every call costs more than these.
+local function famof(name)
+  local c = string.byte(name, 1)
+  if c == 104 then return 'hash' end  -- h*
+  if c == 122 then return 'zset' end  -- z*
+  if c == 108 or name == 'rpush' or name == 'rpop' then return 'list' end  -- l*
+  if c == 115 then if name == 'set' then return nil end return 'set' end  -- s*
+  if name == 'get' or name == 'incr' then return 'string' end
+  return nil
+end
+local function is_creator(name)
+  return name == 'incr' or name == 'hincr' or name == 'hset' or name == 'sadd' or name == 'rpush'
+    or name == 'lpush' or name == 'zadd'
+end
+local function is_shrinker(name)
+  return name == 'hdel' or name == 'srem' or name == 'ltrim' or name == 'lpop' or name == 'rpop'
+    or name == 'zrem'
+end
+local function is_write(name)
+  if is_creator(name) or is_shrinker(name) then return true end
+  return name == 'delete' or name == 'pexpire' or name == 'persist' or name == 'copy_ttl' or name == 'set'
+end
 
 local function ktype(k) return call('TYPE', k)['ok'] end
 
@@ -112,7 +124,7 @@ local function incr_check(cur, amt)
 end
 
 -- Pass 1 (read-only): which ops may fail?
-local state, dirty, risky, last = {}, {}, {}, 0
+local dirty, risky, last, known = {}, {}, 0, {}
 local function st(k)
   local s = state[k]
   if s == nil then s = ktype(k); state[k] = s end
@@ -125,25 +137,28 @@ end
 
 for i, op in ipairs(ops) do
   local name, k = op[1], op[2]
-  local fam = FAM[name]
+  local fam = famof(name)
   local bad = false
   if empty_write(name, op) then
     fam = nil
   elseif fam then
     local s = st(k)
     if s ~= 'none' and s ~= fam and s ~= 'maybe:' .. fam then bad = true end
+    if bad then dirty[k] = true end  -- its content is unknown from here on
     if name == 'incr' then
       if dirty[k] then bad = true
-      elseif not bad and incr_check(ktype(k) == 'string' and call('GET', k), op[3]) ~= true then
-        bad = true
+      elseif not bad then
+        local cur = s ~= 'none' and call('GET', k)
+        if incr_check(cur, op[3]) ~= true then bad = true else known[i] = cur end
       end
       dirty[k] = true
     elseif name == 'hincr' then
       local f = op[3]
       local d = dirty[k]
       if d == true or (d and d[f]) then bad = true
-      elseif not bad and incr_check(ktype(k) == 'hash' and call('HGET', k, f), op[4]) ~= true then
-        bad = true
+      elseif not bad then
+        local cur = s ~= 'none' and call('HGET', k, f)
+        if incr_check(cur, op[4]) ~= true then bad = true else known[i] = cur end
       end
       if d ~= true then d = d or {}; d[f] = true; dirty[k] = d end
     elseif name == 'hset' or name == 'hdel' then
@@ -157,10 +172,13 @@ for i, op in ipairs(ops) do
     end
     local creates = name == 'incr' or name == 'hincr'
     if name == 'hset' or name == 'zadd' then creates = next(op[3]) ~= nil
-    elseif CREATES[name] then creates = creates or #op >= 3 end
+    elseif is_creator(name) then creates = creates or #op >= 3 end
     if creates then state[k] = fam
     elseif bad then state[k] = 'maybe:' .. fam
-    elseif SHRINKS[name] and s ~= 'none' then state[k] = 'maybe:' .. fam end
+    elseif is_shrinker(name) and s ~= 'none' then state[k] = 'maybe:' .. fam end
+  elseif name == 'set' and not op[5] and not op[6] then
+    state[k] = 'string'
+    dirty[k] = true
   elseif name == 'set' then
     local s = st(k)
     local nx, xx = op[5], op[6]
@@ -215,12 +233,20 @@ local function rest(op, from)
 end
 local function orlist(t) if t == false then return null end return t end
 
-local function do_incr(k, f, amt)
-  local cur
-  if f then cur = call('HGET', k, f) else cur = call('GET', k) end
-  local why = incr_check(cur, amt)
-  if why ~= true then return nil, why end
-  if (not cur or numkind(cur) == 'int') and numkind(amt) == 'int' then
+local function do_incr(k, f, amt, cur)
+  if cur == nil then
+    if f then cur = call('HGET', k, f) else cur = call('GET', k) end
+    local why = incr_check(cur, amt)
+    if why ~= true then return nil, why end
+  end
+  local ints = (not cur or numkind(cur) == 'int') and numkind(amt) == 'int'
+  if ints and #(cur or '') < 16 and #amt < 16 then
+    -- Both below 2^53 in magnitude: exact in a Lua number.
+    local text = string.format('%d', tonumber(cur or '0') + tonumber(amt))
+    if f then call('HSET', k, f, text) else call('SET', k, text, 'KEEPTTL') end
+    return text
+  end
+  if ints then
     if cur == '-0' then
       if f then call('HSET', k, f, '0') else call('SET', k, '0', 'KEEPTTL') end
     end
@@ -238,15 +264,15 @@ end
 local results, published = {}, {}
 for i, op in ipairs(ops) do
   local name, k = op[1], op[2]
-  if i < last and WRITES[name] then
+  if i < last and is_write(name) then
     if name == 'delete' then for j = 2, #op do save(op[j]) end else save(k) end
   end
   if empty_write(name, op) then
     name = 'noop'
-  elseif risky[i] and FAM[name] then
+  elseif risky[i] and famof(name) then
     local t = ktype(k)
-    if t ~= 'none' and t ~= FAM[name] then
-      return fail('MSWRONGTYPE', cjson.encode({k, t, FAM[name]}))
+    if t ~= 'none' and t ~= famof(name) then
+      return fail('MSWRONGTYPE', cjson.encode({k, t, famof(name)}))
     end
   end
   local r
@@ -293,7 +319,8 @@ for i, op in ipairs(ops) do
     end
   elseif name == 'incr' or name == 'hincr' then
     local why
-    if name == 'incr' then r, why = do_incr(k, nil, op[3]) else r, why = do_incr(k, op[3], op[4]) end
+    if name == 'incr' then r, why = do_incr(k, nil, op[3], known[i])
+    else r, why = do_incr(k, op[3], op[4], known[i]) end
     if r == nil then return fail('MSNAN', cjson.encode({k, name == 'hincr' and op[3] or null, why})) end
   elseif name == 'hset' then
     local items = {}

@@ -24,6 +24,7 @@ log = logging.getLogger("memstack.engines")
 
 _POLL = 0.2  # seconds a read waits before the thread re-checks for close()
 _BACKOFF_MAX = 1.0
+_SYNC = "__memstack_sync__:"  # channels of barrier subscriptions (see Listener._barrier)
 
 
 class Listener:
@@ -45,7 +46,7 @@ class Listener:
         self._cond = threading.Condition()
         self._wanted: dict[str, int] = {}
         self._live: set[str] = set()
-        self._pongs: set[str] = set()
+        self._synced: set[str] = set()
         self._sync = 0
         self._pubsub: Any = None
         self._closed = threading.Event()
@@ -79,22 +80,26 @@ class Listener:
     def _barrier(self, channel: str) -> None:
         """Wait until every message already on the connection was handed to the dispatcher.
 
-        A PING travels the pub/sub stream behind the messages published before it, so its PONG
-        proves the listener is past them: a new subscriber never sees older messages.
+        The confirmation of a throw-away SUBSCRIBE travels the pub/sub stream behind the messages
+        published before it, so seeing it proves the listener is past them: a new subscriber
+        never sees older messages.
         """
         self._sync += 1
-        token = f"memstack-sync-{self._sync}"
+        token = f"{_SYNC}{id(self)}:{self._sync}"
         if self._pubsub is not None:
             with contextlib.suppress(Exception):  # a dead connection: the wait below times out
-                self._pubsub.ping(token)
+                self._pubsub.subscribe(token)
         deadline = time.monotonic() + self._wait
-        while token not in self._pongs:
+        while token not in self._synced:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 self._drop(channel)
-                raise EngineUnavailable(f"{self._url}: the pub/sub connection did not answer a PING")
+                raise EngineUnavailable(f"{self._url}: the pub/sub connection did not answer")
             self._cond.wait(remaining)
-        self._pongs.discard(token)
+        self._synced.discard(token)
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):  # gone anyway once the connection is
+                self._pubsub.unsubscribe(token)
 
     def remove(self, channel: str) -> None:
         """Drop one subscriber of ``channel``; unsubscribes when it was the last."""
@@ -147,12 +152,11 @@ class Listener:
             self._dispatch.deliver(message["channel"], message["data"])
         elif kind == "subscribe":
             with self._cond:
-                if message["channel"] in self._wanted:
-                    self._live.add(message["channel"])
-                self._cond.notify_all()
-        elif kind == "pong":
-            with self._cond:
-                self._pongs.add(message["data"])
+                channel = message["channel"]
+                if channel.startswith(_SYNC):
+                    self._synced.add(channel)
+                elif channel in self._wanted:
+                    self._live.add(channel)
                 self._cond.notify_all()
         elif kind == "unsubscribe":
             with self._cond:

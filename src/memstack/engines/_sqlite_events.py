@@ -19,13 +19,14 @@ from ._dispatch import Dispatcher
 from ._sqlite_schema import connect
 from .base import Subscription
 
-__all__ = ["EventListener"]
+__all__ = ["PRUNE", "EventListener"]
 
 log = logging.getLogger("memstack.engines")
 
 _MAX_ID: Final = "SELECT coalesce(max(id), 0) FROM events"
 _AFTER: Final = "SELECT id, channel, message FROM events WHERE id > ? ORDER BY id"
-_PRUNE: Final = "DELETE FROM events WHERE at < ?"
+PRUNE: Final = "DELETE FROM events WHERE at < ?"
+"""What publishers run now and then, in their transaction: drop events older than a cutoff."""
 
 
 class EventListener:
@@ -91,13 +92,12 @@ class EventListener:
         self._dispatch.close()
 
     def _stop_if_idle(self) -> None:
-        with self._lock:
-            idle = not self._dispatch.channels
-        if idle:
-            self._halt()
+        self._halt(only_if_idle=True)
 
-    def _halt(self) -> None:
-        with self._lock:
+    def _halt(self, only_if_idle: bool = False) -> None:
+        with self._lock:  # decided under the lock, so a concurrent subscribe keeps its listener
+            if only_if_idle and self._dispatch.channels:
+                return
             thread, self._thread = self._thread, None
             self._stop.set()
         self._wake.set()
@@ -110,11 +110,14 @@ class EventListener:
             self._last_id = int(event_id)
 
     def _run(self, stop: threading.Event) -> None:
-        try:
-            conn = connect(self._path, self._busy_timeout)
-        except sqlite3.Error:
-            log.exception("sqlite listener cannot open %s", self._path)
-            return
+        conn = None
+        while conn is None:
+            try:
+                conn = connect(self._path, self._busy_timeout)
+            except sqlite3.Error:
+                log.warning("sqlite listener cannot open %s; retrying", self._path, exc_info=True)
+                if stop.wait(0.5):
+                    return
         try:
             seen = None
             while not stop.is_set():
@@ -133,8 +136,3 @@ class EventListener:
                 self._wake.wait(self._poll_interval)
         finally:
             conn.close()
-
-
-def prune_sql() -> str:
-    """The statement publishers run now and then: ``DELETE`` events older than a cutoff."""
-    return _PRUNE

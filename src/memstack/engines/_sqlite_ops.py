@@ -1,11 +1,9 @@
 """The seam commands as SQL over the SQLite engine's schema, run inside one transaction.
 
-Each ``op_<name>(tx, *args)`` mirrors ``MemoryEngine._op_<name>``. The ``keys`` row of a key
-carries its type, string value, expire-at and, for containers, the element count ``n`` (and, for
-lists, the sequence number ``lo`` of the first element), so type checks, lengths and index ranges
-cost one primary-key lookup (or none, from the cache of :mod:`._sqlite_tx`) and reads follow the
-requested range, never the container size. List elements sit at consecutive ``seq`` numbers
-(every list command removes from the ends only), so an index is ``lo + i``.
+Each ``op_<name>(tx, *args)`` mirrors ``MemoryEngine._op_<name>``; :data:`OPS` maps every seam
+command to its function (lists and sorted sets live in ``_sqlite_sequences``). The ``keys`` row of
+a key carries its type, string value, expire-at and, for containers, the element count ``n``, so
+type checks and lengths cost one primary-key lookup (or none, from the cache of ``_sqlite_tx``).
 
 SQL strings are constants so ``sqlite3`` reuses its prepared statements.
 """
@@ -17,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from . import _semantics as sem
+from . import _sqlite_sequences
 from ._sqlite_tx import Tx
 from .base import Number
 
@@ -34,31 +33,6 @@ _S_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO sets (key, member) VALUES (?, ?
 _S_DELETE: Final = "DELETE FROM sets WHERE key = ? AND member = ?"
 _S_ALL: Final = "SELECT member FROM sets WHERE key = ?"
 _S_HAS: Final = "SELECT 1 FROM sets WHERE key = ? AND member = ?"
-
-_L_INSERT: Final = "INSERT INTO lists (key, seq, value) VALUES (?, ?, ?)"
-_L_RANGE: Final = "SELECT value FROM lists WHERE key = ? AND seq >= ? AND seq < ? ORDER BY seq"
-_L_AT: Final = "SELECT value FROM lists WHERE key = ? AND seq = ?"
-_L_POP: Final = "DELETE FROM lists WHERE key = ? AND seq = ? RETURNING value"
-_L_CUT_BELOW: Final = "DELETE FROM lists WHERE key = ? AND seq < ?"
-_L_CUT_FROM: Final = "DELETE FROM lists WHERE key = ? AND seq >= ?"
-
-_Z_INSERT: Final = "INSERT INTO zsets (key, member, score) VALUES (?, ?, ?)"
-_Z_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO zsets (key, member, score) VALUES (?, ?, ?)"
-_Z_UPDATE: Final = "UPDATE zsets SET score = ? WHERE key = ? AND member = ?"
-_Z_DELETE: Final = "DELETE FROM zsets WHERE key = ? AND member = ?"
-_Z_SCORE: Final = "SELECT score FROM zsets WHERE key = ? AND member = ?"
-_Z_ASC: Final = "SELECT member, score FROM zsets WHERE key = ? ORDER BY score, member LIMIT ? OFFSET ?"
-_Z_DESC: Final = (
-    "SELECT member, score FROM zsets WHERE key = ? ORDER BY score DESC, member DESC LIMIT ? OFFSET ?"
-)
-_Z_BY_SCORE: Final = (
-    "SELECT member, score FROM zsets WHERE key = ? AND score >= ? AND score <= ? "
-    "ORDER BY score, member LIMIT ? OFFSET ?"
-)
-_Z_BY_SCORE_DESC: Final = (
-    "SELECT member, score FROM zsets WHERE key = ? AND score >= ? AND score <= ? "
-    "ORDER BY score DESC, member DESC LIMIT ? OFFSET ?"
-)
 
 _PUBLISH: Final = "INSERT INTO events (channel, message, at) VALUES (?, ?, ?)"
 
@@ -266,162 +240,6 @@ def op_scard(tx: Tx, key: str) -> int:
     return 0 if row is None else int(row[4])
 
 
-# -- lists -----------------------------------------------------------------------------------
-def op_rpush(tx: Tx, key: str, *values: str) -> int:
-    if not values:
-        return op_llen(tx, key)
-    row = tx.container(key, "list")
-    lo, n = row[3], row[4]
-    end = lo + n
-    if len(values) == 1:
-        tx.cur.execute(_L_INSERT, (key, end, values[0]))
-    else:
-        tx.cur.executemany(_L_INSERT, [(key, end + i, v) for i, v in enumerate(values)])
-    tx.resize(key, row, n + len(values))
-    return int(n + len(values))
-
-
-def op_lpush(tx: Tx, key: str, *values: str) -> int:
-    if not values:
-        return op_llen(tx, key)
-    row = tx.container(key, "list")
-    lo, n = row[3], row[4]
-    tx.cur.executemany(_L_INSERT, [(key, lo - 1 - i, v) for i, v in enumerate(values)])
-    tx.resize(key, row, n + len(values), lo - len(values))
-    return int(n + len(values))
-
-
-def op_lrange(tx: Tx, key: str, start: int, stop: int) -> list[str]:
-    row = tx.typed(key, "list")
-    if row is None:
-        return []
-    lo = row[3]
-    a, b = sem.slice_bounds(start, stop, row[4])
-    if a == b:
-        return []
-    return [r[0] for r in tx.cur.execute(_L_RANGE, (key, lo + a, lo + b)).fetchall()]
-
-
-def op_llen(tx: Tx, key: str) -> int:
-    row = tx.typed(key, "list")
-    return 0 if row is None else int(row[4])
-
-
-def op_lindex(tx: Tx, key: str, index: int) -> str | None:
-    row = tx.typed(key, "list")
-    if row is None:
-        return None
-    n = row[4]
-    if not -n <= index < n:
-        return None
-    found = tx.cur.execute(_L_AT, (key, row[3] + (index % n))).fetchone()
-    return None if found is None else str(found[0])
-
-
-def op_ltrim(tx: Tx, key: str, start: int, stop: int) -> None:
-    row = tx.typed(key, "list")
-    if row is None:
-        return
-    lo, n = row[3], row[4]
-    a, b = sem.slice_bounds(start, stop, n)
-    if a == b:
-        tx.resize(key, row, 0)
-        return
-    if a > 0:
-        tx.cur.execute(_L_CUT_BELOW, (key, lo + a))
-    if b < n:
-        tx.cur.execute(_L_CUT_FROM, (key, lo + b))
-    if a > 0 or b < n:
-        tx.resize(key, row, b - a, lo + a)
-
-
-def _pop(tx: Tx, key: str, left: bool) -> str | None:
-    row = tx.typed(key, "list")
-    if row is None:
-        return None
-    lo, n = row[3], row[4]
-    rows = tx.cur.execute(_L_POP, (key, lo if left else lo + n - 1)).fetchall()
-    tx.resize(key, row, n - 1, lo + 1 if left else None)
-    return str(rows[0][0])
-
-
-def op_lpop(tx: Tx, key: str) -> str | None:
-    return _pop(tx, key, True)
-
-
-def op_rpop(tx: Tx, key: str) -> str | None:
-    return _pop(tx, key, False)
-
-
-# -- sorted sets -----------------------------------------------------------------------------
-def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
-    if not mapping:
-        return 0
-    row = tx.container(key, "zset")
-    n = row[4]
-    cur = tx.cur
-    if n == 0:
-        cur.executemany(_Z_INSERT, [(key, m, s) for m, s in mapping.items()])
-        new = len(mapping)
-    else:
-        new = cur.executemany(_Z_INSERT_IGNORE, [(key, m, s) for m, s in mapping.items()]).rowcount
-        if new < len(mapping):
-            cur.executemany(_Z_UPDATE, [(s, key, m) for m, s in mapping.items()])
-    if new:
-        tx.resize(key, row, n + new)
-    return int(new)
-
-
-def op_zrem(tx: Tx, key: str, *members: str) -> int:
-    row = tx.typed(key, "zset")
-    if row is None or not members:
-        return 0
-    count = tx.cur.executemany(_Z_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
-    if count:
-        tx.resize(key, row, row[4] - count)
-    return int(count)
-
-
-def op_zscore(tx: Tx, key: str, member: str) -> float | None:
-    if tx.typed(key, "zset") is None:
-        return None
-    row = tx.cur.execute(_Z_SCORE, (key, member)).fetchone()
-    return None if row is None else float(row[0])
-
-
-def op_zcard(tx: Tx, key: str) -> int:
-    row = tx.typed(key, "zset")
-    return 0 if row is None else int(row[4])
-
-
-def op_zrange(tx: Tx, key: str, start: int, stop: int, desc: bool) -> list[tuple[str, float]]:
-    row = tx.typed(key, "zset")
-    if row is None:
-        return []
-    n = row[4]
-    a, b = sem.slice_bounds(start, stop, n)
-    if a == b:
-        return []
-    # SQLite's OFFSET walks the skipped rows, so read from whichever end is nearer the range.
-    if a <= n - b:
-        rows = tx.cur.execute(_Z_DESC if desc else _Z_ASC, (key, b - a, a)).fetchall()
-    else:
-        rows = tx.cur.execute(_Z_ASC if desc else _Z_DESC, (key, b - a, n - b)).fetchall()
-        rows.reverse()
-    return [(m, float(s)) for m, s in rows]
-
-
-def op_zrangebyscore(
-    tx: Tx, key: str, low: float, high: float, desc: bool, offset: int, count: int | None
-) -> list[tuple[str, float]]:
-    if tx.typed(key, "zset") is None or offset < 0:
-        return []
-    limit = -1 if count is None or count < 0 else count
-    sql = _Z_BY_SCORE_DESC if desc else _Z_BY_SCORE
-    rows = tx.cur.execute(sql, (key, low, high, limit, offset)).fetchall()
-    return [(m, float(s)) for m, s in rows]
-
-
 # -- notifications and guards ----------------------------------------------------------------
 def op_publish(tx: Tx, channel: str, message: str) -> None:
     tx.cur.execute(_PUBLISH, (channel, message, time.time()))
@@ -444,5 +262,8 @@ def op_require_equal(tx: Tx, key: str, value: str | None) -> bool:
 
 
 OPS: Final[dict[str, Callable[..., Any]]] = {
-    name[3:]: fn for name, fn in list(globals().items()) if name.startswith("op_") and callable(fn)
+    name[3:]: fn
+    for module in (globals(), vars(_sqlite_sequences))
+    for name, fn in list(module.items())
+    if name.startswith("op_") and callable(fn)
 }

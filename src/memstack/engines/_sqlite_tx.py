@@ -7,8 +7,9 @@ before ``COMMIT``, touching only the columns that changed. A session put (set, t
 TTL, then bump the history length) thus rewrites one row once and leaves the expiry index alone,
 and a commit dirties fewer pages, which is what a WAL commit costs.
 
-Deleting a row, or giving it another type, runs at once: the schema's triggers then remove the
-old elements before any new element of the same key is inserted.
+Deleting a row, or giving it another type, runs at once (after writing the row if it is still only
+staged): the schema's triggers then remove its elements before any new element of the same key
+is inserted.
 
 The cache is valid across transactions because the engine clears it whenever another connection
 committed since its last write (``PRAGMA data_version``) and after any rollback.
@@ -138,8 +139,7 @@ class Tx:
         old: Any = cache.get(key, _MISS)
         if old is _MISS or (old is not None and old[0] != "string"):
             # Unknown row, or a retype whose old elements the trigger must remove now.
-            self._dirty.pop(key, None)
-            self._base.pop(key, None)
+            self._write_now(key)
             self.cur.execute(_UPSERT_STRING, (key, value, expire))
             cache[key] = _trim(("string", value, expire, None, None))
         else:
@@ -154,9 +154,8 @@ class Tx:
 
     def drop(self, key: str) -> None:
         """Delete ``key`` now (its elements go with it)."""
+        self._write_now(key)
         self.cur.execute(_DROP, (key,))
-        self._dirty.pop(key, None)
-        self._base.pop(key, None)
         if self.cache is not None:
             self.cache[key] = None
 
@@ -166,6 +165,16 @@ class Tx:
         if live:
             self.drop(key)
         return live
+
+    def _write_now(self, key: str) -> None:
+        """Write the staged row of ``key`` before a delete or retype, so the triggers see it and
+        remove elements inserted in this transaction."""
+        row = self._dirty.pop(key, None)
+        if row is None:
+            return
+        if self._base.pop(key) is None:
+            self.cur.execute(_INSERT, (key, *row))
+        # A row already in the file is deleted or retyped next: its staged changes do not matter.
 
     def flush(self) -> None:
         """Write every staged row that changed, in at most three statements."""

@@ -21,7 +21,14 @@ import redis as redis_py
 import redis.cluster as redis_cluster
 from redis.backoff import NoBackoff
 from redis.crc import key_slot
-from redis.exceptions import NoScriptError, RedisClusterException, RedisError, ResponseError
+from redis.exceptions import (
+    ClusterError,
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+    TryAgainError,
+)
 from redis.retry import Retry
 
 from ..clock import Clock, SystemClock
@@ -42,7 +49,15 @@ _SCAN_COUNT: Final = 1000
 
 
 def _unavailable_errors() -> tuple[type[BaseException], ...]:
-    return (redis_py.ConnectionError, redis_py.TimeoutError, RedisClusterException, OSError)
+    # ClusterDownError and TryAgainError are ResponseErrors to redis-py, outages to us.
+    return (
+        redis_py.ConnectionError,
+        redis_py.TimeoutError,
+        RedisClusterException,
+        ClusterError,
+        TryAgainError,
+        OSError,
+    )
 
 
 class RedisEngine(Engine):
@@ -146,13 +161,13 @@ class RedisEngine(Engine):
             return call()
         except MemstackError:
             raise
-        except ResponseError as exc:
-            raise codec.script_error(str(exc)) from exc
         except _unavailable_errors() as exc:
             self._invalidate()
             raise EngineUnavailable(
                 f"{self.url}: Redis is unavailable ({type(exc).__name__}: {exc})"
             ) from exc
+        except ResponseError as exc:
+            raise codec.script_error(str(exc)) from exc
         except RedisError as exc:
             self._invalidate()
             raise EngineUnavailable(f"{self.url}: Redis failed ({type(exc).__name__}: {exc})") from exc
@@ -168,6 +183,8 @@ class RedisEngine(Engine):
             EngineUnavailable: Redis cannot be reached.
             EngineClosed: after :meth:`close`.
         """
+        if self._closed:
+            raise EngineClosed(f"{self.url}: engine is closed")
         if not ops:
             return BatchResult(True, [])
         keys, payload = codec.encode(ops)

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 from ..clock import Clock
 from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
 from . import _sqlite_ops, _sqlite_tx
-from ._sqlite_events import EventListener, prune_sql
+from ._sqlite_events import PRUNE, EventListener
 from ._sqlite_schema import connect, ensure_schema
 from .base import GUARDS, WRITES, BatchResult, Engine, Op, Subscription
 
@@ -34,6 +34,9 @@ _UNAVAILABLE: Final = frozenset({5, 6, 8, 10, 13, 14, 26})  # BUSY LOCKED READON
 _EVENT_TTL: Final = 60.0  # seconds (wall time) an event stays for slow listeners
 _PRUNE_EVERY: Final = 10.0  # seconds between prunes by one publisher
 _CACHE_MAX: Final = 4096  # keys rows remembered between writes
+_SWEEP_BUSY_MS: Final = 50  # how long a background sweep waits for another process's write lock
+# Reads that run one SELECT of the keys row: alone in a batch they need no explicit transaction.
+_ONE_READ: Final = frozenset({"exists", "pttl", "get", "llen", "hlen", "scard", "zcard"})
 _SWEEP_PROBE: Final = "SELECT 1 FROM keys WHERE expire <= ? LIMIT 1"
 _SWEEP: Final = "DELETE FROM keys WHERE key IN (SELECT key FROM keys WHERE expire <= ? LIMIT ?)"
 _SCAN: Final = "SELECT key FROM keys WHERE key >= ? AND key < ? AND (expire IS NULL OR expire > ?)"
@@ -114,6 +117,7 @@ class SqliteEngine(Engine):
         self._lock = threading.RLock()
         self._closed = threading.Event()
         self._sweep_limit = sweep_limit
+        self._busy_ms = int(busy_timeout * 1000)
         self._last_prune = 0.0
         try:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +164,7 @@ class SqliteEngine(Engine):
                     if version != self._version or len(cache) > _CACHE_MAX:
                         cache.clear()
                         self._version = version
-                else:
+                elif len(ops) != 1 or ops[0][0] not in _ONE_READ:
                     cur.execute("BEGIN")
             except sqlite3.Error as exc:
                 self._rollback()
@@ -178,7 +182,8 @@ class SqliteEngine(Engine):
                     tx.flush()
                     if tx.published:
                         self._maybe_prune()
-                cur.execute("COMMIT")
+                if self._conn.in_transaction:
+                    cur.execute("COMMIT")
             except BaseException as exc:
                 self._rollback()
                 if isinstance(exc, sqlite3.Error):
@@ -197,6 +202,12 @@ class SqliteEngine(Engine):
         return iter([r[0] for r in rows])
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
+        """Deliver messages of ``channel`` published by any process after this call.
+
+        Raises:
+            EngineClosed: the engine was closed.
+            EngineUnavailable: the event table cannot be read.
+        """
         self._check_open()
         try:
             return self._events.subscribe(channel, callback)
@@ -204,6 +215,12 @@ class SqliteEngine(Engine):
             raise self._error(exc) from exc
 
     def flush(self) -> None:
+        """Delete every key (messages in flight stay deliverable).
+
+        Raises:
+            EngineClosed: the engine was closed.
+            EngineUnavailable: the file stayed locked past the busy timeout.
+        """
         with self._lock:
             self._check_open()
             try:
@@ -217,6 +234,7 @@ class SqliteEngine(Engine):
                 raise self._error(exc) from exc
 
     def close(self) -> None:
+        """Stop the sweeper and listener threads and close the file; idempotent."""
         with self._lock:
             if self._closed.is_set():
                 return
@@ -234,28 +252,42 @@ class SqliteEngine(Engine):
             EngineUnavailable: the file stayed locked past the busy timeout.
             EngineClosed: the engine was closed.
         """
+        return self._sweep(self._busy_ms)
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _sweep(self, busy_ms: int) -> int:
         with self._lock:
             self._check_open()
             now = self.now_ms()
+            cur = self._cur
             try:
-                if self._cur.execute(_SWEEP_PROBE, (now,)).fetchone() is None:
+                if cur.execute(_SWEEP_PROBE, (now,)).fetchone() is None:
                     return 0
                 self._cache.clear()
-                self._cur.execute("BEGIN IMMEDIATE")
-                removed = int(self._cur.execute(_SWEEP, (now, self._sweep_limit)).rowcount)
-                self._cur.execute("COMMIT")
+                if busy_ms != self._busy_ms:
+                    cur.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+                try:
+                    cur.execute("BEGIN IMMEDIATE")
+                finally:
+                    if busy_ms != self._busy_ms:
+                        cur.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+                removed = int(cur.execute(_SWEEP, (now, self._sweep_limit)).rowcount)
+                cur.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback()
                 raise self._error(exc) from exc
             return removed
 
-    # -- helpers -----------------------------------------------------------------------------
     def _sweep_loop(self, interval: float) -> None:
         while not self._closed.wait(interval):
             try:
-                self.sweep()
+                # Wait briefly for another process's lock: commands of this process queue
+                # behind the sweep, and the next round will find the same keys.
+                self._sweep(_SWEEP_BUSY_MS)
             except EngineClosed:
                 return
+            except EngineUnavailable:
+                log.debug("background sweep of %s skipped: file busy", self.path)
             except EngineError:
                 log.warning("background sweep of %s failed", self.path, exc_info=True)
 
@@ -272,7 +304,7 @@ class SqliteEngine(Engine):
         wall = time.time()
         if wall - self._last_prune >= _PRUNE_EVERY:
             self._last_prune = wall
-            self._cur.execute(prune_sql(), (wall - _EVENT_TTL,))
+            self._cur.execute(PRUNE, (wall - _EVENT_TTL,))
 
     def _rollback(self) -> None:
         self._cache.clear()  # it may hold rows of the writes being undone
