@@ -111,7 +111,11 @@ class RedisEngine(Engine):
         self._node_turn = 0
         self._client: Any = None
         self._client = self._connect()
-        self._guard(lambda: self._client.script_load(SCRIPT))
+        try:
+            self._guard(lambda: self._client.script_load(SCRIPT))
+        except BaseException:
+            self.close()
+            raise
 
     # -- connections -------------------------------------------------------------------------
     def _connect(self) -> Any:
