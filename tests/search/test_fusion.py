@@ -61,16 +61,46 @@ def test_default_does_not_penalise_entries_both_retrievers_found() -> None:
     assert hits[0].score > hits[1].score
 
 
-def test_default_weighted_sum_values() -> None:
+def test_default_weighted_sum_of_min_max_scores() -> None:
     prof = FUSION_PROFILES["default"]
-    hits = fuse([("a", 3.0), ("b", 1.5)], [("b", 0.9), ("c", 0.5), ("d", 0.1)])
+    assert (prof.method, prof.normalise, prof.min_similarity) == ("weighted", "min-max", 0.3)
+    assert (prof.bm25_weight, prof.vector_weight) == (0.5, 0.5)
+    hits = fuse([("a", 3.0), ("b", 1.5), ("e", 1.0)], [("b", 0.9), ("c", 0.5), ("f", 0.4), ("d", 0.1)])
     want = {
-        "a": prof.bm25_weight * 1.0,
-        "b": prof.bm25_weight * 0.5 + prof.vector_weight * 0.9,
-        "c": prof.vector_weight * 0.5,
+        "a": 0.5 * 1.0,  # best BM25 candidate
+        "b": 0.5 * (0.5 / 2.0) + 0.5 * 1.0,  # BM25 (1.5 - 1) / (3 - 1); best cosine
+        "c": 0.5 * (0.1 / 0.5),  # cosine (0.5 - 0.4) / (0.9 - 0.4)
+        "e": 0.0,  # worst BM25 candidate
+        "f": 0.0,  # worst cosine kept
     }
     assert {h.id: h.score for h in hits} == pytest.approx(want)
-    assert "d" not in {h.id for h in hits}  # below the default threshold
+    assert "d" not in {h.id for h in hits}  # below the default threshold: not a candidate, not the minimum
+    b = next(h for h in hits if h.id == "b")
+    assert (b.bm25, b.vector, b.sources) == (1.5, 0.9, ("bm25", "vector"))  # raw scores are reported
+    assert [h.id for h in hits[:3]] == ["b", "a", "c"]
+
+
+def test_default_single_or_equal_scores_normalise_to_one() -> None:
+    assert _scores(fuse([("a", 2.0)], [("b", 0.4)])) == [("a", 0.5), ("b", 0.5)]
+    assert _scores(fuse([("a", 2.0), ("b", 2.0)], [("b", 0.7)])) == [("b", 1.0), ("a", 0.5)]
+    assert fuse([], []) == []
+    assert fuse([("a", 0.0)], [("b", 0.1)]) == []  # no positive BM25 score, cosine below 0.3
+
+
+def test_min_max_with_the_seed_mean() -> None:
+    prof = FusionProfile(name="mm-mean", method="mean", normalise="min-max")
+    hits = fuse([("a", 4.0), ("b", 2.0)], [("b", 0.8), ("c", 0.6)], prof)
+    # b: BM25 (2 - 2) / (4 - 2) = 0 and cosine (0.8 - 0.6) / (0.8 - 0.6) = 1, averaged
+    assert _scores(hits) == [("a", 1.0), ("b", 0.5), ("c", 0.0)]
+
+
+def test_weighted_raw_is_the_previous_default() -> None:
+    prof = FUSION_PROFILES["weighted-raw"]
+    assert (prof.method, prof.normalise, prof.min_similarity) == ("weighted", "bm25-max", 0.3)
+    hits = fuse([("a", 3.0), ("b", 1.5)], [("b", 0.9), ("c", 0.5), ("d", 0.1)], "weighted-raw")
+    want = {"a": 0.5 * 1.0, "b": 0.5 * 0.5 + 0.5 * 0.9, "c": 0.5 * 0.5}
+    assert {h.id: h.score for h in hits} == pytest.approx(want)
+    assert _scores(fuse([("solo", 1.0), ("both", 1.0)], [("both", 0.6)], "weighted-raw"))[0][0] == "both"
 
 
 def test_default_ids_are_exact() -> None:
@@ -105,6 +135,8 @@ def test_bad_fusion_arguments() -> None:
         fuse([], [], min_similarity=math.nan)
     with pytest.raises(InvalidConfiguration, match="method"):
         FusionProfile(name="x", method="max")  # type: ignore[arg-type]  # the point of the test
+    with pytest.raises(InvalidConfiguration, match="normalise"):
+        FusionProfile(name="x", method="weighted", normalise="z")  # type: ignore[arg-type]  # the point
     with pytest.raises(InvalidConfiguration, match="bm25_weight"):
         FusionProfile(name="x", method="weighted", bm25_weight=-1)
 

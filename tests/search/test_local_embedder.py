@@ -7,7 +7,7 @@ import pytest
 
 from memstack.errors import InvalidConfiguration, InvalidInput
 from memstack.search import cosine
-from memstack.search.embedders import Embedder, LocalEmbedder, available_local_embedder
+from memstack.search.embedders import Embedder, LocalEmbedder, available_local_embedder, local
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
@@ -50,6 +50,25 @@ def test_batching_and_padding_do_not_change_vectors(embedder: LocalEmbedder) -> 
     np.testing.assert_allclose(together, alone, atol=1e-5)
     small_batches = LocalEmbedder(batch_size=2).embed(texts)
     np.testing.assert_allclose(small_batches, together, atol=1e-5)
+
+
+def test_rows_come_back_in_input_order_whatever_the_lengths(embedder: LocalEmbedder) -> None:
+    texts = [("word " * n).strip() or "x" for n in (40, 1, 17, 3, 60, 2, 9, 1, 33)]
+    batched = LocalEmbedder(batch_size=3).embed(texts)
+    alone = np.stack([embedder.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(batched, alone, atol=1e-5)
+    assert embedder.embed([texts[4], texts[0]]) == pytest.approx(np.stack([alone[4], alone[0]]), abs=1e-5)
+
+
+def test_session_uses_the_available_cores(embedder: LocalEmbedder) -> None:
+    embedder.embed(["load the session"])
+    session, tokenizer = embedder._load()
+    assert tokenizer.padding is None  # each batch is padded to its own longest text, not to 128
+    assert session.get_session_options().intra_op_num_threads == embedder._threads
+    assert LocalEmbedder(threads=1)._threads == 1
+    assert embedder._threads == local._available_cores() >= 1
+    with pytest.raises(InvalidConfiguration, match="threads"):
+        LocalEmbedder(threads=0)
 
 
 def test_long_text_is_truncated_not_refused(embedder: LocalEmbedder) -> None:
