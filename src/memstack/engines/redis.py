@@ -143,8 +143,7 @@ class RedisEngine(Engine):
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
-            with contextlib.suppress(Exception):  # a broken client may fail to close; dropped anyway
-                client.close()
+            _close_client(client)
 
     def _pubsub_client(self) -> Any:
         if not self.clustered:
@@ -294,7 +293,24 @@ class RedisEngine(Engine):
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
-            client.close()
+            _close_client(client)
+
+
+def _close_client(client: Any) -> None:
+    """Close a client and every connection pool under it.
+
+    A cluster client's per-node clients are built on explicit pools, which ``close()`` leaves
+    open; their sockets would then be closed by the garbage collector (a ResourceWarning).
+    """
+    pools = [client.connection_pool] if hasattr(client, "connection_pool") else []
+    if hasattr(client, "get_nodes"):
+        with contextlib.suppress(Exception):  # a broken topology still has to be released
+            pools += [n.redis_connection.connection_pool for n in client.get_nodes() if n.redis_connection]
+    with contextlib.suppress(Exception):  # a broken client may fail to close; it is dropped anyway
+        client.close()
+    for pool in pools:
+        with contextlib.suppress(Exception):
+            pool.disconnect()
 
 
 def _cross_slot(a: str, b: str) -> NoReturn:
