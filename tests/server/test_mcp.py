@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +11,6 @@ import pytest
 pytest.importorskip("mcp")
 
 import httpx
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
@@ -24,6 +20,8 @@ from memstack.server import ServerSettings, create_app
 from memstack.server.keys import ApiKeyStore
 from memstack.server.mcp import build_server
 from memstack.server.toolbox import run_tool
+
+from .conftest import serving
 
 
 def _text(result: Any) -> str:
@@ -50,31 +48,12 @@ def test_in_process_tools(mem: Memory) -> None:
     assert _text(malformed).startswith("Error: invalid arguments for 'save_memory'") and malformed.is_error
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def live_server(engine: Engine) -> Iterator[tuple[str, str]]:
     """``memstack``'s app under uvicorn on a loopback port, with a key for tenant ``acme``."""
     _, token = ApiKeyStore(engine).create(["acme"])
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(engine, ServerSettings(require_auth=True)), host="127.0.0.1", port=port, log_config=None
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}", token
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+    with serving(create_app(engine, ServerSettings(require_auth=True))) as base:
+        yield base, token
 
 
 def test_over_http_with_auth_and_shared_dispatcher(live_server: tuple[str, str]) -> None:

@@ -7,9 +7,6 @@ types and response schemas.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -17,7 +14,6 @@ import pytest
 pytest.importorskip("schemathesis")
 
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -29,30 +25,18 @@ from schemathesis.specs.openapi.checks import (
 from memstack.engines.memory import MemoryEngine
 from memstack.server import ServerSettings, create_app
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from .conftest import serving
 
 
 @pytest.fixture(scope="module")
 def live_schema() -> Iterator[schemathesis.BaseSchema]:
     engine = MemoryEngine(sweep_interval=None)
-    port = _free_port()
     # Long-poll waits are cut to 50 ms so generated `wait` values keep the run short.
     app = create_app(engine, ServerSettings(max_wait_seconds=0.05))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
     try:
-        yield schemathesis.openapi.from_url(f"http://127.0.0.1:{port}/openapi.json")
+        with serving(app) as base:
+            yield schemathesis.openapi.from_url(f"{base}/openapi.json")
     finally:
-        server.should_exit = True
-        thread.join(timeout=20)
         engine.close()
 
 

@@ -18,7 +18,15 @@ from ..clock import Clock
 from ..errors import InvalidUrl
 from .base import BatchResult, Engine, Subscription, WrongType
 
-__all__ = ["BatchResult", "Engine", "Subscription", "WrongType", "default_url", "open_engine"]
+__all__ = [
+    "BatchResult",
+    "Engine",
+    "Subscription",
+    "WrongType",
+    "default_sqlite_url",
+    "default_url",
+    "open_engine",
+]
 
 SCHEMES = ("memory", "sqlite", "redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 
@@ -29,9 +37,11 @@ def default_url() -> str:
     The data directory is ``$MEMSTACK_HOME`` if set, else the platform's user data dir
     (``~/.local/share/memstack`` on Linux).
     """
-    env = os.environ.get("MEMSTACK_URL")
-    if env:
-        return env
+    return os.environ.get("MEMSTACK_URL") or default_sqlite_url()
+
+
+def default_sqlite_url() -> str:
+    """The embedded SQLite file: ``$MEMSTACK_HOME/memstack.db`` or the user data directory's."""
     home = os.environ.get("MEMSTACK_HOME")
     if home:
         base = Path(home)

@@ -11,13 +11,11 @@ keys raise (``ValueError`` subclasses) like the seed; a non-numeric increment ra
 from __future__ import annotations
 
 import logging
-import os
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from ..clock import Clock
-from ..engines import Engine, default_url, open_engine
+from ..engines import Engine, default_sqlite_url, default_url, open_engine
 from ..errors import InvalidConfiguration, MemstackError, SessionExists, SessionLimitReached, SessionNotFound
 from .store import SessionStore
 
@@ -52,22 +50,11 @@ def engine_url(
     if backend == "sqlite":
         found = default_url()
         # $MEMSTACK_URL may name another engine; the sqlite backend then uses the data directory.
-        return found if found.startswith("sqlite:") else _data_dir_sqlite_url()
+        return found if found.startswith("sqlite:") else default_sqlite_url()
     if not redis_host:
         raise InvalidConfiguration("redis_host is empty: set the Redis server's host name (profile 'custom')")
     auth = f":{quote(redis_password, safe='')}@" if redis_password else ""
     return f"redis://{auth}{redis_host}:{int(redis_port)}/0"
-
-
-def _data_dir_sqlite_url() -> str:
-    home = os.environ.get("MEMSTACK_HOME")
-    if home:
-        base = Path(home)
-    else:
-        from platformdirs import user_data_dir
-
-        base = Path(user_data_dir("memstack", appauthor=False))
-    return f"sqlite:///{(base / 'memstack.db').as_posix()}"
 
 
 class PersistentMemoryStore:
