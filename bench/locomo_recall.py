@@ -14,8 +14,8 @@ uses the ``default`` fusion; the full run also evaluates ``hybrid-raw`` (the ``w
 the previous default) on the same vectors. ``--quick`` skips ``bm25-rockbot`` and ``hybrid-raw``
 (every question is still evaluated). Most of the run time is the local model embedding every turn
 (3,435 on the development split, about 10 ms of CPU each) and every question; BM25 alone takes
-about a second. ``--quick`` took 47 s on a shared 2-core machine. The last line is
-``RESULT questions=… bm25_r10=… hybrid_r10=… hybrid_r20=… …``.
+about a second. ``--quick`` took 26-47 s on a shared 2-core machine (depending on its load).
+The last line is ``RESULT questions=… bm25_r10=… hybrid_r10=… hybrid_r20=… …``.
 """
 
 from __future__ import annotations
