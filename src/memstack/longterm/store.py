@@ -49,8 +49,8 @@ class LongTermMemory:
         scope: whose memories; ``[A-Za-z0-9_.@-]{1,128}``. Scopes never see each other's entries.
         profile: BM25 profile, ``"default"`` (Lucene BM25, stemming) or ``"rockbot"`` (the seed).
         embedder: optional; vectors are then computed in the background and searches are hybrid.
-        fusion: fusion profile for hybrid search: ``"default"`` (min-max-normalised weighted sum; ``"weighted-raw"`` is the earlier one), ``"rockbot"`` (the
-            seed's mean) or ``"rrf"``.
+        fusion: fusion profile for hybrid search: ``"default"`` (min-max-normalised weighted sum),
+            ``"weighted-raw"`` (the earlier default), ``"rockbot"`` (the seed's mean) or ``"rrf"``.
         min_similarity: cosine threshold for vector hits (None: the fusion profile's own).
 
     Raises:
