@@ -8,11 +8,8 @@ confined to its own keys in the storage layer itself.
 from __future__ import annotations
 
 import importlib
-import json
-import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -27,20 +24,13 @@ from ..engines import Engine
 from ..engines.prefixed import TENANT_RULE, tenant_engine
 from . import problems
 from .keys import ApiKeyStore
+from .middleware import LimitsMiddleware, Receive, Scope, Send
 
 __all__ = ["DEFAULT_TENANT", "ROUTERS", "ServerSettings", "create_app", "tenant_memory"]
-
-access_log = logging.getLogger("memstack.access")
 
 DEFAULT_TENANT = "default"
 # The tier routers, one module each under memstack.server.routes (variation as data).
 ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class ServerSettings:
@@ -149,84 +139,6 @@ def tenant_memory(
 TenantMemory = Annotated[Memory, Depends(tenant_memory)]
 
 
-def _limits_and_logs(app: ASGIApp, max_body: int) -> ASGIApp:
-    """ASGI middleware: refuse bodies over ``max_body`` (413) and write one JSON access-log line."""
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = {"code": 500}
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > max_body:
-            await _send_413(send, max_body)
-            status["code"] = 413
-            _log(scope, 413, started)
-            return
-        seen = 0
-
-        async def limited_receive() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > max_body:
-                    raise HTTPException(413, f"request body larger than {max_body} bytes")
-            return message
-
-        async def logging_send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status["code"] = int(message["status"])
-            await send(message)
-
-        try:
-            await app(scope, limited_receive, logging_send)
-        finally:
-            _log(scope, status["code"], started)
-
-    return middleware
-
-
-async def _send_413(send: Send, max_body: int) -> None:
-    body = json.dumps(
-        {
-            "type": "about:blank",
-            "title": "PayloadTooLarge",
-            "status": 413,
-            "detail": f"request body larger than {max_body} bytes",
-        }
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 413,
-            "headers": [
-                (b"content-type", problems.PROBLEM_MEDIA.encode()),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-def _log(scope: Scope, status: int, started: float) -> None:
-    if access_log.isEnabledFor(logging.INFO):
-        client = scope.get("client") or ("-", 0)
-        access_log.info(
-            json.dumps(
-                {
-                    "method": scope.get("method"),
-                    "path": scope.get("path"),
-                    "status": status,
-                    "ms": round((time.perf_counter() - started) * 1000, 3),
-                    "client": client[0],
-                }
-            )
-        )
-
-
 def create_app(
     engine: Engine, settings: ServerSettings | None = None, *, extra_routers: bool = True, mcp: bool = True
 ) -> FastAPI:
@@ -278,7 +190,7 @@ def create_app(
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
         )
-    app.add_middleware(_LimitsMiddleware, max_body=settings.max_body_bytes)
+    app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes)
     return app
 
 
@@ -337,13 +249,3 @@ class _McpEndpoint:
             return
         scope.setdefault("state", {})["memstack_tenant"] = tenant
         await self.manager.handle_request(scope, receive, send)
-
-
-class _LimitsMiddleware:
-    """Starlette-style class wrapper around :func:`_limits_and_logs`."""
-
-    def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self._app = _limits_and_logs(app, max_body)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._app(scope, receive, send)
