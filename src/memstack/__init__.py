@@ -39,6 +39,7 @@ from .errors import (
     SessionLimitReached,
     SessionNotFound,
     WaitTimeout,
+    WrongType,
 )
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ __all__ = [
     "SessionNotFound",
     "SystemClock",
     "WaitTimeout",
+    "WrongType",
     "__version__",
     "open",
 ]

@@ -26,6 +26,7 @@ do not know memstack::
     ├── EmbeddingError                       an embedding backend failed: unreachable, timed out, bad reply
     └── EngineError
         ├── EngineUnavailable (ConnectionError)  the storage engine cannot be reached
+        ├── WrongType (TypeError)            a command met a key holding another type
         ├── CrossSlot                        one atomic batch spans two Redis Cluster slots
         └── EngineClosed                     the engine was used after ``close()``
 """
@@ -53,10 +54,12 @@ __all__ = [
     "NamespaceFull",
     "NotANumber",
     "NotFound",
+    "ScriptExhausted",
     "SessionExists",
     "SessionLimitReached",
     "SessionNotFound",
     "WaitTimeout",
+    "WrongType",
 ]
 
 
@@ -146,6 +149,14 @@ class EngineError(MemstackError):
 
 class EngineUnavailable(EngineError, ConnectionError):
     """The storage engine cannot be reached (server down, timeout, file locked too long)."""
+
+
+class WrongType(EngineError, TypeError):
+    """A command was used on a key that holds another type."""
+
+
+class ScriptExhausted(MemstackError, LookupError):
+    """The scripted chat model (a test double) was called more times than its script has replies."""
 
 
 class CrossSlot(EngineError):

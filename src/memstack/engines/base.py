@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from ..clock import Clock, SystemClock
-from ..errors import EngineError, MemstackError
+from ..errors import MemstackError, WrongType
 
 __all__ = [
     "GUARDS",
@@ -70,10 +70,6 @@ WRITES: Final = frozenset(
 )  # fmt: skip
 OPS: Final = READS | GUARDS | WRITES
 """Every command name an engine must execute."""
-
-
-class WrongType(EngineError, TypeError):
-    """A command was used on a key that holds another type."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,14 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import Clock
-from ..errors import InvalidValue, MemstackError
+from ..errors import InvalidValue, ScriptExhausted
 from .tokens import count_messages, estimate_tokens
 
 __all__ = ["Reply", "ScriptExhausted", "ScriptedChatModel", "ToolCall", "reply", "tool_call"]
-
-
-class ScriptExhausted(MemstackError, LookupError):
-    """The scripted model was called more times than its script has replies."""
 
 
 @dataclass(frozen=True, slots=True)
