@@ -70,6 +70,51 @@ def test_pttl_reports_missing_persistent_and_remaining(engine: Engine, clock: Ma
     assert not engine.persist(k(engine, "absent"))
 
 
+def test_batch_sees_its_own_ttl_and_existence_changes(engine: Engine, clock: ManualClock) -> None:
+    a, b, c, gone = k(engine, "a"), k(engine, "b"), k(engine, "c"), k(engine, "gone")
+    engine.set(gone, "old", px=100)
+    clock.advance(0.2)  # logically expired, still stored until something touches it
+    batch = engine.batch()
+    batch.exists(gone)
+    batch.copy_ttl(a, gone)
+    batch.set(a, "1", px=1000)
+    batch.pttl(a)
+    batch.copy_ttl(b, a)  # b is missing
+    batch.set(b, "2")
+    batch.copy_ttl(b, a)
+    batch.pttl(b)
+    batch.persist(a)
+    batch.pttl(a)
+    batch.copy_ttl(b, a)  # a has no TTL left: b keeps its own
+    batch.pttl(b)
+    batch.pexpire(a, 500)
+    batch.set(a, "3", keepttl=True)
+    batch.pttl(a)
+    batch.set(a, "4")
+    batch.pttl(a)
+    batch.set(gone, "new", keepttl=True)  # the expired TTL must not come back
+    batch.pttl(gone)
+    batch.sadd(c, "m")
+    batch.exists(c)
+    batch.copy_ttl(c, b)
+    batch.pttl(c)
+    batch.delete(a, c)
+    batch.exists(a)
+    batch.pttl(c)
+    batch.pexpire(b, 0)
+    batch.exists(b)
+    batch.pexpire(b, 10)
+    batch.copy_ttl(b, b)
+    result = batch.execute()
+    assert result.applied
+    assert result.results == [
+        False, False, True, 1000, False, True, True, 1000, True, -1, False, 1000, True, True, 500,
+        True, -1, True, -1, 1, True, True, 1000, 2, False, -2, True, False, False, False,
+    ]  # fmt: skip
+    assert engine.get(gone) == "new" and engine.pttl(gone) == -1
+    assert engine.mget([a, b, c]) == [None, None, None]
+
+
 def test_pexpire_zero_or_negative_deletes(engine: Engine) -> None:
     a, b = k(engine, "a"), k(engine, "b")
     engine.set(a, "v")
