@@ -988,3 +988,18 @@ def test_concurrent_increments_are_atomic(engine: Engine) -> None:
         thread.join()
     assert errors == []
     assert engine.get(key) == "4000"
+
+
+def test_bad_command_input_is_refused_alike_before_any_engine_sees_it(engine: Engine) -> None:
+    from memstack.errors import InvalidInput, InvalidValue
+
+    key = k(engine, "z")
+    with pytest.raises(InvalidValue, match="positive number of milliseconds"):
+        engine.set(key, "v", px=0)
+    with pytest.raises(InvalidValue, match="NaN"):
+        engine.zadd(key, {"m": float("nan")})
+    batch = engine.batch()
+    batch.set(key, "v")
+    with pytest.raises(InvalidInput, match="guards must come first"):
+        batch.require_missing(key)
+    assert not engine.exists(key)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from ..clock import Clock, SystemClock
-from ..errors import MemstackError, WrongType
+from ..errors import InvalidInput, InvalidValue, MemstackError, WrongType
 
 __all__ = [
     "GUARDS",
@@ -172,9 +172,15 @@ class Commands(abc.ABC):
         xx: bool = False,
         keepttl: bool = False,
     ) -> bool:
-        """Set a string. ``px``: TTL in ms; ``nx``/``xx``: only if absent/present. True if set."""
+        """Set a string. ``px``: TTL in ms; ``nx``/``xx``: only if absent/present. True if set.
+
+        Raises:
+            InvalidValue: ``px`` is not a positive number of milliseconds (as Redis refuses it).
+        """
         if px is not None:
             _check_int("px", px)
+            if px <= 0:
+                raise InvalidValue(f"set px={px!r}: a TTL must be a positive number of milliseconds")
         return cast(bool, self._op("set", key, value, px, nx, xx, keepttl))
 
     def incr(self, key: str, amount: Number = 1) -> Number:
@@ -296,8 +302,16 @@ class Commands(abc.ABC):
 
     # -- sorted sets -------------------------------------------------------------------------
     def zadd(self, key: str, mapping: Mapping[str, float]) -> int:
-        """Add or re-score members; returns how many were new."""
-        return cast(int, self._op("zadd", key, {m: float(s) for m, s in mapping.items()}))
+        """Add or re-score members; returns how many were new.
+
+        Raises:
+            InvalidValue: a NaN score (Redis has none; every engine refuses it alike).
+        """
+        scores = {m: float(s) for m, s in mapping.items()}
+        bad = [m for m, s in scores.items() if math.isnan(s)]
+        if bad:
+            raise InvalidValue(f"zadd {key!r}: score of {bad[0]!r} is NaN; scores must be numbers")
+        return cast(int, self._op("zadd", key, scores))
 
     def zrem(self, key: str, *members: str) -> int:
         """Remove members; returns how many existed."""
@@ -378,7 +392,7 @@ class Batch(Commands):
 
     def _op(self, name: str, *args: Any) -> Any:
         if name in GUARDS and self._wrote:
-            raise ValueError(f"guard {name!r} after a write: guards must come first in a batch")
+            raise InvalidInput(f"guard {name!r} after a write: guards must come first in a batch")
         if name in WRITES:
             self._wrote = True
         self.ops.append((name, args))
