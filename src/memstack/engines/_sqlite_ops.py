@@ -121,21 +121,9 @@ def op_incr(tx: Tx, key: str, amount: Number) -> Number:
 
 # -- hashes ----------------------------------------------------------------------------------
 def op_hset(tx: Tx, key: str, mapping: dict[str, str]) -> int:
-    if not mapping:
-        return 0
-    row = tx.container(key, "hash")
-    n = row[4]
-    cur = tx.cur
-    if n == 0:
-        cur.executemany(_H_INSERT, [(key, f, v) for f, v in mapping.items()])
-        new = len(mapping)
-    else:
-        new = cur.executemany(_H_INSERT_IGNORE, [(key, f, v) for f, v in mapping.items()]).rowcount
-        if new < len(mapping):
-            cur.executemany(_H_UPDATE, [(v, key, f) for f, v in mapping.items()])
-    if new:
-        tx.resize(key, row, n + new)
-    return int(new)
+    return _sqlite_sequences.upsert_members(
+        tx, key, "hash", dict(mapping), (_H_INSERT, _H_INSERT_IGNORE, _H_UPDATE)
+    )
 
 
 def op_hget(tx: Tx, key: str, field: str) -> str | None:

@@ -128,22 +128,32 @@ def op_rpop(tx: Tx, key: str) -> str | None:
 
 
 # -- sorted sets -----------------------------------------------------------------------------
-def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
+def upsert_members(tx: Tx, key: str, kind: str, mapping: dict[str, object], sql: tuple[str, str, str]) -> int:
+    """Insert or update the members of a hash or zset; returns how many were new.
+
+    ``sql`` = (insert, insert-or-ignore, update): a new container takes plain inserts; an existing
+    one inserts what is new and updates the rest only when some member already existed.
+    """
     if not mapping:
         return 0
-    row = tx.container(key, "zset")
+    insert, insert_ignore, update = sql
+    row = tx.container(key, kind)
     n = row[4]
     cur = tx.cur
     if n == 0:
-        cur.executemany(_Z_INSERT, [(key, m, s) for m, s in mapping.items()])
+        cur.executemany(insert, [(key, m, v) for m, v in mapping.items()])
         new = len(mapping)
     else:
-        new = cur.executemany(_Z_INSERT_IGNORE, [(key, m, s) for m, s in mapping.items()]).rowcount
+        new = cur.executemany(insert_ignore, [(key, m, v) for m, v in mapping.items()]).rowcount
         if new < len(mapping):
-            cur.executemany(_Z_UPDATE, [(s, key, m) for m, s in mapping.items()])
+            cur.executemany(update, [(v, key, m) for m, v in mapping.items()])
     if new:
         tx.resize(key, row, n + new)
     return int(new)
+
+
+def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
+    return upsert_members(tx, key, "zset", dict(mapping), (_Z_INSERT, _Z_INSERT_IGNORE, _Z_UPDATE))
 
 
 def op_zrem(tx: Tx, key: str, *members: str) -> int:

@@ -58,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.search._lookup import lookup
 
 __all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "cosine", "fuse"]
 
@@ -123,12 +124,7 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
 
 
 def _profile(profile: str | FusionProfile) -> FusionProfile:
-    if isinstance(profile, FusionProfile):
-        return profile
-    found = FUSION_PROFILES.get(profile)
-    if found is None:
-        raise InvalidConfiguration(f"fusion profile {profile!r} is unknown; known: {sorted(FUSION_PROFILES)}")
-    return found
+    return lookup(FUSION_PROFILES, profile, FusionProfile, "fusion")
 
 
 def _min_max(scores: dict[str, float]) -> dict[str, float]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memstack.errors import InvalidConfiguration
+from memstack.search._lookup import lookup
 
 __all__ = ["PROFILES", "Bm25Profile", "get_profile"]
 
@@ -66,9 +67,4 @@ def get_profile(profile: str | Bm25Profile) -> Bm25Profile:
     Raises:
         InvalidConfiguration: unknown profile name.
     """
-    if isinstance(profile, Bm25Profile):
-        return profile
-    found = PROFILES.get(profile)
-    if found is None:
-        raise InvalidConfiguration(f"BM25 profile {profile!r} is unknown; known: {sorted(PROFILES)}")
-    return found
+    return lookup(PROFILES, profile, Bm25Profile, "BM25")

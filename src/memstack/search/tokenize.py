@@ -24,6 +24,7 @@ from typing import Literal
 import Stemmer
 
 from memstack.errors import InvalidConfiguration
+from memstack.search._lookup import lookup
 from memstack.search.stopwords import ENGLISH_STOP_WORDS
 
 __all__ = ["TOKENIZERS", "TokenizerProfile", "get_tokenizer", "tokenize"]
@@ -149,12 +150,7 @@ def get_tokenizer(profile: str | TokenizerProfile = "default") -> Callable[[str]
 
 
 def _resolve(profile: str | TokenizerProfile) -> TokenizerProfile:
-    if isinstance(profile, TokenizerProfile):
-        return profile
-    found = TOKENIZERS.get(profile)
-    if found is None:
-        raise InvalidConfiguration(f"tokenizer profile {profile!r} is unknown; known: {sorted(TOKENIZERS)}")
-    return found
+    return lookup(TOKENIZERS, profile, TokenizerProfile, "tokenizer")
 
 
 def tokenize(text: str, profile: str | TokenizerProfile = "default") -> list[str]:
