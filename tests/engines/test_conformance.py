@@ -1003,3 +1003,24 @@ def test_bad_command_input_is_refused_alike_before_any_engine_sees_it(engine: En
     with pytest.raises(InvalidInput, match="guards must come first"):
         batch.require_missing(key)
     assert not engine.exists(key)
+
+
+def test_an_overflowing_increment_undoes_the_whole_batch(engine: Engine) -> None:
+    # Found by the model test on Redis: the overflow was detected, but an earlier delete stayed.
+    a, big, h = k(engine, "a"), k(engine, "big"), k(engine, "h")
+    engine.set(a, "keep")
+    engine.set(big, "9223372036854775807")
+    engine.hset(h, {"f": "9223372036854775800"})
+    batch = engine.batch()
+    batch.delete(a)
+    batch.incr(big, 3)
+    with pytest.raises(NotANumber, match="64-bit"):
+        batch.execute()
+    batch = engine.batch()
+    batch.delete(a)
+    batch.hincr(h, "f", 100)
+    with pytest.raises(NotANumber, match="64-bit"):
+        batch.execute()
+    assert engine.get(a) == "keep"
+    assert engine.get(big) == "9223372036854775807"
+    assert engine.incr(big, -7) == 9223372036854775800  # large but fitting sums still work

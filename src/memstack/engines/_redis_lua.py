@@ -123,6 +123,16 @@ local function incr_check(cur, amt)
   return true
 end
 
+-- Can the increment be proved not to overflow before running it? Two integers of fewer than 16
+-- characters sum exactly in a Lua number; anything larger is left to INCRBY, which may refuse it,
+-- so such an op counts as one that may fail (and its batch keeps undo snapshots).
+local function surely_fits(cur, amt)
+  cur = cur or '0'
+  if numkind(cur) ~= 'int' or numkind(amt) ~= 'int' then return true end
+  return #cur < 16 and #amt < 16
+end
+local function proved_safe(cur, amt) return incr_check(cur, amt) == true and surely_fits(cur, amt) end
+
 -- Pass 1 (read-only): which ops may fail?
 local dirty, risky, last, known = {}, {}, 0, {}
 local function st(k)
@@ -149,7 +159,7 @@ for i, op in ipairs(ops) do
       if dirty[k] then bad = true
       elseif not bad then
         local cur = s ~= 'none' and call('GET', k)
-        if incr_check(cur, op[3]) ~= true then bad = true else known[i] = cur end
+        if not proved_safe(cur, op[3]) then bad = true else known[i] = cur end
       end
       dirty[k] = true
     elseif name == 'hincr' then
@@ -158,7 +168,7 @@ for i, op in ipairs(ops) do
       if d == true or (d and d[f]) then bad = true
       elseif not bad then
         local cur = s ~= 'none' and call('HGET', k, f)
-        if incr_check(cur, op[4]) ~= true then bad = true else known[i] = cur end
+        if not proved_safe(cur, op[4]) then bad = true else known[i] = cur end
       end
       if d ~= true then d = d or {}; d[f] = true; dirty[k] = d end
     elseif name == 'hset' or name == 'hdel' then
