@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from memstack import ManualClock, Memory
-from memstack.errors import SessionLimitReached, SessionNotFound
+from memstack.errors import InvalidValue, SessionLimitReached, SessionNotFound
 from memstack.session import SessionStore
 from memstack.session.layout import SESSIONS_KEY, Layout
 
@@ -142,3 +142,11 @@ def test_default_cap_is_1000_in_process_only(mem: Memory, engine_kind: str) -> N
         s.create(f"s{i}")
     with pytest.raises(SessionLimitReached, match=r"^Maximum sessions \(1000\) reached$"):
         s.create("one-more")
+
+
+@pytest.mark.parametrize("hours", [-1, float("nan"), float("inf"), 1e307, 10**400, 10 * 366 * 24])
+def test_unusable_ttls_are_refused_and_nothing_is_created(mem: Memory, hours: float) -> None:
+    # 10**400 hours came from schemathesis: an int too large for a float used to crash with OverflowError.
+    with pytest.raises(InvalidValue, match="session TTL"):
+        mem.sessions.create("s1", ttl_hours=hours)
+    assert mem.sessions.list() == []

@@ -149,7 +149,7 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
-            InvalidValue: negative or non-finite TTL.
+            InvalidValue: a TTL that is negative, not finite or over ten years.
             SessionExists: the session is live.
             SessionLimitReached: ``max_sessions`` live sessions exist already.
         """

@@ -111,21 +111,28 @@ def check_amount(amount: object) -> int | float:
     return amount
 
 
+# Expire-at times are 64-bit milliseconds on every engine, and the Redis engine adds a 100-year bias
+# under a manual clock (engines/redis.py); ten years leaves room for both.
+MAX_TTL_SECONDS = 10 * 365 * 24 * 3600
+
+
 def ttl_ms(ttl_seconds: float | None) -> int | None:
     """The seed's TTL rounding: ``max(1, ceil(ttl * 1000))`` ms, or None for no TTL (0/None).
 
     Raises:
-        InvalidValue: a negative or non-finite TTL.
+        InvalidValue: a negative, non-finite or longer than :data:`MAX_TTL_SECONDS` TTL.
     """
     if ttl_seconds is None or ttl_seconds == 0:
         return None
+    # A range check, not math.isfinite: it also refuses NaN and ints too large for a float.
     if (
         isinstance(ttl_seconds, bool)
         or not isinstance(ttl_seconds, int | float)
-        or not math.isfinite(ttl_seconds)
-        or ttl_seconds < 0
+        or not 0 <= ttl_seconds <= MAX_TTL_SECONDS
     ):
-        raise InvalidValue(f"session TTL {ttl_seconds!r}: must be a finite number of seconds >= 0")
+        raise InvalidValue(
+            f"session TTL {ttl_seconds!r}: must be a number of seconds from 0 to {MAX_TTL_SECONDS} (10 years)"
+        )
     return max(1, math.ceil(ttl_seconds * 1000))
 
 
