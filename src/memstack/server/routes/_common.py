@@ -32,6 +32,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     400: _problem("Invalid input: the detail names the value and the rule."),
     401: _problem("A valid API key is required."),
     404: _problem("Not found (also for another tenant's ids)."),
+    408: _problem("A long-poll wait ended before the key was written."),
     409: _problem("Conflict: exists already, version moved, limit reached, not a number."),
     413: _problem("Request body too large."),
     422: _problem("The request does not match its schema."),
