@@ -19,7 +19,9 @@ messages were read: its cost follows the window, not the conversation.
 
 from __future__ import annotations
 
+import random
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -125,7 +127,11 @@ class ConversationStore:
         ids = [d["message_id"] for d in drafts]
         if len(set(ids)) != len(ids):
             raise AlreadyExists(f"message ids repeat within one extend call: {ids!r}")
-        for _ in range(_RETRIES):
+        for attempt in range(_RETRIES):
+            if attempt:
+                # Lost a race: back off a random, growing while, so contending writers stop
+                # retrying in lockstep (test_store.py::test_concurrent_appends_lose_nothing).
+                time.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))
             tail = self._tails.get(base)
             if tail is None:
                 with self.engine.batch() as read:
