@@ -173,8 +173,7 @@ def engine_floor(engine: Engine, texts: list[str]) -> Iterator[tuple[Op, Op]]:
         batch.set(key, texts[i])
         batch.sadd(keyset, key)
         batch.rpush(history, entry)
-        for dst in (key, keyset, history):
-            batch.copy_ttl(dst, meta)
+        batch.copy_ttl(meta, key, keyset, history)
         batch.execute()
 
     try:

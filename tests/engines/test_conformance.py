@@ -76,16 +76,16 @@ def test_batch_sees_its_own_ttl_and_existence_changes(engine: Engine, clock: Man
     clock.advance(0.2)  # logically expired, still stored until something touches it
     batch = engine.batch()
     batch.exists(gone)
-    batch.copy_ttl(a, gone)
+    batch.copy_ttl(gone, a)
     batch.set(a, "1", px=1000)
     batch.pttl(a)
-    batch.copy_ttl(b, a)  # b is missing
+    batch.copy_ttl(a, b)  # b is missing
     batch.set(b, "2")
-    batch.copy_ttl(b, a)
+    batch.copy_ttl(a, b)
     batch.pttl(b)
     batch.persist(a)
     batch.pttl(a)
-    batch.copy_ttl(b, a)  # a has no TTL left: b keeps its own
+    batch.copy_ttl(a, b)  # a has no TTL left: b keeps its own
     batch.pttl(b)
     batch.pexpire(a, 500)
     batch.set(a, "3", keepttl=True)
@@ -96,7 +96,7 @@ def test_batch_sees_its_own_ttl_and_existence_changes(engine: Engine, clock: Man
     batch.pttl(gone)
     batch.sadd(c, "m")
     batch.exists(c)
-    batch.copy_ttl(c, b)
+    batch.copy_ttl(b, c)
     batch.pttl(c)
     batch.delete(a, c)
     batch.exists(a)
@@ -108,8 +108,8 @@ def test_batch_sees_its_own_ttl_and_existence_changes(engine: Engine, clock: Man
     result = batch.execute()
     assert result.applied
     assert result.results == [
-        False, False, True, 1000, False, True, True, 1000, True, -1, False, 1000, True, True, 500,
-        True, -1, True, -1, 1, True, True, 1000, 2, False, -2, True, False, False, False,
+        False, 0, True, 1000, 0, True, 1, 1000, True, -1, 0, 1000, True, True, 500,
+        True, -1, True, -1, 1, True, 1, 1000, 2, False, -2, True, False, False, 0,
     ]  # fmt: skip
     assert engine.get(gone) == "new" and engine.pttl(gone) == -1
     assert engine.mget([a, b, c]) == [None, None, None]
@@ -150,18 +150,25 @@ def test_pexpire_works_on_every_type_and_writes_keep_it(engine: Engine, clock: M
 
 def test_copy_ttl(engine: Engine, clock: ManualClock) -> None:
     src, dst, plain, absent = k(engine, "src"), k(engine, "dst"), k(engine, "plain"), k(engine, "none")
+    other = k(engine, "other")
     engine.set(src, "s", px=2000)
     engine.rpush(dst, "x")
+    engine.hset(other, {"f": "v"})
     engine.set(plain, "p")
-    assert engine.copy_ttl(dst, src)
+    assert engine.copy_ttl(src, dst) == 1
     assert engine.pttl(dst) == 2000
-    assert not engine.copy_ttl(dst, plain)  # source without TTL: nothing changes
+    assert engine.copy_ttl(plain, dst) == 0  # source without TTL: nothing changes
     assert engine.pttl(dst) == 2000
-    assert not engine.copy_ttl(absent, src)
+    assert engine.copy_ttl(src, absent) == 0
     assert not engine.exists(absent)
-    assert not engine.copy_ttl(dst, absent)
-    clock.advance(2.0)
-    assert not engine.exists(dst)
+    assert engine.copy_ttl(absent, dst) == 0
+    clock.advance(0.5)
+    engine.pexpire(src, 3000)
+    assert engine.copy_ttl(src, dst, absent, other, plain) == 3  # every live destination
+    assert [engine.pttl(key) for key in (dst, other, plain, absent)] == [3000, 3000, 3000, -2]
+    assert engine.copy_ttl(src) == 0
+    clock.advance(3.0)
+    assert not engine.exists(dst) and not engine.exists(other) and not engine.exists(plain)
 
 
 # -- strings ---------------------------------------------------------------------------------
@@ -324,7 +331,7 @@ def test_long_values_survive_ttl_changes(engine: Engine, clock: ManualClock) -> 
     engine.set(b, long_b, px=5000)
     with engine.batch() as batch:
         batch.pexpire(a, 1000)
-        batch.copy_ttl(b, a)
+        batch.copy_ttl(a, b)
         batch.get(a)
     assert batch.result is not None and batch.result[2] == long_a
     assert engine.pttl(b) == 1000

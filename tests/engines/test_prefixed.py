@@ -31,7 +31,7 @@ def test_batches_and_guards_are_rewritten(engine: Engine) -> None:
         batch.require_missing("{s}:x")
         batch.set("{s}:x", "1")
         batch.rpush("{s}:l", "a")
-        batch.copy_ttl("{s}:l", "{s}:x")
+        batch.copy_ttl("{s}:x", "{s}:l")
     assert batch.result is not None and batch.result.applied
     assert engine.lrange("t:acme:{s}:l", 0, -1) == ["a"]
     assert view.mget(["{s}:x", "{s}:nope"]) == ["1", None]

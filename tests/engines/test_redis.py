@@ -71,24 +71,78 @@ def test_encode_lists_each_key_once_and_numbers_as_text() -> None:
     ops = [
         ("set", ("a", "1", None, False, False, False)),
         ("delete", ("b", "a", "c")),
-        ("copy_ttl", ("d", "e")),
+        ("copy_ttl", ("e", "d")),
         ("incr", ("n", 2**62)),
         ("hincr", ("h", "f", 0.1)),
         ("zadd", ("z", {"m": math.inf})),
         ("publish", ("chan", "msg")),
         ("mget", ()),
     ]
-    keys, payload = codec.encode(ops)
-    assert keys == ["a", "b", "c", "d", "e", "n", "h", "z"]
-    assert '"4611686018427387904"' in payload  # exact beyond 2**53: as text, never a JSON number
-    assert '"0.1"' in payload
-    assert '"inf"' in payload
+    keys, argv, plain = codec.encode(ops, ("7", "0", "1"))
+    assert not plain  # incr replies are converted to numbers
+    assert keys == ["a", "b", "c", "e", "d", "n", "h", "z"]
     assert "chan" not in keys
+    assert argv == [
+        "7", "0", "1",
+        "set", "2", "a", "1",  # a plain set: two arguments
+        "delete", "3", "b", "a", "c",
+        "copy_ttl", "2", "e", "d",
+        "incr", "2", "n", "4611686018427387904",  # exact beyond 2**53: decimal text
+        "hincr", "3", "h", "f", "0.1",
+        "zadd", "3", "z", "inf", "m",  # ZADD's order: score, member
+        "publish", "2", "chan", "msg",
+        "mget", "0",
+    ]  # fmt: skip
+
+
+def test_encode_spells_out_options_and_absent_values() -> None:
+    ops = [
+        ("set", ("a", "v", 1500, True, False, False)),
+        ("set", ("a", "v", None, False, True, True)),
+        ("require_equal", ("a", None)),
+        ("require_equal", ("a", "v")),
+        ("hset", ("h", {"f": "1", "g": "2"})),
+        ("zrange", ("z", 0, -1, True)),
+        ("zrangebyscore", ("z", 1.0, 2.5, False, -2, None)),
+        ("zrangebyscore", ("z", 1.0, 2.5, True, 3, 4)),
+        ("pexpire", ("a", 10)),
+    ]
+    _, argv, plain = codec.encode(ops, ())
+    assert not plain
+    assert argv == [
+        "set", "4", "a", "v", "n", "1500",
+        "set", "4", "a", "v", "xk", "",
+        "require_equal", "1", "a",  # no value: the key must be missing
+        "require_equal", "2", "a", "v",
+        "hset", "5", "h", "f", "1", "g", "2",
+        "zrange", "4", "z", "0", "-1", "1",
+        "zrangebyscore", "6", "z", "1.0", "2.5", "", "0", "-1",  # a negative offset slices later
+        "zrangebyscore", "6", "z", "1.0", "2.5", "1", "3", "4",
+        "pexpire", "2", "a", "10",
+    ]  # fmt: skip
+
+
+def test_plain_batches_skip_result_conversion() -> None:
+    ops = [("require_exists", ("m",)), ("set", ("a", "1", None, False, False, False)), ("rpush", ("l", "x"))]
+    _, _, plain = codec.encode(ops, ())
+    assert plain
+    assert codec.decode(ops, "[true,[true,true,3]]", plain).results == [True, True, 3]
+    assert codec.decode(ops, "[false,[false]]", plain) == codec.decode(ops, "[false,[false]]")
+    _, _, plain = codec.encode([*ops, ("hgetall", ("h",))], ())
+    assert not plain
+
+
+def test_pack_writes_resp_with_utf8_lengths() -> None:
+    assert codec.pack(["SET", "k", "é€", "k"]) == (
+        b"*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\n\xc3\xa9\xe2\x82\xac\r\n$1\r\nk\r\n"
+    )
+    assert codec.pack(["", "x" * 100]) == b"*2\r\n$0\r\n\r\n$100\r\n" + b"x" * 100 + b"\r\n"
+    assert codec.pack(["é€"]) == b"*1\r\n$5\r\n\xc3\xa9\xe2\x82\xac\r\n"  # from the memo this time
 
 
 def test_encode_refuses_nan_scores() -> None:
     with pytest.raises(ValueError, match="NaN"):
-        codec.encode([("zadd", ("z", {"m": math.nan}))])
+        codec.encode([("zadd", ("z", {"m": math.nan}))], ())
 
 
 def test_decode_converts_to_the_memory_engine_types() -> None:
@@ -223,11 +277,21 @@ def test_logical_expiry_follows_the_manual_clock(rengine: Engine, clock: ManualC
 def test_system_clock_sets_real_expiry(urls: tuple[str, str]) -> None:
     with open_engine(urls[0], clock=SystemClock()) as engine:
         engine.flush()
+        before = engine.now_ms()
         engine.set("k", "v", px=60_000)
+        after = engine.now_ms()
         raw = raw_client(engine)
-        assert 0 < raw.pttl("k") <= 60_000
+        # Redis keeps a key alive at now == at, the seam does not: physical = logical - 1 ms.
+        assert before + 60_000 - 1 <= raw.pexpiretime("k") <= after + 60_000 - 1
         assert 0 < engine.pttl("k") <= 60_000
+        engine.set("gone", "v", px=1)
+        assert engine.pexpire("k", 1)
         raw.close()
+    time.sleep(0.01)  # the system clock is the subject here: Redis itself expires both keys
+    with open_engine(urls[0], clock=SystemClock()) as engine:
+        assert engine.get("gone") is None
+        assert not engine.exists("k")
+        assert engine.pttl("k") == -2
 
 
 def test_scan_escapes_glob_characters(rengine: Engine) -> None:
@@ -281,6 +345,7 @@ class CountingProxy:
         self.commands = 0
         self._lock = threading.Lock()
         self._server = socket.create_server(("127.0.0.1", 0))
+        self._relayed: list[socket.socket] = []  # closed by close(), not left to the collector
         self.port = self._server.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -289,6 +354,7 @@ class CountingProxy:
             while True:
                 client, _ = self._server.accept()
                 upstream = socket.create_connection(("127.0.0.1", self.target))
+                self._relayed += (client, upstream)
                 threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
                 threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
 
@@ -314,6 +380,8 @@ class CountingProxy:
 
     def close(self) -> None:
         self._server.close()
+        for sock in self._relayed:
+            sock.close()
 
 
 def _command_end(buffer: bytes) -> int | None:

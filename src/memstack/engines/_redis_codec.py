@@ -1,6 +1,7 @@
 """Pure encoding of seam batches for the Redis script, and decoding of its replies.
 
-No I/O here: :func:`encode` turns ops into ``(keys, payload)`` for ``EVALSHA``; :func:`decode`
+No I/O here: :func:`encode` turns ops into ``(keys, argv)`` for ``EVALSHA`` and :func:`pack`
+into the bytes of one request; :func:`decode`
 turns the script's JSON reply back into the Python values the memory engine returns;
 :func:`script_error` maps the script's error replies to memstack errors.
 """
@@ -15,13 +16,12 @@ from typing import Any, Final
 from ..errors import EngineError, InvalidValue, NotANumber
 from .base import BatchResult, Op, WrongType
 
-__all__ = ["decode", "encode", "glob_escape", "number_text", "script_error"]
+__all__ = ["decode", "encode", "glob_escape", "number_text", "pack", "script_error"]
 
-# Ops whose every argument is a key, whose first two are, and which touch no key.
-_ALL_KEYS: Final = frozenset({"delete", "mget"})
+# Ops whose every argument is a key, and which touch no key.
+_ALL_KEYS: Final = frozenset({"delete", "mget", "copy_ttl"})
 _NO_KEYS: Final = frozenset({"publish"})
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 _loads = json.loads
 
 
@@ -36,58 +36,137 @@ def _score(value: float, key: str) -> str:
     return repr(value)
 
 
-def _enc_incr(args: tuple[Any, ...]) -> list[Any]:
+def _text(value: Any) -> str:
+    # Ints (indices, counts, milliseconds) travel as decimal text, like everything else.
+    return value if type(value) is str else str(value)
+
+
+def _enc_incr(args: tuple[Any, ...]) -> list[str]:
     return [args[0], number_text(args[1])]
 
 
-def _enc_hincr(args: tuple[Any, ...]) -> list[Any]:
+def _enc_hincr(args: tuple[Any, ...]) -> list[str]:
     return [args[0], args[1], number_text(args[2])]
 
 
-def _enc_zadd(args: tuple[Any, ...]) -> list[Any]:
+def _enc_set(args: tuple[Any, ...]) -> list[str]:
+    key, value, px, nx, xx, keepttl = args
+    if px is None and not nx and not xx and not keepttl:
+        return [key, value]  # the common case: two arguments mean a plain SET
+    flags = ("n" if nx else "") + ("x" if xx else "") + ("k" if keepttl else "")
+    return [key, value, flags or "-", "" if px is None else str(px)]
+
+
+def _enc_require_equal(args: tuple[Any, ...]) -> list[str]:
+    key, value = args
+    return [key] if value is None else [key, value]  # no value argument: "must be missing"
+
+
+def _enc_hset(args: tuple[Any, ...]) -> list[str]:
     key, mapping = args
-    return [key, {m: _score(s, key) for m, s in mapping.items()}]
+    out = [key]
+    for item in mapping.items():
+        out += item
+    return out
 
 
-def _enc_zrangebyscore(args: tuple[Any, ...]) -> list[Any]:
+def _enc_zadd(args: tuple[Any, ...]) -> list[str]:
+    key, mapping = args
+    out = [key]
+    for member, score in mapping.items():
+        out += (_score(score, key), member)  # ZADD's order: score, member
+    return out
+
+
+def _enc_ints(args: tuple[Any, ...]) -> list[str]:
+    return [_text(a) for a in args]
+
+
+def _enc_zrange(args: tuple[Any, ...]) -> list[str]:
+    key, start, stop, desc = args
+    return [key, str(start), str(stop), "1" if desc else ""]
+
+
+def _enc_zrangebyscore(args: tuple[Any, ...]) -> list[str]:
     key, low, high, desc, offset, count = args
     if offset < 0:  # Python slicing semantics: fetch all, slice on the way back
         offset, count = 0, None
-    return [key, _score(low, key), _score(high, key), desc, offset, count]
+    count = -1 if count is None else count
+    return [key, _score(low, key), _score(high, key), "1" if desc else "", str(offset), str(count)]
 
 
-_ENCODERS: Final[dict[str, Callable[[tuple[Any, ...]], list[Any]]]] = {
+_ENCODERS: Final[dict[str, Callable[[tuple[Any, ...]], list[str]]]] = {
+    "set": _enc_set,
     "incr": _enc_incr,
     "hincr": _enc_hincr,
+    "require_equal": _enc_require_equal,
+    "hset": _enc_hset,
     "zadd": _enc_zadd,
+    "pexpire": _enc_ints,
+    "lrange": _enc_ints,
+    "lindex": _enc_ints,
+    "ltrim": _enc_ints,
+    "zrange": _enc_zrange,
     "zrangebyscore": _enc_zrangebyscore,
 }
 
 
-def encode(ops: Sequence[Op]) -> tuple[list[str], str]:
-    """The keys ``ops`` touch (each once, in order) and the JSON payload of the script.
+def encode(ops: Sequence[Op], head: Sequence[str]) -> tuple[list[str], list[str], bool]:
+    """The keys ``ops`` touch (each once, in order), the script's ``ARGV`` (``head``, then each
+    op flat as name, argument count, arguments, all ``str``) and whether every result comes back
+    as the script returns it (no op whose reply :func:`decode` converts).
 
     Raises:
         InvalidValue: a NaN score (Redis has no NaN scores).
     """
     keys: dict[str, None] = {}
-    payload: list[list[Any]] = []
+    argv = list(head)
+    plain = True
     for name, args in ops:
         encoder = _ENCODERS.get(name)
-        if encoder is None:
-            payload.append([name, *args])
-        else:
-            payload.append([name, *encoder(args)])
+        fields = args if encoder is None else encoder(args)
+        argv.append(name)
+        argv.append(str(len(fields)))
+        argv += fields
+        if plain and name in _CONVERTED:
+            plain = False
         if name in _NO_KEYS:
             continue
         if name in _ALL_KEYS:
             keys.update(dict.fromkeys(args))
-        elif name == "copy_ttl":
-            keys[args[0]] = None
-            keys[args[1]] = None
         else:
             keys[args[0]] = None
-    return list(keys), _dumps(payload)
+    return list(keys), argv, plain
+
+
+_FRAGMENTS: dict[str, str] = {}
+"""RESP bulk headers+bodies of short arguments seen before (op names, counts, keys of hot sessions)."""
+_FRAGMENT_MAX_LEN: Final = 64
+_FRAGMENTS_MAX: Final = 4096
+
+
+def pack(command: Sequence[str]) -> bytes:
+    """``command`` as one RESP request (an array of bulk strings), UTF-8 encoded.
+
+    One join and one encode for the whole request, and the bulk strings of short arguments
+    are remembered: packing argument by argument was most of a small batch's client-side cost
+    (``bench/session_ops.py``).
+    """
+    parts = [f"*{len(command)}\r\n"]
+    known = _FRAGMENTS.get
+    for arg in command:
+        fragment = known(arg)
+        if fragment is None:
+            if type(arg) is not str:
+                arg = str(arg)
+            size = len(arg) if arg.isascii() else len(arg.encode())
+            fragment = f"${size}\r\n{arg}\r\n"
+            if size <= _FRAGMENT_MAX_LEN:
+                if len(_FRAGMENTS) >= _FRAGMENTS_MAX:
+                    _FRAGMENTS.clear()  # a bounded memo: hot arguments come back at once
+                _FRAGMENTS[arg] = fragment
+        parts.append(fragment)
+    return "".join(parts).encode()
 
 
 def _number(text: str) -> int | float:
@@ -129,11 +208,17 @@ _DECODERS: Final[dict[str, Callable[[Any], Any]]] = {
 }
 
 
-def decode(ops: Sequence[Op], reply: str) -> BatchResult:
-    """The :class:`BatchResult` of the script's JSON ``reply`` to ``ops``."""
+_CONVERTED: Final = frozenset({*_DECODERS, "zrangebyscore"})
+
+
+def decode(ops: Sequence[Op], reply: str, plain: bool = False) -> BatchResult:
+    """The :class:`BatchResult` of the script's JSON ``reply`` to ``ops``; ``plain`` (from
+    :func:`encode`) says no result needs converting."""
     applied, raw = _loads(reply)
     if not isinstance(raw, list):
         raw = []
+    if plain:
+        return BatchResult(bool(applied), raw)
     results: list[Any] = []
     for (name, args), value in zip(ops, raw, strict=False):
         if name == "zrangebyscore":

@@ -71,16 +71,19 @@ def op_pttl(tx: Tx, key: str) -> int:
     return -1 if row[2] is None else int(row[2]) - tx.now
 
 
-def op_copy_ttl(tx: Tx, dst: str, src: str) -> bool:
+def op_copy_ttl(tx: Tx, src: str, *dsts: str) -> int:
     source = tx.meta(src)
     if source is None or source[2] is None:
-        return False
-    target = tx.meta(dst)
-    if target is None:
-        return False
-    if target[2] != source[2]:
-        tx.stage(dst, (target[0], target[1], source[2], target[3], target[4]))
-    return True
+        return 0
+    copied = 0
+    for dst in dsts:
+        target = tx.meta(dst)
+        if target is None:
+            continue
+        if target[2] != source[2]:
+            tx.stage(dst, (target[0], target[1], source[2], target[3], target[4]))
+        copied += 1
+    return copied
 
 
 # -- strings ---------------------------------------------------------------------------------

@@ -147,9 +147,10 @@ class Commands(abc.ABC):
         """Remaining milliseconds; -1 for no TTL, -2 for a missing key (as Redis)."""
         return cast(int, self._op("pttl", key))
 
-    def copy_ttl(self, dst: str, src: str) -> bool:
-        """Give live ``dst`` the expire-at of ``src`` when ``src`` has a TTL; True if applied."""
-        return cast(bool, self._op("copy_ttl", dst, src))
+    def copy_ttl(self, src: str, *dsts: str) -> int:
+        """Give every live key of ``dsts`` the expire-at of ``src`` when ``src`` has a TTL;
+        returns how many got it (0 when ``src`` is missing or has no TTL)."""
+        return cast(int, self._op("copy_ttl", src, *dsts))
 
     # -- strings -----------------------------------------------------------------------------
     def get(self, key: str) -> str | None:

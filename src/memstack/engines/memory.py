@@ -260,12 +260,17 @@ class MemoryEngine(Engine):
             return -2
         return -1 if entry.expire is None else entry.expire - now
 
-    def _op_copy_ttl(self, now: int, undo: list[Undo], dst: str, src: str) -> bool:
-        source, target = self._live(src, now), self._live(dst, now)
-        if source is None or target is None or source.expire is None:
-            return False
-        self._set_expire(dst, target, source.expire, undo)
-        return True
+    def _op_copy_ttl(self, now: int, undo: list[Undo], src: str, *dsts: str) -> int:
+        source = self._live(src, now)
+        if source is None or source.expire is None:
+            return 0
+        copied = 0
+        for dst in dsts:
+            target = self._live(dst, now)
+            if target is not None:
+                self._set_expire(dst, target, source.expire, undo)
+                copied += 1
+        return copied
 
     # -- strings -----------------------------------------------------------------------------
     def _op_get(self, now: int, undo: list[Undo], key: str) -> str | None:

@@ -20,7 +20,7 @@ __all__ = ["TENANT_RULE", "PrefixedEngine", "tenant_engine"]
 # Which positional arguments of each op are keys (or a channel): variation as data.
 _ALL: Final = "all"
 _KEY_ARGS: Final[dict[str, tuple[int, ...] | str]] = {name: (0,) for name in OPS}
-_KEY_ARGS.update({"exists": _ALL, "delete": _ALL, "mget": _ALL, "copy_ttl": (0, 1), "publish": (0,)})
+_KEY_ARGS.update({"exists": _ALL, "delete": _ALL, "mget": _ALL, "copy_ttl": _ALL, "publish": (0,)})
 
 TENANT_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

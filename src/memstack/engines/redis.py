@@ -3,9 +3,11 @@
 
 Every :meth:`RedisEngine.execute` is one ``EVALSHA`` of the script in :mod:`._redis_lua`: one
 round trip, atomic, interpreted on the server with the semantics of the memory engine. Time
-comes from the engine clock: a key's physical expire-time is its logical one plus a bias (0 on
-the system clock, so Redis reclaims memory itself; 100 years on any other clock, so a manual
-clock alone decides when keys die).
+comes from the engine clock: a key's physical expire-time is its logical one plus a bias. On the
+system clock the bias is -1 ms and Redis expires keys itself (it drops a key when ``now > at``,
+the seam when ``now >= at``, hence the millisecond); on any other clock it is 100 years, and the
+script purges keys the engine clock says are dead before it touches them, so a manual clock alone
+decides when keys die.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import contextlib
 import hashlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis as redis_py
@@ -35,14 +37,17 @@ from ..clock import Clock, SystemClock
 from ..errors import CrossSlot, EngineClosed, EngineUnavailable, InvalidUrl, MemstackError
 from . import _redis_codec as codec
 from ._dispatch import Dispatcher
+from ._redis_conns import Connections
 from ._redis_lua import SCRIPT
 from ._redis_pubsub import Listener
 from .base import BatchResult, Engine, Op, Subscription
 
-__all__ = ["MANUAL_CLOCK_BIAS_MS", "RedisEngine"]
+__all__ = ["MANUAL_CLOCK_BIAS_MS", "SYSTEM_CLOCK_BIAS_MS", "RedisEngine"]
 
 MANUAL_CLOCK_BIAS_MS: Final = 100 * 36525 * 86_400_000 // 100
 """Added to physical expire-times under a non-system clock (100 years, in ms)."""
+SYSTEM_CLOCK_BIAS_MS: Final = -1
+"""Added to physical expire-times under the system clock: Redis keeps a key alive at ``now == at``."""
 
 _SHA: Final = hashlib.sha1(SCRIPT.encode()).hexdigest()
 _SCAN_COUNT: Final = 1000
@@ -93,7 +98,10 @@ class RedisEngine(Engine):
             )
         self.clustered = scheme.endswith("+cluster")
         self.name = "redis-cluster" if self.clustered else "redis"
-        self._bias = 0 if isinstance(self.clock, SystemClock) else MANUAL_CLOCK_BIAS_MS
+        system = isinstance(self.clock, SystemClock)
+        self._bias = SYSTEM_CLOCK_BIAS_MS if system else MANUAL_CLOCK_BIAS_MS
+        # Under the system clock Redis' own expiry is the engine's: no per-key probe is needed.
+        self._head_tail = (str(self._bias), "" if system else "1")
         self._options: dict[str, Any] = {
             "decode_responses": True,
             "socket_timeout": socket_timeout,
@@ -110,7 +118,10 @@ class RedisEngine(Engine):
         self._listener = Listener(self._pubsub_client, self._dispatch, self._wait, url)
         self._node_turn = 0
         self._client: Any = None
+        self._conns: Connections | None = None
         self._client = self._connect()
+        if not self.clustered:
+            self._conns = Connections(self._client.connection_pool, max_connections)
         try:
             self._guard(lambda: self._client.script_load(SCRIPT))
         except BaseException:
@@ -190,16 +201,41 @@ class RedisEngine(Engine):
             raise EngineClosed(f"{self.url}: engine is closed")
         if not ops:
             return BatchResult(True, [])
-        keys, payload = codec.encode(ops)
+        keys, argv, plain = codec.encode(ops, (str(self.now_ms()), *self._head_tail))
         if self.clustered:
             self._check_slots(keys)
-        argv = (self.now_ms(), self._bias, payload)
-        return codec.decode(ops, self._guard(lambda: self._run(keys, argv, ops)))
+            reply = self._guard(lambda: self._run_cluster(keys, argv, ops))
+        else:
+            reply = self._guard(lambda: self._run(keys, argv))
+        return codec.decode(ops, reply, plain)
 
-    def _run(self, keys: list[str], argv: tuple[int, int, str], ops: Sequence[Op]) -> str:
-        client = self._cluster() if self.clustered else self._client
+    def _run(self, keys: list[str], argv: list[str]) -> str:
+        """One request, packed here, on a connection of :mod:`._redis_conns`: redis-py's
+        per-argument packing and per-checkout pool checks cost a small batch more than the rest
+        of its client side (bench/session_ops.py)."""
+        conns = cast(Connections, self._conns)  # set for every standalone engine
+        conn = conns.take()
+        try:
+            try:
+                conn.send_packed_command([codec.pack(["EVALSHA", _SHA, str(len(keys)), *keys, *argv])])
+                reply: str = conn.read_response()
+            except NoScriptError:  # a restarted or flushed server: EVAL caches the script again
+                conn.send_packed_command([codec.pack(["EVAL", SCRIPT, str(len(keys)), *keys, *argv])])
+                reply = conn.read_response()
+        except ResponseError:
+            conns.give(conn)  # a complete reply: the connection is clean
+            raise
+        except BaseException:
+            conn.disconnect()  # a request may be half-sent or a reply half-read
+            conns.give(conn)
+            raise
+        conns.give(conn)
+        return reply
+
+    def _run_cluster(self, keys: list[str], argv: list[str], ops: Sequence[Op]) -> str:
+        client = self._cluster()
         extra: dict[str, Any] = {}
-        if self.clustered and not keys:
+        if not keys:
             # A publish-only batch: the node of the first channel's slot, so that messages of one
             # channel always leave from one node and arrive in order (PUBLISH is broadcast).
             channels = [args[0] for name, args in ops if name == "publish"]
@@ -292,6 +328,8 @@ class RedisEngine(Engine):
         self._dispatch.close()
         with self._lock:
             client, self._client = self._client, None
+        if self._conns is not None:
+            self._conns.close()
         if client is not None:
             _close_client(client)
 

@@ -15,7 +15,6 @@ shares a slot and one batch covers them; ``__sessions__`` lives in another slot.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 __all__ = ["PREFIX", "SESSIONS_KEY", "Layout"]
@@ -24,35 +23,38 @@ PREFIX: Final = "rr:memory:"
 SESSIONS_KEY: Final = PREFIX + "__sessions__"
 
 
-@dataclass(frozen=True, slots=True)
 class Layout:
-    """The keys of one session; ``scope`` is the session id as the engine tags it."""
+    """The keys of one session; ``scope`` is the session id as the engine tags it.
 
-    scope: str
+    The structural key names are computed once: a store keeps one layout per hot session.
+    """
+
+    __slots__ = ("_prefix", "generation", "history", "keys", "meta", "scope")
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+        self._prefix = f"{PREFIX}{scope}:"
+        self.keys = self._prefix + "__keys__"
+        """The set of the session's keys."""
+        self.history = self._prefix + "__history__"
+        """The list of JSON history entries."""
+        self.meta = self._prefix + "__meta__"
+        """The hash whose existence is the session's liveness (it carries the TTL)."""
+        self.generation = self._prefix + "#summary"
+        """The summarisation generation (guards concurrent summarisers)."""
+
+    def __repr__(self) -> str:
+        return f"Layout({self.scope!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Layout) and other.scope == self.scope
+
+    def __hash__(self) -> int:
+        return hash(self.scope)
 
     def data(self, key: str) -> str:
         """The string key holding ``key``'s JSON value."""
-        return f"{PREFIX}{self.scope}:{key}"
-
-    @property
-    def keys(self) -> str:
-        """The set of the session's keys."""
-        return f"{PREFIX}{self.scope}:__keys__"
-
-    @property
-    def history(self) -> str:
-        """The list of JSON history entries."""
-        return f"{PREFIX}{self.scope}:__history__"
-
-    @property
-    def meta(self) -> str:
-        """The hash whose existence is the session's liveness (it carries the TTL)."""
-        return f"{PREFIX}{self.scope}:__meta__"
-
-    @property
-    def generation(self) -> str:
-        """The summarisation generation (guards concurrent summarisers)."""
-        return f"{PREFIX}{self.scope}:#summary"
+        return self._prefix + key
 
     def structural(self) -> tuple[str, str, str, str]:
         """Every non-data key of the session."""

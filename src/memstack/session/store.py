@@ -32,6 +32,7 @@ from .validate import (
     decode_value,
     encode_entry,
     encode_value,
+    put_entry,
     ttl_ms,
 )
 
@@ -43,6 +44,8 @@ DEFAULT_MEMORY_SESSION_CAP: Final = 1000
 """Live sessions the in-process (``memory``) engine holds by default (the seed's cap)."""
 
 _MISSING: Final = object()
+_LAYOUTS_KEPT: Final = 1024
+"""Layouts of recently used sessions kept (validated id -> key names), then forgotten at once."""
 _PUSHED: Final = 3
 """Index of the history ``rpush`` (its result is the new history length) in put/increment batches."""
 
@@ -92,10 +95,17 @@ class SessionStore:
         self.session_ttl_hours = float(session_ttl_hours)
         self.max_sessions = max_sessions
         self.max_value_bytes = max_value_bytes
+        self._layouts: dict[str, Layout] = {}  # only ids that passed check_session_id
 
     # -- helpers -----------------------------------------------------------------------------
     def _layout(self, session_id: str) -> Layout:
-        return Layout(self.engine.tag(check_session_id(session_id)))
+        lay = self._layouts.get(session_id) if type(session_id) is str else None
+        if lay is None:
+            lay = Layout(self.engine.tag(check_session_id(session_id)))
+            if len(self._layouts) >= _LAYOUTS_KEPT:
+                self._layouts.clear()
+            self._layouts[session_id] = lay
+        return lay
 
     def _now(self) -> float:
         return self.engine.clock.now()
@@ -106,8 +116,7 @@ class SessionStore:
     @staticmethod
     def _align(batch: Batch, lay: Layout, *keys: str) -> None:
         # A key created in a session with a TTL expires exactly with its meta.
-        for key in keys:
-            batch.copy_ttl(key, lay.meta)
+        batch.copy_ttl(lay.meta, *keys)
 
     def _absent(self, session_id: str) -> SessionNotFound:
         """Forget a session whose meta is gone (expired or deleted) and build the error."""
@@ -264,7 +273,7 @@ class SessionStore:
         batch.require_exists(lay.meta)
         batch.set(lay.data(key), raw)
         batch.sadd(lay.keys, key)
-        self._log(batch, lay, {"op": "put", "key": key, "timestamp": self._now()})
+        batch.rpush(lay.history, put_entry(key, self._now()))
         self._align(batch, lay, lay.data(key), lay.keys, lay.history)
         result = batch.execute()
         if not result.applied:

@@ -23,6 +23,7 @@ __all__ = [
     "decode_value",
     "encode_entry",
     "encode_value",
+    "put_entry",
     "ttl_ms",
 ]
 
@@ -95,6 +96,15 @@ def encode_entry(entry: dict[str, Any]) -> str:
     return _ENCODER.encode(entry)
 
 
+def put_entry(key: str, timestamp: float) -> str:
+    """``encode_entry({"op": "put", "key": key, "timestamp": timestamp})`` for a key that passed
+    :func:`check_key` (its characters need no JSON escaping), written without the encoder: it is
+    the JSON the tier writes most (``bench/session_ops.py``)."""
+    if type(timestamp) is float and math.isfinite(timestamp):
+        return f'{{"op":"put","key":"{key}","timestamp":{timestamp!r}}}'
+    return encode_entry({"op": "put", "key": key, "timestamp": timestamp})
+
+
 def decode_value(raw: str) -> Any:
     """The value stored as JSON text ``raw`` (a fresh object every call)."""
     return json.loads(raw)
@@ -141,11 +151,13 @@ def _has_non_str_keys(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, dict):
-            if any(not isinstance(k, str) for k in item):
-                return True
-            stack.extend(item.values())
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    return True
+                if isinstance(inner, dict | list | tuple):
+                    stack.append(inner)
         elif isinstance(item, list | tuple):
-            stack.extend(item)
+            stack.extend(inner for inner in item if isinstance(inner, dict | list | tuple))
     return False
 
 
