@@ -24,6 +24,7 @@ from __future__ import annotations
 __all__ = ["SCRIPT"]
 
 SCRIPT = r"""
+local byte, sub = string.byte, string.sub
 local now = tonumber(ARGV[1])
 local bias = tonumber(ARGV[2])
 local call = redis.call
@@ -64,10 +65,6 @@ end
 local function is_write(name)
   if is_creator(name) or is_shrinker(name) then return true end
   return name == 'delete' or name == 'pexpire' or name == 'persist' or name == 'copy_ttl' or name == 'set'
-end
--- hset, zadd and sadd without members write nothing (and create nothing).
-local function empty_write(name, c)
-  return c < 2 and (name == 'hset' or name == 'zadd' or name == 'sadd')
 end
 -- The flags of a set: nx, xx, keepttl, px (nil: none). A plain set has two arguments.
 local function setflags(a, c)
@@ -190,14 +187,9 @@ local function incr_helpers()
   end
 end
 
--- Pass 1 (read-only): which ops may fail?
+-- Pass 1 (read-only): which ops may fail? Written inline, without helper calls: it runs for every
+-- op of every batch, and a Lua call cost as much as the work it did (bench/session_ops.py).
 local dirty, risky, last, known = {}, {}, 0, {}
-local function st(k)
-  local s = state[k]
-  if s == nil then s = ktype(k); state[k] = s end
-  return s
-end
-
 local i, p = 0, 4
 while p <= top do
   i = i + 1
@@ -205,53 +197,63 @@ while p <= top do
   local a = p + 2
   p = a + c
   local k = ARGV[a]
-  local fam = famof(name)
+  local b = byte(name, 1)
+  local fam  -- the type a typed command needs (as famof), nil for hset/zadd/sadd without members
+  if b == 104 then fam = 'hash'
+  elseif b == 122 then fam = 'zset'
+  elseif b == 108 or name == 'rpush' or name == 'rpop' then fam = 'list'
+  elseif b == 115 then if name ~= 'set' then fam = 'set' end
+  elseif name == 'get' or name == 'incr' then fam = 'string' end
+  if fam and c < 2 and (name == 'hset' or name == 'zadd' or name == 'sadd') then fam = nil end
   local bad = false
-  if empty_write(name, c) then
-    fam = nil
-  elseif fam then
-    local s = st(k)
-    if s ~= 'none' and s ~= fam and s ~= 'maybe:' .. fam then bad = true end
-    if bad then dirty[k] = true end  -- its content is unknown from here on
-    if (name == 'incr' or name == 'hincr') and not do_incr then incr_helpers() end
-    if name == 'incr' then
-      if dirty[k] then bad = true
-      elseif not bad then
-        local cur = s ~= 'none' and call('GET', k)
-        if not proved_safe(cur, ARGV[a + 1]) then bad = true else known[i] = cur end
+  if fam then
+    local s = state[k]
+    if s == nil then s = call('TYPE', k)['ok']; state[k] = s end
+    if s ~= 'none' and s ~= fam and s ~= 'maybe:' .. fam then bad = true; dirty[k] = true end
+    if name == 'incr' or name == 'hincr' then
+      if not do_incr then incr_helpers() end
+      if name == 'incr' then
+        if dirty[k] then bad = true
+        elseif not bad then
+          local cur = s ~= 'none' and call('GET', k)
+          if not proved_safe(cur, ARGV[a + 1]) then bad = true else known[i] = cur end
+        end
+        dirty[k] = true
+      else
+        local f = ARGV[a + 1]
+        local d = dirty[k]
+        if d == true or (d and d[f]) then bad = true
+        elseif not bad then
+          local cur = s ~= 'none' and call('HGET', k, f)
+          if not proved_safe(cur, ARGV[a + 2]) then bad = true else known[i] = cur end
+        end
+        if d ~= true then d = d or {}; d[f] = true; dirty[k] = d end
       end
-      dirty[k] = true
-    elseif name == 'hincr' then
-      local f = ARGV[a + 1]
-      local d = dirty[k]
-      if d == true or (d and d[f]) then bad = true
-      elseif not bad then
-        local cur = s ~= 'none' and call('HGET', k, f)
-        if not proved_safe(cur, ARGV[a + 2]) then bad = true else known[i] = cur end
-      end
-      if d ~= true then d = d or {}; d[f] = true; dirty[k] = d end
     elseif name == 'hset' or name == 'hdel' then
       local d = dirty[k]
       if d ~= true then
         d = d or {}
-        local step = name == 'hset' and 2 or 1
-        for j = a + 1, a + c - 1, step do d[ARGV[j]] = true end
+        for j = a + 1, a + c - 1, name == 'hset' and 2 or 1 do d[ARGV[j]] = true end
         dirty[k] = d
       end
     end
-    local creates = name == 'incr' or name == 'hincr'
-    if is_creator(name) then creates = creates or c >= 2 end
-    if creates then state[k] = fam
+    if name == 'incr' or name == 'hincr' or c >= 2 and (name == 'hset' or name == 'sadd'
+        or name == 'rpush' or name == 'lpush' or name == 'zadd') then
+      state[k] = fam  -- created
     elseif bad then state[k] = 'maybe:' .. fam
-    elseif is_shrinker(name) and s ~= 'none' then state[k] = 'maybe:' .. fam end
+    elseif s ~= 'none' and (name == 'hdel' or name == 'srem' or name == 'ltrim' or name == 'lpop'
+        or name == 'rpop' or name == 'zrem') then
+      state[k] = 'maybe:' .. fam  -- may empty (delete) its key
+    end
   elseif name == 'set' then
-    local nx, xx = setflags(a, c)
+    local nx, xx = false, false
+    if c ~= 2 then nx, xx = setflags(a, c) end
     if not nx and not xx then
       state[k] = 'string'
     else
-      local s = st(k)
-      if s ~= 'none' and s ~= 'string' and string.sub(s, 1, 6) == 'maybe:' then
-        state[k] = '?'
+      local s = state[k]
+      if s == nil then s = call('TYPE', k)['ok']; state[k] = s end
+      if s ~= 'none' and s ~= 'string' and sub(s, 1, 6) == 'maybe:' then state[k] = '?'
       elseif nx then if s == 'none' then state[k] = 'string' end
       elseif s ~= 'none' then state[k] = 'string' end
     end
@@ -285,6 +287,7 @@ end
 
 -- cmd over ARGV[from..to], at most per arguments a call (Lua's unpack has a limit).
 local function chunked(cmd, k, from, to, per)
+  if k and from <= to and to - from < per then return call(cmd, k, unpack(ARGV, from, to)) end
   local total = 0
   while from <= to do
     local j = math.min(from + per - 1, to)
@@ -310,8 +313,8 @@ while p <= top do
     elseif name == 'copy_ttl' then for j = a + 1, a + c - 1 do save(ARGV[j]) end
     else save(k) end
   end
-  if empty_write(name, c) then
-    name = 'noop'
+  if c < 2 and (name == 'hset' or name == 'zadd' or name == 'sadd') then
+    name = 'noop'  -- no members: writes nothing
   elseif risky[i] and famof(name) then
     local t = ktype(k)
     if t ~= 'none' and t ~= famof(name) then
@@ -321,6 +324,39 @@ while p <= top do
   local r
   if name == 'exists' or name == 'require_exists' then
     r = call('EXISTS', k) == 1
+  elseif name == 'set' and c == 2 then
+    call('SET', k, ARGV[a + 1]); r = true
+  elseif name == 'set' then
+    local nx, xx, keep, px = setflags(a, c)
+    local ex = (nx or xx) and call('EXISTS', k) == 1
+    if (nx and ex) or (xx and not ex) then r = false
+    else
+      if px then
+        if px <= 0 then call('DEL', k) else call('SET', k, ARGV[a + 1], 'PXAT', now + px + bias) end
+      elseif keep then call('SET', k, ARGV[a + 1], 'KEEPTTL')
+      else call('SET', k, ARGV[a + 1]) end
+      r = true
+    end
+  elseif name == 'sadd' then r = chunked('SADD', k, a + 1, a + c - 1, 4000)
+  elseif name == 'rpush' or name == 'lpush' then
+    if c < 2 then r = call('LLEN', k) else
+      local cmd = name == 'rpush' and 'RPUSH' or 'LPUSH'
+      local from, to = a + 1, a + c - 1
+      while from <= to do
+        local j = math.min(from + 3999, to)
+        r = call(cmd, k, unpack(ARGV, from, j))
+        from = j + 1
+      end
+    end
+  elseif name == 'copy_ttl' then
+    local e = call('PEXPIRETIME', k)
+    r = 0
+    if e > 0 then
+      for j = a + 1, a + c - 1 do
+        local d = ARGV[j]
+        if call('EXISTS', d) == 1 then call('PEXPIREAT', d, e); r = r + 1 end
+      end
+    end
   elseif name == 'require_missing' then
     r = call('EXISTS', k) == 0
   elseif name == 'require_equal' then
@@ -345,30 +381,10 @@ while p <= top do
       r = call('PTTL', k)
       if r >= 0 then r = r - bias end
     end
-  elseif name == 'copy_ttl' then
-    local e = call('PEXPIRETIME', k)
-    r = 0
-    if e > 0 then
-      for j = a + 1, a + c - 1 do
-        local d = ARGV[j]
-        if call('EXISTS', d) == 1 then call('PEXPIREAT', d, e); r = r + 1 end
-      end
-    end
   elseif name == 'get' then
     r = orlist(call('GET', k))
   elseif name == 'mget' then
     if c < 1 then r = {} else r = nulls(call('MGET', unpack(ARGV, a, a + c - 1)), c) end
-  elseif name == 'set' then
-    local nx, xx, keep, px = setflags(a, c)
-    local ex = (nx or xx) and call('EXISTS', k) == 1
-    if (nx and ex) or (xx and not ex) then r = false
-    else
-      if px then
-        if px <= 0 then call('DEL', k) else call('SET', k, ARGV[a + 1], 'PXAT', now + px + bias) end
-      elseif keep then call('SET', k, ARGV[a + 1], 'KEEPTTL')
-      else call('SET', k, ARGV[a + 1]) end
-      r = true
-    end
   elseif name == 'incr' or name == 'hincr' then
     local why, f
     if name == 'incr' then r, why = do_incr(k, nil, ARGV[a + 1], known[i])
@@ -384,21 +400,10 @@ while p <= top do
   elseif name == 'hkeys' then r = call('HKEYS', k)
   elseif name == 'hlen' then r = call('HLEN', k)
   elseif name == 'hdel' then r = chunked('HDEL', k, a + 1, a + c - 1, 4000)
-  elseif name == 'sadd' then r = chunked('SADD', k, a + 1, a + c - 1, 4000)
   elseif name == 'srem' then r = chunked('SREM', k, a + 1, a + c - 1, 4000)
   elseif name == 'smembers' then r = call('SMEMBERS', k)
   elseif name == 'sismember' then r = call('SISMEMBER', k, ARGV[a + 1]) == 1
   elseif name == 'scard' then r = call('SCARD', k)
-  elseif name == 'rpush' or name == 'lpush' then
-    if c < 2 then r = call('LLEN', k) else
-      local cmd = name == 'rpush' and 'RPUSH' or 'LPUSH'
-      local from, to = a + 1, a + c - 1
-      while from <= to do
-        local j = math.min(from + 3999, to)
-        r = call(cmd, k, unpack(ARGV, from, j))
-        from = j + 1
-      end
-    end
   elseif name == 'lrange' then r = call('LRANGE', k, ARGV[a + 1], ARGV[a + 2])
   elseif name == 'llen' then r = call('LLEN', k)
   elseif name == 'lindex' then r = orlist(call('LINDEX', k, ARGV[a + 1]))
