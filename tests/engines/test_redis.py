@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import redis as redis_py
+from redis.crc import key_slot
 
 from _redis_servers import _start, free_port
 from memstack import ManualClock
@@ -570,3 +571,64 @@ def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock)
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _own_cluster(tmp_path: Path) -> Iterator[list[int]]:
+    """A 3-node cluster of this test only; yields its ports."""
+    ports = [_cluster_port() for _ in range(3)]
+    cluster_args = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+    for port in ports:
+        (tmp_path / str(port)).mkdir()
+    procs = [_start(port, tmp_path / str(port), *cluster_args) for port in ports]
+    try:
+        subprocess.run(
+            ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports], *CREATE_FLAGS],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        assert wait_for(lambda: _cluster_ok(ports), timeout=30)
+        yield ports
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def test_cluster_batches_follow_a_moved_slot(tmp_path: Path, clock: ManualClock) -> None:
+    """Batches go straight to the slot's node; when the slot moves, the node answers MOVED
+    (nothing ran there) and the batch follows the cluster client to the new owner."""
+    with _own_cluster(tmp_path) as ports:
+        engine = RedisEngine(f"redis+cluster://127.0.0.1:{ports[0]}", clock)
+        try:
+            key = engine.tag("moving") + "k"
+            slot = key_slot(key.encode())
+            engine.set(key, "1")
+            engine.delete(key)  # an empty slot moves without migrating keys
+
+            clients = {port: redis_py.Redis(port=port, decode_responses=True) for port in ports}
+            ids = {port: client.execute_command("CLUSTER", "MYID") for port, client in clients.items()}
+            owner = next(p for p, c in clients.items() if slot in _owned_slots(c, ids[p]))
+            target = next(p for p in ports if p != owner)
+            for port in [target, owner, *(p for p in ports if p not in (target, owner))]:
+                clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+            assert wait_for(lambda: _cluster_ok(ports), timeout=30)
+
+            assert engine.set(key, "2")  # the old owner answers MOVED; the batch follows
+            assert clients[target].get(key) == "2"
+            assert clients[owner].execute_command("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+            assert engine.incr(key) == 3  # and from now on goes to the new owner directly
+            assert clients[target].get(key) == "3"
+            for client in clients.values():
+                client.close()
+        finally:
+            engine.close()
+
+
+def _owned_slots(client: redis_py.Redis, node_id: str) -> set[int]:
+    owned: set[int] = set()
+    for start, end, master, *_ in client.execute_command("CLUSTER", "SLOTS"):
+        if master[2] == node_id:
+            owned.update(range(start, end + 1))
+    return owned

@@ -24,7 +24,9 @@ import redis.cluster as redis_cluster
 from redis.backoff import NoBackoff
 from redis.crc import key_slot
 from redis.exceptions import (
+    AskError,
     ClusterError,
+    MovedError,
     NoScriptError,
     RedisClusterException,
     RedisError,
@@ -119,6 +121,8 @@ class RedisEngine(Engine):
         self._node_turn = 0
         self._client: Any = None
         self._conns: Connections | None = None
+        self._by_node: dict[str, Connections] = {}  # cluster: node name -> batch connections
+        self._max_connections = max_connections
         self._client = self._connect()
         if not self.clustered:
             self._conns = Connections(self._client.connection_pool, max_connections)
@@ -153,6 +157,9 @@ class RedisEngine(Engine):
             return
         with self._lock:
             client, self._client = self._client, None
+            by_node, self._by_node = self._by_node, {}
+        for conns in by_node.values():
+            conns.close()
         if client is not None:
             _close_client(client)
 
@@ -203,17 +210,17 @@ class RedisEngine(Engine):
             return BatchResult(True, [])
         keys, argv, plain = codec.encode(ops, (str(self.now_ms()), *self._head_tail))
         if self.clustered:
-            self._check_slots(keys)
-            reply = self._guard(lambda: self._run_cluster(keys, argv, ops))
+            slot = self._check_slots(keys)
+            reply = self._guard(lambda: self._run_cluster(keys, argv, ops, slot))
         else:
-            reply = self._guard(lambda: self._run(keys, argv))
+            conns = cast(Connections, self._conns)  # set for every standalone engine
+            reply = self._guard(lambda: self._run(conns, keys, argv))
         return codec.decode(ops, reply, plain)
 
-    def _run(self, keys: list[str], argv: list[str]) -> str:
+    def _run(self, conns: Connections, keys: list[str], argv: list[str]) -> str:
         """One request, packed here, on a connection of :mod:`._redis_conns`: redis-py's
         per-argument packing and per-checkout pool checks cost a small batch more than the rest
         of its client side (bench/session_ops.py)."""
-        conns = cast(Connections, self._conns)  # set for every standalone engine
         conn = conns.take()
         try:
             try:
@@ -232,8 +239,17 @@ class RedisEngine(Engine):
         conns.give(conn)
         return reply
 
-    def _run_cluster(self, keys: list[str], argv: list[str], ops: Sequence[Op]) -> str:
+    def _run_cluster(self, keys: list[str], argv: list[str], ops: Sequence[Op], slot: int | None) -> str:
         client = self._cluster()
+        if slot is not None:
+            conns = self._node_connections(client.nodes_manager.get_node_from_slot(slot))
+            if conns is not None:
+                try:
+                    return self._run(conns, keys, argv)
+                except (MovedError, AskError):
+                    # The slot is moving (resharding): nothing ran. The cluster client follows
+                    # the redirection below and learns the new slot map from it.
+                    pass
         extra: dict[str, Any] = {}
         if not keys:
             # A publish-only batch: the node of the first channel's slot, so that messages of one
@@ -250,7 +266,8 @@ class RedisEngine(Engine):
             reply = client.execute_command("EVAL", SCRIPT, len(keys), *keys, *argv, **extra)
         return reply
 
-    def _check_slots(self, keys: list[str]) -> None:
+    def _check_slots(self, keys: list[str]) -> int | None:
+        """The one slot of ``keys`` (None without keys); CrossSlot if they span several."""
         first: tuple[str, int] | None = None
         for key in keys:
             slot = key_slot(key.encode())
@@ -258,6 +275,18 @@ class RedisEngine(Engine):
                 first = (key, slot)
             elif slot != first[1]:
                 _cross_slot(first[0], key)
+        return None if first is None else first[1]
+
+    def _node_connections(self, node: Any) -> Connections | None:
+        """The batch connections of a cluster node (None until the client connected to it)."""
+        conns = self._by_node.get(node.name)
+        if conns is None and node.redis_connection is not None:
+            with self._lock:
+                conns = self._by_node.get(node.name)
+                if conns is None:
+                    conns = Connections(node.redis_connection.connection_pool, self._max_connections)
+                    self._by_node[node.name] = conns
+        return conns
 
     def scan(self, prefix: str) -> Iterator[str]:
         """Live keys starting with ``prefix`` (every primary of a cluster).
@@ -330,6 +359,10 @@ class RedisEngine(Engine):
             client, self._client = self._client, None
         if self._conns is not None:
             self._conns.close()
+        with self._lock:
+            by_node, self._by_node = self._by_node, {}
+        for conns in by_node.values():
+            conns.close()
         if client is not None:
             _close_client(client)
 
