@@ -76,7 +76,8 @@ class RedisEngine(Engine):
         clock: time source for TTLs (default: the system clock).
         socket_timeout: seconds one command may take before :class:`EngineUnavailable`.
         connect_timeout: seconds a connection attempt may take.
-        max_connections: size of the connection pool (per node in a cluster).
+        max_connections: size of the connection pool, and most idle batch connections kept
+            (per node in a cluster).
 
     Raises:
         InvalidUrl: a URL of another scheme.
