@@ -5,9 +5,20 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memstack.errors import InvalidKey, InvalidSessionId, InvalidValue
-from memstack.session.validate import check_amount, check_key, check_session_id, encode_value, ttl_ms
+from memstack.session.validate import (
+    KEY_RULE,
+    check_amount,
+    check_key,
+    check_session_id,
+    encode_entry,
+    encode_value,
+    put_entry,
+    ttl_ms,
+)
 
 
 @pytest.mark.parametrize("sid", ["a", "A-b_9", "x" * 128])
@@ -48,6 +59,22 @@ def test_reserved_keys(key: str) -> None:
 def test_non_json_values_are_refused(value: object) -> None:
     with pytest.raises(InvalidValue):
         encode_value(value)
+
+
+@pytest.mark.parametrize(
+    "value", [{"a": [{"b": {"c": [1, {2: "deep"}]}}]}, [[[{None: 1}]]], ({"t": ({1.5: 0},)},)]
+)
+def test_non_string_keys_are_found_at_any_depth(value: object) -> None:
+    with pytest.raises(InvalidValue, match="non-string dict keys"):
+        encode_value(value)
+
+
+@given(
+    key=st.from_regex(KEY_RULE, fullmatch=True),
+    timestamp=st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(2**60), 2**60)),
+)
+def test_put_entry_is_the_encoders_text(key: str, timestamp: float) -> None:
+    assert put_entry(key, timestamp) == encode_entry({"op": "put", "key": key, "timestamp": timestamp})
 
 
 def test_circular_value_is_refused() -> None:
