@@ -519,37 +519,62 @@ def _cluster_ok(ports: list[int]) -> bool:
     return True
 
 
-def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock) -> None:
-    ports = [_cluster_port() for _ in range(3)]
-    cluster_args = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
-    for port in ports:
-        (tmp_path / str(port)).mkdir()
-    procs = [_start(port, tmp_path / str(port), *cluster_args) for port in ports]
+CLUSTER_ARGS = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+
+
+class OwnCluster:
+    """A 3-node cluster of one test: its ports, and its nodes to stop and start again."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.dir = tmp_path
+        self.ports = [_cluster_port() for _ in range(3)]
+        for port in self.ports:
+            (tmp_path / str(port)).mkdir()
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.start()
+
+    def start(self) -> None:
+        """Start every node (again, with its saved cluster configuration)."""
+        self.procs = [_start(port, self.dir / str(port), *CLUSTER_ARGS) for port in self.ports]
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _own_cluster(tmp_path: Path) -> Iterator[OwnCluster]:
+    cluster = OwnCluster(tmp_path)
     try:
         subprocess.run(
-            ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports], *CREATE_FLAGS],
+            ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in cluster.ports], *CREATE_FLAGS],
             check=True,
             capture_output=True,
             timeout=60,
         )
-        assert wait_for(lambda: _cluster_ok(ports), timeout=30)
+        assert wait_for(lambda: _cluster_ok(cluster.ports), timeout=30)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock) -> None:
+    with _own_cluster(tmp_path) as cluster:
         engine = RedisEngine(
-            f"redis+cluster://127.0.0.1:{ports[0]}", clock, socket_timeout=1.0, connect_timeout=1.0
+            f"redis+cluster://127.0.0.1:{cluster.ports[0]}", clock, socket_timeout=1.0, connect_timeout=1.0
         )
         got: list[str] = []
         try:
             engine.subscribe("ch", got.append)
             engine.set(engine.tag("a") + "k", "before")
-            for proc in procs:
-                proc.terminate()
-                proc.wait(timeout=10)
+            cluster.stop()
             started = time.monotonic()
             with pytest.raises(EngineUnavailable):
                 engine.get(engine.tag("a") + "k")
             assert time.monotonic() - started < 15
 
-            # the same nodes come back with their saved cluster configuration
-            procs = [_start(port, tmp_path / str(port), *cluster_args) for port in ports]
+            cluster.start()  # the same nodes come back with their saved cluster configuration
 
             def works() -> bool:
                 try:
@@ -567,39 +592,13 @@ def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock)
             assert wait_for(delivered)
         finally:
             engine.close()
-    finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def _own_cluster(tmp_path: Path) -> Iterator[list[int]]:
-    """A 3-node cluster of this test only; yields its ports."""
-    ports = [_cluster_port() for _ in range(3)]
-    cluster_args = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
-    for port in ports:
-        (tmp_path / str(port)).mkdir()
-    procs = [_start(port, tmp_path / str(port), *cluster_args) for port in ports]
-    try:
-        subprocess.run(
-            ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports], *CREATE_FLAGS],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        assert wait_for(lambda: _cluster_ok(ports), timeout=30)
-        yield ports
-    finally:
-        for proc in procs:
-            proc.terminate()
-            proc.wait(timeout=10)
 
 
 def test_cluster_batches_follow_a_moved_slot(tmp_path: Path, clock: ManualClock) -> None:
     """Batches go straight to the slot's node; when the slot moves, the node answers MOVED
     (nothing ran there) and the batch follows the cluster client to the new owner."""
-    with _own_cluster(tmp_path) as ports:
+    with _own_cluster(tmp_path) as cluster:
+        ports = cluster.ports
         engine = RedisEngine(f"redis+cluster://127.0.0.1:{ports[0]}", clock)
         try:
             key = engine.tag("moving") + "k"

@@ -18,7 +18,7 @@ from .base import BatchResult, Op, WrongType
 
 __all__ = ["decode", "encode", "glob_escape", "number_text", "pack", "script_error"]
 
-# Ops whose every argument is a key, and which touch no key.
+# Ops whose every argument is a key; ops that touch no key.
 _ALL_KEYS: Final = frozenset({"delete", "mget", "copy_ttl"})
 _NO_KEYS: Final = frozenset({"publish"})
 

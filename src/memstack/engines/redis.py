@@ -154,8 +154,11 @@ class RedisEngine(Engine):
 
     def _invalidate(self) -> None:
         """Forget a cluster client whose topology may be stale after a failure."""
-        if not self.clustered:
-            return
+        if self.clustered:
+            self._release_client()
+
+    def _release_client(self) -> None:
+        """Drop the client and the batch connections of cluster nodes, and close them."""
         with self._lock:
             client, self._client = self._client, None
             by_node, self._by_node = self._by_node, {}
@@ -356,16 +359,9 @@ class RedisEngine(Engine):
         self._closed = True
         self._listener.close()
         self._dispatch.close()
-        with self._lock:
-            client, self._client = self._client, None
         if self._conns is not None:
             self._conns.close()
-        with self._lock:
-            by_node, self._by_node = self._by_node, {}
-        for conns in by_node.values():
-            conns.close()
-        if client is not None:
-            _close_client(client)
+        self._release_client()
 
 
 def _close_client(client: Any) -> None:
