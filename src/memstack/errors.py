@@ -14,7 +14,8 @@ do not know memstack::
     │   └── InvalidConfiguration             settings that contradict each other or miss a field
     ├── NotFound (LookupError)
     │   ├── SessionNotFound                  unknown or expired session
-    │   └── EntryNotFound                    unknown id / key in a tier
+    │   ├── EntryNotFound                    unknown id / key in a tier
+    │   └── UnknownTool                      an agent tool name that is not in the tool list
     ├── AlreadyExists
     │   └── SessionExists
     ├── LimitReached
@@ -26,6 +27,8 @@ do not know memstack::
     ├── EmbeddingError                       an embedding backend failed: unreachable, timed out, bad reply
     └── EngineError
         ├── EngineUnavailable (ConnectionError)  the storage engine cannot be reached
+        │   └── EngineFull                   the engine refused a write: out of memory or disk
+        ├── NotReplicated                    a write ran on the primary but too few replicas confirmed it
         ├── WrongType (TypeError)            a command met a key holding another type
         ├── CrossSlot                        one atomic batch spans two Redis Cluster slots
         └── EngineClosed                     the engine was used after ``close()``
@@ -40,6 +43,7 @@ __all__ = [
     "EmbeddingError",
     "EngineClosed",
     "EngineError",
+    "EngineFull",
     "EngineUnavailable",
     "EntryNotFound",
     "InvalidCategory",
@@ -54,10 +58,12 @@ __all__ = [
     "NamespaceFull",
     "NotANumber",
     "NotFound",
+    "NotReplicated",
     "ScriptExhausted",
     "SessionExists",
     "SessionLimitReached",
     "SessionNotFound",
+    "UnknownTool",
     "WaitTimeout",
     "WrongType",
 ]
@@ -107,6 +113,10 @@ class EntryNotFound(NotFound):
     """An entry (memory id, working-memory key, message id) is unknown."""
 
 
+class UnknownTool(NotFound):
+    """An agent tool name that is not one of the tools offered."""
+
+
 class AlreadyExists(MemstackError):
     """Creating something that already exists."""
 
@@ -149,6 +159,16 @@ class EngineError(MemstackError):
 
 class EngineUnavailable(EngineError, ConnectionError):
     """The storage engine cannot be reached (server down, timeout, file locked too long)."""
+
+
+class EngineFull(EngineUnavailable):
+    """The engine refused a write for lack of room (Redis ``maxmemory``, a full disk); nothing was
+    applied. Retry later, or free room."""
+
+
+class NotReplicated(EngineError):
+    """A write batch ran on the primary, but fewer replicas than asked (``wait_replicas``)
+    acknowledged it in time: it may be lost if the primary fails now."""
 
 
 class WrongType(EngineError, TypeError):
