@@ -1,82 +1,135 @@
-"""What every CLI group shares: the engine URL, JSON vs table output, errors as exit codes."""
+"""What every CLI group shares: opening the engine (whole, or one tenant's view), output, errors.
+
+Tier commands (``sessions``, ``conversations``, ``memories``, ``working``, ``context``) work on
+:func:`tenant_memory`: the view of tenant ``--tenant`` (default ``default``), exactly the data the
+keyless HTTP server and the MCP server show. Engine-wide commands (``serve``, ``keys``,
+``doctor``, ``export``, ``import``) use :func:`memory`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
 from .._memory import Memory
 from .._memory import open as open_memory
-from ..errors import EngineUnavailable, InvalidInput, MemstackError, NotFound
+from ..engines import default_url
+from ..engines.prefixed import tenant_engine
+from ..engines.sqlite import sqlite_path
+from ..errors import InvalidUrl, MemstackError
+from ._errors import EXIT, fail
+from ._state import state
+from ._time import iso_utc
 
-__all__ = ["EXIT", "emit", "emit_table", "memory", "state"]
+__all__ = [
+    "EXIT",
+    "console",
+    "emit",
+    "emit_table",
+    "err_console",
+    "iso_utc",
+    "memory",
+    "resolve_url",
+    "state",
+    "tenant_memory",
+]
 
-# Exit codes a shell user expects: 1 generic failure, 2 bad usage/input, 3 not found, 4 engine down.
-EXIT = {"error": 1, "usage": 2, "not_found": 3, "unavailable": 4}
-
-
-@dataclass
-class _State:
-    url: str | None = None
-    as_json: bool = False
-
-
-state = _State()
 console = Console()
+_PIPED_WIDTH = 200
 err_console = Console(stderr=True)
+
+
+def resolve_url() -> str:
+    """The engine URL of this run: ``--url`` / ``MEMSTACK_URL``, else the default SQLite file.
+
+    A SQLite file the user named must be in an existing directory unless ``--create`` was given
+    (a typo would otherwise create an empty database and answer "nothing there"); the default
+    file's directory is memstack's own and is created when missing.
+
+    Raises:
+        InvalidUrl: a named SQLite file whose directory does not exist (without ``--create``).
+    """
+    if state.url is None:
+        return default_url()
+    url = state.url
+    if urlsplit(url).scheme.lower() == "sqlite" and not state.create:
+        directory = Path(sqlite_path(url)).parent
+        if not directory.is_dir():
+            problem = "is not a directory" if directory.exists() else "does not exist"
+            raise InvalidUrl(
+                f"engine URL {url!r}: directory {str(directory)!r} {problem}; "
+                "create it, or pass --create to create it"
+            )
+    return url
 
 
 @contextlib.contextmanager
 def memory() -> Iterator[Memory]:
-    """Open the engine named by ``--url`` / ``MEMSTACK_URL`` (default SQLite); errors → exit codes."""
+    """The whole engine named by the root options; errors → one line and an exit code.
+
+    Raises:
+        typer.Exit: on any :class:`~memstack.errors.MemstackError` (see ``_errors``).
+    """
     try:
-        with open_memory(state.url) as mem:
+        with open_memory(resolve_url()) as mem:
             yield mem
-    except NotFound as exc:
-        _fail(exc, EXIT["not_found"])
-    except InvalidInput as exc:
-        _fail(exc, EXIT["usage"])
-    except EngineUnavailable as exc:
-        _fail(exc, EXIT["unavailable"])
     except MemstackError as exc:
-        _fail(exc, EXIT["error"])
+        fail(exc)
 
 
-def _fail(exc: MemstackError, code: int) -> None:
-    if state.as_json:
-        print(json.dumps({"error": type(exc).__name__, "message": str(exc)}), file=sys.stderr)
-    else:
-        err_console.print(f"[red]error[/red] ({type(exc).__name__}): {exc}", highlight=False)
-    raise typer.Exit(code)
+@contextlib.contextmanager
+def tenant_memory() -> Iterator[Memory]:
+    """Tenant ``--tenant``'s view of the engine (as the HTTP server stores it).
+
+    Raises:
+        typer.Exit: on any :class:`~memstack.errors.MemstackError`, an invalid tenant name included.
+    """
+    with memory() as whole:
+        view = Memory(tenant_engine(whole.engine, state.tenant))
+        try:
+            yield view
+        finally:
+            view.close()  # the tiers' background work; the engine itself is the outer memory's
 
 
 def emit(value: Any, text: str | None = None) -> None:
-    """Print ``value`` as JSON under ``--json``, else ``text`` (or the value) for humans."""
+    """Print ``value`` as JSON under ``--json``, else ``text`` (or the value) for humans.
+
+    Text goes out as it is, never re-wrapped: it may be a stored value piped into another program.
+    """
     if state.as_json:
         print(json.dumps(value, ensure_ascii=False, default=str))
+    elif text is not None:
+        print(text)
     else:
-        console.print(text if text is not None else value, highlight=False, markup=False)
+        print(_cell(value))
 
 
-def emit_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None) -> None:
-    """Rows as a table for humans, as a JSON list under ``--json``."""
+def emit_table(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    title: str | None = None,
+    times: Sequence[str] = (),
+) -> None:
+    """Rows as a table for humans (columns in ``times`` as ISO-8601 UTC), a JSON list under ``--json``."""
     if state.as_json:
         print(json.dumps(list(rows), ensure_ascii=False, default=str))
         return
     table = Table(title=title)
-    for column in columns:
-        table.add_column(column)
+    for index, column in enumerate(columns):
+        # ids (the first column) and times must stay whole to be copied; other columns wrap.
+        table.add_column(column, no_wrap=index == 0 or column in times)
     for row in rows:
-        table.add_row(*(_cell(row.get(c)) for c in columns))
-    console.print(table)
+        table.add_row(*(_cell(iso_utc(row.get(c)) if c in times else row.get(c)) for c in columns))
+    # Piped output has no terminal width to fit: a wide page keeps ids and times on one line.
+    (console if console.is_terminal else Console(width=_PIPED_WIDTH)).print(table)
 
 
 def _cell(value: Any) -> str:

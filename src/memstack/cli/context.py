@@ -1,6 +1,7 @@
 """``memstack context``: print the messages a turn would get (the per-turn context builder).
 
 A preview by default: recalled memories are not marked injected unless ``--mark-injected``.
+Works on tenant ``--tenant``'s data.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from ..context import ContextBuilder
-from ._common import emit, memory, state
+from ._common import emit, state, tenant_memory
 
 __all__ = ["context"]
 
@@ -28,7 +29,7 @@ def context(
     ),
 ) -> None:
     """Print the messages the context builder gives this turn (JSON under --json)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         builder = ContextBuilder(
             mem,
             scope=scope,

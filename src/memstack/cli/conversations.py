@@ -1,7 +1,7 @@
 """``memstack conversations``: the active thread and the token-limited history from the shell.
 
-Human output by default, JSON with the root ``--json`` option; exit codes from ``_common.EXIT``
-(2 bad input, 3 not found, 4 engine down).
+Human output by default, JSON with the root ``--json`` option; exit codes from ``_errors``
+(2 bad input, 3 not found, 4 engine down). Works on tenant ``--tenant``'s conversations.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from ..conversation.store import LATEST
-from ._common import emit, emit_table, memory, state
+from ._common import emit, emit_table, state, tenant_memory
 
 __all__ = ["app"]
 
@@ -19,7 +19,7 @@ app = typer.Typer(no_args_is_help=True, help="Conversations: active thread and t
 @app.command("list")
 def list_conversations() -> None:
     """List the stored conversations."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         ids = mem.conversations.conversations()
         emit(ids, "\n".join(ids) if ids else "no conversations")
 
@@ -36,7 +36,7 @@ def add(
     run_id: str = typer.Option(None, "--run-id", help="Workflow run id of the message."),
 ) -> None:
     """Append a message (ROLE: user, assistant, system or tool)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         message = mem.conversations.append(
             conversation_id,
             role,
@@ -54,14 +54,14 @@ def thread(
     message: str = typer.Option(None, "--message", help="Current message id (default: the newest)."),
 ) -> None:
     """Show the active thread ending at the current message, oldest first."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         messages = mem.conversations.thread(conversation_id, message)
         rows = [m.to_dict() for m in messages]
         if state.as_json or not rows:
             emit(rows, f"conversation {conversation_id} has no messages")
         else:
-            columns = ["message_id", "parent_message_id", "role", "content", "token_count"]
-            emit_table(rows, columns, title=f"thread of {conversation_id}")
+            columns = ["message_id", "parent_message_id", "role", "created_at", "content", "token_count"]
+            emit_table(rows, columns, title=f"thread of {conversation_id}", times=["created_at"])
 
 
 @app.command()
@@ -74,7 +74,7 @@ def history(
     message: str = typer.Option(None, "--message", help="Current message id (default: the newest)."),
 ) -> None:
     """Show the token-limited history (OpenAI chat messages under --json, text otherwise)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         store = mem.conversations
         messages = store.history(conversation_id, message, max_tokens, message_limit)
         if state.as_json:

@@ -1,7 +1,8 @@
 """``memstack memories``: long-term memories from the shell.
 
-Human output by default, JSON with the root ``--json`` option; exit codes from ``_common.EXIT``
-(2 bad input, 3 not found, 4 engine down).
+Human output by default, JSON with the root ``--json`` option; exit codes from ``_errors``
+(2 bad input, 3 not found, 4 engine down; ``import`` exits 1 when it skipped a file, unless
+``--allow-skips``). Works on tenant ``--tenant``'s memories.
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import EntryNotFound, InvalidInput
 from ..longterm import MemoryEntry, SearchHit, export_dir, import_dir
-from ._common import console, emit, emit_table, memory, state
+from ._common import EXIT, console, emit, emit_table, iso_utc, state, tenant_memory
+from ._errors import report as report_error
+from ._values import split_tags
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True, help="Long-term memories: save, search, export, import.")
+
+_SHOWN_SKIPS = 20  # skipped files listed for humans (all of them under --json)
 
 SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an agent).")
 
@@ -28,8 +33,8 @@ def _entry_row(entry: MemoryEntry) -> dict[str, Any]:
         "id": entry.id,
         "category": entry.category,
         "tags": list(entry.tags),
-        "created_at": entry.created_at.isoformat(),
-        "updated_at": None if entry.updated_at is None else entry.updated_at.isoformat(),
+        "created_at": iso_utc(entry.created_at, digits=6),  # as the HTTP API writes it
+        "updated_at": iso_utc(entry.updated_at, digits=6),
         "content": entry.content,
         "metadata": entry.metadata,
     }
@@ -55,8 +60,10 @@ def save(
     scope: str = SCOPE,
 ) -> None:
     """Save a memory (an update when --id names an existing one)."""
-    with memory() as mem:
-        entry = mem.long_term(scope).save(content=content, category=category, tags=tags, id=memory_id)
+    with tenant_memory() as mem:
+        entry = mem.long_term(scope).save(
+            content=content, category=category, tags=split_tags(tags), id=memory_id
+        )
         emit(_entry_row(entry), f"saved {entry.id}")
 
 
@@ -70,23 +77,27 @@ def search(
     scope: str = SCOPE,
 ) -> None:
     """Search memories by BM25; prints scores and which retrievers found each one."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         hits = mem.long_term(scope, profile=profile).search(
-            query, category=category, tags=tags, max_results=limit
+            query, category=category, tags=split_tags(tags), max_results=limit
         )
         rows = [_hit_row(h) for h in hits]
         if not rows and not state.as_json:
             emit(rows, "no memories found")
             return
         if not state.as_json:
-            rows = [{**row, "tags": ", ".join(row["tags"])} for row in rows]
-        emit_table(rows, ["id", "score", "sources", "category", "tags", "content"], title=f"scope {scope}")
+            rows = [
+                {**row, "tags": ", ".join(row["tags"]), "created_at": h.entry.created_at}
+                for row, h in zip(rows, hits, strict=True)
+            ]
+        columns = ["id", "score", "sources", "category", "tags", "created_at", "content"]
+        emit_table(rows, columns, title=f"scope {scope}", times=["created_at"])
 
 
 @app.command()
 def delete(memory_id: str, scope: str = SCOPE) -> None:
     """Delete a memory by id."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         if not mem.long_term(scope).delete(memory_id):
             raise EntryNotFound(f"memory {memory_id!r}: no such id in scope {scope!r}")
         emit({"id": memory_id, "deleted": True}, f"deleted {memory_id}")
@@ -95,7 +106,7 @@ def delete(memory_id: str, scope: str = SCOPE) -> None:
 @app.command()
 def categories(scope: str = SCOPE) -> None:
     """List the categories in use."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         names = mem.long_term(scope).list_categories()
         emit(names, "\n".join(names) if names else "no categories yet")
 
@@ -103,18 +114,27 @@ def categories(scope: str = SCOPE) -> None:
 @app.command("export")
 def export_command(directory: Path, scope: str = SCOPE) -> None:
     """Write every memory as DIR/{category}/{id}.json (the seed's file layout)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         count = export_dir(mem.long_term(scope), directory)
         emit({"exported": count, "directory": str(directory)}, f"exported {count} memories to {directory}")
 
 
 @app.command("import")
-def import_command(directory: Path, scope: str = SCOPE) -> None:
-    """Import every DIR/**/*.json memory file, keeping ids and times; bad files are skipped."""
+def import_command(
+    directory: Path,
+    scope: str = SCOPE,
+    allow_skips: bool = typer.Option(
+        False, "--allow-skips", help="Exit 0 even when some files were skipped (default: exit 1)."
+    ),
+) -> None:
+    """Import every DIR/**/*.json memory file, keeping ids and times; bad files are skipped.
+
+    Prints how many were imported and skipped; exits 1 when anything was skipped unless
+    --allow-skips.
+    """
     if not directory.is_dir():
-        with memory():
-            raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
-    with memory() as mem:
+        raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
+    with tenant_memory() as mem:
         target = mem.long_term(scope)
         if state.as_json:
             report = import_dir(target, directory)
@@ -127,11 +147,20 @@ def import_command(directory: Path, scope: str = SCOPE) -> None:
                     directory,
                     progress=lambda done, total: bar.update(task, completed=done, total=total),
                 )
-        emit(
-            {
-                "imported": len(report.imported),
-                "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
-            },
-            f"imported {len(report.imported)} memories, skipped {len(report.skipped)} file(s)"
-            + "".join(f"\n  skipped {p}: {r}" for p, r in report.skipped),
+    skipped = len(report.skipped)
+    shown = "".join(f"\n  skipped {p}: {r}" for p, r in report.skipped[:_SHOWN_SKIPS])
+    more = f"\n  … and {skipped - _SHOWN_SKIPS} more" if skipped > _SHOWN_SKIPS else ""
+    emit(
+        {
+            "imported": len(report.imported),
+            "skipped": skipped,
+            "skipped_files": [{"path": p, "reason": r} for p, r in report.skipped],
+        },
+        f"imported {len(report.imported)} memories, skipped {skipped} file(s){shown}{more}",
+    )
+    if skipped and not allow_skips:
+        total = skipped + len(report.imported)
+        report_error(
+            "FilesSkipped", f"{skipped} of {total} file(s) skipped; --allow-skips accepts that", EXIT["error"]
         )
+        raise typer.Exit(EXIT["error"])

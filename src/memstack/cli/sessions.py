@@ -1,48 +1,29 @@
 """``memstack sessions``: the session state tier from the shell.
 
-Human tables by default, JSON with the root ``--json`` option; exit codes from ``_common.EXIT``
-(2 bad input, 3 not found, 4 engine down).
+Human tables by default, JSON with the root ``--json`` option; exit codes from ``_errors``
+(2 bad input, 3 not found, 4 engine down). Works on tenant ``--tenant``'s sessions.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
 
 import typer
 
 from ..errors import SessionExists
-from ._common import emit, emit_table, memory, state
+from ._common import emit, emit_table, state, tenant_memory
+from ._values import JSON_VALUE, TEXT, parse_number, parse_value
 
 __all__ = ["app"]
 
 app = typer.Typer(no_args_is_help=True, help="Session state: sessions, keys, counters, history.")
 
 
-def _parse(text: str) -> Any:
-    """VALUE as JSON (``42``, ``true``, ``{"a": 1}``, ``"quoted"``), else the text itself."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _number(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        raise typer.BadParameter(f"AMOUNT {text!r} is not a number") from None
-
-
 @app.command("list")
 def list_sessions() -> None:
     """List the live sessions."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         ids = mem.sessions.list()
         if not ids:
             emit(ids, "no sessions")
@@ -56,7 +37,7 @@ def create(
     ttl_hours: float = typer.Option(0.0, "--ttl-hours", help="Whole-session TTL in hours (0 = never)."),
 ) -> None:
     """Create an empty session."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         mem.sessions.create(session_id, ttl_hours=ttl_hours)
         emit({"session_id": session_id, "created": True}, f"created session {session_id}")
 
@@ -64,7 +45,7 @@ def create(
 @app.command()
 def show(session_id: str) -> None:
     """Show every key of a session with its value."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         items = mem.sessions.items(session_id)
         if state.as_json or not items:
             emit(items, f"session {session_id} has no keys")
@@ -76,7 +57,7 @@ def show(session_id: str) -> None:
 @app.command()
 def delete(session_id: str) -> None:
     """Delete a session and all its keys."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         keys = mem.sessions.delete(session_id)
         emit({"session_id": session_id, "keys_cleared": keys}, f"deleted {session_id} ({len(keys)} keys)")
 
@@ -84,7 +65,7 @@ def delete(session_id: str) -> None:
 @app.command()
 def get(session_id: str, key: str) -> None:
     """Print the value of KEY (JSON under --json)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         value = mem.sessions.get(session_id, key)
         emit(value, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
 
@@ -95,10 +76,12 @@ def put(
     key: str,
     value: str = typer.Argument(..., help='JSON (42, true, {"a": 1}); anything else is stored as text.'),
     create: bool = typer.Option(False, "--create", help="Create the session if it does not exist."),
+    as_text: bool = TEXT,
+    as_json_value: bool = JSON_VALUE,
 ) -> None:
     """Store VALUE under KEY."""
-    parsed = _parse(value)
-    with memory() as mem:
+    parsed = parse_value(value, as_text=as_text, as_json=as_json_value)
+    with tenant_memory() as mem:
         if create and not mem.sessions.exists(session_id):
             with contextlib.suppress(SessionExists):  # created concurrently: fine
                 mem.sessions.create(session_id)
@@ -109,8 +92,8 @@ def put(
 @app.command()
 def incr(session_id: str, key: str, amount: str = typer.Argument("1", help="Int or float.")) -> None:
     """Add AMOUNT (default 1) to the number at KEY; prints the new value."""
-    number = _number(amount)
-    with memory() as mem:
+    number = parse_number(amount)
+    with tenant_memory() as mem:
         value = mem.sessions.increment(session_id, key, number)
         emit({"session_id": session_id, "key": key, "value": value}, str(value))
 
@@ -118,7 +101,7 @@ def incr(session_id: str, key: str, amount: str = typer.Argument("1", help="Int 
 @app.command()
 def clear(session_id: str, key: str = typer.Argument(None, help="Only this key (default: all).")) -> None:
     """Remove KEY, or every key of the session."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         cleared = mem.sessions.clear(session_id, key)
         emit({"session_id": session_id, "cleared": cleared}, f"cleared {', '.join(cleared) or 'nothing'}")
 
@@ -129,7 +112,7 @@ def history(
     limit: int = typer.Option(50, "--limit", "-n", help="Newest N entries (0 = all)."),
 ) -> None:
     """Show the session's history, oldest first."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         entries = mem.sessions.history(session_id, limit)
         rows = [
             {
@@ -143,4 +126,5 @@ def history(
         if state.as_json:
             emit(entries)
         else:
-            emit_table(rows, ["timestamp", "op", "key", "detail"], title=f"history of {session_id}")
+            columns = ["timestamp", "op", "key", "detail"]
+            emit_table(rows, columns, title=f"history of {session_id}", times=["timestamp"])

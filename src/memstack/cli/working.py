@@ -2,7 +2,7 @@
 
 Reads cross namespaces: a full key (``patrol/heartbeat/alerts``) works anywhere; a plain key
 needs ``--namespace``. Writes need ``--namespace`` (the namespace written to). Human output by
-default, JSON with the root ``--json`` option.
+default, JSON with the root ``--json`` option. Works on tenant ``--tenant``'s working memory.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from .._memory import Memory
 from ..context.format import format_remaining
 from ..errors import EntryNotFound, InvalidKey
 from ..working import WorkingEntry, WorkingMemory
-from ._common import emit, emit_table, memory, state
+from ._common import emit, emit_table, state, tenant_memory
+from ._values import JSON_VALUE, TEXT, parse_value, split_tags
 
 __all__ = ["app"]
 
-app = typer.Typer(no_args_is_help=True, help="Working memory: list, get, search.")
+app = typer.Typer(no_args_is_help=True, help="Working memory: list, get, search, set, delete.")
 
 NAMESPACE = typer.Option(
     None, "--namespace", "-n", help="The namespace plain keys belong to, e.g. session/abc."
@@ -60,18 +61,19 @@ def list_(
     namespace: str = NAMESPACE,
 ) -> None:
     """List live keys with their expiry, category and tags (never values)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         wm = _bind(mem, namespace)
         target = prefix if prefix is not None else (namespace or "")
         entries = wm.list(target, with_values=False)
         now = mem.engine.now_ms() / 1000
-        emit_table([_row(e, now, False) for e in entries], ["key", "expires_in", "category", "tags"])
+        columns = ["key", "expires_in", "expires_at", "category", "tags"]
+        emit_table([_row(e, now, False) for e in entries], columns, times=["expires_at"])
 
 
 @app.command()
 def get(key: str, namespace: str = NAMESPACE) -> None:
     """Print the value at KEY (exit code 3 when missing or expired)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         _plain_needs_namespace(key, namespace)
         wm = _bind(mem, namespace)
         entry = wm.get(key)
@@ -97,13 +99,15 @@ def search(
     namespace: str = NAMESPACE,
 ) -> None:
     """Search entries by BM25 over key, value, tags and category."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         wm = _bind(mem, namespace)
-        tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags else None
         target = prefix if prefix is not None else (namespace or "")
-        entries = wm.search(query, category=category, tags=tag_list, prefix=target, max_results=max_results)
+        entries = wm.search(
+            query, category=category, tags=split_tags(tags), prefix=target, max_results=max_results
+        )
         now = mem.engine.now_ms() / 1000
-        emit_table([_row(e, now, True) for e in entries], ["key", "expires_in", "category", "tags", "value"])
+        columns = ["key", "expires_in", "expires_at", "category", "tags", "value"]
+        emit_table([_row(e, now, True) for e in entries], columns, times=["expires_at"])
 
 
 @app.command("set")
@@ -114,26 +118,21 @@ def set_(
     ttl: float = typer.Option(None, "--ttl", help="Seconds to live (default 300)."),
     category: str = typer.Option(None, "--category"),
     tags: str = typer.Option(None, "--tags", help="Comma-separated tags."),
-    as_json_value: bool = typer.Option(False, "--json-value", help="Parse VALUE as JSON."),
+    as_text: bool = TEXT,
+    as_json_value: bool = JSON_VALUE,
 ) -> None:
-    """Store VALUE under KEY in --namespace."""
-    with memory() as mem:
+    """Store VALUE under KEY in --namespace (JSON when it parses as JSON, else text)."""
+    stored = parse_value(value, as_text=as_text, as_json=as_json_value)
+    with tenant_memory() as mem:
         wm = _bind(mem, namespace, for_write=True)
-        stored: Any = value
-        if as_json_value:
-            try:
-                stored = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise InvalidKey(f"--json-value given but VALUE is not JSON: {exc}") from exc
-        tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags else None
-        entry = wm.set(key, stored, ttl=ttl, category=category, tags=tag_list)
+        entry = wm.set(key, stored, ttl=ttl, category=category, tags=split_tags(tags))
         emit(_row(entry, mem.engine.now_ms() / 1000, True), f"saved {entry.key}")
 
 
 @app.command()
 def delete(key: str, namespace: str = NAMESPACE) -> None:
     """Delete KEY from --namespace (exit code 3 when it was not there)."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         wm = _bind(mem, namespace, for_write=True)
         if not wm.delete(key):
             raise EntryNotFound(f"working-memory entry {key!r} not found or has expired")

@@ -1,0 +1,27 @@
+"""The root options of one CLI run, read by every command (set by the root callback)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_TENANT", "State", "state"]
+
+DEFAULT_TENANT = "default"
+"""The tenant the keyless HTTP server uses, so both surfaces see the same data by default."""
+
+
+@dataclass
+class State:
+    """``--url``, ``--tenant``, ``--create`` and ``--json`` of the current run."""
+
+    url: str | None = None
+    tenant: str = DEFAULT_TENANT
+    create: bool = False
+    as_json: bool = False
+
+    def reset(self, *, as_json: bool = False) -> None:
+        """Back to the defaults: one process may run many commands (tests, embedding)."""
+        self.url, self.tenant, self.create, self.as_json = None, DEFAULT_TENANT, False, as_json
+
+
+state = State()
