@@ -57,3 +57,41 @@ def test_bad_lines_name_the_line_and_keep_earlier_ones(engine: Engine, line: str
     with pytest.raises(InvalidValue, match=match.replace("line 1", "line 2")):
         import_jsonl(engine, [good, line])
     assert engine.get("ok") == "v"
+
+
+@pytest.mark.parametrize(
+    ("line", "match"),
+    [
+        ("[" * 5000 + "]" * 5000, "line 2: nested deeper than 100 levels"),
+        ('{"key": "k\\ud800", "type": "string", "value": "x"}', "lone surrogate"),
+        ('{"key": "k", "type": "string", "value": "x\\udfff"}', "lone surrogate"),
+        ('{"key": "k", "type": "hash", "value": {"f\\ud800": "v"}}', "lone surrogate"),
+        ('{"key": "k", "type": "set", "value": ["a", 1]}', "list of strings"),
+        ('{"key": "k", "type": "list", "value": [["nested"]]}', "list of strings"),
+        ('{"key": "k", "type": "hash", "value": {"f": {"x": 1}}}', "list of strings"),
+        ('{"key": "k", "type": "zset", "value": [["m", "high"]]}', "not a finite number"),
+        ('{"key": "k", "type": "zset", "value": [["m", NaN]]}', "not JSON"),
+        ('{"key": "k", "type": "zset", "value": [["m"]]}', r"\[member, score\]"),
+        ('{"key": "k", "type": "zset", "value": {"m": 1}}', r"\[member, score\]"),
+        ('{"key": "k", "type": "set", "value": []}', "an empty set"),
+        ('{"key": "k", "type": "string", "value": "x", "pttl": 0}', "pttl 0"),
+        ('{"key": "k", "type": "string", "value": "x", "pttl": true}', "pttl True"),
+        ('{"key": "k", "type": "string", "value": "x", "pttl": 1e300}', "pttl"),
+        ('{"key": "k", "type": "string", "value": "x", "pttl": 100000000000000000000}', "pttl"),
+        ('{"key": "", "type": "string", "value": "x"}', "not an export record"),
+        ('["key", "type", "value"]', "not an export record"),
+        ("1" * 5000, "more than 4000 digits"),
+    ],
+)
+def test_hostile_lines_are_refused_before_any_write(engine: Engine, line: str, match: str) -> None:
+    good = '{"key": "ok", "type": "string", "value": "v", "pttl": null}'
+    with pytest.raises(InvalidValue, match=match):
+        import_jsonl(engine, [good, line])
+    assert sorted(engine.scan("")) == ["ok"]
+
+
+def test_a_replaced_key_keeps_nothing_of_its_old_value(engine: Engine) -> None:
+    engine.hset("k", {"old": "1"})
+    import_jsonl(engine, ['{"key": "k", "type": "zset", "value": [["m", 2]], "pttl": 5000}'])
+    assert engine.zrange("k", 0, -1) == [("m", 2.0)]
+    assert 0 < engine.pttl("k") <= 5000

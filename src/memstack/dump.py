@@ -9,11 +9,14 @@ asking the read commands in turn (each raises ``WrongType`` on a key of another 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
+from ._jsontext import loads
 from .engines import Engine, WrongType
 from .errors import InvalidValue
+from .limits import check_json, check_text
 
 __all__ = ["dump_lines", "export_jsonl", "import_jsonl", "load_line"]
 
@@ -61,32 +64,77 @@ def export_jsonl(
     return count
 
 
+_MAX_PTTL = 100 * 365 * 24 * 3600 * 1000  # a century in ms: anything longer is not a TTL
+
+
+def _strings(items: Any, what: str) -> list[str]:
+    if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+        raise InvalidValue(f"{what}: expected a list of strings")
+    return items
+
+
+def _zset(value: Any, what: str) -> dict[str, float]:
+    if not isinstance(value, list):
+        raise InvalidValue(f"{what}: expected a list of [member, score]")
+    members: dict[str, float] = {}
+    for pair in value:
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise InvalidValue(f"{what}: expected a list of [member, score]")
+        score = pair[1]
+        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+            raise InvalidValue(f"{what}: score {score!r} of {pair[0]!r} is not a finite number")
+        members[pair[0]] = float(score)
+    return members
+
+
+def _checked(record: Any) -> tuple[str, str, Any, int | None]:
+    """``(key, type, value, pttl)`` of an export record whose parts all have the export's shapes."""
+    if not isinstance(record, dict) or not {"key", "type", "value"} <= record.keys():
+        raise InvalidValue(f"not an export record: {str(record)[:80]!r}")
+    key, kind, value, pttl = record["key"], record["type"], record["value"], record.get("pttl")
+    if not isinstance(key, str) or not key:
+        raise InvalidValue(f"not an export record: {str(record)[:80]!r}")
+    check_text(key, "key")
+    what = f"record for {key!r}"
+    if pttl is not None and (isinstance(pttl, bool) or not isinstance(pttl, int) or not 0 < pttl <= _MAX_PTTL):
+        raise InvalidValue(f"{what}: pttl {pttl!r} is not null or a number of ms from 1 to {_MAX_PTTL}")
+    if kind == "string" and isinstance(value, str):
+        pass
+    elif kind == "hash" and isinstance(value, dict):
+        _strings(list(value.values()), what)
+    elif kind in ("set", "list") and isinstance(value, list):
+        _strings(value, what)
+    elif kind == "zset":
+        value = _zset(value, what)
+    else:
+        raise InvalidValue(f"{what}: type {kind!r} does not match its value")
+    if kind != "string" and not value:
+        raise InvalidValue(f"{what}: an empty {kind} (an export never holds one)")
+    check_json(value, what)  # lone surrogates, from whichever parser the record came
+    return key, kind, value, pttl
+
+
 def load_line(engine: Engine, record: dict[str, Any]) -> None:
     """Write one exported record (replacing the key) in one atomic batch.
 
     Raises:
-        InvalidValue: the record is not of the export format.
+        InvalidValue: the record is not of the export format (wrong shapes, a TTL that is not a
+            positive number of ms, a score that is not a finite number, a lone surrogate);
+            nothing is written then.
     """
-    try:
-        key, kind, value, pttl = record["key"], record["type"], record["value"], record.get("pttl")
-    except (KeyError, TypeError) as exc:
-        raise InvalidValue(f"not an export record: {str(record)[:80]!r}") from exc
-    if not isinstance(key, str) or (pttl is not None and not isinstance(pttl, int)):
-        raise InvalidValue(f"not an export record: {str(record)[:80]!r}")
+    key, kind, value, pttl = _checked(record)
     with engine.batch() as batch:
         batch.delete(key)
-        if kind == "string" and isinstance(value, str):
+        if kind == "string":
             batch.set(key, value)
-        elif kind == "hash" and isinstance(value, dict):
-            batch.hset(key, {str(f): str(v) for f, v in value.items()})
-        elif kind == "set" and isinstance(value, list):
-            batch.sadd(key, *map(str, value))
-        elif kind == "list" and isinstance(value, list):
-            batch.rpush(key, *map(str, value))
-        elif kind == "zset" and isinstance(value, list):
-            batch.zadd(key, {str(m): float(s) for m, s in value})
+        elif kind == "hash":
+            batch.hset(key, value)
+        elif kind == "set":
+            batch.sadd(key, *value)
+        elif kind == "list":
+            batch.rpush(key, *value)
         else:
-            raise InvalidValue(f"record for {key!r}: type {kind!r} does not match its value")
+            batch.zadd(key, value)
         if pttl:
             batch.pexpire(key, pttl)
 
@@ -95,21 +143,18 @@ def import_jsonl(engine: Engine, lines: Iterable[str], progress: Callable[[], No
     """Load exported lines (blank lines skipped); returns the number of keys written.
 
     Raises:
-        InvalidValue: a line is not JSON or not an export record (naming its line number); the
-            lines before it are written.
+        InvalidValue: a line is not JSON, is nested too deep, or is not an export record (naming
+            its line number); the lines before it are written.
     """
     count = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidValue(f"line {number}: not JSON ({exc.msg})") from exc
-        try:
-            load_line(engine, record)
+            load_line(engine, loads(line, f"line {number}"))
         except InvalidValue as exc:
-            raise InvalidValue(f"line {number}: {exc}") from exc
+            message = str(exc)
+            raise InvalidValue(message if message.startswith("line ") else f"line {number}: {message}") from None
         count += 1
         if progress is not None:
             progress()

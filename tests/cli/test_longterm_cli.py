@@ -35,14 +35,15 @@ def test_save_search_delete(url: str) -> None:
     out = run(url, "memories", "search", "violin", "--scope", "alice")
     assert saved["id"] in out
     assert "bm25" in out
+    assert saved["created_at"][:23] + "Z" in out  # ISO-8601 UTC to the millisecond in tables
     hits = run_json(url, "memories", "search", "plays", "--scope", "alice")
     assert isinstance(hits, list)
-    assert [h["id"] for h in hits] == [saved["id"]]
+    assert [h["entry"] for h in hits] == [saved]  # the HTTP API's shape: entry, score, sources
     assert hits[0]["score"] > 0
-    assert hits[0]["sources"] == "bm25"
+    assert hits[0]["sources"] == ["bm25"]
     recent = run_json(url, "memories", "search", "--scope", "bob", "--limit", "5")
     assert isinstance(recent, list)
-    assert [h["content"] for h in recent] == ["Bob plays football"]
+    assert [h["entry"]["content"] for h in recent] == ["Bob plays football"]
     filtered = run_json(
         url, "memories", "search", "--category", "hobbies", "--tags", "VIOLIN", "--scope", "alice"
     )

@@ -40,15 +40,28 @@ def _entry_row(entry: MemoryEntry) -> dict[str, Any]:
     }
 
 
-def _hit_row(hit: SearchHit) -> dict[str, Any]:
-    row = _entry_row(hit.entry)
-    row.update(
-        score=round(hit.score, 4),
-        bm25=None if hit.bm25 is None else round(hit.bm25, 4),
-        vector=None if hit.vector is None else round(hit.vector, 4),
-        sources=",".join(hit.sources),
-    )
-    return row
+def _hit_json(hit: SearchHit) -> dict[str, Any]:
+    """A hit as the HTTP API writes it (``GET /v1/memories`` items)."""
+    return {
+        "entry": _entry_row(hit.entry),
+        "score": hit.score,
+        "bm25": hit.bm25,
+        "vector": hit.vector,
+        "sources": list(hit.sources),
+    }
+
+
+def _hit_cells(hit: SearchHit) -> dict[str, Any]:
+    entry = hit.entry
+    return {
+        "id": entry.id,
+        "score": round(hit.score, 4),
+        "sources": ", ".join(hit.sources),
+        "category": entry.category,
+        "tags": ", ".join(entry.tags),
+        "created_at": entry.created_at,
+        "content": entry.content,
+    }
 
 
 @app.command()
@@ -81,17 +94,14 @@ def search(
         hits = mem.long_term(scope, profile=profile).search(
             query, category=category, tags=split_tags(tags), max_results=limit
         )
-        rows = [_hit_row(h) for h in hits]
-        if not rows and not state.as_json:
-            emit(rows, "no memories found")
-            return
-        if not state.as_json:
-            rows = [
-                {**row, "tags": ", ".join(row["tags"]), "created_at": h.entry.created_at}
-                for row, h in zip(rows, hits, strict=True)
-            ]
-        columns = ["id", "score", "sources", "category", "tags", "created_at", "content"]
-        emit_table(rows, columns, title=f"scope {scope}", times=["created_at"])
+        if state.as_json:
+            emit([_hit_json(h) for h in hits])
+        elif not hits:
+            emit([], "no memories found")
+        else:
+            columns = ["id", "score", "sources", "category", "tags", "created_at", "content"]
+            rows = [_hit_cells(h) for h in hits]
+            emit_table(rows, columns, title=f"scope {scope}", times=["created_at"])
 
 
 @app.command()
