@@ -66,7 +66,7 @@ def _root(
     ),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable JSON output (errors too)."),
 ) -> None:
-    state.url, state.create, state.as_json = url, create, as_json
+    state.url, state.create, state.as_json = url or None, create, as_json
     if TENANT_RULE.fullmatch(tenant) is None:
         raise typer.BadParameter(
             f"{tenant!r}: a tenant is 1-64 characters of A-Z, a-z, 0-9, '_' or '-'", param_hint="--tenant"

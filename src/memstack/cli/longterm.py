@@ -7,6 +7,9 @@ Human output by default, JSON with the root ``--json`` option; exit codes from `
 
 from __future__ import annotations
 
+import contextlib
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +132,16 @@ def export_command(directory: Path, scope: str = SCOPE) -> None:
         emit({"exported": count, "directory": str(directory)}, f"exported {count} memories to {directory}")
 
 
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 @app.command("import")
 def import_command(
     directory: Path,
@@ -144,9 +157,10 @@ def import_command(
     """
     if not directory.is_dir():
         raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
-    with tenant_memory() as mem:
+    # Each skipped file is in the report below: the library's warning per file would repeat it.
+    with tenant_memory() as mem, _quiet(logging.getLogger("memstack.longterm")):
         target = mem.long_term(scope)
-        if state.as_json:
+        if state.as_json or not console.is_terminal:
             report = import_dir(target, directory)
         else:
             columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn())
