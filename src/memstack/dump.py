@@ -96,7 +96,9 @@ def _checked(record: Any) -> tuple[str, str, Any, int | None]:
         raise InvalidValue(f"not an export record: {str(record)[:80]!r}")
     check_text(key, "key")
     what = f"record for {key!r}"
-    if pttl is not None and (isinstance(pttl, bool) or not isinstance(pttl, int) or not 0 < pttl <= _MAX_PTTL):
+    if pttl is not None and (
+        isinstance(pttl, bool) or not isinstance(pttl, int) or not 0 < pttl <= _MAX_PTTL
+    ):
         raise InvalidValue(f"{what}: pttl {pttl!r} is not null or a number of ms from 1 to {_MAX_PTTL}")
     if kind == "string" and isinstance(value, str):
         pass
@@ -154,7 +156,9 @@ def import_jsonl(engine: Engine, lines: Iterable[str], progress: Callable[[], No
             load_line(engine, loads(line, f"line {number}"))
         except InvalidValue as exc:
             message = str(exc)
-            raise InvalidValue(message if message.startswith("line ") else f"line {number}: {message}") from None
+            raise InvalidValue(
+                message if message.startswith("line ") else f"line {number}: {message}"
+            ) from None
         count += 1
         if progress is not None:
             progress()

@@ -97,7 +97,9 @@ def test_json_value_refuses_text_in_both_groups(url: str) -> None:
 def test_tags_are_split_alike(url: str) -> None:
     saved = json.loads(run(url, "--json", "memories", "save", "x", "--tags", " a, b,,c "))
     assert saved["tags"] == ["a", "b", "c"]
-    entry = json.loads(run(url, "--json", "working", "set", "k", "v", "-n", "session/a", "--tags", " a, b,,c "))
+    entry = json.loads(
+        run(url, "--json", "working", "set", "k", "v", "-n", "session/a", "--tags", " a, b,,c ")
+    )
     assert entry["tags"] == ["a", "b", "c"]
 
 

@@ -32,12 +32,28 @@ def url(tmp_path: Path) -> str:
     ("args", "code", "expected"),
     [
         # JSON values past the limits: refused at the command line, naming the argument.
-        (["sessions", "put", "s", "k", DEEP, "--create"], 2, "InvalidValue: VALUE: nested deeper than 100 levels"),
+        (
+            ["sessions", "put", "s", "k", DEEP, "--create"],
+            2,
+            "InvalidValue: VALUE: nested deeper than 100 levels",
+        ),
         (["working", "set", "k", DEEP, "-n", "session/a"], 2, "InvalidValue: VALUE: nested deeper than 100"),
         (["sessions", "put", "s", "k", '"\\ud800"', "--create"], 2, "VALUE: contains a lone surrogate"),
-        (["sessions", "put", "s", "k", '{"\\udc80": 1}', "--create"], 2, "VALUE key '\\udc80': contains a lone"),
-        (["working", "set", "k", '["ok", "\\udfff"]', "-n", "session/a"], 2, "VALUE[1]: contains a lone surrogate"),
-        (["sessions", "put", "s", "k", "1" * 5000, "--create"], 2, "VALUE: an integer of more than 4000 digits"),
+        (
+            ["sessions", "put", "s", "k", '{"\\udc80": 1}', "--create"],
+            2,
+            "VALUE key '\\udc80': contains a lone",
+        ),
+        (
+            ["working", "set", "k", '["ok", "\\udfff"]', "-n", "session/a"],
+            2,
+            "VALUE[1]: contains a lone surrogate",
+        ),
+        (
+            ["sessions", "put", "s", "k", "1" * 5000, "--create"],
+            2,
+            "VALUE: an integer of more than 4000 digits",
+        ),
         (["sessions", "put", "s", "k", "1e999", "--create"], 2, "VALUE: inf is not a finite number"),
         (["sessions", "put", "s", "k", "NaN", "--json-value", "--create"], 2, "VALUE: not JSON (NaN is not"),
         (["sessions", "put", "s", "k", "v", "--text", "--json-value"], 2, "--text and --json-value"),
@@ -45,7 +61,11 @@ def url(tmp_path: Path) -> str:
         # Command-line bytes that are not UTF-8 arrive as lone surrogates (surrogateescape).
         (["sessions", "create", b"s\xff"], 2, "InvalidValue: SESSION_ID: contains a lone surrogate"),
         (["memories", "save", b"caf\xe9"], 2, "InvalidValue: CONTENT: contains a lone surrogate"),
-        (["memories", "search", "x", "--tags", b"\xff"], 2, "InvalidValue: --tags: contains a lone surrogate"),
+        (
+            ["memories", "search", "x", "--tags", b"\xff"],
+            2,
+            "InvalidValue: --tags: contains a lone surrogate",
+        ),
         (["conversations", "add", "c", "user", b"\xed\xa0\x80"], 2, "CONTENT: contains a lone surrogate"),
         # Usage, not found, runtime.
         (["sessions", "put", "s"], 2, "error: MissingParameter: Missing argument 'key'."),
@@ -76,7 +96,11 @@ def test_json_errors_are_one_json_object(cli: Cli, url: str) -> None:
     result = cli("--url", url, "--json", "sessions", "put", "s", "k", DEEP)
     assert result.returncode == 2
     error = json.loads(one_error_line(result.stderr))
-    assert error == {"error": "InvalidValue", "message": "VALUE: nested deeper than 100 levels", "exit_code": 2}
+    assert error == {
+        "error": "InvalidValue",
+        "message": "VALUE: nested deeper than 100 levels",
+        "exit_code": 2,
+    }
     result = cli("--json", "--url", url, "--bogus")  # fails before the root options are applied
     assert json.loads(one_error_line(result.stderr))["error"] == "NoSuchOption"
 

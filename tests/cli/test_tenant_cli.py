@@ -62,14 +62,18 @@ def test_tenants_are_isolated_and_default_is_the_servers(shared_url: str) -> Non
 
 @pytest.mark.parametrize("tenant", ["a b", "", "x" * 65, "t:evil", "ünï"])
 def test_an_invalid_tenant_is_a_usage_error(tmp_path: Path, tenant: str) -> None:
-    result = runner.invoke(app, ["--url", f"sqlite:///{tmp_path / 'm.db'}", "--tenant", tenant, "sessions", "list"])
+    result = runner.invoke(
+        app, ["--url", f"sqlite:///{tmp_path / 'm.db'}", "--tenant", tenant, "sessions", "list"]
+    )
     assert result.exit_code == 2
     assert result.stderr.startswith("error: BadParameter: Invalid value for --tenant")
     assert not (tmp_path / "m.db").exists()
 
 
 @pytest.mark.parametrize("command", [["keys", "list"], ["doctor"], ["export", "-"]])
-def test_engine_wide_commands_refuse_tenant_but_ignore_the_variable(tmp_path: Path, command: list[str]) -> None:
+def test_engine_wide_commands_refuse_tenant_but_ignore_the_variable(
+    tmp_path: Path, command: list[str]
+) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     result = runner.invoke(app, ["--url", url, "--tenant", "acme", *command])
     assert result.exit_code == 2
