@@ -4,6 +4,7 @@ traceback — whatever the input (nesting 5,000 deep, lone surrogates, bytes tha
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -150,3 +151,12 @@ def test_memories_import_that_skips_everything_fails(cli: Cli, url: str, tmp_pat
     assert allowed.returncode == 0
     report = json.loads(allowed.stdout)
     assert (report["imported"], report["skipped"], len(report["skipped_files"])) == (0, 4002, 4002)
+
+
+def test_file_paths_may_be_any_bytes(cli: Cli, url: str, tmp_path: Path) -> None:
+    folder = bytes(tmp_path) + b"/caf\xe9"
+    result = cli("--url", url, "--json", "memories", "export", folder)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"exported": 0, "directory": os.fsdecode(folder)}
+    human = cli("--url", url, "memories", "export", folder).stdout.decode("utf-8")  # UTF-8 always
+    assert human == f"exported 0 memories to {tmp_path}/caf\\udce9\n"

@@ -42,7 +42,7 @@ def test_session_lifecycle_as_json(url: str) -> None:
     assert [(e["op"], e["key"]) for e in history] == [("increment", "n"), ("increment", "f")]
     assert json.loads(run(url, "clear", "s1", "word", as_json=True)[1])["cleared"] == ["word"]
     assert json.loads(run(url, "clear", "s1", as_json=True)[1])["cleared"] == ["f", "n", "name", "obj"]
-    assert json.loads(run(url, "delete", "s1", as_json=True)[1])["keys_cleared"] == []
+    assert json.loads(run(url, "delete", "s1", as_json=True)[1])["cleared"] == []
     assert json.loads(run(url, "list", as_json=True)[1]) == []
 
 

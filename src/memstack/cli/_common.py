@@ -105,11 +105,25 @@ def emit(value: Any, text: str | None = None) -> None:
     Text goes out as it is, never re-wrapped: it may be a stored value piped into another program.
     """
     if state.as_json:
-        print(json.dumps(value, ensure_ascii=False, default=str))
-    elif text is not None:
-        print(text)
+        print(_json(value))
     else:
-        print(_cell(value))
+        print(_printable(text if text is not None else _cell(value)))
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8: \udcXX escapes keep it exact
+        return json.dumps(value, ensure_ascii=True, default=str)
+    return text
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates (file names that are not UTF-8) as visible escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def emit_table(
@@ -120,7 +134,7 @@ def emit_table(
 ) -> None:
     """Rows as a table for humans (columns in ``times`` as ISO-8601 UTC), a JSON list under ``--json``."""
     if state.as_json:
-        print(json.dumps(list(rows), ensure_ascii=False, default=str))
+        print(_json(list(rows)))
         return
     table = Table(title=title)
     for index, column in enumerate(columns):

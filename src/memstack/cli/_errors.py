@@ -22,7 +22,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import PurePath
 from typing import Any, Final, NoReturn
 
 import typer
@@ -73,10 +72,9 @@ def fail(exc: BaseException) -> NoReturn:
 
 
 def _check_strings(label: str, value: object) -> None:
+    # File paths are exempt (PurePath, not str): a Linux file name may be any bytes.
     if isinstance(value, str):
         check_text(value, label)
-    elif isinstance(value, PurePath):
-        check_text(str(value), label)
     elif isinstance(value, list | tuple):
         for item in value:
             _check_strings(label, item)

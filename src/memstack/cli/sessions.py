@@ -59,7 +59,7 @@ def delete(session_id: str) -> None:
     """Delete a session and all its keys."""
     with tenant_memory() as mem:
         keys = mem.sessions.delete(session_id)
-        emit({"session_id": session_id, "keys_cleared": keys}, f"deleted {session_id} ({len(keys)} keys)")
+        emit({"session_id": session_id, "cleared": keys}, f"deleted {session_id} ({len(keys)} keys)")
 
 
 @app.command()
