@@ -160,3 +160,19 @@ def test_file_paths_may_be_any_bytes(cli: Cli, url: str, tmp_path: Path) -> None
     assert json.loads(result.stdout) == {"exported": 0, "directory": os.fsdecode(folder)}
     human = cli("--url", url, "memories", "export", folder).stdout.decode("utf-8")  # UTF-8 always
     assert human == f"exported 0 memories to {tmp_path}/caf\\udce9\n"
+
+
+def test_debug_variable_shows_the_traceback_of_an_unexpected_error(
+    cli: Cli, url: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "deep"
+    source.mkdir()
+    (source / "m.json").write_text("[" * 5000 + "]" * 5000)
+    result = cli("--url", url, "memories", "import", str(source))
+    assert result.returncode == 1
+    line = one_error_line(result.stderr)
+    if "RecursionError" in line:  # the library does not refuse deep files itself (yet)
+        assert "MEMSTACK_DEBUG=1" in line
+        debug = cli("--url", url, "memories", "import", str(source), env={"MEMSTACK_DEBUG": "1"})
+        assert debug.returncode == 1
+        assert b"Traceback" in debug.stderr

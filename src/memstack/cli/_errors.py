@@ -157,5 +157,8 @@ def _handle(exc: Exception) -> int:
     if os.environ.get("MEMSTACK_DEBUG") == "1":
         raise exc
     code = exit_code(exc)
-    report(type(exc).__name__, str(exc) or type(exc).__name__, code)
+    message = str(exc) or type(exc).__name__
+    if not isinstance(exc, MemstackError | OSError):  # neither the user's input nor the machine: a bug
+        message += " (unexpected: MEMSTACK_DEBUG=1 shows the traceback for a bug report)"
+    report(type(exc).__name__, message, code)
     return code
