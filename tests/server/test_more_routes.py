@@ -31,14 +31,14 @@ def test_working_memory_resources(client: TestClient) -> None:
     assert client.get("/v1/working/notes", params=NS).status_code == 404
 
 
-def test_working_memory_cap_is_a_409(engine: Engine) -> None:
+def test_working_memory_cap_is_a_429(engine: Engine) -> None:
     from memstack.server import create_app
 
     with TestClient(create_app(engine)) as client:
         for i in range(50):
             assert client.put(f"/v1/working/k{i}", params=NS, json={"value": i}).status_code == 200
         full = client.put("/v1/working/k50", params=NS, json={"value": 50})
-        assert full.status_code == 409 and full.json()["error"] == "NamespaceFull"
+        assert full.status_code == 429 and full.json()["error"] == "NamespaceFull"
         assert client.put("/v1/working/k0", params=NS, json={"value": "again"}).status_code == 200
 
 
