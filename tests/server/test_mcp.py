@@ -44,8 +44,13 @@ def test_in_process_tools(mem: Memory) -> None:
     assert {"save_memory", "search_working_memory", "session_get", "conversation_history"} <= set(names)
     assert not saved.startswith("Error") and "Ada prefers tea" in found
     assert _text(unknown) == run_tool(mem, "delete_memory", {"id": "nope"})  # one dispatcher for both
-    assert "No memory entry found with id 'nope'" in _text(unknown) and not unknown.is_error
-    assert _text(malformed).startswith("Error: invalid arguments for 'save_memory'") and malformed.is_error
+    assert "No memory entry found with id 'nope'" in _text(unknown) and unknown.is_error
+    assert unknown.structured_content == {"error": "EntryNotFound", "status": 404, "code": -32002}
+    assert (
+        _text(malformed)
+        == "Error: invalid arguments for 'save_memory': content: required; tags: input should be a valid string."
+    )
+    assert malformed.is_error and "pydantic" not in _text(malformed)
 
 
 @pytest.fixture

@@ -89,9 +89,13 @@ def test_context_and_tools(client: TestClient) -> None:
     assert built["messages"][-1] == {"role": "user", "content": "what does Ada drink? tea?"}
     names = [t["function"]["name"] for t in client.get("/v1/tools").json()["tools"]]
     assert "save_memory" in names and "session_put" in names
-    assert client.post("/v1/tools/nope", json={}).json()["result"].startswith("Error: unknown tool")
-    bad = client.post("/v1/tools/save_memory", json={"arguments": "{not json"}).json()["result"]
-    assert bad.startswith("Error:")
+    nope = client.post("/v1/tools/nope", json={})
+    assert nope.status_code == 404 and nope.json()["error"] == "UnknownTool"
+    assert nope.json()["detail"].startswith("unknown tool 'nope'")
+    bad = client.post("/v1/tools/save_memory", json={"arguments": "{not json"})
+    assert bad.status_code == 400 and bad.json()["detail"].startswith(
+        "the arguments of 'save_memory' are not"
+    )
     put = client.post(
         "/v1/tools/session_put", json={"session_id": "s9", "arguments": {"key": "a", "value": [1]}}
     )
