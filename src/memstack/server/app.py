@@ -195,9 +195,13 @@ def create_app(
 
     if extra_routers:
         # Key management exists only where keys do: in no-auth mode /v1/keys is a plain 404.
-        for module in ROUTERS + (["keys"] if auth.mode == "keys" else []):
+        for module in ROUTERS:
             router = importlib.import_module(f"{__package__}.routes.{module}").router
-            app.include_router(router)
+            # Every tier route resolves the caller, even one that reads no tenant data (the tool
+            # list): in keys mode nothing answers without a key. FastAPI runs it once per request.
+            app.include_router(router, dependencies=[Depends(tenant_memory)])
+        if auth.mode == "keys":  # key management exists only where keys do (else a plain 404)
+            app.include_router(importlib.import_module(f"{__package__}.routes.keys").router)
     if mcp_endpoint is not None:
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)

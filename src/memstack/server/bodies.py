@@ -49,7 +49,9 @@ def check_body(raw: bytes) -> None:
         value = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
         raise InvalidValue(f"body: nested deeper than {BODY_MAX_DEPTH} levels") from None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, InvalidValue) as exc:
+        if isinstance(exc, InvalidValue):
+            raise
         return
     except ValueError as exc:  # CPython's own cap on integer digits, met while parsing
         if "digits" in str(exc):

@@ -26,6 +26,8 @@ from .. import errors
 __all__ = ["INTERNAL", "RETRY_AFTER_SECONDS", "TABLE", "ErrorRule", "describe", "rule_of", "scrub"]
 
 RETRY_AFTER_SECONDS: Final = 1
+MAX_DETAIL: Final = 500
+"""Longest detail sent (a path into a deeply nested value can run to kilobytes)."""
 
 # JSON-RPC codes: the MCP specification's invalid-params and resource-not-found, else internal.
 _INVALID_PARAMS: Final = -32602
@@ -109,8 +111,9 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def scrub(detail: str) -> str:
-    """``detail`` without internal storage keys (each becomes ``<internal key>``), on one line, and
-    with lone surrogates shown as ``\\udXXX`` escapes so the text can be sent as UTF-8."""
+    """``detail`` without internal storage keys (each becomes ``<internal key>``), on one line, at
+    most :data:`MAX_DETAIL` characters, with lone surrogates shown as ``\\udXXX`` escapes."""
     detail = _KEY.sub("<internal key>", detail)
     detail = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", detail)
-    return " ".join(detail.split())
+    detail = " ".join(detail.split())
+    return detail if len(detail) <= MAX_DETAIL else detail[: MAX_DETAIL - 1] + "…"
