@@ -46,9 +46,8 @@ def test_in_process_tools(mem: Memory) -> None:
     assert _text(unknown) == run_tool(mem, "delete_memory", {"id": "nope"})  # one dispatcher for both
     assert "No memory entry found with id 'nope'" in _text(unknown) and unknown.is_error
     assert unknown.structured_content == {"error": "EntryNotFound", "status": 404, "code": -32002}
-    assert (
-        _text(malformed)
-        == "Error: invalid arguments for 'save_memory': content: required; tags: input should be a valid string."
+    assert _text(malformed) == (
+        "Error: invalid arguments for 'save_memory': content: required; tags: input should be a valid string."
     )
     assert malformed.is_error and "pydantic" not in _text(malformed)
 
