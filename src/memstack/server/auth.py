@@ -135,9 +135,10 @@ class Authenticator:
         # keeps a flood of bad requests from becoming a flood of engine reads.
         now = time.monotonic()
         with self._lock:
-            if not force and now < self._next_check:
-                return
-            self._next_check = now + EMPTY_CHECK_SECONDS
+            if not force:
+                if now < self._next_check:
+                    return
+                self._next_check = now + EMPTY_CHECK_SECONDS
         try:
             empty = not self.keys.any()
         except EngineError:
