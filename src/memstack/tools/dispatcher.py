@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from .._memory import Memory
 from ..engines.base import Engine
 from ..errors import InvalidValue, MemstackError, UnknownTool
-from ..limits import check_json, check_text
+from ..limits import MAX_DEPTH, MAX_INT_DIGITS, check_json, check_text
 from ..longterm import LongTermMemory
 from ..longterm.validate import check_session_id
 from ..working import WorkingMemory
@@ -123,9 +123,13 @@ def _decode(name: str, arguments: object) -> dict[str, Any]:
             raise InvalidValue(
                 f"the arguments of '{name}' are not valid JSON ({exc.msg} at position {exc.pos})."
             ) from None
-        except (ValueError, RecursionError):  # CPython's int-digit cap, or nesting past the stack
+        except RecursionError:
             raise InvalidValue(
-                f"the arguments of '{name}' break the value limits (nesting or number size)."
+                f"the arguments of '{name}' are nested deeper than {MAX_DEPTH} levels."
+            ) from None
+        except ValueError:  # CPython's own cap on integer digits, met while parsing
+            raise InvalidValue(
+                f"the arguments of '{name}' hold an integer of more than {MAX_INT_DIGITS} digits."
             ) from None
     elif isinstance(arguments, Mapping):
         raw = dict(arguments)
