@@ -97,9 +97,7 @@ def test_every_tool_failure_is_an_mcp_error_result(mem: Memory) -> None:
                 await client.call_tool("save_memory", {"content": "a\ud800"}),
                 await client.call_tool("session_put", {"key": "k", "value": 1, "session_id": 5}),
                 await client.call_tool("session_put", {"key": "k", "value": 1, "session_id": "bad id"}),
-                await client.call_tool(
-                    "save_to_working_memory", {"key": "k", "data": "v", "namespace": "../x"}
-                ),
+                await client.call_tool("delete_memory", {"id": "nope", "scope": "s"}),
             ]
 
     unknown, surrogate, typed, bad_id, missing = asyncio.run(run())
