@@ -35,6 +35,8 @@ def test_the_mode_is_decided_from_flag_keys_and_host(engine: Engine) -> None:
     assert decide_mode(keys, "none", "::1") == "none"
     with pytest.raises(InvalidConfiguration, match="only allowed on loopback"):
         decide_mode(keys, "none", "0.0.0.0")
+    with pytest.raises(InvalidConfiguration, match="auth mode 'Keys'"):
+        decide_mode(keys, "Keys", "127.0.0.1")  # type: ignore[arg-type]  # a caller without type checks
     keys.create(["acme"])
     assert decide_mode(keys, None, "127.0.0.1") == "keys"
     assert decide_mode(keys, "none", "127.0.0.1") == "none"  # asked for explicitly, on loopback

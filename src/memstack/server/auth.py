@@ -50,8 +50,11 @@ def decide_mode(keys: ApiKeyStore, asked: AuthMode | None, host: str) -> AuthMod
     or the host is not loopback. A key store that cannot be read at start means keys (fail closed).
 
     Raises:
-        InvalidConfiguration: ``none`` asked for on a host that is not loopback.
+        InvalidConfiguration: ``none`` asked for on a host that is not loopback, or a mode that
+            is neither ``keys`` nor ``none``.
     """
+    if asked not in (None, "keys", "none"):
+        raise InvalidConfiguration(f"auth mode {asked!r}: expected 'keys' or 'none'")
     if asked == "none":
         if not is_loopback(host):
             raise InvalidConfiguration(
