@@ -82,3 +82,21 @@ def test_loopback_without_keys_serves_tenant_default(tmp_path: Path) -> None:
     assert "auth: none, tenant default" in served.stderr
     listed = _memstack(url, "--json", "export", "-")
     assert listed.returncode == 0 and "t:default:" in listed.stdout
+
+
+def test_keys_refuse_bad_input_without_a_traceback(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    # Bytes that are not UTF-8 reach Python as lone surrogates (surrogateescape).
+    label = subprocess.run(
+        [sys.executable, "-m", "memstack.cli", "--url", url, "keys", "create", "--tenant", "acme",
+         "--label", b"\xff".decode("utf-8", "surrogateescape")],
+        capture_output=True, text=True, timeout=60, env={**os.environ},
+    )  # fmt: skip
+    assert label.returncode == 2 and "label: contains a lone surrogate" in label.stderr
+    tenant = _memstack(url, "keys", "create", "--tenant", "no spaces")
+    assert tenant.returncode == 2 and "tenant 'no spaces'" in tenant.stderr
+    revoke = _memstack(url, "keys", "revoke", "nope")
+    assert revoke.returncode == 3
+    for done in (label, tenant, revoke):
+        assert "Traceback" not in done.stderr
+    assert json.loads(_memstack(url, "--json", "keys", "list").stdout) == []
