@@ -34,7 +34,10 @@ def test_keys_lifecycle(tmp_path: Path) -> None:
     assert created["token"].startswith(f"msk_{created['key_id']}_")
     code, out = _run(url, "--json", "keys", "list")
     assert code == 0
-    assert json.loads(out) == [{"key_id": created["key_id"], "tenants": "acme", "label": "ci"}]
+    (listed,) = json.loads(out)
+    assert listed["created_at"].endswith("Z")
+    del listed["created_at"]
+    assert listed == {"key_id": created["key_id"], "tenants": "acme", "label": "ci", "admin": False}
     assert created["token"] not in out
     assert _run(url, "keys", "revoke", created["key_id"])[0] == 0
     assert _run(url, "keys", "revoke", created["key_id"])[0] == 3
@@ -82,10 +85,10 @@ def test_doctor(tmp_path: Path) -> None:
     assert code == 4
 
 
-def test_serve_refuses_public_interface_without_keys(tmp_path: Path) -> None:
+def test_serve_refuses_no_auth_on_a_public_interface(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
-    assert _run(url, "serve", "--host", "0.0.0.0")[0] == 2
-    assert "refusing to listen" in _stderr(url, "serve", "--host", "0.0.0.0")
+    assert _run(url, "serve", "--no-auth", "--host", "0.0.0.0")[0] == 2
+    assert "only allowed on loopback" in _stderr(url, "serve", "--no-auth", "--host", "0.0.0.0")
 
 
 def test_serve_stdio_speaks_mcp(tmp_path: Path) -> None:

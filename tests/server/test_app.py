@@ -52,6 +52,7 @@ def test_problems_carry_the_typed_error(client: TestClient) -> None:
     client.put("/v1/sessions/s/keys/k", json={"value": "text"})
     nan = client.post("/v1/sessions/s/keys/k/increment", json={"amount": 1})
     assert nan.status_code == 409 and nan.json()["error"] == "NotANumber"
+    assert nan.json()["detail"].startswith("cannot increment key 'k' of session 's': stored value")
 
 
 def test_body_limit(engine: Engine) -> None:

@@ -44,8 +44,12 @@ def test_in_process_tools(mem: Memory) -> None:
     assert {"save_memory", "search_working_memory", "session_get", "conversation_history"} <= set(names)
     assert not saved.startswith("Error") and "Ada prefers tea" in found
     assert _text(unknown) == run_tool(mem, "delete_memory", {"id": "nope"})  # one dispatcher for both
-    assert "No memory entry found with id 'nope'" in _text(unknown) and not unknown.is_error
-    assert _text(malformed).startswith("Error: invalid arguments for 'save_memory'") and malformed.is_error
+    assert "No memory entry found with id 'nope'" in _text(unknown) and unknown.is_error
+    assert unknown.structured_content == {"error": "EntryNotFound", "status": 404, "code": -32002}
+    assert _text(malformed) == (
+        "Error: invalid arguments for 'save_memory': content: required; tags: input should be a valid string."
+    )
+    assert malformed.is_error and "pydantic" not in _text(malformed)
 
 
 @pytest.fixture
@@ -79,3 +83,36 @@ def test_over_http_with_auth_and_shared_dispatcher(live_server: tuple[str, str])
     via_mcp, via_http = asyncio.run(run())
     assert via_mcp == via_http == "step one"
     assert httpx.post(f"{base}/mcp", json={}).status_code == 401
+
+
+def test_every_tool_failure_is_an_mcp_error_result(mem: Memory) -> None:
+    from memstack.server.toolbox import TOOL_NAMES
+
+    server = build_server(lambda ctx: mem)
+
+    async def run() -> list[Any]:
+        async with Client(server) as client:
+            return [
+                await client.call_tool("launch_rockets", {}),
+                await client.call_tool("save_memory", {"content": "a\ud800"}),
+                await client.call_tool("session_put", {"key": "k", "value": 1, "session_id": 5}),
+                await client.call_tool("session_put", {"key": "k", "value": 1, "session_id": "bad id"}),
+                await client.call_tool("delete_memory", {"id": "nope", "scope": "s"}),
+            ]
+
+    unknown, surrogate, typed, bad_id, missing = asyncio.run(run())
+    assert unknown.is_error and unknown.structured_content["status"] == 404
+    assert (
+        _text(unknown) == f"Error: unknown tool 'launch_rockets'. Available tools: {', '.join(TOOL_NAMES)}."
+    )
+    assert surrogate.is_error and surrogate.structured_content == {
+        "error": "InvalidValue",
+        "status": 400,
+        "code": -32602,
+    }
+    assert "content: contains a lone surrogate" in _text(surrogate)
+    assert typed.is_error and "session_id: expected a string, got int" in _text(typed)
+    assert bad_id.is_error and bad_id.structured_content["error"] == "InvalidSessionId"
+    assert missing.is_error and missing.structured_content["error"] == "EntryNotFound"
+    for result in (unknown, surrogate, typed, bad_id, missing):
+        assert "\n" not in _text(result) and "pydantic" not in _text(result)

@@ -31,14 +31,14 @@ def test_working_memory_resources(client: TestClient) -> None:
     assert client.get("/v1/working/notes", params=NS).status_code == 404
 
 
-def test_working_memory_cap_is_a_409(engine: Engine) -> None:
+def test_working_memory_cap_is_a_429(engine: Engine) -> None:
     from memstack.server import create_app
 
     with TestClient(create_app(engine)) as client:
         for i in range(50):
             assert client.put(f"/v1/working/k{i}", params=NS, json={"value": i}).status_code == 200
         full = client.put("/v1/working/k50", params=NS, json={"value": 50})
-        assert full.status_code == 409 and full.json()["error"] == "NamespaceFull"
+        assert full.status_code == 429 and full.json()["error"] == "NamespaceFull"
         assert client.put("/v1/working/k0", params=NS, json={"value": "again"}).status_code == 200
 
 
@@ -89,9 +89,13 @@ def test_context_and_tools(client: TestClient) -> None:
     assert built["messages"][-1] == {"role": "user", "content": "what does Ada drink? tea?"}
     names = [t["function"]["name"] for t in client.get("/v1/tools").json()["tools"]]
     assert "save_memory" in names and "session_put" in names
-    assert client.post("/v1/tools/nope", json={}).json()["result"].startswith("Error: unknown tool")
-    bad = client.post("/v1/tools/save_memory", json={"arguments": "{not json"}).json()["result"]
-    assert bad.startswith("Error:")
+    nope = client.post("/v1/tools/nope", json={})
+    assert nope.status_code == 404 and nope.json()["error"] == "UnknownTool"
+    assert nope.json()["detail"].startswith("unknown tool 'nope'")
+    bad = client.post("/v1/tools/save_memory", json={"arguments": "{not json"})
+    assert bad.status_code == 400 and bad.json()["detail"].startswith(
+        "the arguments of 'save_memory' are not"
+    )
     put = client.post(
         "/v1/tools/session_put", json={"session_id": "s9", "arguments": {"key": "a", "value": [1]}}
     )

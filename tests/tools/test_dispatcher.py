@@ -33,14 +33,14 @@ def test_unknown_tool(tools: MemoryTools) -> None:
             "(Expecting value at position 8).",
         ),
         ("[1, 2]", "Error: the arguments of 'get_from_working_memory' must be a JSON object, got list."),
-        ("{}", "Error: invalid arguments for 'get_from_working_memory': key: Field required."),
+        ("{}", "Error: invalid arguments for 'get_from_working_memory': key: required."),
         (
             '{"key": 5}',
-            "Error: invalid arguments for 'get_from_working_memory': key: Input should be a valid string.",
+            "Error: invalid arguments for 'get_from_working_memory': key: input should be a valid string.",
         ),
         (
             '{"key": "k", "extra": 1}',
-            "Error: invalid arguments for 'get_from_working_memory': extra: Extra inputs are not permitted.",
+            "Error: invalid arguments for 'get_from_working_memory': extra: not an argument of this tool.",
         ),
     ],
 )

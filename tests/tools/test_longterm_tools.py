@@ -91,10 +91,10 @@ def test_delete_texts(tools: MemoryTools) -> None:
         == f'Deleted memory entry \'{entry_id}\': "Says "hi""'
     )
     assert call(tools, "delete_memory", id=entry_id) == (
-        f"No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID."
+        f"Error: No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID."
     )
     assert call(tools, "delete_memory", id="no such id!") == (
-        "No memory entry found with id 'no such id!'. Use SearchMemory to find the correct ID."
+        "Error: No memory entry found with id 'no such id!'. Use SearchMemory to find the correct ID."
     )
 
 

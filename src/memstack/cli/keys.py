@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import typer
 
 from ..server.keys import ApiKeyStore
@@ -14,13 +16,21 @@ app = typer.Typer(no_args_is_help=True)
 def create(
     tenant: list[str] = typer.Option(..., "--tenant", "-t", help="Tenant the key acts for (repeatable)."),
     label: str = typer.Option("", "--label", help="A note to tell keys apart."),
+    admin: bool = typer.Option(False, "--admin", help="The key may also manage keys over HTTP (/v1/keys)."),
 ) -> None:
     """Create a key; the token is printed once and never stored."""
     with memory() as mem:
-        record, token = ApiKeyStore(mem.engine).create(tenant, label)
+        record, token = ApiKeyStore(mem.engine).create(tenant, label, admin=admin)
+    kind = "admin key" if admin else "key"
     emit(
-        {"key_id": record.key_id, "tenants": list(record.tenants), "label": label, "token": token},
-        f"key {record.key_id} for {', '.join(record.tenants)}\n{token}\n(shown once: store it now)",
+        {
+            "key_id": record.key_id,
+            "tenants": list(record.tenants),
+            "label": label,
+            "admin": admin,
+            "token": token,
+        },
+        f"{kind} {record.key_id} for {', '.join(record.tenants)}\n{token}\n(shown once: store it now)",
     )
 
 
@@ -29,13 +39,22 @@ def list_keys() -> None:
     """List keys (ids, tenants, labels; never secrets)."""
     with memory() as mem:
         keys = ApiKeyStore(mem.engine).list()
-    rows = [{"key_id": k.key_id, "tenants": ",".join(k.tenants), "label": k.label} for k in keys]
-    emit_table(rows, ["key_id", "tenants", "label"], title="API keys")
+    rows = [
+        {
+            "key_id": k.key_id,
+            "tenants": ",".join(k.tenants),
+            "label": k.label,
+            "admin": k.admin,
+            "created_at": datetime.fromtimestamp(k.created_at, UTC).isoformat().replace("+00:00", "Z"),
+        }
+        for k in keys
+    ]
+    emit_table(rows, ["key_id", "tenants", "label", "admin", "created_at"], title="API keys")
 
 
 @app.command("revoke")
 def revoke(key_id: str) -> None:
-    """Revoke a key by id."""
+    """Revoke a key by id (a server in keys mode stays closed even when the last key goes)."""
     with memory() as mem:
         removed = ApiKeyStore(mem.engine).revoke(key_id)
     if not removed:

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import importlib.metadata
-import ipaddress
 import logging
+import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import Progress
 
 from ..dump import export_jsonl, import_jsonl
 from ..engines.prefixed import tenant_engine
-from ._common import console, emit, emit_table, err_console, memory, state
+from ..errors import InvalidConfiguration
+from ._common import EXIT, console, emit, emit_table, err_console, memory, state
+
+if TYPE_CHECKING:  # the server extra is optional: imported only when serving
+    from ..server.auth import AuthMode
 
 __all__ = ["doctor", "export", "import_", "serve"]
 
@@ -25,29 +30,31 @@ EXTRAS: dict[str, list[str]] = {
 }
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8765, help="TCP port."),
     stdio: bool = typer.Option(False, "--stdio", help="Run only the MCP server over stdin/stdout."),
+    auth: str = typer.Option(
+        None,
+        "--auth",
+        help="'keys': every request needs an API key. Default: keys when any key exists or the host "
+        "is not loopback, else none.",
+    ),
+    no_auth: bool = typer.Option(False, "--no-auth", help="No API keys (tenant 'default'); loopback only."),
     max_body_bytes: int = typer.Option(1 << 20, help="Largest request body accepted."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
 ) -> None:
-    """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port."""
+    """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
+
+    The auth mode is fixed at start: once in keys mode, revoking or losing every key never opens
+    the API. The port is bound before the banner is printed.
+    """
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    mode = _auth_mode(auth, no_auth)
     try:
         import uvicorn
 
         from ..server import ServerSettings, create_app
-        from ..server.keys import ApiKeyStore
     except ImportError as exc:  # the server extra is optional
         err_console.print(
             f"[red]error[/red]: the server extra is not installed ({exc}); pip install 'memstack[server]'"
@@ -59,16 +66,72 @@ def serve(
 
             run_stdio(mem)
             return
-        if not _is_loopback(host) and not ApiKeyStore(mem.engine).any():
-            err_console.print(
-                f"[red]error[/red]: refusing to listen on {host!r} without API keys; "
-                "create one with `memstack keys create --tenant NAME` or listen on 127.0.0.1"
-            )
-            raise typer.Exit(2)
-        app = create_app(mem.engine, ServerSettings(max_body_bytes=max_body_bytes))
-        config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
-        err_console.print(f"memstack serving {mem.engine.name} ({mem.engine.url}) on http://{host}:{port}")
-        uvicorn.Server(config).run()
+        settings = ServerSettings(max_body_bytes=max_body_bytes, auth=mode, host=host)
+        try:
+            app = create_app(mem.engine, settings)
+        except InvalidConfiguration as exc:
+            err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(EXIT["usage"]) from None
+        sock = _bind(host, port)
+        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+        keys_mode = app.state.auth.mode == "keys"
+        err_console.print(
+            f"memstack serving {mem.engine.name} ({mem.engine.url}) on http://{_netloc(host, port)} "
+            f"(auth: {'API keys' if keys_mode else 'none, tenant default'})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        with sock:
+            uvicorn.Server(config).run(sockets=[sock])
+
+
+def _auth_mode(auth: str | None, no_auth: bool) -> AuthMode | None:
+    if auth is not None and auth not in ("keys", "none"):
+        err_console.print(
+            f"[red]error[/red]: --auth {auth!r}: expected 'keys' (or use --no-auth)", highlight=False
+        )
+        raise typer.Exit(EXIT["usage"])
+    if no_auth and auth == "keys":
+        err_console.print(
+            "[red]error[/red]: --auth keys and --no-auth contradict each other", highlight=False
+        )
+        raise typer.Exit(EXIT["usage"])
+    if no_auth or auth == "none":
+        return "none"
+    return "keys" if auth == "keys" else None
+
+
+def _netloc(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``: a busy port fails here, before anything is announced."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        err_console.print(
+            f"[red]error[/red]: cannot listen on {_netloc(host, port)}: {exc}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT["error"]) from None
+    try:
+        # Like uvicorn: reuse a port in TIME_WAIT, but a port another process listens on stays busy.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        err_console.print(
+            f"[red]error[/red]: cannot listen on {_netloc(host, port)}: {exc.strerror or exc}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT["error"]) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def doctor() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import threading
-import time
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -21,14 +20,22 @@ from starlette.routing import Route
 from .. import __version__
 from .._memory import Memory
 from ..engines import Engine
-from ..engines.prefixed import TENANT_RULE, tenant_engine
+from ..engines.prefixed import tenant_engine
 from . import problems
-from .keys import ApiKeyStore
+from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
+from .keys import ApiKey, ApiKeyStore
 from .middleware import LimitsMiddleware, Receive, Scope, Send
 
-__all__ = ["DEFAULT_TENANT", "ROUTERS", "ServerSettings", "create_app", "tenant_memory"]
+__all__ = [
+    "DEFAULT_TENANT",
+    "ROUTERS",
+    "AdminKey",
+    "ServerSettings",
+    "TenantMemory",
+    "create_app",
+    "tenant_memory",
+]
 
-DEFAULT_TENANT = "default"
 # The tier routers, one module each under memstack.server.routes (variation as data).
 ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
 
@@ -39,19 +46,27 @@ class ServerSettings:
     Attributes:
         max_body_bytes: largest request body accepted (413 past it).
         max_wait_seconds: longest long-poll wait a request may hold (a longer ``wait`` is cut).
-        require_auth: True/False to force; None = required as soon as one API key exists.
+        auth: ``"keys"`` or ``"none"`` to force the mode; None decides at start (see
+            :func:`memstack.server.auth.decide_mode`). ``require_auth=True/False`` is the same as
+            ``auth="keys"/"none"``.
+        host: the interface the server listens on (``none`` is refused off loopback).
     """
 
     def __init__(
         self,
         *,
         max_body_bytes: int = 1 << 20,
+        auth: AuthMode | None = None,
         require_auth: bool | None = None,
         max_wait_seconds: float = 30.0,
+        host: str = "127.0.0.1",
     ) -> None:
         self.max_body_bytes = max_body_bytes
-        self.require_auth = require_auth
+        if auth is None and require_auth is not None:
+            auth = "keys" if require_auth else "none"
+        self.auth: AuthMode | None = auth
         self.max_wait_seconds = max_wait_seconds
+        self.host = host
 
 
 class _Tenants:
@@ -76,25 +91,6 @@ class _Tenants:
             memory.close()
 
 
-class _AuthMode:
-    """Whether auth is required: forced by settings, else "any key exists", re-read every 2 s."""
-
-    def __init__(self, keys: ApiKeyStore, forced: bool | None) -> None:
-        self.keys = keys
-        self.forced = forced
-        self._value = False
-        self._checked = 0.0
-
-    def required(self) -> bool:
-        if self.forced is not None:
-            return self.forced
-        now = time.monotonic()
-        if now - self._checked > 2.0:
-            self._value = self.keys.any()
-            self._checked = now
-        return self._value
-
-
 _bearer = HTTPBearer(auto_error=False, description="An API key created with `memstack keys create`.")
 
 
@@ -102,22 +98,11 @@ def resolve_tenant(state: Any, authorization: str | None, tenant_header: str | N
     """The tenant a request acts for (shared by the HTTP API and the MCP endpoint).
 
     Raises:
-        HTTPException: 401 without a valid key when auth is required; 404 for a tenant the key
-            may not use (never 403, which would confirm that the tenant exists).
+        HTTPException: 401 without a valid key in keys mode, 503 when the key store cannot be
+            read, 404 for a tenant the key may not use.
     """
-    if state.auth.required():
-        scheme, _, token = (authorization or "").partition(" ")
-        key = state.keys.verify(token.strip()) if scheme.lower() == "bearer" and token else None
-        if key is None:
-            raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
-        tenant = tenant_header or key.tenants[0]
-        if tenant not in key.tenants:
-            raise HTTPException(404, f"tenant {tenant!r} not found")
-        return str(tenant)
-    tenant = tenant_header or DEFAULT_TENANT
-    if TENANT_RULE.fullmatch(tenant) is None:
-        raise HTTPException(404, f"tenant {tenant!r} not found")
-    return tenant
+    auth: Authenticator = state.auth
+    return auth.tenant(authorization, tenant_header)
 
 
 def tenant_memory(
@@ -139,15 +124,41 @@ def tenant_memory(
 TenantMemory = Annotated[Memory, Depends(tenant_memory)]
 
 
+def admin_key(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> ApiKey:
+    """The caller's key if it is an admin key (FastAPI dependency of the key-management routes).
+
+    Raises:
+        HTTPException: 401 without a valid key, 503 when the key store cannot be read, 403 for a
+            valid key that is not an admin key.
+    """
+    auth: Authenticator = request.app.state.auth
+    key = auth.key(f"Bearer {credentials.credentials}" if credentials is not None else None)
+    if not key.admin:
+        raise HTTPException(
+            403, "this API key may not manage keys; use an admin key (memstack keys create --admin)"
+        )
+    return key
+
+
+AdminKey = Annotated[ApiKey, Depends(admin_key)]
+
+
 def create_app(
     engine: Engine, settings: ServerSettings | None = None, *, extra_routers: bool = True, mcp: bool = True
 ) -> FastAPI:
     """The memstack HTTP application on ``engine`` (the caller keeps ownership of the engine).
 
-    With ``mcp`` (and the SDK installed) the MCP server answers at ``/mcp`` (streamable HTTP).
+    The auth mode is decided here, once (:func:`memstack.server.auth.decide_mode`). With ``mcp``
+    (and the SDK installed) the MCP server answers at ``/mcp`` (streamable HTTP).
+
+    Raises:
+        InvalidConfiguration: no-auth mode asked for on a host that is not loopback.
     """
     settings = settings or ServerSettings()
     keys = ApiKeyStore(engine)
+    auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
     tenants = _Tenants(engine)
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
@@ -173,7 +184,7 @@ def create_app(
     app.state.engine = engine
     app.state.keys = keys
     app.state.tenants = tenants
-    app.state.auth = _AuthMode(keys, settings.require_auth)
+    app.state.auth = auth
     app.state.settings = settings
     problems.install(app)
 
@@ -183,9 +194,14 @@ def create_app(
         return {"status": "ok", "engine": engine.name, "version": __version__}
 
     if extra_routers:
+        # Key management exists only where keys do: in no-auth mode /v1/keys is a plain 404.
         for module in ROUTERS:
             router = importlib.import_module(f"{__package__}.routes.{module}").router
-            app.include_router(router)
+            # Every tier route resolves the caller, even one that reads no tenant data (the tool
+            # list): in keys mode nothing answers without a key. FastAPI runs it once per request.
+            app.include_router(router, dependencies=[Depends(tenant_memory)])
+        if auth.mode == "keys":  # key management exists only where keys do (else a plain 404)
+            app.include_router(importlib.import_module(f"{__package__}.routes.keys").router)
     if mcp_endpoint is not None:
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
@@ -241,10 +257,7 @@ class _McpEndpoint:
                 scope["app"].state, headers.get("authorization"), headers.get("x-memstack-tenant")
             )
         except HTTPException as exc:
-            title = {401: "Unauthorized", 404: "NotFound"}.get(exc.status_code, "ServiceUnavailable")
-            response = problems.problem(exc.status_code, title, str(exc.detail))
-            for name, value in (exc.headers or {}).items():
-                response.headers[name] = value
+            response = problems.http_problem(exc.status_code, str(exc.detail), dict(exc.headers or {}))
             await response(scope, receive, send)
             return
         scope.setdefault("state", {})["memstack_tenant"] = tenant

@@ -3,7 +3,11 @@
 A token looks like ``msk_<key id>_<secret>``. Only ``sha256(secret)`` is stored (the secret is 32
 random bytes, so a fast hash is enough, as for any high-entropy token); the key id finds the record
 in one read, and the comparison is constant-time. Records live under ``auth:keys``, outside every
-tenant prefix, so no tenant can read them through the API.
+tenant prefix, so no tenant can read them through the API. An ``admin`` key may also manage keys
+over HTTP (``/v1/keys``).
+
+A record that cannot be read (corrupt, or written by another version) verifies nothing: the store
+fails closed. Engine errors propagate, so the server can answer 503 instead of guessing.
 """
 
 from __future__ import annotations
@@ -11,26 +15,31 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import secrets
 from dataclasses import dataclass
 
 from ..engines import Engine
 from ..engines.prefixed import TENANT_RULE
 from ..errors import InvalidInput
+from ..limits import check_text
 
 __all__ = ["ApiKey", "ApiKeyStore"]
 
 _KEYS = "auth:keys"
+_ID_RULE = re.compile(r"[0-9a-f]{12}")
 
 
 @dataclass(frozen=True)
 class ApiKey:
-    """A stored key: its id, the tenants it may act for (first = default), a label, creation time."""
+    """A stored key: its id, the tenants it may act for (first = default), a label, creation time,
+    and whether it may manage keys."""
 
     key_id: str
     tenants: tuple[str, ...]
     label: str
     created_at: float
+    admin: bool = False
 
 
 def _digest(secret: str) -> str:
@@ -43,52 +52,84 @@ class ApiKeyStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def create(self, tenants: list[str], label: str = "") -> tuple[ApiKey, str]:
+    def create(self, tenants: list[str], label: str = "", *, admin: bool = False) -> tuple[ApiKey, str]:
         """A new key for ``tenants``; returns the record and the token (shown once, never stored).
 
         Raises:
-            InvalidInput: no tenant, or a tenant name outside ``[A-Za-z0-9_-]{1,64}``.
+            InvalidInput: no tenant, a tenant name outside ``[A-Za-z0-9_-]{1,64}``, or a label
+                that is not valid Unicode or longer than 200 characters.
         """
         if not tenants:
             raise InvalidInput("an API key needs at least one tenant")
         for tenant in tenants:
-            if TENANT_RULE.fullmatch(tenant) is None:
+            if not isinstance(tenant, str) or TENANT_RULE.fullmatch(tenant) is None:
                 raise InvalidInput(f"tenant {tenant!r}: must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
+        check_text(label, "label")
+        if len(label) > 200:
+            raise InvalidInput(f"label: {len(label)} characters, at most 200")
         key_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
-        record = ApiKey(key_id, tuple(dict.fromkeys(tenants)), label, self.engine.clock.now())
-        payload = {"hash": _digest(secret), "tenants": list(record.tenants), "label": label}
-        payload["created_at"] = record.created_at  # type: ignore[assignment]  # JSON record mixes types
+        record = ApiKey(key_id, tuple(dict.fromkeys(tenants)), label, self.engine.clock.now(), admin)
+        payload = {
+            "hash": _digest(secret),
+            "tenants": list(record.tenants),
+            "label": label,
+            "created_at": record.created_at,
+            "admin": admin,
+        }
         self.engine.hset(_KEYS, {key_id: json.dumps(payload)})
         return record, f"msk_{key_id}_{secret}"
 
     def verify(self, token: str) -> ApiKey | None:
-        """The key a bearer token belongs to, or None (unknown, revoked, malformed)."""
+        """The key a bearer token belongs to, or None (unknown, revoked, malformed).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached (the caller must not treat it as "no key").
+        """
         parts = token.split("_", 2)
-        if len(parts) != 3 or parts[0] != "msk" or not parts[1] or not parts[2]:
+        if len(parts) != 3 or parts[0] != "msk" or _ID_RULE.fullmatch(parts[1]) is None or not parts[2]:
             return None
         raw = self.engine.hget(_KEYS, parts[1])
-        if raw is None:
+        found = _record(parts[1], raw) if raw is not None else None
+        if found is None or not hmac.compare_digest(found[1], _digest(parts[2])):
             return None
-        data = json.loads(raw)
-        if not hmac.compare_digest(str(data["hash"]), _digest(parts[2])):
-            return None
-        return ApiKey(parts[1], tuple(data["tenants"]), str(data.get("label", "")), float(data["created_at"]))
+        return found[0]
 
     def list(self) -> list[ApiKey]:
-        """Every key (without secrets), oldest first."""
-        keys = []
-        for key_id, raw in self.engine.hgetall(_KEYS).items():
-            data = json.loads(raw)
-            keys.append(
-                ApiKey(key_id, tuple(data["tenants"]), str(data.get("label", "")), float(data["created_at"]))
-            )
+        """Every readable key (without secrets), oldest first.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        found = (_record(key_id, raw) for key_id, raw in self.engine.hgetall(_KEYS).items())
+        keys = [record for record, _ in filter(None, found)]
         return sorted(keys, key=lambda k: (k.created_at, k.key_id))
 
     def revoke(self, key_id: str) -> bool:
-        """Delete a key; True if it existed."""
-        return self.engine.hdel(_KEYS, key_id) == 1
+        """Delete a key; True if it existed (False for an id that cannot exist).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        return _ID_RULE.fullmatch(key_id) is not None and self.engine.hdel(_KEYS, key_id) == 1
 
     def any(self) -> bool:
-        """True when at least one key exists (the server then requires auth)."""
+        """True when at least one key exists.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
         return self.engine.hlen(_KEYS) > 0
+
+
+def _record(key_id: str, raw: str) -> tuple[ApiKey, str] | None:
+    """The key and its stored hash, or None for a record that does not parse."""
+    try:
+        data = json.loads(raw)
+        tenants = tuple(str(t) for t in data["tenants"])
+        record = ApiKey(
+            key_id, tenants, str(data.get("label", "")), float(data["created_at"]), data.get("admin") is True
+        )
+        return (record, str(data["hash"])) if tenants else None
+    except (ValueError, TypeError, KeyError):
+        return None

@@ -1,6 +1,8 @@
 """The MCP server (official Python SDK, 2.x): the agent memory tools and the session and
-conversation helpers, dispatched by :func:`memstack.server.toolbox.run_tool` (the same dispatcher
-as ``POST /v1/tools/{name}``).
+conversation helpers, dispatched by :func:`memstack.server.toolbox.call_tool` (the same dispatcher
+as ``POST /v1/tools/{name}``). Every failure is a tool result with ``isError`` set, one line of
+text, and ``structuredContent`` naming the error, its HTTP status and its JSON-RPC code (the one
+table of :mod:`memstack.server.error_table`).
 
 Served over streamable HTTP at ``/mcp`` by ``memstack serve`` (bearer keys and tenants as the HTTP
 API), or over stdio with ``memstack serve --stdio`` (the ``default`` tenant, so a desktop agent
@@ -23,7 +25,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from .. import __version__
 from .._memory import Memory
 from ..engines.prefixed import tenant_engine
-from .toolbox import CONTEXT_ARGS, run_tool, tool_specs
+from ..errors import InvalidValue
+from ..limits import check_text
+from .error_table import describe
+from .toolbox import CONTEXT_ARGS, call_tool, tool_specs
 
 __all__ = ["build_server", "http_session_manager", "run_stdio"]
 
@@ -54,30 +59,50 @@ def build_server(resolve: Resolver) -> Server[Any]:
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = dict(params.arguments or {})
         context = {k: arguments.pop(k) for k in _CONTEXT_KEYS if k in arguments}
-        memory = resolve(ctx)
-        text = await anyio.to_thread.run_sync(
-            lambda: run_tool(
-                memory,
-                params.name,
-                arguments,
-                session_id=str(context.get("session_id") or "default"),
-                scope=str(context.get("scope") or "default"),
-                namespace=str(context["namespace"]) if context.get("namespace") else None,
+        try:
+            session_id, scope, namespace = _context(context)
+            memory = resolve(ctx)
+            text = await anyio.to_thread.run_sync(
+                lambda: call_tool(
+                    memory, params.name, arguments, session_id=session_id, scope=scope, namespace=namespace
+                )
             )
-        )
-        return types.CallToolResult(
-            content=[types.TextContent(type="text", text=text)], is_error=text.startswith("Error:")
-        )
+        except Exception as exc:  # every failure is a tool result with isError, worded by the one table
+            return _failure(params.name, exc)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
     return Server(
         "memstack",
         version=__version__,
         instructions="Long-term, working, session and conversation memory for this agent.",
         on_list_tools=list_tools,
-        on_call_tool=call_tool,
+        on_call_tool=on_call_tool,
+    )
+
+
+def _context(context: dict[str, Any]) -> tuple[str, str, str | None]:
+    """The session id, scope and namespace of a call (context arguments must be strings)."""
+    values = []
+    for key in _CONTEXT_KEYS:
+        value = context.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InvalidValue(f"{key}: expected a string, got {type(value).__name__}")
+        values.append(check_text(value, key) if value else None)
+    session_id, scope, namespace = values
+    return session_id or "default", scope or "default", namespace
+
+
+def _failure(name: str, exc: Exception) -> types.CallToolResult:
+    rule, error, detail = describe(exc)
+    if rule.status == 500:
+        log.error("tool %s failed", name, exc_info=exc)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=f"Error: {detail}")],
+        structured_content={"error": error, "status": rule.status, "code": rule.mcp_code},
+        is_error=True,
     )
 
 

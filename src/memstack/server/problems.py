@@ -1,10 +1,12 @@
 """Problem-style JSON errors (RFC 9457) carrying the typed error's name.
 
-The status of each memstack error is a table, not a chain of ``except`` clauses.
+The status of each error comes from the one table in :mod:`.error_table`, not from a chain of
+``except`` clauses; every detail is scrubbed of internal keys.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -13,64 +15,82 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import errors
+from .error_table import RETRY_AFTER_SECONDS, describe, scrub
 
-__all__ = ["STATUS", "install", "problem"]
-
-# Most specific first: the first class in the MRO found here wins.
-STATUS: dict[type[errors.MemstackError], int] = {
-    errors.InvalidInput: 400,
-    errors.NotFound: 404,
-    errors.AlreadyExists: 409,
-    errors.Conflict: 409,
-    errors.NamespaceFull: 409,
-    errors.SessionLimitReached: 429,
-    errors.LimitReached: 409,
-    errors.WaitTimeout: 408,
-    errors.NotANumber: 409,
-    errors.EngineUnavailable: 503,
-    errors.EngineError: 500,
-    errors.MemstackError: 500,
-}
+__all__ = ["PROBLEM_MEDIA", "ProblemResponse", "error_response", "install", "problem", "status_of"]
 
 PROBLEM_MEDIA = "application/problem+json"
 
+_TITLES = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    413: "PayloadTooLarge",
+    503: "ServiceUnavailable",
+}
 
-def status_of(exc: errors.MemstackError) -> int:
-    """The HTTP status of a memstack error."""
-    for cls in type(exc).__mro__:
-        if cls in STATUS:
-            return STATUS[cls]
-    return 500
+
+class ProblemResponse(JSONResponse):
+    """A problem+json response, rendered ASCII-only so no text can fail to encode."""
+
+    media_type = PROBLEM_MEDIA
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode()
 
 
-def problem(status: int, title: str, detail: str, **extra: Any) -> JSONResponse:
-    """A problem+json response."""
-    body = {"type": "about:blank", "title": title, "status": status, "detail": detail, **extra}
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_MEDIA)
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of an error (see :data:`memstack.server.error_table.TABLE`)."""
+    return describe(exc)[0].status
+
+
+def problem(status: int, title: str, detail: str, **extra: Any) -> ProblemResponse:
+    """A problem+json response; ``detail`` is scrubbed."""
+    body = {"type": "about:blank", "title": title, "status": status, "detail": scrub(detail), **extra}
+    return ProblemResponse(body, status_code=status)
+
+
+def error_response(exc: BaseException) -> ProblemResponse:
+    """The problem response of any exception, by the one table (with ``Retry-After`` on 503)."""
+    rule, name, detail = describe(exc)
+    response = problem(rule.status, name, detail, error=name)
+    if rule.retry:
+        response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def http_problem(status: int, detail: str, headers: dict[str, str] | None = None) -> ProblemResponse:
+    """The problem response of a plain HTTP error (401, 404 of a route, 405, 413)."""
+    response = problem(status, _TITLES.get(status, "HTTPError"), detail)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
 
 
 def install(app: FastAPI) -> None:
     """Register the problem handlers on ``app``."""
 
-    async def on_memstack(request: Request, exc: Exception) -> JSONResponse:
-        assert isinstance(exc, errors.MemstackError)
-        return problem(status_of(exc), type(exc).__name__, str(exc), error=type(exc).__name__)
+    async def on_memstack(request: Request, exc: Exception) -> ProblemResponse:
+        return error_response(exc)
 
-    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+    async def on_validation(request: Request, exc: Exception) -> ProblemResponse:
         assert isinstance(exc, RequestValidationError)
-        issues = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", ""))} for e in exc.errors()]
-        return problem(422, "RequestValidationError", "the request does not match its schema", errors=issues)
+        issues: list[dict[str, Any]] = [
+            {"loc": [scrub(str(part)) for part in e.get("loc", ())], "msg": scrub(str(e.get("msg", "")))}
+            for e in exc.errors()
+        ]
+        where = ".".join(issues[0]["loc"]) if issues else "request"
+        what = issues[0]["msg"] if issues else "does not match its schema"
+        return problem(
+            422, "RequestValidationError", f"{where}: {what}", error="RequestValidationError", errors=issues
+        )
 
-    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+    async def on_http(request: Request, exc: Exception) -> ProblemResponse:
         assert isinstance(exc, StarletteHTTPException)
-        response = problem(exc.status_code, _TITLES.get(exc.status_code, "HTTPError"), str(exc.detail))
-        for name, value in (exc.headers or {}).items():
-            response.headers[name] = value
-        return response
+        return http_problem(exc.status_code, str(exc.detail), dict(exc.headers or {}))
 
     app.add_exception_handler(errors.MemstackError, on_memstack)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(StarletteHTTPException, on_http)
-
-
-_TITLES = {401: "Unauthorized", 404: "NotFound", 405: "MethodNotAllowed", 413: "PayloadTooLarge"}

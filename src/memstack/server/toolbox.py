@@ -1,49 +1,55 @@
 """The tools the service offers: the agent memory tools plus session and conversation helpers.
 
-One dispatcher (:func:`run_tool`) serves the HTTP tool endpoint and the MCP server. The memory
-tools come from :mod:`memstack.tools`; the helpers below are a table of
-``(spec, handler)`` pairs over the caller's :class:`~memstack.Memory`. Like the memory tools,
-every failure comes back as a text starting with ``Error:``, never as an exception.
+One dispatcher (:func:`call_tool`) serves the HTTP tool endpoint and the MCP server; its typed
+errors become a status (HTTP) or an ``isError`` result (MCP) through the one error table. The
+memory tools come from :mod:`memstack.tools`; the helpers below are a table of ``(spec, handler)``
+pairs over the caller's :class:`~memstack.Memory`; :data:`TOOL_NAMES` is every tool, in order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._memory import Memory
-from ..errors import MemstackError
-from ..tools import MemoryTools, tool_schemas
+from ..errors import MemstackError, SessionExists, SessionNotFound
+from ..tools import TOOLS, MemoryTools
+from ..tools.dispatcher import failed, parse_arguments, unknown_tool
 from ..tools.schemas import ToolSpec
 
-__all__ = ["CONTEXT_ARGS", "HELPERS", "run_tool", "tool_specs"]
+__all__ = ["CONTEXT_ARGS", "HELPERS", "TOOL_NAMES", "call_tool", "run_tool", "tool_specs"]
 
 _log = logging.getLogger("memstack.server")
 
 
-class SessionGetArgs(BaseModel):
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SessionGetArgs(_Args):
     key: str = Field(description="The key to read from the current session.")
 
 
-class SessionPutArgs(BaseModel):
+class SessionPutArgs(_Args):
     key: str = Field(description="The key to write in the current session.")
     value: Any = Field(description="Any JSON value.")
 
 
-class SessionHistoryArgs(BaseModel):
+class SessionHistoryArgs(_Args):
     limit: int = Field(20, ge=0, description="Most recent operations to return (0: all).")
 
 
-class ConversationHistoryArgs(BaseModel):
+class ConversationHistoryArgs(_Args):
     conversation_id: str = Field(description="The conversation to read.")
     max_token_limit: int = Field(2000, ge=1, description="Token budget of the returned history.")
 
 
-class ConversationAppendArgs(BaseModel):
+class ConversationAppendArgs(_Args):
     conversation_id: str = Field(description="The conversation to append to.")
     role: str = Field(description="user, assistant, system or tool")
     content: str = Field(description="The message text.")
@@ -61,9 +67,18 @@ def _session_get(mem: Memory, sid: str, a: SessionGetArgs) -> str:
 
 
 def _session_put(mem: Memory, sid: str, a: SessionPutArgs) -> str:
-    if not mem.sessions.exists(sid):
-        mem.sessions.create(sid)
-    mem.sessions.put(sid, a.key, a.value)
+    # Create-if-missing: the create is one guarded batch, so of two concurrent first writes one
+    # creates and the other finds it created; both then write. A session deleted in between is
+    # created again, a bounded number of times.
+    for attempt in range(3):
+        try:
+            mem.sessions.put(sid, a.key, a.value)
+            break
+        except SessionNotFound:
+            if attempt == 2:
+                raise
+        with contextlib.suppress(SessionExists):
+            mem.sessions.create(sid)
     return f"Stored '{a.key}' in session '{sid}'."
 
 
@@ -127,22 +142,50 @@ CONTEXT_ARGS: dict[str, dict[str, Any]] = {
 }
 
 
+_SPECS: dict[str, ToolSpec] = {spec.name: spec for spec in TOOLS} | {
+    name: spec for name, (spec, _) in HELPERS.items()
+}
+TOOL_NAMES: tuple[str, ...] = tuple(_SPECS)
+"""Every tool the service offers: the memory tools, then the helpers."""
+
+
 def tool_specs() -> list[dict[str, Any]]:
     """Every tool in the OpenAI tool format: the memory tools, then the helpers."""
-    return tool_schemas() + [spec.schema() for spec, _ in HELPERS.values()]
+    return [spec.schema() for spec in _SPECS.values()]
 
 
-def _arguments(name: str, raw: Mapping[str, Any] | str | None) -> dict[str, Any] | str:
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return {}
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            return f"Error: the arguments of '{name}' are not valid JSON ({exc.msg} at position {exc.pos})."
-    if not isinstance(raw, Mapping):
-        return f"Error: the arguments of '{name}' must be a JSON object, got {type(raw).__name__}."
-    return dict(raw)
+def call_tool(
+    mem: Memory,
+    name: str,
+    arguments: Mapping[str, Any] | str | None,
+    *,
+    session_id: str = "default",
+    scope: str = "default",
+    namespace: str | None = None,
+) -> str:
+    """The text result of tool ``name`` for ``session_id`` of ``mem``'s tenant.
+
+    Raises:
+        UnknownTool: ``name`` is not in :data:`TOOL_NAMES` (the message lists them all).
+        InvalidInput: bad arguments (one line naming the argument), or a bad session id, scope
+            or namespace.
+        MemstackError: the tool failed (``EntryNotFound`` for ``delete_memory`` of an unknown id,
+            ``NamespaceFull``, ``EngineUnavailable``...).
+    """
+    spec = _SPECS.get(name)
+    if spec is None:
+        raise unknown_tool(name, TOOL_NAMES)
+    if name not in HELPERS:
+        tools = MemoryTools(mem, scope=scope, session_id=session_id, namespace=namespace)
+        return tools.run(name, arguments)
+    args = parse_arguments(spec, arguments)
+    try:
+        return HELPERS[name][1](mem, session_id, args)
+    except MemstackError as exc:
+        reworded = failed(name, exc)
+        if reworded is exc:
+            raise
+        raise reworded from exc
 
 
 def run_tool(
@@ -154,24 +197,11 @@ def run_tool(
     scope: str = "default",
     namespace: str | None = None,
 ) -> str:
-    """The text result of tool ``name`` for ``session_id`` of ``mem``'s tenant. Never raises."""
+    """:func:`call_tool` that never raises: a failure is one line starting with ``Error:``."""
     try:
-        if name in HELPERS:
-            spec, handler = HELPERS[name]
-            parsed = _arguments(name, arguments)
-            if isinstance(parsed, str):
-                return parsed
-            try:
-                args = spec.args.model_validate(parsed)
-            except ValueError as exc:
-                return f"Error: invalid arguments for '{name}': {exc}."
-            return handler(mem, session_id, args)
-        tools = MemoryTools(mem, scope=scope, session_id=session_id, namespace=namespace)
-        return tools.dispatch(
-            name, arguments if isinstance(arguments, str | None) else json.dumps(dict(arguments))
-        )
+        return call_tool(mem, name, arguments, session_id=session_id, scope=scope, namespace=namespace)
     except MemstackError as exc:
-        return f"Error: {name} failed: {exc}"
-    except Exception as exc:  # a tool caller must get a text whatever broke; the log keeps the trace
+        return f"Error: {exc}"
+    except Exception:  # a tool caller must get a text whatever broke; the log keeps the trace
         _log.exception("tool %s failed", name)
-        return f"Error: {name} failed unexpectedly ({type(exc).__name__}: {exc})."
+        return f"Error: {name} failed unexpectedly; the server log has the details."

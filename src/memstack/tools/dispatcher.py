@@ -1,32 +1,35 @@
-"""``MemoryTools`` and the one dispatcher: a tool call in, the tool's text out, never an exception.
+"""``MemoryTools`` and the one dispatcher: a tool call in, the tool's text out.
 
-:func:`dispatch` takes what an LLM produced (a tool name and its arguments as JSON text, possibly
-malformed) and returns the text to send back as the tool result. Every failure (unknown tool, bad
-JSON, missing or invalid arguments, a refused write, an engine error) is returned as text starting
+:func:`run` takes what an LLM produced (a tool name and its arguments as JSON text, possibly
+malformed) and returns the tool's text, or raises a typed error (unknown tool, bad JSON, missing or
+invalid arguments, a refused write, an engine error) whose one-line message names the tool and the
+argument. :func:`dispatch` is the same call that never raises: a failure comes back as text starting
 with ``Error:`` so the model can correct itself; nothing is ever reported as saved unless it was.
-Framework-free: the HTTP and MCP servers call the same function.
+Framework-free: the HTTP and MCP servers call :func:`run` and map its errors to statuses.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
 from .._memory import Memory
 from ..engines.base import Engine
-from ..errors import MemstackError, NamespaceFull
+from ..errors import InvalidValue, MemstackError, UnknownTool
+from ..limits import MAX_DEPTH, MAX_INT_DIGITS, check_json, check_text
 from ..longterm import LongTermMemory
 from ..longterm.validate import check_session_id
 from ..working import WorkingMemory
 from . import longterm_tools as lt_tools
 from . import working_tools as wm_tools
+from .refusals import is_worded
 from .schemas import TOOLS, ToolSpec, tool_schemas
 
-__all__ = ["MemoryTools", "dispatch"]
+__all__ = ["MemoryTools", "dispatch", "failed", "parse_arguments", "run", "unknown_tool"]
 
 _log = logging.getLogger(__name__)
 _SPECS: Final = {spec.name: spec for spec in TOOLS}
@@ -92,9 +95,13 @@ class MemoryTools:
         """Every tool in the OpenAI tool format (pass as ``tools=``)."""
         return tool_schemas()
 
-    def dispatch(self, name: str, arguments_json: str | None) -> str:
-        """Run one tool call; see :func:`dispatch`."""
+    def dispatch(self, name: str, arguments_json: str | Mapping[str, Any] | None) -> str:
+        """Run one tool call; never raises (see :func:`dispatch`)."""
         return dispatch(self, name, arguments_json)
+
+    def run(self, name: str, arguments: str | Mapping[str, Any] | None) -> str:
+        """Run one tool call; failures raise typed errors (see :func:`run`)."""
+        return run(self, name, arguments)
 
     def call(self, tool_call: Mapping[str, Any]) -> dict[str, Any]:
         """Run an OpenAI ``tool_calls`` item and return the ``{"role": "tool", ...}`` reply message."""
@@ -105,49 +112,115 @@ class MemoryTools:
         return {"role": "tool", "tool_call_id": tool_call.get("id", ""), "content": content}
 
 
-def _parse(spec: ToolSpec, arguments_json: object) -> BaseModel | str:
-    if arguments_json is None or (isinstance(arguments_json, str) and not arguments_json.strip()):
-        raw: object = {}
-    elif isinstance(arguments_json, str):
+def _decode(name: str, arguments: object) -> dict[str, Any]:
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        return {}
+    raw: object = arguments
+    if isinstance(arguments, str):
         try:
-            raw = json.loads(arguments_json)
+            raw = json.loads(arguments)
         except json.JSONDecodeError as exc:
-            return (
-                f"Error: the arguments of '{spec.name}' are not valid JSON ({exc.msg} at position {exc.pos})."
-            )
-    elif isinstance(arguments_json, Mapping):
-        raw = dict(arguments_json)
-    else:
-        raw = arguments_json
+            raise InvalidValue(
+                f"the arguments of '{name}' are not valid JSON ({exc.msg} at position {exc.pos})."
+            ) from None
+        except RecursionError:
+            raise InvalidValue(
+                f"the arguments of '{name}' are nested deeper than {MAX_DEPTH} levels."
+            ) from None
+        except ValueError:  # CPython's own cap on integer digits, met while parsing
+            raise InvalidValue(
+                f"the arguments of '{name}' hold an integer of more than {MAX_INT_DIGITS} digits."
+            ) from None
+    elif isinstance(arguments, Mapping):
+        raw = dict(arguments)
     if not isinstance(raw, dict):
-        return f"Error: the arguments of '{spec.name}' must be a JSON object, got {type(raw).__name__}."
+        raise InvalidValue(f"the arguments of '{name}' must be a JSON object, got {type(raw).__name__}.")
+    return raw
+
+
+def _problem(err: Any) -> str:
+    where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+    kind = err.get("type", "")
+    if kind == "missing":
+        return f"{where}: required"
+    if kind == "extra_forbidden":
+        return f"{where}: not an argument of this tool"
+    message = str(err.get("msg", "invalid"))
+    return f"{where}: {message[:1].lower()}{message[1:]}"
+
+
+def parse_arguments(spec: ToolSpec, arguments: object) -> BaseModel:
+    """The validated arguments of a call to ``spec`` (JSON text, a mapping, or None for none).
+
+    Raises:
+        InvalidValue: not JSON, not an object, a value breaking :mod:`memstack.limits` (a lone
+            surrogate, a non-finite number, deep nesting), or a missing, extra or ill-typed
+            argument; one line naming the argument, without pydantic's text or links.
+    """
+    raw = _decode(spec.name, arguments)
+    try:
+        for key, value in raw.items():
+            check_text(key, "argument name")
+            check_json(value, key)
+    except InvalidValue as exc:
+        raise InvalidValue(f"invalid arguments for '{spec.name}': {exc}.") from None
     try:
         return spec.args.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in exc.errors()
-        )
-        return f"Error: invalid arguments for '{spec.name}': {problems}."
+        problems = "; ".join(_problem(err) for err in exc.errors(include_url=False, include_input=False))
+        raise InvalidValue(f"invalid arguments for '{spec.name}': {problems}.") from None
+
+
+def unknown_tool(name: object, known: Iterable[str]) -> UnknownTool:
+    """The error for a tool name that is not in ``known`` (the message lists every known tool)."""
+    shown = name[:80] if isinstance(name, str) else name  # repr() escapes lone surrogates
+    return UnknownTool(f"unknown tool {shown!r}. Available tools: {', '.join(known)}.")
+
+
+def failed(name: str, exc: MemstackError) -> MemstackError:
+    """``exc`` re-worded as ``'{name} failed: {message}'``, keeping its type (so its status); a
+    refusal the tool worded itself (:func:`~memstack.tools.refusals.refused`) stays as it is."""
+    if is_worded(exc):
+        return exc
+    try:
+        reworded = type(exc)(f"{name} failed: {exc}")
+    except TypeError:  # an error type with its own constructor keeps its own words
+        return exc
+    return reworded
+
+
+def run(tools: MemoryTools, name: str, arguments: str | Mapping[str, Any] | None) -> str:
+    """The text result of the tool call ``name(arguments)``; failures raise.
+
+    Raises:
+        UnknownTool: ``name`` is not one of :data:`TOOLS` (the message lists them all).
+        InvalidValue: bad arguments (see :func:`parse_arguments`).
+        MemstackError: the tool failed; the message starts with ``'{name} failed:'`` and the type
+            says why (``EntryNotFound`` for ``delete_memory`` of an unknown id, ``NamespaceFull``...).
+    """
+    spec = _SPECS.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise unknown_tool(name, _SPECS)
+    args = parse_arguments(spec, arguments)
+    try:
+        return tools._handlers[spec.name](args)
+    except MemstackError as exc:
+        reworded = failed(spec.name, exc)
+        if reworded is exc:
+            raise
+        raise reworded from exc
 
 
 def dispatch(tools: MemoryTools, name: str, arguments_json: str | Mapping[str, Any] | None) -> str:
     """The text result of the tool call ``name(arguments_json)`` for the session of ``tools``.
 
     ``arguments_json`` is the JSON text an LLM produced (a mapping is accepted too). Never
-    raises: every failure is returned as text starting with ``Error:``.
+    raises: every failure is returned as one line starting with ``Error:`` (see :func:`run`).
     """
-    spec = _SPECS.get(name) if isinstance(name, str) else None
-    if spec is None:
-        return f"Error: unknown tool '{name}'. Available tools: {', '.join(_SPECS)}."
-    parsed = _parse(spec, arguments_json)
-    if isinstance(parsed, str):
-        return parsed
     try:
-        return tools._handlers[spec.name](parsed)
-    except NamespaceFull as exc:
-        return f"Error: {exc}"
+        return run(tools, name, arguments_json)
     except MemstackError as exc:
-        return f"Error: {spec.name} failed: {exc}"
+        return f"Error: {exc}"
     except Exception as exc:  # the LLM must get a text, whatever broke; the log keeps the trace
-        _log.exception("tool %s failed", spec.name)
-        return f"Error: {spec.name} failed unexpectedly ({type(exc).__name__}: {exc})."
+        _log.exception("tool %s failed", name)
+        return f"Error: {name} failed unexpectedly ({type(exc).__name__})."

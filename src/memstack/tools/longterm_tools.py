@@ -11,8 +11,9 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from ..errors import InvalidKey
+from ..errors import EntryNotFound, InvalidKey
 from ..longterm import LongTermMemory, MemoryEntry
+from .refusals import refused
 from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs
 from .working_tools import split_tags
 
@@ -74,14 +75,22 @@ def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
 
 
 def delete_memory(memory: LongTermMemory, args: DeleteMemoryArgs) -> str:
-    """``Deleted memory entry '{id}': "{content}"``, or the seed's unknown-id text."""
+    """``Deleted memory entry '{id}': "{content}"``.
+
+    Raises:
+        EntryNotFound: no entry with that id (the seed's unknown-id text), so every surface
+            flags it as a failure: ``Error:`` text, 404 over HTTP, ``isError`` over MCP.
+    """
     entry_id = args.id.strip()
     try:
         entry = memory.get(entry_id) if entry_id else None
     except InvalidKey:
         entry = None  # an id that cannot exist: the same answer as an unknown one
     if entry is None or not memory.delete(entry.id):
-        return f"No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID."
+        raise refused(
+            EntryNotFound,
+            f"No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID.",
+        )
     return f"Deleted memory entry '{entry.id}': \"{entry.content}\""
 
 

@@ -1,8 +1,9 @@
 """The working-memory tools (spec items 48-52): what each returns to the LLM, as text.
 
 Each function takes the caller's :class:`WorkingMemory` (bound to its own namespace) and the
-validated arguments. Refusals the LLM can act on (a full namespace, a write into another
-namespace) come back as text saying so; the dispatcher turns any other error into tool error text.
+validated arguments, and returns the tool's text. Refusals the LLM can act on (a full namespace, a
+write into another namespace) raise typed errors worded for it (``NamespaceFull``, ``InvalidKey``);
+the dispatcher turns every error into tool error text (or a status, over HTTP).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..context.format import format_remaining
 from ..errors import InvalidKey, NamespaceFull
 from ..working import WorkingEntry, WorkingMemory
 from ..working import keys as wkeys
+from .refusals import refused
 from .schemas import (
     KeyArgs,
     ListWorkingMemoryArgs,
@@ -70,7 +72,12 @@ def _full_key(wm: WorkingMemory, key: str) -> str:
 
 
 def save_to_working_memory(wm: WorkingMemory, args: SaveToWorkingMemoryArgs) -> str:
-    """``Saved to working memory under key '{fullKey}'.``, or why it was not saved."""
+    """``Saved to working memory under key '{fullKey}'.``
+
+    Raises:
+        NamespaceFull: the namespace is at its cap (the message says what to do).
+        InvalidKey: a key outside the caller's own namespace, or malformed.
+    """
     full = _full_key(wm, args.key)
     ttl = None if args.ttl_minutes is None else args.ttl_minutes * 60
     try:
@@ -78,13 +85,14 @@ def save_to_working_memory(wm: WorkingMemory, args: SaveToWorkingMemoryArgs) -> 
             args.key, args.data, ttl=ttl, category=_blank_to_none(args.category), tags=split_tags(args.tags)
         )
     except NamespaceFull:
-        return (
-            f"Error: not saved, working memory namespace '{wm.namespace}' is full "
+        raise refused(
+            NamespaceFull,
+            f"not saved, working memory namespace '{wm.namespace}' is full "
             f"({wm.max_entries} live entries). "
-            f"Delete an entry you no longer need or wait for one to expire, then save '{full}' again."
-        )
+            f"Delete an entry you no longer need or wait for one to expire, then save '{full}' again.",
+        ) from None
     except InvalidKey as exc:
-        return f"Error: not saved, {exc}"
+        raise refused(InvalidKey, f"not saved, {exc}") from None
     return f"Saved to working memory under key '{entry.key}'."
 
 
@@ -97,12 +105,16 @@ def get_from_working_memory(wm: WorkingMemory, args: KeyArgs) -> str:
 
 
 def delete_from_working_memory(wm: WorkingMemory, args: KeyArgs) -> str:
-    """``Working memory entry '{fullKey}' deleted.`` (also when it was already gone, as the seed)."""
+    """``Working memory entry '{fullKey}' deleted.`` (also when it was already gone, as the seed).
+
+    Raises:
+        InvalidKey: a key outside the caller's own namespace, or malformed.
+    """
     key = args.key.strip()
     try:
         wm.delete(key)
     except InvalidKey as exc:
-        return f"Error: not deleted, {exc}"
+        raise refused(InvalidKey, f"not deleted, {exc}") from None
     return f"Working memory entry '{_full_key(wm, key)}' deleted."
 
 

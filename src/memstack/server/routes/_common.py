@@ -27,17 +27,21 @@ def _problem(description: str) -> dict[str, Any]:
     return {"model": Problem, "description": description, "content": {PROBLEM_MEDIA: {}}}
 
 
-# Every route may answer these (documented so clients and schemathesis know the shapes).
+# Every route may answer these (documented so clients and schemathesis know the shapes); the
+# statuses come from the one table in memstack.server.error_table.
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: _problem("Invalid input: the detail names the value and the rule."),
+    400: _problem("Invalid input: the detail names the field or value and the rule."),
     401: _problem("A valid API key is required."),
-    404: _problem("Not found (also for another tenant's ids)."),
+    403: _problem("The API key may not do this (key management needs an admin key)."),
+    404: _problem("Not found (also for another tenant's ids, and an unknown tool)."),
     408: _problem("A long-poll wait ended before the key was written."),
-    409: _problem("Conflict: exists already, version moved, limit reached, not a number."),
+    409: _problem("Conflict: exists already, version moved, not a number."),
     413: _problem("Request body too large."),
     422: _problem("The request does not match its schema."),
-    429: _problem("Session limit reached."),
-    503: _problem("The storage engine is unavailable."),
+    429: _problem("A named limit was reached (session cap, full working-memory namespace)."),
+    500: _problem("An unexpected failure; the detail is generic, the server log has the trace."),
+    502: _problem("The embedding backend failed."),
+    503: _problem("The storage engine or key store is unavailable or full (see Retry-After)."),
 }
 
 

@@ -7,7 +7,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, Field
 
+from ...errors import NotANumber
 from ..app import TenantMemory
+from ..error_table import scrub
 from ._common import ERRORS, page_of
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERRORS)
@@ -117,7 +119,11 @@ def clear_key(mem: TenantMemory, session_id: str, key: str) -> Cleared:
 
 @router.post("/{session_id}/keys/{key}/increment", response_model=KeyValue, summary="Atomic increment")
 def increment(mem: TenantMemory, session_id: str, key: str, body: Increment) -> KeyValue:
-    value = mem.sessions.increment(session_id, key, body.amount)
+    try:
+        value = mem.sessions.increment(session_id, key, body.amount)
+    except NotANumber as exc:  # the engine's message names its storage key; say it with the caller's ids
+        own = scrub(str(exc)).replace("'<internal key>'", f"key {key!r} of session {session_id!r}")
+        raise NotANumber(own) from exc
     return KeyValue(session_id=session_id, key=key, value=value)
 
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from ..app import TenantMemory
-from ..toolbox import run_tool, tool_specs
+from ..toolbox import call_tool, tool_specs
 from ._common import ERRORS
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"], responses=ERRORS)
@@ -25,7 +25,7 @@ class ToolCall(BaseModel):
 
 class ToolResult(BaseModel):
     name: str
-    result: str = Field(description="The tool's text result (failures are texts too, never errors).")
+    result: str = Field(description="The tool's text result.")
 
 
 class ToolList(BaseModel):
@@ -37,9 +37,16 @@ def list_tools() -> ToolList:
     return ToolList(tools=tool_specs())
 
 
-@router.post("/{name}", response_model=ToolResult, summary="Run one tool call")
+@router.post(
+    "/{name}",
+    response_model=ToolResult,
+    summary="Run one tool call",
+    description="A failure is a problem with the status of its error: 404 for an unknown tool or "
+    "an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full "
+    "working-memory namespace, 503 when the engine is unavailable.",
+)
 def call(mem: TenantMemory, name: str, body: ToolCall) -> ToolResult:
-    text = run_tool(
+    text = call_tool(
         mem, name, body.arguments, session_id=body.session_id, scope=body.scope, namespace=body.namespace
     )
     return ToolResult(name=name, result=text)
