@@ -7,7 +7,7 @@ import math
 import pytest
 
 from memstack.errors import InvalidValue
-from memstack.limits import MAX_DEPTH, check_json, check_text, encode_json
+from memstack.limits import MAX_DEPTH, MAX_INT_DIGITS, check_json, check_text, encode_json
 
 
 def nested(depth: int) -> object:
@@ -49,6 +49,12 @@ def test_depth_limit_is_exact_and_never_a_recursion_error() -> None:
         check_json(nested(MAX_DEPTH + 1))
     with pytest.raises(InvalidValue, match="deeper than"):
         encode_json(nested(100_000))
+
+
+def test_int_digit_limit_is_exact() -> None:
+    check_json(int("9" * MAX_INT_DIGITS))
+    with pytest.raises(InvalidValue, match="digits"):
+        check_json(10**MAX_INT_DIGITS)
 
 
 def test_a_cycle_is_refused() -> None:

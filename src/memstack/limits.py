@@ -38,7 +38,8 @@ MAX_INT_DIGITS: Final = 4000
 MAX_VALUE_BYTES: Final = 1024 * 1024
 """Largest UTF-8 JSON encoding of one value: 1 MiB."""
 
-_MAX_INT_BITS: Final = int(MAX_INT_DIGITS * math.log2(10))
+_INT_BOUND: Final = 10**MAX_INT_DIGITS
+_INT_BOUND_BITS: Final = _INT_BOUND.bit_length()
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
@@ -75,7 +76,8 @@ def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) 
         if isinstance(item, str):
             check_text(item, path)
         elif isinstance(item, int):
-            if item.bit_length() > _MAX_INT_BITS:
+            # Widths decide all but the ints of the bound's own width (test_int_digit_limit_is_exact).
+            if item.bit_length() >= _INT_BOUND_BITS and abs(item) >= _INT_BOUND:
                 raise InvalidValue(f"{path}: an integer of more than {MAX_INT_DIGITS} digits")
         elif isinstance(item, float):
             if not math.isfinite(item):
