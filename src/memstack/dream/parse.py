@@ -69,8 +69,6 @@ def outermost(text: str, opening: str, closing: str) -> Any:
 def _strings(value: object, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
-        return (value,)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise InvalidValue(f"{what} {str(value)[:80]!r}: must be a list of strings")
     if len(value) > MAX_ITEMS:
