@@ -118,6 +118,8 @@ def parse_consolidation(text: str) -> tuple[tuple[str, ...], list[ProposedEntry]
     if not isinstance(data, dict):
         raise InvalidValue(f"model answer {text[:80]!r}: must be a JSON object")
     fields = {str(k).lower(): v for k, v in data.items()}
+    if "todelete" not in fields and "tosave" not in fields:
+        raise InvalidValue(f"model answer {text[:80]!r}: the object has neither toDelete nor toSave")
     to_delete = _strings(fields.get("todelete"), "toDelete")
     to_save = [
         _entry(item, i, sources=True, metadata=False)
@@ -136,6 +138,8 @@ def parse_preferences(text: str) -> list[ProposedEntry]:
     if not isinstance(data, dict):
         raise InvalidValue(f"model answer {text[:80]!r}: must be a JSON object")
     fields = {str(k).lower(): v for k, v in data.items()}
+    if "tosave" not in fields:
+        raise InvalidValue(f"model answer {text[:80]!r}: the object has no toSave")
     return [
         _entry(item, i, sources=False, metadata=True)
         for i, item in enumerate(_items(fields.get("tosave"), "toSave"))
