@@ -21,6 +21,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("keys", "keys", "API keys of the HTTP service: create, list, revoke."),
     ("memories", "longterm", "Long-term memories: save, search, export, import."),
     ("working", "working", "Working memory: list, get, search."),
+    ("dream", "dream", "Dream passes: consolidation, preferences, dedupe; history, undo."),
 ]
 
 # (module under memstack.cli, function name): top-level commands such as ``memstack serve``.

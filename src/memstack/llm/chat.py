@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import ChatError, InvalidConfiguration
 from ._http import post_json
 
-__all__ = ["ChatClient", "ChatModel", "message_text"]
+__all__ = ["ChatClient", "ChatModel", "chat_model_from_env", "message_text"]
 
 DEFAULT_KEY_ENV = "MEMSTACK_CHAT_API_KEY"
 
@@ -140,3 +140,19 @@ def message_text(reply: object, source: str = "chat model") -> str:
     if not isinstance(content, str):
         raise ChatError(f"{source} sent message content that is not text: {str(content)[:120]!r}")
     return content
+
+
+def chat_model_from_env(environ: Mapping[str, str] | None = None) -> ChatClient | None:
+    """The chat model configured by ``MEMSTACK_CHAT_URL`` + ``MEMSTACK_CHAT_MODEL`` (None when
+    unset); ``MEMSTACK_CHAT_JSON=1`` asks for JSON replies; the key is ``MEMSTACK_CHAT_API_KEY``.
+
+    Raises:
+        InvalidConfiguration: one of URL and model without the other, or a bad URL.
+    """
+    env = os.environ if environ is None else environ
+    url, model = env.get("MEMSTACK_CHAT_URL") or None, env.get("MEMSTACK_CHAT_MODEL") or None
+    if url is None and model is None:
+        return None
+    if url is None or model is None:
+        raise InvalidConfiguration("MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL must be set together")
+    return ChatClient(url, model, json_mode=env.get("MEMSTACK_CHAT_JSON", "") in ("1", "true", "yes"))
