@@ -74,3 +74,25 @@ def test_without_a_model_the_llm_passes_are_a_400(
     _seed(client)
     response = client.post("/v1/dream/runs?scope=zoe", json={"passes": ["consolidate"]})
     assert response.status_code == 400 and response.json()["error"] == "InvalidConfiguration"
+
+
+def test_agent_tools_offer_dry_run_and_history_only(engine: Engine) -> None:
+    from memstack import Memory
+    from memstack.server.toolbox import run_tool, tool_specs
+
+    names = {s["function"]["name"] for s in tool_specs()}
+    assert {"dream_dry_run", "dream_history"} <= names
+    assert not any(n.startswith("dream_") and n not in {"dream_dry_run", "dream_history"} for n in names)
+    mem = Memory(engine)
+    memory = mem.long_term("kim")
+    memory.save(content="Kim drinks coffee every single morning")
+    memory.save(content="kim drinks coffee every single morning.")
+    assert run_tool(mem, "dream_history", {}, scope="kim") == "No dream records in scope 'kim'."
+    dry = run_tool(mem, "dream_dry_run", {"pass_name": "dedupe"}, scope="kim")
+    assert '"status": "dry-run"' in dry and len(memory) == 2
+    assert "nothing to do" in run_tool(mem, "dream_dry_run", {}, scope="other")
+    assert run_tool(mem, "dream_dry_run", {"pass_name": "apply"}, scope="kim").startswith("Error:")
+    from memstack.dream import Dreamer
+
+    Dreamer(memory).dedupe()
+    assert '"status": "applied"' in run_tool(mem, "dream_history", {"limit": 5}, scope="kim")

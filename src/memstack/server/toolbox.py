@@ -19,6 +19,7 @@ from .._memory import Memory
 from ..errors import MemstackError
 from ..tools import MemoryTools, tool_schemas
 from ..tools.schemas import ToolSpec
+from .dream_tools import DREAM_HELPERS
 
 __all__ = ["CONTEXT_ARGS", "HELPERS", "run_tool", "tool_specs"]
 
@@ -116,6 +117,8 @@ HELPERS: dict[str, tuple[ToolSpec, Handler]] = {
     )
 }
 
+HELPERS.update(DREAM_HELPERS)  # dry runs and history only: applying and undoing stay with people
+
 # Arguments every tool accepts where the transport has no other place for them (MCP).
 CONTEXT_ARGS: dict[str, dict[str, Any]] = {
     "session_id": {"type": "string", "description": "Session the tools act for (default: 'default')."},
@@ -161,6 +164,8 @@ def run_tool(
             parsed = _arguments(name, arguments)
             if isinstance(parsed, str):
                 return parsed
+            if "scope" in spec.args.model_fields:  # the MCP context argument, for the dream tools
+                parsed.setdefault("scope", scope)
             try:
                 args = spec.args.model_validate(parsed)
             except ValueError as exc:
