@@ -70,9 +70,11 @@ def test_a_huge_list_is_refused_as_an_answer_and_skipped(mem: Memory) -> None:
 
 def test_a_long_list_of_unknown_ids_is_refused(mem: Memory) -> None:
     memory, _ = seeded(mem, 2)
-    with fake_openai([answer([f"id{i}" for i in range(3000)])]) as server:
-        with pytest.raises(DreamRefused, match="only unknown ids"):
-            Dreamer(memory, model=client(server.url)).consolidate()
+    with (
+        fake_openai([answer([f"id{i}" for i in range(3000)])]) as server,
+        pytest.raises(DreamRefused, match="only unknown ids"),
+    ):
+        Dreamer(memory, model=client(server.url)).consolidate()
     assert len(memory) == 2
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from dream._openai_server import Step, fake_openai
 
+from dream._openai_server import Step, fake_openai
 from memstack.errors import ChatError, InvalidConfiguration
 from memstack.llm.chat import ChatClient, ChatModel, message_text
 from memstack.llm.scripted import ScriptedChatModel
@@ -41,32 +41,37 @@ def test_retries_5xx_and_429_then_succeeds() -> None:
 
 
 def test_gives_up_after_the_retries() -> None:
-    with fake_openai([Step(status=500, body=b"{}")] * 3) as server:
-        with pytest.raises(ChatError, match="after 2 attempt"):
-            ChatClient(server.url, "m", retries=1, backoff=0.0).complete([])
+    with (
+        fake_openai([Step(status=500, body=b"{}")] * 3) as server,
+        pytest.raises(ChatError, match="after 2 attempt"),
+    ):
+        ChatClient(server.url, "m", retries=1, backoff=0.0).complete([])
     assert len(server.requests) == 2
 
 
 def test_a_4xx_is_not_retried() -> None:
-    with fake_openai([Step(status=401, body=b'{"error": "bad key"}'), "never"]) as server:
-        with pytest.raises(ChatError, match="refused the request: HTTP 401"):
-            ChatClient(server.url, "m", retries=3, backoff=0.0).complete([])
+    with (
+        fake_openai([Step(status=401, body=b'{"error": "bad key"}'), "never"]) as server,
+        pytest.raises(ChatError, match="refused the request: HTTP 401"),
+    ):
+        ChatClient(server.url, "m", retries=3, backoff=0.0).complete([])
     assert len(server.requests) == 1
 
 
 def test_a_timeout_is_a_chat_error() -> None:
-    with fake_openai([Step(delay=1.0, content="late")]) as server:
-        with pytest.raises(ChatError, match="failed after 1 attempt"):
-            ChatClient(server.url, "m", timeout=0.2, retries=0).complete([])
+    with (
+        fake_openai([Step(delay=1.0, content="late")]) as server,
+        pytest.raises(ChatError, match="failed after 1 attempt"),
+    ):
+        ChatClient(server.url, "m", timeout=0.2, retries=0).complete([])
 
 
 @pytest.mark.parametrize(
     "body", [b"not json", b'{"choices": []}', b'{"choices": [{"message": {"content": 5}}]}', b"[1]"]
 )
 def test_bad_replies_are_chat_errors(body: bytes) -> None:
-    with fake_openai([Step(body=body)]) as server:
-        with pytest.raises(ChatError):
-            ChatClient(server.url, "m", retries=0).complete([])
+    with fake_openai([Step(body=body)]) as server, pytest.raises(ChatError):
+        ChatClient(server.url, "m", retries=0).complete([])
 
 
 @pytest.mark.parametrize(

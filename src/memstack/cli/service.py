@@ -7,13 +7,18 @@ import ipaddress
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.progress import Progress
 
+from .._memory import Memory
 from ..dump import export_jsonl, import_jsonl
 from ..engines.prefixed import tenant_engine
 from ._common import console, emit, emit_table, err_console, memory, state
+
+if TYPE_CHECKING:
+    from ..dream.scheduler import DreamScheduler
 
 __all__ = ["doctor", "export", "import_", "serve"]
 
@@ -40,6 +45,9 @@ def serve(
     stdio: bool = typer.Option(False, "--stdio", help="Run only the MCP server over stdin/stdout."),
     max_body_bytes: int = typer.Option(1 << 20, help="Largest request body accepted."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
+    dream_interval: float = typer.Option(
+        0.0, "--dream-interval", help="Seconds between dream passes per scope (default tenant); 0: off."
+    ),
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port."""
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
@@ -68,7 +76,27 @@ def serve(
         app = create_app(mem.engine, ServerSettings(max_body_bytes=max_body_bytes))
         config = uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")
         err_console.print(f"memstack serving {mem.engine.name} ({mem.engine.url}) on http://{host}:{port}")
-        uvicorn.Server(config).run()
+        scheduler = _dream_scheduler(mem, dream_interval)
+        try:
+            uvicorn.Server(config).run()
+        finally:
+            if scheduler is not None:
+                scheduler.stop()
+
+
+def _dream_scheduler(mem: Memory, interval: float) -> DreamScheduler | None:
+    """The background dream passes of ``serve`` over the default tenant, started (None when off)."""
+    if interval <= 0:
+        return None
+    from .._memory import Memory as TenantMemory
+    from ..dream.scheduler import DreamScheduler
+    from ..llm.chat import chat_model_from_env
+
+    scheduler = DreamScheduler(
+        TenantMemory(tenant_engine(mem.engine, "default")), interval, model=chat_model_from_env()
+    )
+    scheduler.start()
+    return scheduler
 
 
 def doctor() -> None:

@@ -6,6 +6,7 @@ The chat model of the LLM passes comes from ``MEMSTACK_CHAT_URL`` / ``MEMSTACK_C
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
@@ -23,9 +24,13 @@ RecordId = Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9]+$", descrip
 PassName = Literal["consolidate", "preferences", "dedupe"]
 
 
+def _default_passes() -> list[PassName]:
+    return ["consolidate", "preferences"]
+
+
 class RunIn(BaseModel):
     passes: list[PassName] = Field(
-        default_factory=lambda: ["consolidate", "preferences"], max_length=3, description="Passes, in order."
+        default_factory=_default_passes, max_length=3, description="Passes, in order."
     )
     dry_run: bool = Field(False, description="Compute the plans; write nothing.")
     force: bool = Field(False, description="Apply plans the guard rails refuse.")
@@ -70,7 +75,7 @@ class UndoOut(BaseModel):
     kept: list[str]
 
 
-def _dreamer(mem: Any, scope: str, passes: list[str] | None = None) -> Dreamer:
+def _dreamer(mem: Any, scope: str, passes: Sequence[str] | None = None) -> Dreamer:
     model = chat_model_from_env() if passes is None or set(passes) - {"dedupe"} else None
     return Dreamer(mem.long_term(scope), model=model, turns=mem.turns)
 
