@@ -148,6 +148,15 @@ def _arguments(name: str, raw: Mapping[str, Any] | str | None) -> dict[str, Any]
     return dict(raw)
 
 
+def _expansion(mem: Memory, scope: str) -> Callable[[Any], object] | None:
+    """The save_memory expansion hook when a chat model is configured (``MEMSTACK_CHAT_*``)."""
+    from ..dream.expand import ExpansionHook
+    from ..llm.chat import chat_model_from_env
+
+    model = chat_model_from_env()
+    return None if model is None else ExpansionHook(mem.long_term(scope), model)
+
+
 def run_tool(
     mem: Memory,
     name: str,
@@ -171,7 +180,9 @@ def run_tool(
             except ValueError as exc:
                 return f"Error: invalid arguments for '{name}': {exc}."
             return handler(mem, session_id, args)
-        tools = MemoryTools(mem, scope=scope, session_id=session_id, namespace=namespace)
+        tools = MemoryTools(
+            mem, scope=scope, session_id=session_id, namespace=namespace, save_hook=_expansion(mem, scope)
+        )
         return tools.dispatch(
             name, arguments if isinstance(arguments, str | None) else json.dumps(dict(arguments))
         )
