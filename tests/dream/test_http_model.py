@@ -87,8 +87,21 @@ def test_a_long_list_of_unknown_ids_is_refused(mem: Memory) -> None:
         Step(delay=1.0, content="{}"),
         Step(content=None),
         Step(content=json.dumps([{"content": "an array, not an object"}])),
+        Step(content='{"toSave": [{"content": "half a pair \\ud800"}]}'),
+        Step(
+            content='{"toDelete": [], "toSave": [{"content": "deep", "tags": ' + "[" * 200 + "]" * 200 + "}]}"
+        ),
     ],
-    ids=["invalid-json", "not-json-body", "server-error", "timeout", "null-content", "array"],
+    ids=[
+        "invalid-json",
+        "not-json-body",
+        "server-error",
+        "timeout",
+        "null-content",
+        "array",
+        "surrogate",
+        "deep",
+    ],
 )
 def test_hostile_answers_skip_the_cycle_and_change_nothing(mem: Memory, step: Step) -> None:
     memory, e = seeded(mem, 3)

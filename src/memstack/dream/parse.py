@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..errors import InvalidValue
+from ..limits import check_json
 
 __all__ = [
     "MAX_ITEMS",
@@ -59,11 +60,12 @@ def outermost(text: str, opening: str, closing: str) -> Any:
     if start < 0 or end <= start:
         raise InvalidValue(f"model answer {text[:80]!r}: holds no {opening}…{closing} span")
     try:
-        return json.loads(body[start : end + 1])
+        value = json.loads(body[start : end + 1])
     except ValueError as exc:
         raise InvalidValue(
             f"model answer {text[:80]!r}: the {opening}…{closing} span is not JSON ({exc})"
         ) from None
+    return check_json(value, "model answer")  # lone surrogates, depth, size: what no engine stores
 
 
 def _strings(value: object, what: str) -> tuple[str, ...]:
