@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from memstack import ManualClock, Memory
@@ -110,3 +114,45 @@ def test_undo_keeps_a_created_entry_changed_since(mem: Memory) -> None:
 
     with pytest.raises(Conflict, match="undone"):
         dreamer.undo(record.id)
+
+
+def test_embeddings_join_paraphrases_only_above_both_thresholds() -> None:
+    from memstack.longterm import MemoryEntry
+
+    a = MemoryEntry("a", "Sam adores spicy ramen noodles")
+    b = MemoryEntry("b", "Sam adores very spicy ramen soup")  # term cosine between the floor and 0.85
+    c = MemoryEntry("c", "Sam adores spicy ramen noodles from Tokyo stalls")
+    assert duplicate_groups([a, b], "near") == []
+    same = {"a": [1.0, 0.0], "b": [0.99, 0.05], "c": [0.0, 1.0]}
+    assert [[e.id for e in g] for g in duplicate_groups([a, b, c], "near", same)] == [["a", "b"]]
+    far = {"a": [1.0, 0.0], "b": [0.7, 0.7]}
+    assert duplicate_groups([a, b], "near", far) == []
+
+
+class TableEmbedder:
+    """Vectors chosen by the test: a text's vector is looked up by its first word."""
+
+    model_id = "table:2"
+    dim = 2
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.asarray([self.table[t.split()[0]] for t in texts], dtype=np.float32)
+
+
+def test_dedupe_pass_uses_the_scopes_current_vectors(mem: Memory) -> None:
+    embedder = TableEmbedder({"Sam": [1.0, 0.0], "Sam,": [0.99, 0.05], "Mo": [0.0, 1.0]})
+    memory = mem.long_term("v1", embedder=embedder)
+    memory.save(content="Sam adores spicy ramen noodles")
+    b = memory.save(content="Sam, adores very spicy ramen soup")
+    memory.save(content="Mo walks to work on Mondays")
+    memory.flush_embeddings()
+    dreamer = Dreamer(memory)
+    assert dreamer.dedupe(dry_run=True) is not None
+    embedder.table["Sam,"] = [0.0, 1.0]
+    memory.save(id=b.id, content="Sam, adores very spicy ramen soups")  # new text: a new, distant vector
+    memory.flush_embeddings()
+    assert dreamer.dedupe() is None
+    assert Dreamer(mem.long_term("v1")).dedupe() is None  # no embedder: terms alone say no

@@ -72,3 +72,28 @@ def test_an_entry_edited_before_the_expansion_is_left_alone(mem: Memory) -> None
     hook = ExpansionHook(memory, ScriptedChatModel(['[{"content": "expanded"}]']), background=False)
     assert hook.expand(saved) is None
     assert [e.content for e in memory.entries()] == ["final words"]
+
+
+def test_the_service_tools_expand_when_a_chat_model_is_configured(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstack.dream.expand import _shared_executor
+    from memstack.server.toolbox import run_tool
+
+    with fake_openai([json.dumps([{"content": "Ivy's birthday is 3 May"}])]) as server:
+        monkeypatch.setenv("MEMSTACK_CHAT_URL", server.url)
+        monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
+        out = run_tool(mem, "save_memory", {"content": "ivy bday may 3"}, scope="ivy")
+        assert out.startswith("Memory saved with id")
+        _shared_executor().submit(lambda: None).result(10)  # one worker: the expansion ran before
+    assert [e.content for e in mem.long_term("ivy").entries()] == ["Ivy's birthday is 3 May"]
+    monkeypatch.delenv("MEMSTACK_CHAT_URL")
+    assert run_tool(mem, "save_memory", {"content": "x"}, scope="ivy").startswith("Error:")  # half-configured
+
+
+def test_mem_dream_accessor(mem: Memory) -> None:
+    mem.turns.add("s", "user", "I told you twice: no emojis!")
+    dreamer = mem.dream("acc", model=ScriptedChatModel(['{"toSave": [{"content": "No emojis"}]}']))
+    record = dreamer.infer_preferences()
+    assert record is not None and dreamer.scope == "acc"
+    assert [e.content for e in mem.long_term("acc").entries()] == ["No emojis"]

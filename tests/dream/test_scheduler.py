@@ -80,3 +80,14 @@ def test_start_and_stop_the_thread(mem: Memory) -> None:
     assert scheduler._thread is None
     with pytest.raises(ValueError, match="interval"):
         DreamScheduler(mem, interval=0)
+
+
+def test_serve_starts_the_scheduler_only_when_asked(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstack.cli.service import _dream_scheduler
+
+    monkeypatch.delenv("MEMSTACK_CHAT_URL", raising=False)
+    monkeypatch.delenv("MEMSTACK_CHAT_MODEL", raising=False)
+    assert _dream_scheduler(mem, 0) is None
+    scheduler = _dream_scheduler(mem, 60)
+    assert scheduler is not None and scheduler.passes == ("dedupe",)
+    scheduler.stop()

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ChatError, DreamRefused, InvalidConfiguration, InvalidInput, ScriptExhausted
 from ..llm.chat import ChatModel, message_text
-from ..longterm import LongTermMemory
+from ..longterm import LongTermMemory, hybrid
+from ..longterm.index_cache import scope_cache
 from ..longterm.similar import DedupeMode, check_mode, duplicate_groups
-from ..longterm.vectors import decode_vector
 from . import lease
 from .apply import apply_plan, skip_record
 from .directives import CONSOLIDATION, PREFERENCES, load_directive
@@ -215,14 +215,11 @@ class Dreamer:
         entries = self.memory.entries()
         vectors = None
         if self.memory.embedder is not None:
-            model_id = self.memory.embedder.model_id
-            raw = self.memory.engine.hgetall(self.memory.keys.vectors)
-            decoded = {i: decode_vector(p) for i, p in raw.items()}
-            vectors = {
-                i: [float(x) for x in v.vector]
-                for i, v in decoded.items()
-                if v is not None and v.model == model_id
-            }
+            cache = scope_cache(self.memory.engine, self.scope)
+            with cache.lock:
+                cache.refresh(self.memory.engine, self.memory.keys)
+                valid = hybrid.valid_vector_ids(cache, self.memory.embedder)
+                vectors = {i: [float(x) for x in cache.vectors[i].vector] for i in valid}
         groups = duplicate_groups(entries, mode, vectors)
         if not groups:
             return None
