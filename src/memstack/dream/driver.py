@@ -27,7 +27,7 @@ from .feedback import FeedbackLog
 from .parse import parse_consolidation, parse_preferences
 from .plan import Plan, consolidation_plan, dedupe_plan, preference_plan
 from .prompt import consolidation_prompt, preference_prompt
-from .record import DEFAULT_RETENTION, DreamRecord, RecordStore
+from .record import DEFAULT_RETENTION, DreamRecord, RecordStore, new_record_id
 from .undo import UndoReport, undo
 
 if TYPE_CHECKING:
@@ -107,9 +107,9 @@ class Dreamer:
         model = self._model_id() if kind != "dedupe" else None
         if isinstance(plan_or_reason, str):
             log.warning("dream %s pass on scope %r skipped: %s", kind, self.scope, plan_or_reason)
-            if dry_run:
+            if dry_run:  # described, not stored
                 return DreamRecord(
-                    "dry-run",
+                    new_record_id(),
                     self.scope,
                     kind,
                     "skipped",
