@@ -53,10 +53,14 @@ def test_consolidate_with_a_model_from_the_environment(
         memory.save(content="Amy likes green tea")
         memory.save(content="Amy lives in Oslo")
         memory.save(content="Amy has a dog")
+    assert "recorded correction" in run(
+        url, "dream", "feedback", "correction", "tea is not coffee", "--scope", "amy"
+    )
     with fake_openai([answer([first.id])]) as server:
         monkeypatch.setenv("MEMSTACK_CHAT_URL", server.url)
         monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
         out = run(url, "dream", "run", "--scope", "amy", "--pass", "consolidate")
     assert "consolidate: applied" in out
+    assert "- [correction] tea is not coffee" in server.requests[0]["messages"][1]["content"]
     with memstack.open(url) as mem:
         assert mem.long_term("amy").get(first.id) is None

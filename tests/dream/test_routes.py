@@ -96,3 +96,17 @@ def test_agent_tools_offer_dry_run_and_history_only(engine: Engine) -> None:
 
     Dreamer(memory).dedupe()
     assert '"status": "applied"' in run_tool(mem, "dream_history", {"limit": 5}, scope="kim")
+
+
+def test_feedback_reaches_the_next_consolidation(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    _seed(client)
+    added = client.post(
+        "/v1/dream/feedback?scope=zoe", json={"kind": "Correction", "text": "Never guess dates"}
+    )
+    assert added.status_code == 201 and added.json()["kind"] == "correction"
+    assert client.post("/v1/dream/feedback?scope=zoe", json={"kind": "x", "text": "  "}).status_code == 400
+    with fake_openai([answer()]) as server:
+        monkeypatch.setenv("MEMSTACK_CHAT_URL", server.url)
+        monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
+        client.post("/v1/dream/runs?scope=zoe", json={"passes": ["consolidate"]})
+    assert "- [correction] Never guess dates" in server.requests[0]["messages"][1]["content"]

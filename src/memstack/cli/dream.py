@@ -80,3 +80,15 @@ def undo(record_id: str, scope: str = SCOPE) -> None:
             f"restored {len(report.restored)}, removed {len(report.removed)}, kept {len(report.kept)}"
             + (f" (changed since: {', '.join(report.kept)})" if report.kept else ""),
         )
+
+
+@app.command()
+def feedback(
+    kind: str = typer.Argument(..., help="correction, positive, negative…"),
+    text: str = typer.Argument(..., help="What the user said about the assistant."),
+    scope: str = SCOPE,
+) -> None:
+    """Record a feedback signal; the next passes show the last 7 days of them to the model."""
+    with memory() as mem:
+        signal = Dreamer(mem.long_term(scope)).feedback.add(kind, text)
+        emit(signal.to_dict(), f"recorded {signal.kind} feedback")

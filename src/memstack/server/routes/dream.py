@@ -103,3 +103,20 @@ def show(mem: TenantMemory, record_id: RecordId, scope: ScopeParam = "default") 
 @router.post("/records/{record_id}/undo", response_model=UndoOut, summary="Undo an applied pass")
 def undo(mem: TenantMemory, record_id: RecordId, scope: ScopeParam = "default") -> UndoOut:
     return UndoOut.model_validate(Dreamer(mem.long_term(scope)).undo(record_id).to_dict())
+
+
+class FeedbackIn(BaseModel):
+    kind: str = Field(max_length=64, description="correction, positive, negative…")
+    text: str = Field(max_length=4000, description="What the user said about the assistant.")
+
+
+class FeedbackOut(BaseModel):
+    kind: str
+    text: str
+    timestamp: str
+
+
+@router.post("/feedback", response_model=FeedbackOut, status_code=201, summary="Record a feedback signal")
+def add_feedback(mem: TenantMemory, body: FeedbackIn, scope: ScopeParam = "default") -> FeedbackOut:
+    signal = Dreamer(mem.long_term(scope)).feedback.add(body.kind, body.text)
+    return FeedbackOut.model_validate(signal.to_dict())
