@@ -30,16 +30,8 @@ __all__ = ["DEFAULT_TENANT", "ROUTERS", "ServerSettings", "create_app", "tenant_
 
 DEFAULT_TENANT = "default"
 # The tier routers, one module each under memstack.server.routes (variation as data).
-ROUTERS: list[str] = [
-    "sessions",
-    "conversations",
-    "memories",
-    "working",
-    "shared",
-    "context",
-    "tools",
-    "dream",
-]
+ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
+ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
 
 
 class ServerSettings:
