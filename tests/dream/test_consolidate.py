@@ -216,3 +216,18 @@ def test_a_replaced_directive_is_used(mem: Memory, tmp_path: object) -> None:
         Dreamer(memory, directive=Path(str(tmp_path)) / "missing.md")
     with pytest.raises(InvalidConfiguration, match="needs a chat model"):
         Dreamer(memory).consolidate()
+
+
+def test_an_entry_edited_while_the_model_thinks_skips_the_cycle(mem: Memory) -> None:
+    memory, e = seeded(mem, 4)
+
+    def edit_then_answer(messages: object, tools: object) -> str:
+        memory.save(id=e[0].id, content="edited by the user meanwhile")
+        return answer([e[0].id, e[1].id])
+
+    dreamer = Dreamer(memory, model=ScriptedChatModel([edit_then_answer]))
+    record = dreamer.consolidate()
+    assert record is not None and record.status == "skipped" and "changed since" in (record.reason or "")
+    assert len(memory) == 4
+    stored = memory.get(e[0].id)
+    assert stored is not None and stored.content == "edited by the user meanwhile"

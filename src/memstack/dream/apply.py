@@ -11,7 +11,7 @@ from typing import Final
 
 from ..errors import Conflict
 from ..longterm import LongTermMemory
-from ..longterm.entry import to_json
+from ..longterm.entry import from_json, to_json
 from ..longterm.layout import LOG_MAX, ScopeKeys
 from ..longterm.query import document_text
 from .plan import Plan, check_plan
@@ -46,7 +46,8 @@ def apply_plan(
 
     Raises:
         DreamRefused: a guard rail (see :func:`~memstack.dream.plan.check_plan`) and not ``force``.
-        Conflict: the scope kept changing under the pass.
+        Conflict: an entry to retire changed since the plan was made (see ``Plan.basis``), or the
+            scope kept changing under the pass.
         EngineError: the engine failed; nothing was applied.
     """
     engine, keys = memory.engine, memory.keys
@@ -57,6 +58,13 @@ def apply_plan(
         vectors = engine.hmget(keys.vectors, retire) if retire else []
         present = [(i, r, v) for i, r, v in zip(retire, raws, vectors, strict=True) if r is not None]
         vanished = tuple(i for i, r in zip(retire, raws, strict=True) if r is None)
+        basis = {e.id: e for e in plan.basis}
+        changed = [i for i, r, _ in present if i in basis and from_json(r) != basis[i]]
+        if changed:
+            raise Conflict(
+                f"scope {memory.scope!r}: {', '.join(changed[:5])} changed since the {plan.kind} plan was "
+                "made; nothing applied (run the pass again)"
+            )
         effective = Plan(
             plan.kind, tuple(i for i, _, _ in present), plan.create, plan.unknown + vanished, plan.dropped
         )

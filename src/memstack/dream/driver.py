@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import ChatError, DreamRefused, InvalidConfiguration, InvalidInput, ScriptExhausted
+from ..errors import ChatError, Conflict, DreamRefused, InvalidConfiguration, InvalidInput, ScriptExhausted
 from ..llm.chat import ChatModel, message_text
 from ..longterm import LongTermMemory, hybrid
 from ..longterm.index_cache import scope_cache
@@ -137,6 +137,19 @@ class Dreamer:
                 force=force,
                 dry_run=dry_run,
             )
+        except Conflict as exc:  # the scope moved under a slow model: this cycle is skipped, not failed
+            if dry_run:
+                raise
+            log.warning("dream %s pass on scope %r skipped: %s", kind, self.scope, exc)
+            return skip_record(
+                self.memory,
+                kind,
+                "skipped",
+                f"Conflict: {exc}",
+                model=model,
+                prompt_digest=digest,
+                retention=self.retention,
+            )
         except DreamRefused as exc:
             if not dry_run:
                 skip_record(
@@ -160,7 +173,9 @@ class Dreamer:
         Raises:
             InvalidConfiguration: no model.
             DreamRefused: a guard rail, unless ``force`` (a ``refused`` record is kept).
-            Conflict: the scope kept changing under the pass.
+
+        An entry to retire that changed while the model was thinking skips the cycle too
+        (``skipped``, reason ``Conflict: …``): the plan was made from stale text.
         """
         if self.model is None:
             raise InvalidConfiguration("consolidate needs a chat model (model=...)")

@@ -58,6 +58,8 @@ class Plan:
         create: entries to write (an id may be one of ``retire``: an entry rewritten in place).
         unknown: ids the answer named that the scope did not hold (harmless no-ops).
         dropped: answer items left out (blank content, repeats of an earlier item).
+        basis: the retired entries as the plan saw them; applying refuses to retire one that
+            changed since (the plan was made from stale text).
     """
 
     kind: str
@@ -65,6 +67,7 @@ class Plan:
     create: tuple[NewEntry, ...] = ()
     unknown: tuple[str, ...] = ()
     dropped: int = 0
+    basis: tuple[MemoryEntry, ...] = ()
 
     @property
     def removed(self) -> int:
@@ -152,7 +155,7 @@ def consolidation_plan(
             updated_at=now,
         )
         created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
-    return Plan(kind, retire, tuple(created.values()), unknown, dropped)
+    return Plan(kind, retire, tuple(created.values()), unknown, dropped, tuple(known[i] for i in retire))
 
 
 def _with_sources(
@@ -217,4 +220,4 @@ def dedupe_plan(groups: Sequence[Sequence[MemoryEntry]], now: datetime) -> Plan:
             updated_at=now,
         )
         create.append(NewEntry(merged, tuple(e.id for e in group)))
-    return Plan("dedupe", tuple(retire), tuple(create))
+    return Plan("dedupe", tuple(retire), tuple(create), basis=tuple(e for g in groups for e in g))
