@@ -11,6 +11,7 @@ from .engines import Engine, open_engine
 
 if TYPE_CHECKING:
     from .conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
+    from .dream import Dreamer
     from .longterm import LongTermMemory
     from .session import SessionStore
     from .shared import SharedMemory
@@ -85,6 +86,15 @@ class Memory:
         from .longterm import LongTermMemory
 
         return LongTermMemory(self.engine, scope, **options)
+
+    def dream(self, scope: str = "default", **options: Any) -> Dreamer:
+        """The dream passes of one long-term scope (``options``: see :class:`memstack.dream.Dreamer`;
+        ``embedder``/``profile`` go to the scope). The turn log is this memory's."""
+        from .dream import Dreamer
+
+        lt_options = {k: options.pop(k) for k in ("embedder", "profile", "fusion") if k in options}
+        options.setdefault("turns", self.turns)
+        return Dreamer(self.long_term(scope, **lt_options), **options)
 
     def working(self, namespace: str, **options: Any) -> WorkingMemory:
         """Working memory bound to ``namespace`` (e.g. ``session/abc``)."""

@@ -20,11 +20,13 @@ do not know memstack::
     │   └── SessionExists
     ├── LimitReached
     │   ├── SessionLimitReached              the in-process session cap
-    │   └── NamespaceFull                    the working-memory cap of one namespace
+    │   ├── NamespaceFull                    the working-memory cap of one namespace
+    │   └── DreamRefused                     a dream plan broke a guard rail (too much retired, unknown ids)
     ├── Conflict                             optimistic concurrency: the version moved on
     ├── WaitTimeout (TimeoutError)           a blocking read gave up
     ├── NotANumber (TypeError)               increment of a value that is not a JSON number
     ├── EmbeddingError                       an embedding backend failed: unreachable, timed out, bad reply
+    ├── ChatError                            a chat backend failed: unreachable, timed out, bad reply
     └── EngineError
         ├── EngineUnavailable (ConnectionError)  the storage engine cannot be reached
         │   └── EngineFull                   the engine refused a write: out of memory or disk
@@ -38,8 +40,10 @@ from __future__ import annotations
 
 __all__ = [
     "AlreadyExists",
+    "ChatError",
     "Conflict",
     "CrossSlot",
+    "DreamRefused",
     "EmbeddingError",
     "EngineClosed",
     "EngineError",
@@ -137,6 +141,11 @@ class NamespaceFull(LimitReached):
     """A working-memory namespace holds its maximum number of live entries."""
 
 
+class DreamRefused(LimitReached):
+    """A dream plan broke a guard rail (it retires more than the allowed share of a scope, or names
+    only ids the scope does not hold); nothing was written. Pass ``force=True`` to apply it anyway."""
+
+
 class Conflict(MemstackError):
     """A compare-and-set lost: the stored version is not the one the caller expected."""
 
@@ -151,6 +160,10 @@ class NotANumber(MemstackError, TypeError):
 
 class EmbeddingError(MemstackError):
     """An embedding backend failed: unreachable, timed out, refused the request or sent a bad reply."""
+
+
+class ChatError(MemstackError):
+    """A chat-completions backend failed: unreachable, timed out, refused the request or sent a bad reply."""
 
 
 class EngineError(MemstackError):

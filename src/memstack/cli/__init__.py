@@ -24,6 +24,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("keys", "keys", "API keys of the HTTP service: create, list, revoke (whole engine)."),
     ("memories", "longterm", "Long-term memories: save, search, export, import."),
     ("working", "working", "Working memory: list, get, search, set, delete."),
+    ("dream", "dream", "Dream passes: consolidation, preferences, dedupe; history, undo."),
 ]
 
 # (module under memstack.cli, function name): top-level commands such as ``memstack serve``.

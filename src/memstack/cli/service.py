@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 import typer
 from rich.progress import Progress
 
+from .._memory import Memory
 from ..dump import export_jsonl, import_jsonl
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidConfiguration
 from ._common import EXIT, console, emit, emit_table, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
+    from ..dream.scheduler import DreamScheduler
     from ..server.auth import AuthMode
 
 __all__ = ["doctor", "export", "import_", "serve"]
@@ -43,6 +45,9 @@ def serve(
     no_auth: bool = typer.Option(False, "--no-auth", help="No API keys (tenant 'default'); loopback only."),
     max_body_bytes: int = typer.Option(1 << 20, help="Largest request body accepted."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
+    dream_interval: float = typer.Option(
+        0.0, "--dream-interval", help="Seconds between dream passes per scope (default tenant); 0: off."
+    ),
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
 
@@ -81,8 +86,13 @@ def serve(
             highlight=False,
             soft_wrap=True,
         )
-        with sock:
-            uvicorn.Server(config).run(sockets=[sock])
+        scheduler = _dream_scheduler(mem, dream_interval)
+        try:
+            with sock:
+                uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            if scheduler is not None:
+                scheduler.stop()
 
 
 def _auth_mode(auth: str | None, no_auth: bool) -> AuthMode | None:
@@ -132,6 +142,21 @@ def _bind(host: str, port: int) -> socket.socket:
         raise typer.Exit(EXIT["error"]) from None
     sock.set_inheritable(True)
     return sock
+
+
+def _dream_scheduler(mem: Memory, interval: float) -> DreamScheduler | None:
+    """The background dream passes of ``serve`` over the default tenant, started (None when off)."""
+    if interval <= 0:
+        return None
+    from .._memory import Memory as TenantMemory
+    from ..dream.scheduler import DreamScheduler
+    from ..llm.chat import chat_model_from_env
+
+    scheduler = DreamScheduler(
+        TenantMemory(tenant_engine(mem.engine, "default")), interval, model=chat_model_from_env()
+    )
+    scheduler.start()
+    return scheduler
 
 
 def doctor() -> None:

@@ -16,6 +16,7 @@ from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
 from .layout import LOG_MAX, ScopeKeys
 from .query import Filters, distinct_sorted, document_text, most_recent
+from .similar import DedupeMode, check_mode, find_duplicate
 from .validate import (
     check_category,
     check_content,
@@ -89,6 +90,7 @@ class LongTermMemory:
         metadata: dict[str, Any] | None = None,
         id: str | None = None,  # noqa: A002 - the field is called id everywhere in the seed
         created_at: datetime | float | None = None,
+        dedupe: DedupeMode | None = None,
     ) -> MemoryEntry:
         """Save a memory (an upsert by id) and return it as stored.
 
@@ -96,12 +98,34 @@ class LongTermMemory:
         update the creation time is kept (unless given) and ``updated_at`` becomes now; the
         vector, if any, is recomputed in the background when the searchable text changed.
 
+        ``dedupe`` (only for a save without an id): ``"exact"`` or ``"near"`` (see
+        :mod:`memstack.longterm.similar` for the rule and its thresholds). When the scope already
+        holds a duplicate of ``content``, nothing new is created: the oldest duplicate gets the
+        given tags merged into its own and ``updated_at`` now, and is returned (same id).
+
         Raises:
-            InvalidValue: blank content, bad tags/metadata/time, or both ``entry`` and fields.
+            InvalidValue: blank content, bad tags/metadata/time, both ``entry`` and fields, an
+                unknown ``dedupe`` mode, or ``dedupe`` with an id.
             InvalidCategory: a category that breaks the path rule.
             InvalidKey: a bad id.
             Conflict: the id kept changing under concurrent writers.
         """
+        if check_mode(dedupe) is not None:
+            if entry is not None or id is not None:
+                raise InvalidValue(f"save(dedupe={dedupe!r}): only for a new entry (no id, no MemoryEntry)")
+            existing = self._duplicate_of(check_content(content), dedupe)
+            if existing is not None:
+                merged: dict[str, str] = {}
+                for tag in (*existing.tags, *check_tags(tags)):
+                    merged.setdefault(tag.lower(), tag)
+                return self.save(
+                    content=existing.content,
+                    category=existing.category,
+                    tags=list(merged.values()),
+                    metadata=existing.metadata,
+                    id=existing.id,
+                    created_at=existing.created_at,
+                )
         if entry is not None:
             if content is not None or id is not None:
                 raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
@@ -153,6 +177,21 @@ class LongTermMemory:
             if self._write(new, old_raw, from_json(old_raw) if old_raw is not None else None):
                 return new.copy()
         raise Conflict(f"memory {new.id!r}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned")
+
+    def _duplicate_of(self, content: str, mode: DedupeMode | None) -> MemoryEntry | None:
+        if mode is None:
+            return None
+        cache = self._fresh_cache()
+        with cache.lock:
+            entries = [e.copy() for e in cache.entries.values()]
+            index = cache.index("default") if mode == "near" else None
+            return find_duplicate(entries, content, mode, index)
+
+    def embed_later(self, entry_id: str, text: str) -> None:
+        """Queue the background vector computation of an entry written outside :meth:`save`
+        (the dream passes write entries in their own batches); a no-op without an embedder."""
+        if self._worker is not None:
+            self._worker.submit(entry_id, text)
 
     def _write(self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None) -> bool:
         text = document_text(new)

@@ -19,8 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._memory import Memory
 from ..errors import MemstackError, SessionExists, SessionNotFound
 from ..tools import TOOLS, MemoryTools
-from ..tools.dispatcher import failed, parse_arguments, unknown_tool
+from ..tools.dispatcher import decode_arguments, failed, parse_arguments, unknown_tool
 from ..tools.schemas import ToolSpec
+from .dream_tools import DREAM_HELPERS
 
 __all__ = ["CONTEXT_ARGS", "HELPERS", "TOOL_NAMES", "call_tool", "run_tool", "tool_specs"]
 
@@ -131,6 +132,8 @@ HELPERS: dict[str, tuple[ToolSpec, Handler]] = {
     )
 }
 
+HELPERS.update(DREAM_HELPERS)  # dry runs and history only: applying and undoing stay with people
+
 # Arguments every tool accepts where the transport has no other place for them (MCP).
 CONTEXT_ARGS: dict[str, dict[str, Any]] = {
     "session_id": {"type": "string", "description": "Session the tools act for (default: 'default')."},
@@ -176,9 +179,15 @@ def call_tool(
     if spec is None:
         raise unknown_tool(name, TOOL_NAMES)
     if name not in HELPERS:
-        tools = MemoryTools(mem, scope=scope, session_id=session_id, namespace=namespace)
+        tools = MemoryTools(
+            mem, scope=scope, session_id=session_id, namespace=namespace, save_hook=_expansion(mem, scope)
+        )
         return tools.run(name, arguments)
-    args = parse_arguments(spec, arguments)
+    raw: object = arguments
+    if "scope" in spec.args.model_fields:  # the MCP context argument, for the dream tools
+        raw = decode_arguments(name, arguments)
+        raw.setdefault("scope", scope)
+    args = parse_arguments(spec, raw)
     try:
         return HELPERS[name][1](mem, session_id, args)
     except MemstackError as exc:
@@ -186,6 +195,15 @@ def call_tool(
         if reworded is exc:
             raise
         raise reworded from exc
+
+
+def _expansion(mem: Memory, scope: str) -> Callable[[Any], object] | None:
+    """The save_memory expansion hook when a chat model is configured (``MEMSTACK_CHAT_*``)."""
+    from ..dream.expand import ExpansionHook
+    from ..llm.chat import chat_model_from_env
+
+    model = chat_model_from_env()
+    return None if model is None else ExpansionHook(mem.long_term(scope), model)
 
 
 def run_tool(

@@ -112,7 +112,12 @@ class MemoryTools:
         return {"role": "tool", "tool_call_id": tool_call.get("id", ""), "content": content}
 
 
-def _decode(name: str, arguments: object) -> dict[str, Any]:
+def decode_arguments(name: str, arguments: object) -> dict[str, Any]:
+    """The arguments of a call to tool ``name`` as a dict (JSON text, a mapping, or None for none).
+
+    Raises:
+        InvalidValue: not JSON, or not a JSON object.
+    """
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         return {}
     raw: object = arguments
@@ -157,7 +162,7 @@ def parse_arguments(spec: ToolSpec, arguments: object) -> BaseModel:
             surrogate, a non-finite number, deep nesting), or a missing, extra or ill-typed
             argument; one line naming the argument, without pydantic's text or links.
     """
-    raw = _decode(spec.name, arguments)
+    raw = decode_arguments(spec.name, arguments)
     try:
         for key, value in raw.items():
             check_text(key, "argument name")

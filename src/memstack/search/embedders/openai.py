@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import http.client
 import json
 import logging
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -25,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.llm._http import post_json
 from memstack.search.embedders.base import l2_normalise
 
 __all__ = ["OpenAIEmbedder"]
@@ -32,7 +29,6 @@ __all__ = ["OpenAIEmbedder"]
 log = logging.getLogger(__name__)
 
 MAX_INPUT_CHARS = 30_000  # the seed's MaxInputChars: longer texts are truncated before embedding
-_MAX_RETRY_AFTER = 30.0
 
 
 class OpenAIEmbedder:
@@ -147,45 +143,16 @@ class OpenAIEmbedder:
         return vectors
 
     def _post(self, data: bytes) -> Any:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        problem = ""
-        for attempt in range(self._retries + 1):
-            delay = self._backoff * (2**attempt)
-            request = urllib.request.Request(self._url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self._timeout) as response:
-                    raw = response.read()
-                return json.loads(raw)
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace")
-                problem = f"HTTP {exc.code}: {detail}"
-                if exc.code != 429 and exc.code < 500:
-                    raise EmbeddingError(f"{self._url} refused the request: {problem}") from exc
-                delay = max(delay, _retry_after(exc.headers.get("Retry-After")))
-            except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
-                reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-                problem = f"{type(reason).__name__}: {reason}"
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise EmbeddingError(f"{self._url} sent a reply that is not JSON: {exc}") from exc
-            if attempt < self._retries:
-                log.warning(
-                    "embedding request to %s failed (%s); retry %d in %.2fs",
-                    self._url,
-                    problem,
-                    attempt + 1,
-                    delay,
-                )
-                time.sleep(delay)
-        raise EmbeddingError(f"{self._url} failed after {self._retries + 1} attempt(s): {problem}")
-
-
-def _retry_after(value: str | None) -> float:
-    try:
-        return min(max(float(value or 0), 0.0), _MAX_RETRY_AFTER)
-    except ValueError:
-        return 0.0
+        return post_json(
+            self._url,
+            data,
+            api_key=self._api_key,
+            timeout=self._timeout,
+            retries=self._retries,
+            backoff=self._backoff,
+            error=EmbeddingError,
+            what="embedding request",
+        )
 
 
 def _parse(reply: Any, expected: int, url: str) -> npt.NDArray[np.float32]:

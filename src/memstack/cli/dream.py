@@ -1,0 +1,94 @@
+"""``memstack dream``: run, review and undo dream passes from the shell.
+
+The chat model comes from ``MEMSTACK_CHAT_URL`` / ``MEMSTACK_CHAT_MODEL`` (key in
+``MEMSTACK_CHAT_API_KEY``); ``dedupe`` needs none.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from ..dream import PASSES, Dreamer
+from ..errors import InvalidInput
+from ..llm.chat import chat_model_from_env
+from ._common import emit, emit_table, memory
+
+__all__ = ["app"]
+
+app = typer.Typer(no_args_is_help=True, help="Dream passes: consolidation, preferences, dedupe; undo.")
+
+SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an agent).")
+
+
+@app.command()
+def run(
+    scope: str = SCOPE,
+    pass_: list[str] = typer.Option(
+        None, "--pass", help="consolidate, preferences or dedupe (repeatable; default: the first two)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan; write nothing."),
+    force: bool = typer.Option(False, "--force", help="Apply a plan the guard rails refuse."),
+) -> None:
+    """Run passes over a scope and print their records."""
+    passes = pass_ or ["consolidate", "preferences"]
+    with memory() as mem:
+        for name in passes:
+            if name not in PASSES:
+                raise InvalidInput(f"--pass {name!r}: must be one of {', '.join(PASSES)}")
+        model = chat_model_from_env() if set(passes) - {"dedupe"} else None
+        dreamer = Dreamer(mem.long_term(scope), model=model, turns=mem.turns)
+        records = dreamer.run(passes, dry_run=dry_run, force=force)
+        lines = [
+            f"{r.kind}: {r.status} {r.id} (retired {len(r.retired)}, created {len(r.created)})"
+            + (f": {r.reason}" if r.reason else "")
+            for r in records
+        ]
+        emit([r.to_dict() for r in records], "\n".join(lines) or "nothing to do")
+
+
+@app.command()
+def history(scope: str = SCOPE, limit: int = typer.Option(50, "--limit", min=1)) -> None:
+    """The scope's dream records, newest first."""
+    with memory() as mem:
+        rows = [r.summary() for r in Dreamer(mem.long_term(scope)).history(limit)]
+        emit_table(
+            rows, ["id", "kind", "status", "at", "model", "retired", "created", "reason"], "dream records"
+        )
+
+
+@app.command()
+def show(record_id: str, scope: str = SCOPE) -> None:
+    """One record: every retired entry and every created entry with its sources."""
+    with memory() as mem:
+        record = Dreamer(mem.long_term(scope)).show(record_id)
+        data = record.to_dict()
+        lines = [f"{record.kind} {record.status} at {data['at']} model={record.model or '-'}"]
+        lines += [f"- retired [{e['id']}] {e['content']}" for e in data["retired"]]
+        lines += [
+            f"+ created [{e['id']}] {e['content']} <- {', '.join(e['sourceIds'])}" for e in data["created"]
+        ]
+        emit(data, "\n".join(lines))
+
+
+@app.command()
+def undo(record_id: str, scope: str = SCOPE) -> None:
+    """Undo an applied pass: retired entries back, created ones removed unless changed since."""
+    with memory() as mem:
+        report = Dreamer(mem.long_term(scope)).undo(record_id)
+        emit(
+            report.to_dict(),
+            f"restored {len(report.restored)}, removed {len(report.removed)}, kept {len(report.kept)}"
+            + (f" (changed since: {', '.join(report.kept)})" if report.kept else ""),
+        )
+
+
+@app.command()
+def feedback(
+    kind: str = typer.Argument(..., help="correction, positive, negative…"),
+    text: str = typer.Argument(..., help="What the user said about the assistant."),
+    scope: str = SCOPE,
+) -> None:
+    """Record a feedback signal; the next passes show the last 7 days of them to the model."""
+    with memory() as mem:
+        signal = Dreamer(mem.long_term(scope)).feedback.add(kind, text)
+        emit(signal.to_dict(), f"recorded {signal.kind} feedback")

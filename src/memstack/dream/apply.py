@@ -1,0 +1,135 @@
+"""Applying a plan: the pass's changes, its record and its archive in ONE atomic batch.
+
+The batch is guarded by the stored JSON of every entry it retires (and the absence of every new
+id), so a concurrent write makes it change nothing; it is then re-read and retried. After a
+crash the pass is either fully applied with its record, or not at all.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..errors import Conflict
+from ..longterm import LongTermMemory
+from ..longterm.entry import from_json, to_json
+from ..longterm.layout import LOG_MAX, ScopeKeys
+from ..longterm.query import document_text
+from .plan import Plan, check_plan
+from .record import ArchivedEntry, CreatedEntry, DreamRecord, RecordStore, new_record_id
+
+__all__ = ["APPLY_ATTEMPTS", "apply_plan", "log_change", "skip_record"]
+
+APPLY_ATTEMPTS: Final = 8
+"""Optimistic retries of one pass racing other writers of the scope."""
+
+
+def log_change(batch: object, keys: ScopeKeys, op: str, entry_id: str) -> None:
+    """Queue the long-term change-log entry that keeps every process's search cache fresh."""
+    batch.incr(keys.version)  # type: ignore[attr-defined]  # a Batch; typed loosely to stay import-light
+    batch.rpush(keys.log, f"{op} {entry_id}")  # type: ignore[attr-defined]  # same
+    batch.ltrim(keys.log, -LOG_MAX, -1)  # type: ignore[attr-defined]  # same
+
+
+def apply_plan(
+    memory: LongTermMemory,
+    plan: Plan,
+    *,
+    model: str | None = None,
+    prompt_digest: str | None = None,
+    retention: float,
+    force: bool = False,
+    dry_run: bool = False,
+) -> DreamRecord:
+    """Apply ``plan`` to ``memory``'s scope with its record; ``dry_run`` only checks and describes it.
+
+    Ids of ``plan.retire`` deleted meanwhile are reported as unknown.
+
+    Raises:
+        DreamRefused: a guard rail (see :func:`~memstack.dream.plan.check_plan`) and not ``force``.
+        Conflict: an entry to retire changed since the plan was made (see ``Plan.basis``), or the
+            scope kept changing under the pass.
+        EngineError: the engine failed; nothing was applied.
+    """
+    engine, keys = memory.engine, memory.keys
+    records = RecordStore(engine, memory.scope)
+    for _ in range(APPLY_ATTEMPTS):
+        retire = list(plan.retire)
+        raws = engine.mget([keys.entry(i) for i in retire]) if retire else []
+        vectors = engine.hmget(keys.vectors, retire) if retire else []
+        present = [(i, r, v) for i, r, v in zip(retire, raws, vectors, strict=True) if r is not None]
+        vanished = tuple(i for i, r in zip(retire, raws, strict=True) if r is None)
+        basis = {e.id: e for e in plan.basis}
+        changed = [i for i, r, _ in present if i in basis and from_json(r) != basis[i]]
+        if changed:
+            raise Conflict(
+                f"scope {memory.scope!r}: {', '.join(changed[:5])} changed since the {plan.kind} plan was "
+                "made; nothing applied (run the pass again)"
+            )
+        effective = Plan(
+            plan.kind, tuple(i for i, _, _ in present), plan.create, plan.unknown + vanished, plan.dropped
+        )
+        check_plan(effective, len(memory), force=force)
+        record = DreamRecord(
+            id=new_record_id(),
+            scope=memory.scope,
+            kind=plan.kind,
+            status="dry-run" if dry_run else "applied",
+            at=engine.clock.now(),
+            model=model,
+            prompt_digest=prompt_digest,
+            retired=tuple(ArchivedEntry(r, v) for _, r, v in present),
+            created=tuple(CreatedEntry(to_json(n.entry), n.source_ids) for n in plan.create),
+            unknown=effective.unknown,
+            dropped=plan.dropped,
+        )
+        if dry_run:
+            return record
+        retired_ids = {i for i, _, _ in present}
+        batch = engine.batch()
+        for entry_id, raw, _ in present:
+            batch.require_equal(keys.entry(entry_id), raw)
+        for new in plan.create:
+            if new.entry.id not in retired_ids:
+                batch.require_missing(keys.entry(new.entry.id))
+        for entry_id, _, _ in present:
+            batch.delete(keys.entry(entry_id))
+            batch.srem(keys.ids, entry_id)
+            batch.hdel(keys.vectors, entry_id)
+            log_change(batch, keys, "del", entry_id)
+        for new, created in zip(plan.create, record.created, strict=True):
+            batch.set(keys.entry(new.entry.id), created.raw)
+            batch.sadd(keys.ids, new.entry.id)
+            log_change(batch, keys, "put", new.entry.id)
+        records.write(batch, record, retention)
+        if batch.execute().applied:
+            for new in plan.create:
+                memory.embed_later(new.entry.id, document_text(new.entry))
+            return record
+    raise Conflict(f"scope {memory.scope!r}: changed under the {plan.kind} pass {APPLY_ATTEMPTS} times")
+
+
+def skip_record(
+    memory: LongTermMemory,
+    kind: str,
+    status: str,
+    reason: str,
+    *,
+    model: str | None,
+    prompt_digest: str | None,
+    retention: float,
+) -> DreamRecord:
+    """Store (and return) the record of a pass that changed nothing: ``skipped`` or ``refused``."""
+    record = DreamRecord(
+        id=new_record_id(),
+        scope=memory.scope,
+        kind=kind,
+        status=status,
+        at=memory.engine.clock.now(),
+        model=model,
+        prompt_digest=prompt_digest,
+        reason=reason,
+    )
+    batch = memory.engine.batch()
+    RecordStore(memory.engine, memory.scope).write(batch, record, retention)
+    batch.execute()
+    return record

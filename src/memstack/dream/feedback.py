@@ -1,0 +1,76 @@
+"""Feedback signals of one scope: what the user said about the assistant's answers.
+
+The consolidation and preference passes show the last 7 days of them (at most 50) to the model
+(spec 64, 68); ``correction`` signals are where anti-patterns come from (spec 71).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ..engines import Engine
+from ..errors import InvalidValue
+from ..limits import check_text
+from ..longterm.validate import check_scope
+from .keys import FEEDBACK_MAX, DreamKeys
+
+__all__ = ["FEEDBACK_DAYS", "FEEDBACK_LIMIT", "FeedbackLog", "FeedbackSignal"]
+
+FEEDBACK_DAYS: Final = 7
+FEEDBACK_LIMIT: Final = 50
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackSignal:
+    """One signal: its kind (``correction``, ``positive``, ``negative``…), text and time (epoch s)."""
+
+    kind: str
+    text: str
+    timestamp: float
+
+    def to_dict(self) -> dict[str, Any]:
+        when = datetime.fromtimestamp(self.timestamp, UTC).isoformat().replace("+00:00", "Z")
+        return {"kind": self.kind, "text": self.text, "timestamp": when}
+
+
+class FeedbackLog:
+    """The feedback signals of one scope on one engine.
+
+    Raises:
+        InvalidKey: a bad scope.
+    """
+
+    def __init__(self, engine: Engine, scope: str) -> None:
+        self.engine = engine
+        self.scope = check_scope(scope)
+        self.keys = DreamKeys.of(engine, self.scope)
+
+    def add(self, kind: str, text: str) -> FeedbackSignal:
+        """Record a signal now.
+
+        Raises:
+            InvalidValue: an empty kind, blank text, or text with lone surrogates.
+        """
+        if not isinstance(kind, str) or not kind.strip():
+            raise InvalidValue(f"feedback kind {kind!r}: must be a non-empty string")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidValue(f"feedback text {text!r}: must be a non-blank string")
+        check_text(text, "feedback text")
+        signal = FeedbackSignal(kind.strip().lower(), text.strip(), self.engine.clock.now())
+        raw = json.dumps({"k": signal.kind, "t": signal.text, "at": signal.timestamp}, ensure_ascii=False)
+        with self.engine.batch() as batch:
+            batch.rpush(self.keys.feedback, raw)
+            batch.ltrim(self.keys.feedback, -FEEDBACK_MAX, -1)
+        return signal
+
+    def recent(self, days: float = FEEDBACK_DAYS, limit: int = FEEDBACK_LIMIT) -> list[FeedbackSignal]:
+        """Signals of the last ``days`` days, the newest ``limit`` of them, oldest first."""
+        since = self.engine.clock.now() - days * 86400
+        signals = [
+            FeedbackSignal(d["k"], d["t"], float(d["at"]))
+            for d in (json.loads(r) for r in self.engine.lrange(self.keys.feedback, 0, -1))
+        ]
+        return [s for s in signals if s.timestamp >= since][-limit:]

@@ -1,0 +1,223 @@
+"""Plans: what a pass will do to a scope (entries to retire, entries to create with their sources).
+
+Pure functions turn a parsed model answer (or a list of duplicate groups) into a :class:`Plan`;
+:func:`check_plan` applies the guard rails of :data:`GUARD_RAILS`. Drivers apply plans
+(:mod:`.apply`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Final
+
+from ..errors import DreamRefused
+from ..longterm import MemoryEntry
+from ..longterm.similar import normalise_text
+from ..longterm.validate import check_category, check_content, check_metadata, check_tags, new_id
+from .parse import ProposedEntry
+
+__all__ = [
+    "DEFAULT_PREFERENCE_CATEGORY",
+    "GUARD_RAILS",
+    "INFERRED_TAG",
+    "NewEntry",
+    "Plan",
+    "check_plan",
+    "consolidation_plan",
+    "dedupe_plan",
+    "preference_plan",
+]
+
+DEFAULT_PREFERENCE_CATEGORY: Final = "user-preferences/inferred"
+INFERRED_TAG: Final = "inferred"
+
+GUARD_RAILS: Final[dict[str, Any]] = {
+    "max_retired_share": 0.5,  # a plan may remove at most this share of a scope's entries
+    "refuse_only_unknown": True,  # a plan naming ids, none of which exist, is a confused model
+}
+"""The guard rails every plan passes unless forced (:func:`check_plan`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewEntry:
+    """An entry a plan creates, and the ids of the entries it replaces."""
+
+    entry: MemoryEntry
+    source_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one pass will do.
+
+    Attributes:
+        kind: ``consolidate``, ``preferences``, ``dedupe`` or ``expand``.
+        retire: ids of existing entries to move to the archive (lower case, no repeats).
+        create: entries to write (an id may be one of ``retire``: an entry rewritten in place).
+        unknown: ids the answer named that the scope did not hold (harmless no-ops).
+        dropped: answer items left out (blank content, repeats of an earlier item).
+        basis: the retired entries as the plan saw them; applying refuses to retire one that
+            changed since (the plan was made from stale text).
+    """
+
+    kind: str
+    retire: tuple[str, ...] = ()
+    create: tuple[NewEntry, ...] = ()
+    unknown: tuple[str, ...] = ()
+    dropped: int = 0
+    basis: tuple[MemoryEntry, ...] = ()
+
+    @property
+    def removed(self) -> int:
+        """Entries the scope loses: retired and not re-created under the same id."""
+        kept = {n.entry.id for n in self.create}
+        return sum(1 for i in self.retire if i not in kept)
+
+    @property
+    def empty(self) -> bool:
+        return not self.retire and not self.create
+
+
+def check_plan(plan: Plan, scope_size: int, *, force: bool = False) -> None:
+    """Refuse a plan that breaks a guard rail (unless ``force``).
+
+    Raises:
+        DreamRefused: more than half of the scope removed, or only unknown ids named.
+    """
+    if force:
+        return
+    share = GUARD_RAILS["max_retired_share"]
+    if scope_size and plan.removed > share * scope_size:
+        raise DreamRefused(
+            f"{plan.kind} plan removes {plan.removed} of {scope_size} entries: more than "
+            f"{share:.0%} of a scope needs force=True"
+        )
+    if GUARD_RAILS["refuse_only_unknown"] and plan.unknown and not plan.retire:
+        raise DreamRefused(
+            f"{plan.kind} plan names only unknown ids ({', '.join(plan.unknown[:5])}"
+            f"{'…' if len(plan.unknown) > 5 else ''}): refused unless force=True"
+        )
+
+
+def _category(value: str | None) -> str | None:
+    return check_category(value.strip()) if value is not None and value.strip() else None
+
+
+def consolidation_plan(
+    inputs: Sequence[MemoryEntry],
+    to_delete: Sequence[str],
+    to_save: Sequence[ProposedEntry],
+    now: datetime,
+    *,
+    kind: str = "consolidate",
+    make_id: Callable[[], str] = new_id,
+) -> Plan:
+    """The plan of a consolidation answer (spec 66-67).
+
+    Retires the case-insensitive union of ``to_delete`` and every item's source ids that are
+    among ``inputs`` (other ids are reported in ``unknown``). Each non-blank item becomes a new
+    entry created at the oldest known source's time (now when none is known). Items repeating an
+    earlier item (same normalised content and category) are merged into it.
+
+    Raises:
+        InvalidValue, InvalidCategory: an item breaks an entry rule (too long, bad tags, bad path).
+    """
+    known = {e.id.lower(): e for e in inputs}
+    named: dict[str, None] = {}
+    for raw in [*to_delete, *(s for item in to_save for s in item.source_ids)]:
+        if raw.strip():
+            named.setdefault(raw.strip().lower(), None)
+    retire = tuple(i for i in named if i in known)
+    unknown = tuple(i for i in named if i not in known)
+    created: dict[tuple[str, str | None], NewEntry] = {}
+    dropped = 0
+    for item in to_save:
+        if not item.content.strip():
+            dropped += 1
+            continue
+        sources = tuple(dict.fromkeys(s.strip().lower() for s in item.source_ids if s.strip()))
+        category = _category(item.category)
+        key = (normalise_text(item.content), None if category is None else category.lower())
+        if key in created:
+            dropped += 1
+            earlier = created[key]
+            merged = tuple(dict.fromkeys([*earlier.source_ids, *sources]))
+            created[key] = _with_sources(earlier, merged, known, now)
+            continue
+        entry = MemoryEntry(
+            id=make_id(),
+            content=check_content(item.content.strip()),
+            category=category,
+            tags=check_tags(list(item.tags)),
+            created_at=now,
+            updated_at=now,
+        )
+        created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
+    return Plan(kind, retire, tuple(created.values()), unknown, dropped, tuple(known[i] for i in retire))
+
+
+def _with_sources(
+    new: NewEntry, sources: tuple[str, ...], known: dict[str, MemoryEntry], now: datetime
+) -> NewEntry:
+    times = [known[s].created_at for s in sources if s in known]
+    return NewEntry(replace(new.entry, created_at=min(times, default=now)), sources)
+
+
+def preference_plan(
+    to_save: Sequence[ProposedEntry], now: datetime, *, make_id: Callable[[], str] = new_id
+) -> Plan:
+    """The plan of a preference answer (spec 69): ``inferred`` tag first, ``source=inferred``.
+
+    Raises:
+        InvalidValue, InvalidCategory: an item breaks an entry rule.
+    """
+    created: dict[str, NewEntry] = {}
+    dropped = 0
+    for item in to_save:
+        if not item.content.strip():
+            dropped += 1
+            continue
+        key = normalise_text(item.content)
+        if key in created:
+            dropped += 1
+            continue
+        tags = list(item.tags)
+        if not any(t.lower() == INFERRED_TAG for t in tags):
+            tags.insert(0, INFERRED_TAG)
+        metadata = {k: v for k, v in (item.metadata or {}).items() if str(k).lower() != "source"}
+        metadata["source"] = "inferred"
+        entry = MemoryEntry(
+            id=make_id(),
+            content=check_content(item.content.strip()),
+            category=_category(item.category) or DEFAULT_PREFERENCE_CATEGORY,
+            tags=check_tags(tags),
+            created_at=now,
+            updated_at=now,
+            metadata=check_metadata(metadata),
+        )
+        created[key] = NewEntry(entry)
+    return Plan("preferences", (), tuple(created.values()), (), dropped)
+
+
+def dedupe_plan(groups: Sequence[Sequence[MemoryEntry]], now: datetime) -> Plan:
+    """Merge each group of duplicates into its oldest entry (same id, tags merged, ``updated_at``
+    now, created at the group's oldest time); the others are retired."""
+    retire: list[str] = []
+    create: list[NewEntry] = []
+    for group in groups:
+        survivor = group[0]
+        tags: dict[str, str] = {}
+        for entry in group:
+            for tag in entry.tags:
+                tags.setdefault(tag.lower(), tag)
+        retire.extend(e.id for e in group)
+        merged = replace(
+            survivor.copy(),
+            tags=tuple(tags.values()),
+            created_at=min(e.created_at for e in group),
+            updated_at=now,
+        )
+        create.append(NewEntry(merged, tuple(e.id for e in group)))
+    return Plan("dedupe", tuple(retire), tuple(create), basis=tuple(e for g in groups for e in g))

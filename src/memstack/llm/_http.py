@@ -1,0 +1,80 @@
+"""The HTTP plumbing shared by the OpenAI-compatible clients (embeddings, chat completions).
+
+One POST of a JSON body with a bearer token, retried with exponential backoff on what is safe to
+retry: connection errors, timeouts, HTTP 429 and 5xx (``Retry-After`` is honoured, capped). Any
+other HTTP error, or a reply that is not JSON, raises the caller's error class at once.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..errors import MemstackError
+
+__all__ = ["MAX_RETRY_AFTER", "post_json", "retry_after"]
+
+log = logging.getLogger("memstack.llm")
+
+MAX_RETRY_AFTER: Final = 30.0
+"""A server's ``Retry-After`` is honoured up to this many seconds."""
+
+
+def retry_after(value: str | None) -> float:
+    """Seconds asked by a ``Retry-After`` header, clamped to ``[0, MAX_RETRY_AFTER]`` (0 if unreadable)."""
+    try:
+        return min(max(float(value or 0), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        return 0.0
+
+
+def post_json(
+    url: str,
+    body: bytes,
+    *,
+    api_key: str | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    error: type[MemstackError],
+    what: str = "request",
+    sleep: Callable[[float], None] = time.sleep,
+) -> Any:
+    """POST ``body`` (JSON bytes) to ``url`` and return the decoded JSON reply.
+
+    Raises:
+        error: the server refused the request (4xx other than 429), sent something that is not
+            JSON, or every attempt failed (unreachable, timed out, 429, 5xx).
+    """
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    problem = ""
+    for attempt in range(retries + 1):
+        delay = backoff * (2**attempt)
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                raw = response.read()
+            return json.loads(raw)
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode("utf-8", "replace")
+            problem = f"HTTP {exc.code}: {detail}"
+            if exc.code != 429 and exc.code < 500:
+                raise error(f"{url} refused the request: {problem}") from exc
+            delay = max(delay, retry_after(exc.headers.get("Retry-After")))
+        except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            problem = f"{type(reason).__name__}: {reason}"
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise error(f"{url} sent a reply that is not JSON: {exc}") from exc
+        if attempt < retries:
+            log.warning("%s to %s failed (%s); retry %d in %.2fs", what, url, problem, attempt + 1, delay)
+            sleep(delay)
+    raise error(f"{url} failed after {retries + 1} attempt(s): {problem}")
