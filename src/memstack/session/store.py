@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .. import limits
 from ..engines.base import Batch, Engine
 from ..errors import (
     EntryNotFound,
@@ -158,11 +159,11 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
-            InvalidValue: a TTL that is negative, not finite or over ten years.
+            InvalidValue: a TTL that is not a number, negative, not finite or over ten years.
             SessionExists: the session is live.
             SessionLimitReached: ``max_sessions`` live sessions exist already.
         """
-        hours = self.session_ttl_hours if ttl_hours is None else ttl_hours
+        hours = self.session_ttl_hours if ttl_hours is None else _check_hours(ttl_hours)
         if isinstance(hours, float) and hours.is_integer():
             hours = int(hours)  # meta says "86400" for 24 h, like the seed
         self._create(session_id, hours * 3600 if hours else None)
@@ -263,7 +264,8 @@ class SessionStore:
 
         Raises:
             InvalidSessionId, InvalidKey: malformed id or key.
-            InvalidValue: not JSON-serialisable or larger than ``max_value_bytes``.
+            InvalidValue: not JSON (see :mod:`memstack.limits`: lone surrogates, NaN, nesting
+                deeper than 100...) or larger than ``max_value_bytes``; names ``value`` and the part.
             SessionNotFound: unknown, deleted or expired session.
         """
         lay = self._layout(session_id)
@@ -288,7 +290,7 @@ class SessionStore:
 
         Raises:
             InvalidSessionId, InvalidKey: malformed id or key.
-            InvalidValue: ``amount`` is not a finite int or float.
+            InvalidValue: ``amount`` is not a finite int or float of magnitude at most 2**63-1.
             NotANumber: the stored value is not a JSON number (nothing is changed).
             SessionNotFound: unknown, deleted or expired session.
         """
@@ -393,9 +395,11 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
+            InvalidValue: ``limit`` is not an int of magnitude at most 2**53.
             SessionNotFound: unknown, deleted or expired session.
         """
         lay = self._layout(session_id)
+        limits.check_int(limit, "limit", minimum=-limits.MAX_COUNT)
         start = 0 if limit <= 0 else -limit
         (raws,) = self._read(session_id, lay, lambda b: b.lrange(lay.history, start, -1))
         return [json.loads(r) for r in raws]
@@ -405,15 +409,15 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
-            InvalidValue: an entry is not a JSON-serialisable dict.
+            InvalidValue: an entry is not a JSON dict within the value limits (names ``entries[i]``).
             SessionNotFound: unknown, deleted or expired session (nothing is written).
         """
         lay = self._layout(session_id)
         raws = []
-        for entry in entries:
+        for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
-                raise InvalidValue(f"history entry {entry!r}: must be a dict")
-            raws.append(encode_value(entry, self.max_value_bytes))
+                raise InvalidValue(f"entries[{i}]: a history entry must be a dict, got {type(entry).__name__}")
+            raws.append(encode_value(entry, self.max_value_bytes, f"entries[{i}]"))
         batch = self.engine.batch()
         batch.require_exists(lay.meta)
         batch.incr(lay.generation)  # a summariser that read the old history must not trim this one
@@ -434,9 +438,10 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
+            InvalidValue: ``max_entries`` is not an int from 0 to 2**53.
             SessionNotFound: unknown, deleted or expired session.
         """
-        limit = self.max_history if max_entries is None else max_entries
+        limit = self.max_history if max_entries is None else limits.check_int(max_entries, "max_entries")
         lay = self._layout(session_id)
         for _ in range(8):
             generation, raws = self._read(
@@ -455,3 +460,13 @@ class SessionStore:
             if batch.execute().applied:
                 return True
         return False  # others kept summarising: the history is being folded by them
+
+
+def _check_hours(hours: object) -> float:
+    """``hours`` of a session TTL, checked here so the message speaks of hours as given."""
+    most = limits.MAX_TTL_SECONDS // 3600
+    if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 <= hours <= most:
+        raise InvalidValue(
+            f"session TTL (ttl_hours): {limits.short_repr(hours)} is not a number of hours from 0 to {most} (10 years)"
+        )
+    return hours
