@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..limits import MAX_TTL_SECONDS
 from ..engines.base import Engine
 from ..errors import InvalidInput, InvalidValue, NamespaceFull
 from . import keys as wkeys
@@ -113,8 +114,9 @@ def _import_one(engine: Engine, record: object, now: float, report: ImportReport
         namespace = wkeys.namespace_of(full)
         if "/" not in namespace:
             raise InvalidValue(f"key {key!r}: a key of one segment has no namespace to write to")
+        # An entry meant to outlive the ten-year TTL limit keeps it: the longest a TTL can be.
         WorkingMemory(engine, namespace).set(
-            full, record.get("value"), ttl=remaining, category=record.get("category"), tags=record.get("tags")
+            full, record.get("value"), ttl=min(remaining, MAX_TTL_SECONDS), category=record.get("category"), tags=record.get("tags")
         )
         report.imported += 1
     except (InvalidInput, NamespaceFull) as exc:

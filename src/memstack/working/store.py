@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
+from .. import limits
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidValue, NamespaceFull
 from . import keys as wkeys
@@ -122,7 +123,8 @@ class WorkingMemory:
 
         Raises:
             InvalidKey: an ill-formed key, or a full path into another namespace.
-            InvalidValue: a value that is not JSON, a ``ttl`` <= 0, bad tags.
+            InvalidValue: a value that is not JSON or larger than ``max_value_bytes`` (see
+                :mod:`memstack.limits`), a ``ttl`` not in (0, 10 years], bad tags; names the field.
             InvalidCategory: an ill-formed category path.
             NamespaceFull: the namespace already holds ``max_entries_per_namespace`` live entries.
             Conflict: the namespace kept changing under ``MAX_WRITE_ATTEMPTS`` tries.
@@ -131,13 +133,7 @@ class WorkingMemory:
         px = self._default_px if ttl is None else check_ttl(ttl)
         category = check_category(category)
         tag_list = check_tags(tags)
-        payload = dump_value(value)
-        size = len(payload.encode("utf-8"))
-        if size > self.max_value_bytes:
-            raise InvalidValue(
-                f"working-memory value for {full!r}: {size} bytes of JSON, "
-                f"the limit is {self.max_value_bytes}"
-            )
+        payload = dump_value(value, self.max_value_bytes)
         meta_key, data_key, version_key = self._keys(self.namespace)
         if self.engine.clustered:
             # The registry lives in another slot, so it cannot join the write's batch: register
@@ -378,10 +374,15 @@ class WorkingMemory:
 
         Raises:
             InvalidKey: an ill-formed prefix.
-            InvalidValue: ``max_results`` not an int >= 1, or bad tags.
+            InvalidValue: ``max_results`` not an int >= 1, bad tags, a ``query`` or ``category``
+                that is not a string (or None) or holds a lone surrogate.
         """
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
             raise InvalidValue(f"max_results {max_results!r}: must be an int of at least 1")
+        if query is not None:
+            limits.check_text(query, "query")
+        if category is not None:
+            limits.check_text(category, "category")
         wanted_tags = check_tags(tags)
         candidates = [
             e
