@@ -70,7 +70,7 @@ def check_text(text: object, field: str, *, max_bytes: int | None = None) -> str
         InvalidValue: not a string, a lone surrogate, or too long; the message names ``field``.
     """
     if not isinstance(text, str):
-        raise InvalidValue(f"{field}: expected a string, got {type(text).__name__}")
+        raise InvalidValue(f"{field}: expected a string, got {type(text).__name__} {short_repr(text)}")
     if not text.isascii():
         try:
             size = len(text.encode("utf-8"))
@@ -111,7 +111,7 @@ def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) 
             if isinstance(item, dict):
                 for key, inner in item.items():
                     if not isinstance(key, str):
-                        raise InvalidValue(f"{path}: object key {key!r} is not a string")
+                        raise InvalidValue(f"{path}: object key {short_repr(key)} is not a string")
                     check_text(key, f"{path} key {key[:40]!r}")
                     stack.append((inner, f"{path}[{key[:40]!r}]", depth + 1))
             else:
@@ -245,8 +245,8 @@ def check_amount(amount: object, field: str = "amount") -> int | float:
 
 
 def short_repr(value: object) -> str:
-    """``repr(value)`` cut to 60 characters; a huge int by its size (its repr may not exist)."""
+    """``repr(value)`` cut to 300 characters; a huge int by its size (its repr may not exist)."""
     if isinstance(value, int) and value.bit_length() > 200:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return text if len(text) <= 300 else text[:297] + "..."

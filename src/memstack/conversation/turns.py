@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
+from ..limits import short_repr
 
 __all__ = ["Turn", "TurnMemory"]
 
@@ -78,9 +79,9 @@ class TurnMemory:
             ("context_turns", context_turns),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidConfiguration(f"{name} {value!r}: must be an int >= 1")
+                raise InvalidConfiguration(f"{name} {short_repr(value)}: must be an int >= 1")
         if idle_timeout is not None and idle_timeout <= 0:
-            raise InvalidConfiguration(f"idle_timeout {idle_timeout!r}: must be > 0 or None")
+            raise InvalidConfiguration(f"idle_timeout {short_repr(idle_timeout)}: must be > 0 or None")
         self.engine = engine
         self.max_turns_per_session = max_turns_per_session
         self.context_turns = context_turns
@@ -93,7 +94,7 @@ class TurnMemory:
     def _key(self, session_id: str) -> str:
         if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
             raise InvalidSessionId(
-                f"session_id {session_id!r}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
+                f"session_id {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
             )
         return f"{self._base}s:{session_id}"
 
@@ -109,9 +110,9 @@ class TurnMemory:
         """
         key = self._key(session_id)
         if not isinstance(role, str) or not role:
-            raise InvalidValue(f"role {role!r}: must be a non-empty string")
+            raise InvalidValue(f"role {short_repr(role)}: must be a non-empty string")
         if not isinstance(content, str):
-            raise InvalidValue(f"content {content!r}: must be a string")
+            raise InvalidValue(f"content {short_repr(content)}: must be a string")
         turn = Turn(role, content, self.engine.clock.now())
         record = json.dumps(
             {"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False
@@ -144,7 +145,7 @@ class TurnMemory:
         """
         count = self.context_turns if n is None else n
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InvalidValue(f"n {n!r}: must be an int >= 1")
+            raise InvalidValue(f"n {short_repr(n)}: must be an int >= 1")
         return self._read(session_id, -count)
 
     def _read(self, session_id: str, start: int) -> list[Turn]:
@@ -183,7 +184,7 @@ class TurnMemory:
     def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidValue(f"limit {limit!r}: must be an int >= 1 or None")
+            raise InvalidValue(f"limit {short_repr(limit)}: must be an int >= 1 or None")
         start = 0 if limit is None else -limit
         return [json.loads(r) for r in self.engine.lrange(self._base + "log", start, -1)]
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
+from ..limits import short_repr
 from ..search import FUSION_PROFILES, PROFILES, fuse
 from . import hybrid
 from .entry import MemoryEntry, SearchHit, from_json, to_json
@@ -70,7 +71,9 @@ class LongTermMemory:
     ) -> None:
         for name, value, known in (("profile", profile, PROFILES), ("fusion", fusion, FUSION_PROFILES)):
             if value not in known:
-                raise InvalidConfiguration(f"{name} {value!r}: must be one of {', '.join(sorted(known))}")
+                raise InvalidConfiguration(
+                    f"{name} {short_repr(value)}: must be one of {', '.join(sorted(known))}"
+                )
         self.engine = engine
         self.scope = check_scope(scope)
         self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity
@@ -127,7 +130,9 @@ class LongTermMemory:
                 new = replace(template, created_at=given_created or old.created_at, updated_at=now)
             if self._write(new, old_raw, old):
                 return new.copy()
-        raise Conflict(f"memory {entry_id!r}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned")
+        raise Conflict(
+            f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
+        )
 
     def restore(self, entry: MemoryEntry) -> MemoryEntry:
         """Write ``entry`` exactly as given (times included), replacing any entry of its id.
@@ -152,7 +157,9 @@ class LongTermMemory:
             old_raw = self.engine.get(key)
             if self._write(new, old_raw, from_json(old_raw) if old_raw is not None else None):
                 return new.copy()
-        raise Conflict(f"memory {new.id!r}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned")
+        raise Conflict(
+            f"memory {short_repr(new.id)}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned"
+        )
 
     def _write(self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None) -> bool:
         text = document_text(new)
@@ -246,9 +253,9 @@ class LongTermMemory:
             InvalidValue: ``max_results`` below 1, a bad time or tag.
         """
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
-            raise InvalidValue(f"max_results {max_results!r}: must be an int >= 1")
+            raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int >= 1")
         if query is not None and not isinstance(query, str):
-            raise InvalidValue(f"query {query!r}: must be a string or None")
+            raise InvalidValue(f"query {short_repr(query)}: must be a string or None")
         filters = Filters(
             category=category.strip() if isinstance(category, str) and category.strip() else None,
             tags=check_tags(tags),
@@ -303,7 +310,7 @@ class LongTermMemory:
             Exception: whatever the embedder raises.
         """
         if self._worker is None or self.embedder is None:
-            raise InvalidConfiguration(f"scope {self.scope!r}: reembed() needs an embedder")
+            raise InvalidConfiguration(f"scope {short_repr(self.scope)}: reembed() needs an embedder")
         self.flush_embeddings()
         cache = self._fresh_cache()
         with cache.lock:

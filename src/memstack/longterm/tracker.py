@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from ..engines import Engine
 from ..errors import InvalidValue
+from ..limits import short_repr
 from .layout import injected_key
 from .validate import check_session_id, normalise_id
 
@@ -30,7 +31,7 @@ class InjectionTracker:
 
     def __init__(self, engine: Engine, *, ttl: float | None = None) -> None:
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0):
-            raise InvalidValue(f"ttl {ttl!r}: must be a positive number of seconds or None")
+            raise InvalidValue(f"ttl {short_repr(ttl)}: must be a positive number of seconds or None")
         self.engine = engine
         self.ttl_ms = None if ttl is None else max(1, int(ttl * 1000))
 

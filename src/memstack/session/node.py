@@ -17,6 +17,7 @@ from typing import Any, Final, TypeVar
 
 from ..clock import Clock
 from ..errors import EngineUnavailable, InvalidConfiguration, InvalidInput, MemstackError, SessionExists
+from ..limits import short_repr
 from .compat import BACKENDS, PersistentMemoryStore
 
 __all__ = ["PROFILES", "NodeConfig", "PersistentMemoryNode"]
@@ -60,7 +61,9 @@ def build_config(profile: str = "memory", settings: Mapping[str, Any] | None = N
         InvalidConfiguration: unknown profile, unknown field or unknown backend.
     """
     if profile not in PROFILES:
-        raise InvalidConfiguration(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+        raise InvalidConfiguration(
+            f"unknown profile {short_repr(profile)}; expected one of {', '.join(PROFILES)}"
+        )
     merged = {**PROFILES[profile], **(settings or {})}
     unknown = sorted(set(merged) - _FIELDS)
     if unknown:
@@ -68,7 +71,7 @@ def build_config(profile: str = "memory", settings: Mapping[str, Any] | None = N
     config = replace(NodeConfig(), **merged)
     if config.backend not in BACKENDS:
         raise InvalidConfiguration(
-            f'Unknown backend: {config.backend!r}. Must be "redis", "sqlite" or "memory".'
+            f'Unknown backend: {short_repr(config.backend)}. Must be "redis", "sqlite" or "memory".'
         )
     if not config.redis_password:
         config = replace(config, redis_password=None)

@@ -23,6 +23,7 @@ from ..errors import (
     SessionLimitReached,
     SessionNotFound,
 )
+from ..limits import short_repr
 from .layout import SESSIONS_KEY, Layout
 from .summary import plan_summary
 from .validate import (
@@ -81,15 +82,19 @@ class SessionStore:
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
     ) -> None:
         if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
-            raise InvalidConfiguration(f"max_history {max_history!r}: must be an int >= 1")
+            raise InvalidConfiguration(f"max_history {short_repr(max_history)}: must be an int >= 1")
         if not isinstance(session_ttl_hours, int | float) or not session_ttl_hours >= 0:
-            raise InvalidConfiguration(f"session_ttl_hours {session_ttl_hours!r}: must be a number >= 0")
+            raise InvalidConfiguration(
+                f"session_ttl_hours {short_repr(session_ttl_hours)}: must be a number >= 0"
+            )
         if max_sessions is None:
             max_sessions = DEFAULT_MEMORY_SESSION_CAP if engine.name == "memory" else 0
         if max_sessions < 0:
-            raise InvalidConfiguration(f"max_sessions {max_sessions!r}: must be >= 0 (0 = unlimited)")
+            raise InvalidConfiguration(
+                f"max_sessions {short_repr(max_sessions)}: must be >= 0 (0 = unlimited)"
+            )
         if max_value_bytes < 1:
-            raise InvalidConfiguration(f"max_value_bytes {max_value_bytes!r}: must be >= 1")
+            raise InvalidConfiguration(f"max_value_bytes {short_repr(max_value_bytes)}: must be >= 1")
         self.engine = engine
         self.max_history = max_history
         self.auto_summarize = auto_summarize
@@ -122,7 +127,7 @@ class SessionStore:
     def _absent(self, session_id: str) -> SessionNotFound:
         """Forget a session whose meta is gone (expired or deleted) and build the error."""
         self._purge(session_id, self._layout(session_id))
-        return SessionNotFound(f"Session {session_id!r} not found")
+        return SessionNotFound(f"Session {short_repr(session_id)} not found")
 
     def _purge(self, session_id: str, lay: Layout) -> None:
         if not self.engine.sismember(SESSIONS_KEY, session_id):
@@ -173,7 +178,7 @@ class SessionStore:
         ms = ttl_ms(ttl_seconds)
         stale, live = self._read_stale(lay)
         if live:
-            raise SessionExists(f"Session {session_id!r} already exists")
+            raise SessionExists(f"Session {short_repr(session_id)} already exists")
         if self.max_sessions and len(self.list()) >= self.max_sessions:
             raise SessionLimitReached(f"Maximum sessions ({self.max_sessions}) reached")
         if self.engine.clustered:  # __sessions__ is in another slot: register first, crash-safe
@@ -190,7 +195,7 @@ class SessionStore:
         if not self.engine.clustered:
             batch.sadd(SESSIONS_KEY, session_id)
         if not batch.execute().applied:
-            raise SessionExists(f"Session {session_id!r} already exists")
+            raise SessionExists(f"Session {short_repr(session_id)} already exists")
         if self.engine.clustered:  # a concurrent purge may have dropped the id meanwhile
             self.engine.sadd(SESSIONS_KEY, session_id)
 
@@ -328,7 +333,7 @@ class SessionStore:
         (raw,) = self._read(session_id, lay, lambda b: b.get(lay.data(key)))
         if raw is None:
             if default is _MISSING:
-                raise EntryNotFound(f"Key {key!r} not found in session {session_id!r}")
+                raise EntryNotFound(f"Key {short_repr(key)} not found in session {short_repr(session_id)}")
             return default
         return decode_value(raw)
 
@@ -416,7 +421,9 @@ class SessionStore:
         raws = []
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
-                raise InvalidValue(f"entries[{i}]: a history entry must be a dict, got {type(entry).__name__}")
+                raise InvalidValue(
+                    f"entries[{i}]: a history entry must be a dict, got {type(entry).__name__}"
+                )
             raws.append(encode_value(entry, self.max_value_bytes, f"entries[{i}]"))
         batch = self.engine.batch()
         batch.require_exists(lay.meta)
@@ -467,6 +474,7 @@ def _check_hours(hours: object) -> float:
     most = limits.MAX_TTL_SECONDS // 3600
     if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 <= hours <= most:
         raise InvalidValue(
-            f"session TTL (ttl_hours): {limits.short_repr(hours)} is not a number of hours from 0 to {most} (10 years)"
+            f"session TTL (ttl_hours): {limits.short_repr(hours)} "
+            f"is not a number of hours from 0 to {most} (10 years)"
         )
     return hours

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from .. import limits
 from ..errors import InvalidKey, InvalidSessionId
-from ..limits import MAX_TTL_SECONDS, encode_json
+from ..limits import MAX_TTL_SECONDS, encode_json, short_repr
 
 __all__ = [
     "DEFAULT_MAX_VALUE_BYTES",
@@ -50,7 +50,7 @@ def check_session_id(session_id: object) -> str:
     """
     if not isinstance(session_id, str) or SESSION_ID_RULE.fullmatch(session_id) is None:
         raise InvalidSessionId(
-            f"Invalid session_id: {session_id!r}. "
+            f"Invalid session_id: {short_repr(session_id)}. "
             "Must be 1-128 alphanumeric characters, hyphens, or underscores."
         )
     return session_id
@@ -64,11 +64,13 @@ def check_key(key: object) -> str:
     """
     if not isinstance(key, str) or KEY_RULE.fullmatch(key) is None:
         raise InvalidKey(
-            f"Invalid key: {key!r}. Must be 1-256 alphanumeric characters, hyphens, underscores, or dots."
+            f"Invalid key: {short_repr(key)}. Must be 1-256 "
+            f"alphanumeric characters, hyphens, underscores, or dots."
         )
     if key in RESERVED_KEYS:
         raise InvalidKey(
-            f"Invalid key: {key!r}. Reserved by the session layout ({', '.join(sorted(RESERVED_KEYS))})."
+            f"Invalid key: {short_repr(key)}. Reserved by the "
+            f"session layout ({', '.join(sorted(RESERVED_KEYS))})."
         )
     return key
 
@@ -95,7 +97,7 @@ def put_entry(key: str, timestamp: float) -> str:
     :func:`check_key` (its characters need no JSON escaping), written without the encoder: it is
     the JSON the tier writes most (``bench/session_ops.py``)."""
     if type(timestamp) is float and math.isfinite(timestamp):
-        return f'{{"op":"put","key":"{key}","timestamp":{timestamp!r}}}'
+        return f'{{"op":"put","key":"{key}","timestamp":{short_repr(timestamp)}}}'
     return encode_entry({"op": "put", "key": key, "timestamp": timestamp})
 
 

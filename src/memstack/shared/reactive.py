@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from ..engines import Engine, Subscription
 from ..errors import EngineClosed, InvalidInput
+from ..limits import short_repr
 from . import reserved as rs
 from .change import MemoryChange
 from .serialize import check_key
@@ -34,7 +35,7 @@ def _timeout(wait: Wait) -> float | None:
     if wait is True:
         return None
     if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-        raise InvalidInput(f"wait {wait!r}: must be False, True or a number of seconds >= 0")
+        raise InvalidInput(f"wait {short_repr(wait)}: must be False, True or a number of seconds >= 0")
     return float(wait)
 
 
@@ -138,7 +139,9 @@ class Reactive:
         if callback is None:
             raise InvalidInput("Callback required for subscribe_pattern")
         if not isinstance(pattern, str) or not pattern:
-            raise InvalidInput(f"subscribe_pattern {pattern!r}: the pattern must be a non-empty str")
+            raise InvalidInput(
+                f"subscribe_pattern {short_repr(pattern)}: the pattern must be a non-empty str"
+            )
         self._listen()
         return self._subs.add_pattern(pattern, callback)
 
@@ -158,7 +161,7 @@ class Reactive:
     def _listen(self) -> None:
         with self._lock:
             if self._closed:
-                raise EngineClosed(f"shared memory {self.name!r} is closed")
+                raise EngineClosed(f"shared memory {short_repr(self.name)} is closed")
             if self._listening is None:
                 self._listening = self.engine.subscribe(self._store.channel, self._on_message)
 

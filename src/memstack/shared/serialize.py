@@ -20,6 +20,7 @@ import re
 from typing import Any, Final
 
 from ..errors import InvalidKey, InvalidValue
+from ..limits import short_repr
 
 __all__ = [
     "KEY_MAX",
@@ -44,7 +45,9 @@ def check_name(name: object, what: str = "shared memory name") -> str:
         InvalidKey: not 1-128 characters of ``[A-Za-z0-9_.-]``.
     """
     if not isinstance(name, str) or NAME_RULE.fullmatch(name) is None:
-        raise InvalidKey(f"{what} {name!r}: must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-'")
+        raise InvalidKey(
+            f"{what} {short_repr(name)}: must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-'"
+        )
     return name
 
 
@@ -55,10 +58,10 @@ def check_key(key: object) -> str:
         InvalidKey: not a string of 1-256 characters without control characters.
     """
     if not isinstance(key, str):
-        raise InvalidKey(f"shared memory key {key!r}: must be a str, got {type(key).__name__}")
+        raise InvalidKey(f"shared memory key {short_repr(key)}: must be a str, got {type(key).__name__}")
     if not key or len(key) > KEY_MAX or _CONTROL.search(key):
         raise InvalidKey(
-            f"shared memory key {key!r}: must be 1-{KEY_MAX} characters without control characters"
+            f"shared memory key {short_repr(key)}: must be 1-{KEY_MAX} characters without control characters"
         )
     return key
 
@@ -68,7 +71,7 @@ def _check(value: object, path: str) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise InvalidValue(f"value at {path}: {value!r} is not JSON (only finite numbers)")
+            raise InvalidValue(f"value at {path}: {short_repr(value)} is not JSON (only finite numbers)")
         return
     if isinstance(value, list):
         for i, item in enumerate(value):
@@ -78,12 +81,12 @@ def _check(value: object, path: str) -> None:
         for k, item in value.items():
             if not isinstance(k, str):
                 raise InvalidValue(
-                    f"value at {path}: dict key {k!r} is not a str (JSON objects have str keys)"
+                    f"value at {path}: dict key {short_repr(k)} is not a str (JSON objects have str keys)"
                 )
-            _check(item, f"{path}[{k!r}]")
+            _check(item, f"{path}[{short_repr(k)}]")
         return
     raise InvalidValue(
-        f"value at {path}: {type(value).__name__} {value!r} is not JSON "
+        f"value at {path}: {type(value).__name__} {short_repr(value)} is not JSON "
         "(allowed: None, bool, int, float, str, list, dict with str keys)"
     )
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
 from ..errors import Conflict, InvalidKey
+from ..limits import short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
 from .reactive import Reactive
@@ -215,13 +216,17 @@ class SharedMemory(Reactive, ReservedAccessors):
         """
         key = check_key(key)
         if key in rs.RESERVED:
-            raise InvalidKey(f"set_if on reserved key {key!r}: only custom keys are versioned for CAS")
+            raise InvalidKey(
+                f"set_if on reserved key {short_repr(key)}: only custom keys are versioned for CAS"
+            )
         check_value(value)
         expected = version or 0
 
         def expect(entries: list[Entry]) -> None:
             if entries[0].version != expected:
-                raise Conflict(f"set_if {key!r}: expected version {expected}, found {entries[0].version}")
+                raise Conflict(
+                    f"set_if {short_repr(key)}: expected version {expected}, found {entries[0].version}"
+                )
 
         [(old, _)] = self._store.write(
             [Write(key, partial(_const, value))], writer=self.current_writer, expect=expect

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from .. import limits
 from ..errors import InvalidCategory, InvalidValue
+from ..limits import short_repr
 
 __all__ = [
     "MAX_TAG_LENGTH",
@@ -86,7 +87,7 @@ def check_category(category: object) -> str | None:
         return None
     if not isinstance(category, str) or not _CATEGORY.fullmatch(category):
         raise InvalidCategory(
-            f"working-memory category {category!r}: must be segments of [A-Za-z0-9_-] joined by '/'"
+            f"working-memory category {short_repr(category)}: must be segments of [A-Za-z0-9_-] joined by '/'"
         )
     return category
 
