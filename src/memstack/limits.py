@@ -248,5 +248,8 @@ def short_repr(value: object) -> str:
     """``repr(value)`` cut to 300 characters; a huge int by its size (its repr may not exist)."""
     if isinstance(value, int) and value.bit_length() > 200:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a broken __repr__ must not replace the error being reported
+        return f"<{type(value).__name__} object>"
     return text if len(text) <= 300 else text[:297] + "..."

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
-from ..limits import short_repr
+from ..limits import check_text, short_repr
 from ..search import FUSION_PROFILES, PROFILES, fuse
 from . import hybrid
 from .entry import MemoryEntry, SearchHit, from_json, to_json
@@ -250,12 +250,15 @@ class LongTermMemory:
         dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
 
         Raises:
-            InvalidValue: ``max_results`` below 1, a bad time or tag.
+            InvalidValue: ``max_results`` below 1, a bad time or tag, a ``query`` or ``category``
+                that is not a string (or None) or holds a lone surrogate (names the field).
         """
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
             raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int >= 1")
-        if query is not None and not isinstance(query, str):
-            raise InvalidValue(f"query {short_repr(query)}: must be a string or None")
+        if query is not None:
+            check_text(query, "query")
+        if category is not None:
+            check_text(category, "category")
         filters = Filters(
             category=category.strip() if isinstance(category, str) and category.strip() else None,
             tags=check_tags(tags),
