@@ -250,6 +250,6 @@ def short_repr(value: object) -> str:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     try:
         text = repr(value)
-    except Exception:  # noqa: BLE001 - a broken __repr__ must not replace the error being reported
+    except Exception:
         return f"<{type(value).__name__} object>"
     return text if len(text) <= 300 else text[:297] + "..."

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .. import limits
 from ..errors import InvalidKey, InvalidSessionId, InvalidValue
 from ..limits import short_repr
 
@@ -82,7 +83,8 @@ class FileRef:
     ``assistant`` (None: the role of the message carrying it).
 
     Raises:
-        InvalidValue: unknown type or transfer method, or the required reference missing.
+        InvalidValue: unknown type or transfer method, the required reference missing, or a
+            reference that is not valid text (a lone surrogate, over 1 MiB).
     """
 
     type: str
@@ -102,6 +104,9 @@ class FileRef:
                 f"{', '.join(FILE_TRANSFER_METHODS)}"
             )
         reference = getattr(self, needed)
+        for name in ("upload_file_id", "tool_file_id", "url"):
+            if getattr(self, name) is not None:
+                limits.check_text(getattr(self, name), f"file {name}", max_bytes=limits.MAX_VALUE_BYTES)
         if not isinstance(reference, str) or not reference:
             raise InvalidValue(
                 f"file with transfer_method {short_repr(self.transfer_method)} needs a non-empty {needed}, "
@@ -224,8 +229,13 @@ def check_files(files: Sequence[FileRef | Mapping[str, Any]] | None) -> tuple[Fi
     return tuple(FileRef.coerce(f) for f in files)
 
 
-def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int]) -> dict[str, Any]:
+def draft_message(
+    fields: Mapping[str, Any], count_tokens: Callable[[str], int], field: str = "message"
+) -> dict[str, Any]:
     """Validate the fields of a message to append and fill the defaults (id, token count).
+
+    Text follows :mod:`memstack.limits` (no lone surrogates; content at most 1 MiB); messages
+    name the field as ``{field}.content``.
 
     Raises:
         InvalidValue, InvalidKey: an unknown field or an invalid value.
@@ -236,7 +246,8 @@ def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int])
     role = check_role(fields.get("role"))
     content = fields.get("content")
     if not isinstance(content, str):
-        raise InvalidValue(f"content {short_repr(content)}: must be a string")
+        raise InvalidValue(f"{field}.content {short_repr(content)}: must be a string")
+    limits.check_text(content, f"{field}.content", max_bytes=limits.MAX_VALUE_BYTES)
     message_id = check_message_id(fields.get("message_id") or str(uuid.uuid4()))
     parent = fields.get("parent_message_id", LATEST)
     if parent not in (None, "", LATEST, UUID_NIL):
@@ -252,9 +263,12 @@ def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int])
         tokens = count_tokens(content)
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
         raise InvalidValue(f"token_count {short_repr(tokens)}: must be an int >= 0")
+    limits.check_int(tokens, f"{field}.token_count")
     run_id = fields.get("workflow_run_id")
     if run_id is not None and (not isinstance(run_id, str) or not run_id):
         raise InvalidValue(f"workflow_run_id {short_repr(run_id)}: must be a non-empty string or None")
+    if run_id is not None:
+        limits.check_text(run_id, f"{field}.workflow_run_id", max_bytes=1024)
     return {
         "message_id": message_id,
         "parent_message_id": parent or None,

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
 from ..limits import short_repr
@@ -106,13 +107,16 @@ class TurnMemory:
 
         Raises:
             InvalidSessionId: a malformed session id.
-            InvalidValue: an empty role or non-string content.
+            InvalidValue: an empty role or non-string content, a lone surrogate in either, a role
+                over 256 bytes or content over 1 MiB (the message names the field).
         """
         key = self._key(session_id)
         if not isinstance(role, str) or not role:
             raise InvalidValue(f"role {short_repr(role)}: must be a non-empty string")
         if not isinstance(content, str):
             raise InvalidValue(f"content {short_repr(content)}: must be a string")
+        limits.check_text(role, "role", max_bytes=256)
+        limits.check_text(content, "content", max_bytes=limits.MAX_VALUE_BYTES)
         turn = Turn(role, content, self.engine.clock.now())
         record = json.dumps(
             {"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False
@@ -141,11 +145,11 @@ class TurnMemory:
         """The last ``n`` turns (default ``context_turns``), oldest first.
 
         Raises:
-            InvalidValue: ``n`` below 1.
+            InvalidValue: ``n`` below 1 or above 2**53.
         """
         count = self.context_turns if n is None else n
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InvalidValue(f"n {short_repr(n)}: must be an int >= 1")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limits.MAX_COUNT:
+            raise InvalidValue(f"n {short_repr(n)}: must be an int >= 1 (at most 2**53)")
         return self._read(session_id, -count)
 
     def _read(self, session_id: str, start: int) -> list[Turn]:
@@ -182,9 +186,13 @@ class TurnMemory:
         return [s for s in ids if s not in gone]
 
     def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidValue(f"limit {short_repr(limit)}: must be an int >= 1 or None")
+        """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones.
+
+        Raises:
+            InvalidValue: ``limit`` not None nor an int from 1 to 2**53.
+        """
+        if limit is not None:
+            limits.check_int(limit, "limit", minimum=1)
         start = 0 if limit is None else -limit
         return [json.loads(r) for r in self.engine.lrange(self._base + "log", start, -1)]
 
