@@ -81,7 +81,7 @@ class NodeMemory:
             raise InvalidConfiguration(f"mode {mode!r}: must be one of {', '.join(MODES)}")
         if not conversation_id:
             raise InvalidConfiguration(
-                f"conversation_id {short_repr(conversation_id)}: {mode} memory needs the conversation it lives in "
+                f"conversation_id {conversation_id!r}: {mode} memory needs the conversation it lives in "
                 "(node memory is available in chatflows only)"
             )
         self.conversations = conversations
