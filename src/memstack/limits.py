@@ -86,8 +86,11 @@ def check_text(text: object, field: str, *, max_bytes: int | None = None) -> str
     return text
 
 
-def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) -> Any:
-    """``value`` if it is JSON within the limits above (returned unchanged).
+def check_json(
+    value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH, allow_tuples: bool = True
+) -> Any:
+    """``value`` if it is JSON within the limits above (returned unchanged). Tuples count as
+    lists unless ``allow_tuples`` is False (a tier whose values must read back equal).
 
     Raises:
         InvalidValue: the first part that breaks a rule, with its path (``field[2]['a']``).
@@ -105,7 +108,7 @@ def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) 
         elif isinstance(item, float):
             if not math.isfinite(item):
                 raise InvalidValue(f"{path}: {item!r} is not a finite number (JSON has no NaN or inf)")
-        elif isinstance(item, list | tuple | dict):
+        elif isinstance(item, list | dict) or (allow_tuples and isinstance(item, tuple)):
             if depth >= max_depth:
                 raise InvalidValue(f"{path}: nested deeper than {max_depth} levels")
             if isinstance(item, dict):
@@ -125,7 +128,12 @@ def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) 
 
 
 def encode_json(
-    value: Any, field: str = "value", *, max_bytes: int = MAX_VALUE_BYTES, max_depth: int = MAX_DEPTH
+    value: Any,
+    field: str = "value",
+    *,
+    max_bytes: int = MAX_VALUE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    allow_tuples: bool = True,
 ) -> str:
     """The compact JSON text of ``value`` after :func:`check_json`.
 
@@ -142,7 +150,7 @@ def encode_json(
     except (TypeError, ValueError, RecursionError):
         text = None
     if text is None or not _plain(value, max_depth) or not _utf8(text):
-        check_json(value, field, max_depth=max_depth)
+        check_json(value, field, max_depth=max_depth, allow_tuples=allow_tuples)
         if text is None:  # defensive: check_json refused every known case
             raise InvalidValue(f"{field}: not JSON-serialisable")
     size = len(text) if len(text) * 4 <= max_bytes else len(text.encode("utf-8"))

@@ -18,7 +18,7 @@ from typing import Any, Self
 
 from ..engines import Engine, Subscription
 from ..errors import EngineClosed, InvalidInput
-from ..limits import short_repr
+from ..limits import MAX_TTL_SECONDS, short_repr
 from . import reserved as rs
 from .change import MemoryChange
 from .serialize import check_key
@@ -34,8 +34,10 @@ Wait = bool | float | int
 def _timeout(wait: Wait) -> float | None:
     if wait is True:
         return None
-    if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-        raise InvalidInput(f"wait {short_repr(wait)}: must be False, True or a number of seconds >= 0")
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_TTL_SECONDS:
+        raise InvalidInput(
+            f"wait {short_repr(wait)}: must be False, True or a number of seconds from 0 to {MAX_TTL_SECONDS}"
+        )
     return float(wait)
 
 
@@ -87,7 +89,8 @@ class Reactive:
 
         Raises:
             WaitTimeout: ``"Timeout waiting for 'k' after 0.5 seconds"`` (names the missing keys).
-            InvalidKey: a bad key. InvalidInput: a bad ``wait``.
+            InvalidKey: a bad key. InvalidValue: a key with a lone surrogate.
+            InvalidInput: a bad ``wait`` (not False, True or 0 to ten years of seconds).
             EngineClosed: the memory was closed while waiting.
         """
         checked, timeout = self._plan(keys, wait)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..errors import InvalidInput, InvalidKey, InvalidValue
-from ..limits import short_repr
+from ..limits import MAX_VALUE_BYTES, check_text, short_repr
 from .serialize import check_value
 
 __all__ = [
@@ -93,7 +93,7 @@ def _messages(value: object) -> list[dict[str, Any]]:
 def _session_id(value: object) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InvalidValue(f"session_id {short_repr(value)}: must be a str or None")
-    return value
+    return None if value is None else check_text(value, "session_id", max_bytes=MAX_VALUE_BYTES)
 
 
 _NORMALISERS: Final[dict[str, Callable[[object], Any]]] = {

@@ -15,12 +15,11 @@ Rules:
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Final
 
-from ..errors import InvalidKey, InvalidValue
-from ..limits import short_repr
+from ..errors import InvalidKey
+from ..limits import check_text, encode_json, short_repr
 
 __all__ = [
     "KEY_MAX",
@@ -56,6 +55,7 @@ def check_key(key: object) -> str:
 
     Raises:
         InvalidKey: not a string of 1-256 characters without control characters.
+        InvalidValue: a lone surrogate in the key.
     """
     if not isinstance(key, str):
         raise InvalidKey(f"shared memory key {short_repr(key)}: must be a str, got {type(key).__name__}")
@@ -63,41 +63,18 @@ def check_key(key: object) -> str:
         raise InvalidKey(
             f"shared memory key {short_repr(key)}: must be 1-{KEY_MAX} characters without control characters"
         )
-    return key
-
-
-def _check(value: object, path: str) -> None:
-    if value is None or isinstance(value, bool | int | str):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidValue(f"value at {path}: {short_repr(value)} is not JSON (only finite numbers)")
-        return
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            _check(item, f"{path}[{i}]")
-        return
-    if isinstance(value, dict):
-        for k, item in value.items():
-            if not isinstance(k, str):
-                raise InvalidValue(
-                    f"value at {path}: dict key {short_repr(k)} is not a str (JSON objects have str keys)"
-                )
-            _check(item, f"{path}[{short_repr(k)}]")
-        return
-    raise InvalidValue(
-        f"value at {path}: {type(value).__name__} {short_repr(value)} is not JSON "
-        "(allowed: None, bool, int, float, str, list, dict with str keys)"
-    )
+    return check_text(key, "key")
 
 
 def check_value(value: object, what: str = "value") -> Any:
-    """``value`` if it is JSON that round-trips exactly.
+    """``value`` if it is JSON that round-trips exactly, within :mod:`memstack.limits` (no lone
+    surrogates, nesting at most 100 deep, at most 1 MiB of JSON).
 
     Raises:
-        InvalidValue: a part of ``value`` is not JSON; the message gives its path.
+        InvalidValue: a part of ``value`` is not JSON (tuples included: they would read back as
+            lists) or the value is too large; the message gives its path.
     """
-    _check(value, what)
+    encode_json(value, what, allow_tuples=False)
     return value
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
 from ..errors import Conflict, InvalidKey
-from ..limits import short_repr
+from ..limits import check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
 from .reactive import Reactive
@@ -50,6 +50,7 @@ class SharedMemory(Reactive, ReservedAccessors):
 
     Raises:
         InvalidKey: a bad name.
+        InvalidValue: a ``writer`` with a lone surrogate or over 1024 bytes.
     """
 
     def __init__(
@@ -65,7 +66,7 @@ class SharedMemory(Reactive, ReservedAccessors):
     ) -> None:
         self.engine = engine
         self.name = check_name(name)
-        self.current_writer = writer
+        self.current_writer = None if writer is None else check_text(writer, "writer", max_bytes=1024)
         self._network_name = network_name
         self._store = SharedStorage(engine, name, network_name)
         self._subs = Subscriptions(name)
@@ -132,7 +133,8 @@ class SharedMemory(Reactive, ReservedAccessors):
 
         Raises:
             InvalidKey: bad key.
-            InvalidValue: ``value`` is not JSON (or does not fit a reserved key).
+            InvalidValue: ``value`` is not JSON within :mod:`memstack.limits` (or does not fit a
+                reserved key), or a lone surrogate in ``key`` or ``correlation_id``.
             InvalidInput: ``key`` is ``cache``.
         """
         key = check_key(key)
@@ -143,6 +145,8 @@ class SharedMemory(Reactive, ReservedAccessors):
             )
             return value
         check_value(value)
+        if correlation_id is not None:
+            check_text(correlation_id, "correlation_id", max_bytes=1024)
         self._store.write(
             [Write(key, lambda _: value)], writer=self.current_writer, correlation_id=correlation_id
         )
