@@ -65,7 +65,7 @@ def test_non_json_values_are_refused(value: object) -> None:
     "value", [{"a": [{"b": {"c": [1, {2: "deep"}]}}]}, [[[{None: 1}]]], ({"t": ({1.5: 0},)},)]
 )
 def test_non_string_keys_are_found_at_any_depth(value: object) -> None:
-    with pytest.raises(InvalidValue, match="key .* is not a string"):
+    with pytest.raises(InvalidValue, match=r"key .* is not a string"):
         encode_value(value)
 
 

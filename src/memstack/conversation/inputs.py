@@ -20,12 +20,15 @@ MAX_ID_BYTES: Final = 1024
 
 
 def id_text(value: object, field: str) -> str:
-    """``str(value)``, as the seeds turn an id of any JSON type into text, checked as text.
+    """``str(value)`` of a string or number id (as the seeds turn ids into text), checked as text.
 
     Raises:
-        InvalidValue: an int of more than about 1000 digits (``str()`` of a larger one may even
-            fail), a lone surrogate, or over :data:`MAX_ID_BYTES` bytes; names ``field``.
+        InvalidValue: not a str, int or float, an int of more than about 1000 digits (``str()``
+            of a larger one may even fail), a lone surrogate, or over :data:`MAX_ID_BYTES` bytes;
+            the message names ``field``.
     """
+    if not isinstance(value, str | int | float):
+        raise InvalidValue(f"{field}: expected a string or a number, got {type(value).__name__}")
     if isinstance(value, int) and value.bit_length() > 3400:
         raise InvalidValue(f"{field}: {limits.short_repr(value)} is too long for an id")
     text = value if isinstance(value, str) else str(value)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -224,7 +224,7 @@ def check_files(files: Sequence[FileRef | Mapping[str, Any]] | None) -> tuple[Fi
     """
     if files is None:
         return ()
-    if isinstance(files, str | bytes | Mapping):
+    if isinstance(files, str | bytes | Mapping) or not isinstance(files, Iterable):
         raise InvalidValue(f"files {short_repr(files)}: expected a sequence of file references")
     return tuple(FileRef.coerce(f) for f in files)
 

@@ -86,7 +86,7 @@ class SimpleMemoryConfig:
         if isinstance(value, SimpleMemoryConfig):
             return value.validate()
         if not isinstance(value, Mapping):
-            raise InvalidConfiguration(f"SimpleMemory configuration {value!r}: expected a mapping")
+            raise InvalidConfiguration(f"SimpleMemory configuration {short_repr(value)}: expected a mapping")
         unknown = set(value) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise InvalidConfiguration(

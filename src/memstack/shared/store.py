@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
 from ..errors import Conflict, InvalidKey
-from ..limits import check_text, short_repr
+from ..limits import check_int, check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
 from .reactive import Reactive
@@ -216,7 +216,7 @@ class SharedMemory(Reactive, ReservedAccessors):
         Raises:
             Conflict: the stored version is not ``version`` (names key, expected, actual).
             InvalidKey: bad or reserved key.
-            InvalidValue: ``value`` is not JSON.
+            InvalidValue: ``value`` is not JSON, ``version`` is not None nor an int from 0 to 2**53.
         """
         key = check_key(key)
         if key in rs.RESERVED:
@@ -224,6 +224,8 @@ class SharedMemory(Reactive, ReservedAccessors):
                 f"set_if on reserved key {short_repr(key)}: only custom keys are versioned for CAS"
             )
         check_value(value)
+        if version is not None:
+            check_int(version, "version")
         expected = version or 0
 
         def expect(entries: list[Entry]) -> None:

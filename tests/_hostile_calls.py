@@ -1,0 +1,350 @@
+"""The catalogue of the hostile-input fuzz (``tests/test_hostile_inputs.py``): values and calls.
+
+A call is drawn once, as plain data (a name and its arguments), from a seeded RNG: the same
+sequence then runs on every engine. Each argument is usually a well-formed value of its kind and
+sometimes (``HOSTILE_RATE``) a value from :data:`HOSTILE`: lone surrogates, NaN and infinities,
+huge ints, nesting 5,000 deep, text past the limits, objects that are not JSON, wrong types.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstack import Memory
+from memstack.context import ContextBuilder
+from memstack.limits import MAX_VALUE_BYTES
+
+HOSTILE_RATE = 0.3
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class Opaque:
+    """An object that is not JSON, with a stable repr."""
+
+    def __repr__(self) -> str:
+        return "Opaque()"
+
+
+NESTED = _nested(5000)
+HUGE_TEXT = "x" * (MAX_VALUE_BYTES + 1)
+HOSTILE: tuple[Any, ...] = (
+    "\ud800",
+    "ok\udfffok",
+    ["a", "\ud800"],
+    {"k": "\udc00"},
+    {"\ud800": 1},
+    math.nan,
+    math.inf,
+    -math.inf,
+    10**20,
+    10**30,
+    -(10**30),
+    10**5000,
+    -1,
+    0,
+    NESTED,
+    {"deep": NESTED},
+    HUGE_TEXT,
+    [HUGE_TEXT],
+    Opaque(),
+    {1, 2},
+    b"bytes",
+    (1, 2),
+    {1: "x"},
+    True,
+    None,
+    "",
+    "   ",
+    3.5,
+    [],
+    {},
+)
+HOSTILE_KEYS: tuple[Any, ...] = tuple(v for v in HOSTILE if getattr(v, "__hash__", None) is not None)
+"""The hashable hostile values: keys of a mapping."""
+WAITS: tuple[Any, ...] = (False, 0, math.nan, math.inf, -1, 10**30, 10**5000, "1", None)
+"""``wait`` values of a shared-memory read: each returns at once or is refused, never blocks."""
+
+VALUES: tuple[Any, ...] = ("hello", "123", 7, 2.5, None, True, {"a": [1, "é", {"b": None}]}, ["x", 1])
+TEXTS: tuple[str, ...] = ("hello world", "notes about cats", "é ü 漢字 😀", "the meeting is at noon")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One drawn call: its operation name, its arguments, and whether any of them is hostile."""
+
+    op: str
+    args: tuple[Any, ...]
+    hostile: bool
+
+
+@dataclass
+class Draw:
+    """Argument drawing for one call: remembers whether a hostile value was drawn."""
+
+    rng: random.Random
+    hostile: bool = False
+
+    def pick(self, *good: Any, pool: tuple[Any, ...] = HOSTILE) -> Any:
+        if self.rng.random() < HOSTILE_RATE:
+            self.hostile = True
+            return self.rng.choice(pool)
+        return self.rng.choice(good)
+
+
+@dataclass
+class Tiers:
+    """The tier objects of one run, created once per engine."""
+
+    mem: Memory
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def shared(self) -> Any:
+        if "shared" not in self.cache:
+            self.cache["shared"] = self.mem.shared("net", enable_cache=False)
+        return self.cache["shared"]
+
+
+Op = tuple[Callable[[Draw], tuple[Any, ...]], Callable[[Tiers, tuple[Any, ...]], Any]]
+
+
+def _sid(d: Draw) -> Any:
+    return d.pick("s1", "s2")
+
+
+def _files(d: Draw) -> Any:
+    return d.pick(
+        None, [{"type": "image", "transfer_method": "remote_url", "url": d.pick("https://x/y.png")}]
+    )
+
+
+def _window_messages(d: Draw) -> Any:
+    return [
+        {
+            "role": d.pick("user", "assistant"),
+            "content": d.pick(*TEXTS),
+            "id": d.pick("w1", 42),
+            "metadata": d.pick({}, {"m": 1}),
+        }
+    ]
+
+
+OPS: dict[str, Op] = {
+    # -- sessions ---------------------------------------------------------------------------
+    "sessions.create": (
+        lambda d: (_sid(d), d.pick(None, 0, 1, 0.5)),
+        lambda t, a: t.mem.sessions.create(a[0], ttl_hours=a[1]),
+    ),
+    "sessions.put": (
+        lambda d: (_sid(d), d.pick("k1", "k.2"), d.pick(*VALUES)),
+        lambda t, a: t.mem.sessions.put(*a),
+    ),
+    "sessions.get": (
+        lambda d: (_sid(d), d.pick("k1", "k.2")),
+        lambda t, a: t.mem.sessions.get(a[0], a[1], None),
+    ),
+    "sessions.increment": (
+        lambda d: (_sid(d), d.pick("n", "k1"), d.pick(1, -2, 0.5)),
+        lambda t, a: t.mem.sessions.increment(*a),
+    ),
+    "sessions.clear": (lambda d: (_sid(d), d.pick(None, "k1")), lambda t, a: t.mem.sessions.clear(*a)),
+    "sessions.history": (lambda d: (_sid(d), d.pick(5, 0, 50)), lambda t, a: t.mem.sessions.history(*a)),
+    "sessions.delete": (lambda d: (d.pick("s2"),), lambda t, a: t.mem.sessions.delete(*a)),
+    "sessions.replace_history": (
+        lambda d: (_sid(d), [{"op": "note", "text": d.pick(*TEXTS)}]),
+        lambda t, a: t.mem.sessions.replace_history(*a),
+    ),
+    # -- conversations ----------------------------------------------------------------------
+    "conversations.append": (
+        lambda d: (
+            d.pick("c1", "c2"),
+            d.pick("user", "assistant"),
+            d.pick(*TEXTS),
+            d.pick("m1", "m2", "m3", "m4", "m5", "m6"),
+            _files(d),
+            d.pick(None, 5),
+            d.pick(None, "run1", "run2"),
+        ),
+        lambda t, a: t.mem.conversations.append(
+            a[0], a[1], a[2], message_id=a[3], files=a[4], token_count=a[5], workflow_run_id=a[6]
+        ),
+    ),
+    "conversations.history": (
+        lambda d: (d.pick("c1", "c2"), d.pick(2000, 10), d.pick(None, 4)),
+        lambda t, a: t.mem.conversations.history(a[0], max_token_limit=a[1], message_limit=a[2]),
+    ),
+    "conversations.thread": (
+        lambda d: (d.pick("c1", "c2"), d.pick(None, "m1"), d.pick(None, 3)),
+        lambda t, a: t.mem.conversations.thread(a[0], a[1], message_limit=a[2]),
+    ),
+    "conversations.messages": (
+        lambda d: (d.pick("c1"), d.pick(0, -2), d.pick(-1, 3)),
+        lambda t, a: t.mem.conversations.messages(*a),
+    ),
+    # -- windows ----------------------------------------------------------------------------
+    "windows.save": (
+        lambda d: (
+            d.pick("wf"),
+            {"session_id": d.pick("w1", 7), "input": d.pick(*TEXTS)},
+            {"output": d.pick(*TEXTS)},
+        ),
+        lambda t, a: t.mem.windows.save(*a),
+    ),
+    "windows.execute": (
+        lambda d: (d.pick("wf"), {"session_id": d.pick("w1"), "messages": _window_messages(d)}),
+        lambda t, a: t.mem.windows.execute(*a),
+    ),
+    "windows.load": (
+        lambda d: (
+            d.pick("wf"),
+            {"session_id": d.pick("w1")},
+            d.pick(None, {"context_window_length": d.pick(3)}, {"buffer_expiry_minutes": d.pick(30)}),
+        ),
+        lambda t, a: t.mem.windows.load(*a),
+    ),
+    # -- node memory ------------------------------------------------------------------------
+    "node.add_and_flush": (
+        lambda d: (d.pick("app"), d.pick("run1", "run2"), d.pick(*TEXTS), _files(d), d.pick(*TEXTS)),
+        lambda t, a: _node_add(t, *a),
+    ),
+    "node.history": (
+        lambda d: (d.pick(2000, 5), d.pick(None, 3)),
+        lambda t, a: t.mem.node_memory("app", "c1", "node").get_history_prompt_messages(a[0], a[1]),
+    ),
+    # -- turns ------------------------------------------------------------------------------
+    "turns.add": (
+        lambda d: (d.pick("t1", "t/2"), d.pick("user", "assistant"), d.pick(*TEXTS)),
+        lambda t, a: t.mem.turns.add(*a),
+    ),
+    "turns.recent": (lambda d: (d.pick("t1"), d.pick(None, 3)), lambda t, a: t.mem.turns.recent(*a)),
+    "turns.log_entries": (lambda d: (d.pick(None, 2),), lambda t, a: t.mem.turns.log_entries(*a)),
+    # -- long-term --------------------------------------------------------------------------
+    "long_term.save": (
+        lambda d: (
+            d.pick(*TEXTS),
+            d.pick(None, "pets/cats", "work"),
+            d.pick(None, ["a", "b"], "x,y", [d.pick("t")]),
+            d.pick(None, {"x": d.pick(1, "v")}),
+            d.pick("e1", "e2", "e3"),
+            d.pick(None, 1_700_000_000),
+        ),
+        lambda t, a: t.mem.long_term("u1").save(
+            content=a[0], category=a[1], tags=a[2], metadata=a[3], id=a[4], created_at=a[5]
+        ),
+    ),
+    "long_term.search": (
+        lambda d: (
+            d.pick(None, "cats", "meeting noon"),
+            d.pick(None, "pets"),
+            d.pick(None, ["a"]),
+            d.pick(None, 0.0),
+            d.pick(5, 20),
+        ),
+        lambda t, a: t.mem.long_term("u1").search(
+            a[0], category=a[1], tags=a[2], created_after=a[3], max_results=a[4]
+        ),
+    ),
+    "long_term.get": (lambda d: (d.pick("e1", "E2"),), lambda t, a: t.mem.long_term("u1").get(*a)),
+    "long_term.delete": (lambda d: (d.pick("e3"),), lambda t, a: t.mem.long_term("u1").delete(*a)),
+    # -- working ----------------------------------------------------------------------------
+    "working.set": (
+        lambda d: (
+            d.pick("k1", "k2", "session/abc/k3"),
+            d.pick(*VALUES),
+            d.pick(None, 60, 0.5),
+            d.pick(None, "email/inbox"),
+            d.pick(None, ["urgent"]),
+        ),
+        lambda t, a: t.mem.working("session/abc").set(a[0], a[1], ttl=a[2], category=a[3], tags=a[4]),
+    ),
+    "working.get": (
+        lambda d: (d.pick("k1", "session/abc/k3"),),
+        lambda t, a: t.mem.working("session/abc").get(*a),
+    ),
+    "working.list": (
+        lambda d: (d.pick(None, "", "session"),),
+        lambda t, a: t.mem.working("session/abc").list(*a),
+    ),
+    "working.search": (
+        lambda d: (
+            d.pick(None, "hello", "cats"),
+            d.pick(None, "email"),
+            d.pick(None, ["urgent"]),
+            d.pick(None, ""),
+            d.pick(5),
+        ),
+        lambda t, a: t.mem.working("session/abc").search(*a),
+    ),
+    "working.delete": (lambda d: (d.pick("k2"),), lambda t, a: t.mem.working("session/abc").delete(*a)),
+    # -- shared -----------------------------------------------------------------------------
+    "shared.set": (
+        lambda d: (d.pick("a", "b", "data", "session_id"), d.pick(*VALUES), d.pick(None, "corr-1")),
+        lambda t, a: t.shared().set(a[0], a[1], correlation_id=a[2]),
+    ),
+    "shared.get": (
+        lambda d: (d.pick("a", "b", "zzz"), d.pick(False, pool=WAITS)),
+        lambda t, a: t.shared().get(a[0], wait=a[1]),
+    ),
+    "shared.set_if": (
+        lambda d: (d.pick("a", "c"), d.pick(*VALUES), d.pick(None, 0, 1, 2, 3)),
+        lambda t, a: t.shared().set_if(a[0], a[1], version=a[2]),
+    ),
+    "shared.merge": (
+        lambda d: (
+            {
+                d.pick("a", "b", pool=HOSTILE_KEYS): d.pick(*VALUES),
+                d.pick("results", "c", pool=HOSTILE_KEYS): d.pick([1], ["r"]),
+            },
+        ),
+        lambda t, a: t.shared().merge(*a),
+    ),
+    "shared.data_set": (
+        lambda d: (d.pick("x", "y"), d.pick(*VALUES)),
+        lambda t, a: t.shared().data.__setitem__(*a),
+    ),
+    "shared.append": (
+        lambda d: (d.pick({"role": "user", "content": "hi"}, "result-1"),),
+        lambda t, a: (t.shared().append_message(a[0]), t.shared().append_result(a[0])),
+    ),
+    "shared.delete": (lambda d: (d.pick("b", "c"),), lambda t, a: t.shared().delete(*a)),
+    # -- context builder --------------------------------------------------------------------
+    "context.build": (
+        lambda d: (d.pick("s1", "u-2"), d.pick(*TEXTS), d.pick(None, 200), d.pick(None, "You help.")),
+        lambda t, a: ContextBuilder(
+            t.mem, scope="u1", token_budget=a[2], system_prompt=a[3], token_counter="estimate"
+        ).build(a[0], a[1]),
+    ),
+}
+
+
+def _node_add(tiers: Tiers, app: Any, run_id: Any, user: Any, files: Any, answer: Any) -> None:
+    node = tiers.mem.node_memory(app, "c1", "node")
+    node.add_messages(run_id, user, files, answer, None)
+    node.flush()
+
+
+def draw_calls(seed: int, count: int) -> list[Call]:
+    """``count`` calls drawn from ``seed``: the same list on every engine."""
+    rng = random.Random(seed)
+    names = sorted(OPS)
+    calls = []
+    for _ in range(count):
+        name = rng.choice(names)
+        draw = Draw(rng)
+        args = OPS[name][0](draw)
+        calls.append(Call(name, args, draw.hostile))
+    return calls
+
+
+def run_call(tiers: Tiers, call: Call) -> Any:
+    """Run ``call`` on ``tiers`` and return what it returns (exceptions propagate)."""
+    return OPS[call.op][1](tiers, call.args)
