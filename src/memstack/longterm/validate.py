@@ -20,6 +20,7 @@ from ..limits import MAX_VALUE_BYTES, check_text, encode_json, short_repr
 __all__ = [
     "CATEGORY_SEGMENT",
     "ID_RULE",
+    "MAX_CATEGORY_LENGTH",
     "SCOPE_RULE",
     "check_category",
     "check_content",
@@ -41,6 +42,8 @@ ID_RULE: Final = re.compile(r"[a-z0-9_-][a-z0-9_.-]{0,127}")
 SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 CATEGORY_SEGMENT: Final = re.compile(r"[A-Za-z0-9_-]+")
 MAX_TAG_LENGTH: Final = 256
+MAX_CATEGORY_LENGTH: Final = 256
+"""Longest category path, in characters (it becomes a directory path in the files layout)."""
 
 
 def new_id() -> str:
@@ -84,13 +87,18 @@ def check_category(category: object) -> str | None:
     """``category`` (None allowed), checked segment by segment (spec item 8).
 
     Raises:
-        InvalidCategory: empty or whitespace, absolute, containing ``..``, or a segment that is
-            not ``[A-Za-z0-9_-]+`` (so no path can escape a directory).
+        InvalidCategory: empty or whitespace, absolute, containing ``..``, a segment that is
+            not ``[A-Za-z0-9_-]+`` (so no path can escape a directory), or longer than
+            :data:`MAX_CATEGORY_LENGTH` characters.
     """
     if category is None:
         return None
     if not isinstance(category, str):
         raise InvalidCategory(f"category {short_repr(category)}: must be a string or None")
+    if len(category) > MAX_CATEGORY_LENGTH:
+        raise InvalidCategory(
+            f"category {short_repr(category)}: {len(category)} characters, the limit is {MAX_CATEGORY_LENGTH}"
+        )
     if not category.strip():
         raise InvalidCategory(f"category {short_repr(category)}: must not be empty or whitespace")
     if category.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", category):

@@ -19,6 +19,7 @@ from ..errors import InvalidCategory, InvalidValue
 from ..limits import short_repr
 
 __all__ = [
+    "MAX_CATEGORY_LENGTH",
     "MAX_TAG_LENGTH",
     "WorkingEntry",
     "category_matches",
@@ -32,6 +33,8 @@ __all__ = [
     "tags_match",
 ]
 
+MAX_CATEGORY_LENGTH: Final = 256
+"""Longest category path, in characters (the long-term tier's limit too)."""
 MAX_TAG_LENGTH: Final = 256
 """Longest tag, in characters (the long-term tier's limit too)."""
 _CATEGORY: Final = re.compile(r"[A-Za-z0-9_\-]+(?:/[A-Za-z0-9_\-]+)*")
@@ -81,10 +84,16 @@ def check_category(category: object) -> str | None:
     """A category path (``a/b-c``) or None.
 
     Raises:
-        InvalidCategory: not a string, blank, absolute, or with a segment outside ``[A-Za-z0-9_-]``.
+        InvalidCategory: not a string, blank, absolute, with a segment outside ``[A-Za-z0-9_-]``,
+            or longer than :data:`MAX_CATEGORY_LENGTH` characters.
     """
     if category is None:
         return None
+    if isinstance(category, str) and len(category) > MAX_CATEGORY_LENGTH:
+        raise InvalidCategory(
+            f"working-memory category {short_repr(category)}: {len(category)} characters, "
+            f"the limit is {MAX_CATEGORY_LENGTH}"
+        )
     if not isinstance(category, str) or not _CATEGORY.fullmatch(category):
         raise InvalidCategory(
             f"working-memory category {short_repr(category)}: must be segments of [A-Za-z0-9_-] joined by '/'"
