@@ -7,7 +7,6 @@ normalised to lower case, so ``ABC`` and ``abc`` name the same memory.
 from __future__ import annotations
 
 import json
-import math
 import re
 import uuid
 from collections.abc import Iterable
@@ -182,7 +181,7 @@ def check_time(value: object, name: str) -> datetime | None:
         if value.tzinfo is None or value.utcoffset() is None:
             raise InvalidValue(f"{name} {short_repr(value)}: must be timezone-aware (e.g. datetime.now(UTC))")
         return value.astimezone(UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         try:
             return datetime.fromtimestamp(value, UTC)
         except (OverflowError, OSError, ValueError):

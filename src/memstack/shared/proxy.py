@@ -56,7 +56,8 @@ class StateProxy:
             InvalidKey: ``key`` breaks the key rule.
             InvalidValue: ``value`` is not JSON.
         """
-        self._set(check_key(key), check_value(value))
+        key = check_key(key)
+        self._set(key, check_value(value, f"data[{short_repr(key)}]"))
 
     def _set(self, key: str, value: Any) -> None:
         def apply(current: dict[str, Any]) -> dict[str, Any]:
