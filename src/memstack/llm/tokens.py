@@ -84,11 +84,11 @@ def _tolerant(count: TokenCounter) -> TokenCounter:
     tokenizers only take valid Unicode and refuse the rest with a ``TypeError``."""
 
     def counted(text: str) -> int:
+        if not isinstance(text, str):
+            raise _not_text(text)
         try:
             return count(text)
         except TypeError:
-            if not isinstance(text, str):
-                raise _not_text(text) from None
             return count(text.encode("utf-8", "replace").decode("utf-8"))
 
     return counted
