@@ -16,14 +16,18 @@ hostile: lone surrogates, NaN, infinities, 10**30 and 10**5000, TTLs of 10**30 /
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from typing import Any
 
+import pytest
+
 from _hostile_calls import Call, Tiers, draw_calls, run_call
 from memstack import ManualClock, Memory, MemstackError
+from memstack.context import ContextBuilder
 from memstack.engines import Engine, open_engine
-from memstack.errors import WrongType
+from memstack.errors import InvalidConfiguration, InvalidValue, WrongType
 
 SEED = 20261123
 CALLS = 3000
@@ -126,3 +130,94 @@ def test_hostile_calls_are_refused_cleanly_and_alike(mem: Memory, clock: ManualC
     assert {"ok", "InvalidValue"} <= set(outcomes)
     good = [o for o, c in zip(outcomes, calls, strict=True) if not c.hostile]
     assert good.count("ok") > len(good) // 2
+
+
+# -- the conversation tier and the context builder name the field they refuse ----------------------
+def test_conversation_refusals_name_the_field(mem: Memory) -> None:
+    store = mem.conversations
+    store.append("c1", "user", "hello", message_id="m1")
+    refusals = [
+        (lambda: store.append("c1", "user", "a\ud800"), r"^message\.content: contains a lone surrogate"),
+        (lambda: store.append("c1", "user", "x", token_count=10**30), r"^message\.token_count: "),
+        (lambda: store.append("c1", "user", "x", workflow_run_id="r\udfff"), r"^message\.workflow_run_id: "),
+        (
+            lambda: store.append(
+                "c1", "user", "x", files=[{"type": "image", "transfer_method": "remote_url", "url": "\ud800"}]
+            ),
+            r"^file url: contains a lone surrogate",
+        ),
+        (lambda: store.append("c1", "user", "x", files=5), r"^files 5: expected a sequence"),  # type: ignore[arg-type]
+        (lambda: store.history("c1", max_token_limit="2000"), r"^max_token_limit: '2000' is not an int"),  # type: ignore[arg-type]
+        (lambda: store.history("c1", message_limit=10**30), r"^message_limit: "),
+        (lambda: store.thread("c1", message_limit=[3]), r"^message_limit: "),  # type: ignore[arg-type]
+        (lambda: store.messages("c1", 10**30), r"^start: "),
+    ]
+    for call, message in refusals:
+        with pytest.raises(InvalidValue, match=message):
+            call()
+    assert [m.content for m in store.messages("c1")] == ["hello"]
+
+
+def test_window_node_and_turn_refusals_name_the_field(mem: Memory) -> None:
+    windows, node, turns = mem.windows, mem.node_memory("app", "c1", "node"), mem.turns
+    refusals = [
+        (
+            lambda: windows.save("wf", {"session_id": "w", "input": "\ud800"}, {"output": "ok"}),
+            r"^messages\[0\]\.content: ",
+        ),
+        (
+            lambda: windows.execute(
+                "wf",
+                {
+                    "session_id": "w",
+                    "messages": [{"role": "user", "content": "x", "metadata": {"m": "\udfff"}}],
+                },
+            ),
+            r"^messages\[0\]\.metadata\['m'\]: contains a lone surrogate",
+        ),
+        (
+            lambda: windows.execute(
+                "wf", {"session_id": "w", "messages": [{"role": "user", "content": "x", "id": [1]}]}
+            ),
+            r"^messages\.id: ",
+        ),
+        (
+            lambda: windows.load("wf", {"session_id": 10**5000}),
+            r"^session_id: an integer of about 5001 digits",
+        ),
+        (
+            lambda: node.add_messages("run\ud800", "q", None, "a", None),
+            r"^workflow_run_id: contains a lone surrogate",
+        ),
+        (
+            lambda: node.add_messages("run", "q", None, "a\ud800", None),
+            r"^assistant_content: contains a lone surrogate",
+        ),
+        (
+            lambda: node.get_history_prompt_messages(max_token_limit=math.nan),
+            r"^max_token_limit: nan is not an int",
+        ),  # type: ignore[arg-type]
+        (lambda: turns.add("t1", "user", "hi\ud800"), r"^content: contains a lone surrogate"),
+        (lambda: turns.recent("t1", 10**30), r"^n .*: must be an int >= 1"),
+        (lambda: turns.log_entries(10**30), r"^limit: "),
+    ]
+    for call, message in refusals:
+        with pytest.raises(InvalidValue, match=message):
+            call()
+    with pytest.raises(InvalidConfiguration, match="buffer_expiry_minutes nan"):
+        windows.load("wf", {"session_id": "w"}, {"buffer_expiry_minutes": math.nan})
+    node.flush()
+    assert windows.messages("wf", "w") == []
+    assert node.document() == {"version": 1, "turns": {}}
+    assert turns.log_entries() == []
+
+
+def test_context_builder_refuses_text_with_lone_surrogates(mem: Memory) -> None:
+    builder = ContextBuilder(mem, token_budget=100, token_counter="estimate")
+    with pytest.raises(InvalidValue, match=r"^user_message: contains a lone surrogate"):
+        builder.build("s1", "what about \ud800?")
+    with pytest.raises(InvalidValue, match=r"^system_prompt: contains a lone surrogate"):
+        ContextBuilder(mem, system_prompt="be \udfff")
+    with pytest.raises(InvalidValue, match=r"^history_turns 10"):
+        ContextBuilder(mem, history_turns=10**30)
+    assert builder.build("s1", "hello").messages[-1] == {"role": "user", "content": "hello"}
