@@ -63,3 +63,9 @@ def test_waits_are_bounded(mem: Memory, wait: object) -> None:
 def test_writer_names_are_text(mem: Memory) -> None:
     with pytest.raises(InvalidValue, match=r"^writer: contains a lone surrogate"):
         mem.shared("net", writer="w\ud800")
+
+
+def test_membership_of_a_key_that_can_never_be_stored_is_false(mem: Memory) -> None:
+    with mem.shared("net", enable_cache=False) as shared:
+        assert "k\ud800" not in shared
+        assert 10**5000 not in shared

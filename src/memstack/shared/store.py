@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
-from ..errors import Conflict, InvalidKey
+from ..errors import Conflict, InvalidInput, InvalidKey
 from ..limits import check_int, check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
@@ -109,8 +109,8 @@ class SharedMemory(Reactive, ReservedAccessors):
             return True
         try:
             checked = check_key(key)
-        except InvalidKey:
-            return False  # a key that breaks the rule can never be stored
+        except InvalidInput:
+            return False  # a key that breaks the rule (or holds a lone surrogate) is never stored
         return self._store.read(checked).exists
 
     def __iter__(self) -> Iterator[str]:
