@@ -100,8 +100,11 @@ class LongTermMemory:
         vector, if any, is recomputed in the background when the searchable text changed.
 
         Raises:
-            InvalidValue: blank content, bad tags/metadata/time, or both ``entry`` and fields.
-            InvalidCategory: a category that breaks the path rule.
+            InvalidValue: blank content, bad tags/metadata/time, or both ``entry`` and fields;
+                text with a lone surrogate, content over 1 MiB, metadata that breaks
+                :mod:`memstack.limits` (the message names ``content``, ``tags[i]``,
+                ``metadata['x']``...).
+            InvalidCategory: a category that breaks the path rule or is over 256 characters.
             InvalidKey: a bad id.
             Conflict: the id kept changing under concurrent writers.
         """
