@@ -16,6 +16,7 @@ from typing import Any
 
 from memstack import Memory
 from memstack.context import ContextBuilder
+from memstack.conversation import TurnMemory
 from memstack.limits import MAX_VALUE_BYTES
 
 HOSTILE_RATE = 0.3
@@ -225,6 +226,12 @@ OPS: dict[str, Op] = {
         lambda d: (d.pick("t1", "t/2"), d.pick("user", "assistant"), d.pick(*TEXTS)),
         lambda t, a: t.mem.turns.add(*a),
     ),
+    "turns.custom": (
+        lambda d: (d.pick(60, 3600.0, None), d.pick(5, 50)),
+        lambda t, a: TurnMemory(t.mem.engine, idle_timeout=a[0], max_turns_per_session=a[1]).add(
+            "t3", "user", "x"
+        ),
+    ),
     "turns.recent": (lambda d: (d.pick("t1"), d.pick(None, 3)), lambda t, a: t.mem.turns.recent(*a)),
     "turns.log_entries": (lambda d: (d.pick(None, 2),), lambda t, a: t.mem.turns.log_entries(*a)),
     # -- long-term --------------------------------------------------------------------------
@@ -283,6 +290,12 @@ OPS: dict[str, Op] = {
             d.pick(5),
         ),
         lambda t, a: t.mem.working("session/abc").search(*a),
+    ),
+    "working.custom": (
+        lambda d: (d.pick(60, 0.5), d.pick(50, 3), d.pick(1024, 1 << 20)),
+        lambda t, a: t.mem.working(
+            "patrol/p1", default_ttl=a[0], max_entries_per_namespace=a[1], max_value_bytes=a[2]
+        ).set("k", "v" * 100),
     ),
     "working.delete": (lambda d: (d.pick("k2"),), lambda t, a: t.mem.working("session/abc").delete(*a)),
     # -- shared -----------------------------------------------------------------------------

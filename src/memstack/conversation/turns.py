@@ -62,7 +62,8 @@ class TurnMemory:
         idle_timeout: seconds without add or read after which a session expires (None: never).
 
     Raises:
-        InvalidConfiguration: a limit below 1 or a non-positive timeout.
+        InvalidConfiguration: a limit below 1, or a timeout that is not a number of seconds
+            greater than 0 and at most ten years.
     """
 
     def __init__(
@@ -79,10 +80,16 @@ class TurnMemory:
             ("max_turns_per_session", max_turns_per_session),
             ("context_turns", context_turns),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidConfiguration(f"{name} {short_repr(value)}: must be an int >= 1")
-        if idle_timeout is not None and idle_timeout <= 0:
-            raise InvalidConfiguration(f"idle_timeout {short_repr(idle_timeout)}: must be > 0 or None")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limits.MAX_COUNT:
+                raise InvalidConfiguration(f"{name} {short_repr(value)}: must be an int >= 1 (at most 2**53)")
+        if idle_timeout is not None and (
+            isinstance(idle_timeout, bool)
+            or not isinstance(idle_timeout, int | float)
+            or not 0 < idle_timeout <= limits.MAX_TTL_SECONDS
+        ):
+            raise InvalidConfiguration(
+                f"idle_timeout {short_repr(idle_timeout)}: must be > 0 (at most ten years) or None"
+            )
         self.engine = engine
         self.max_turns_per_session = max_turns_per_session
         self.context_turns = context_turns

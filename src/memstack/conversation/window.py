@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidKey, InvalidValue
-from ..limits import short_repr
+from ..limits import MAX_COUNT, short_repr
 from .inputs import check_window_messages, id_text
 from .window_config import SimpleMemoryConfig
 
@@ -98,8 +98,10 @@ class SlidingWindows:
     ) -> None:
         if cleanup_interval is not None and cleanup_interval <= 0:
             raise InvalidConfiguration(f"cleanup_interval {cleanup_interval!r}: must be > 0 or None")
-        if max_messages < 1:
-            raise InvalidConfiguration(f"max_messages {max_messages!r}: must be >= 1")
+        if not 1 <= max_messages <= MAX_COUNT:
+            raise InvalidConfiguration(
+                f"max_messages {short_repr(max_messages)}: must be >= 1 (at most 2**53)"
+            )
         self.engine = engine
         self.cleanup_interval = cleanup_interval
         self.max_messages = max_messages
