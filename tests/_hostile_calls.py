@@ -18,6 +18,8 @@ from memstack import Memory
 from memstack.context import ContextBuilder
 from memstack.conversation import TurnMemory
 from memstack.limits import MAX_VALUE_BYTES
+from memstack.session import SessionStore
+from memstack.shared import SharedMemory
 
 HOSTILE_RATE = 0.3
 
@@ -160,6 +162,12 @@ OPS: dict[str, Op] = {
     "sessions.clear": (lambda d: (_sid(d), d.pick(None, "k1")), lambda t, a: t.mem.sessions.clear(*a)),
     "sessions.history": (lambda d: (_sid(d), d.pick(5, 0, 50)), lambda t, a: t.mem.sessions.history(*a)),
     "sessions.delete": (lambda d: (d.pick("s2"),), lambda t, a: t.mem.sessions.delete(*a)),
+    "sessions.custom": (
+        lambda d: (d.pick(100, 2), d.pick(1024, 1 << 20), d.pick(None, 0, 10), d.pick(0, 1)),
+        lambda t, a: SessionStore(
+            t.mem.engine, max_history=a[0], max_value_bytes=a[1], max_sessions=a[2], session_ttl_hours=a[3]
+        ).put("s1", "k1", "v"),
+    ),
     "sessions.replace_history": (
         lambda d: (_sid(d), [{"op": "note", "text": d.pick(*TEXTS)}]),
         lambda t, a: t.mem.sessions.replace_history(*a),
@@ -217,6 +225,12 @@ OPS: dict[str, Op] = {
         lambda d: (d.pick("app"), d.pick("run1", "run2"), d.pick(*TEXTS), _files(d), d.pick(*TEXTS)),
         lambda t, a: _node_add(t, *a),
     ),
+    "node.custom": (
+        lambda d: (d.pick("node", "conversation"), d.pick(2000, 10), d.pick(None, "estimate")),
+        lambda t, a: t.mem.node_memory(
+            "app", "c1", "n2", mode=a[0], max_token_limit=a[1], token_counter=a[2]
+        ).get_history_prompt_messages(),
+    ),
     "node.history": (
         lambda d: (d.pick(2000, 5), d.pick(None, 3)),
         lambda t, a: t.mem.node_memory("app", "c1", "node").get_history_prompt_messages(a[0], a[1]),
@@ -259,6 +273,15 @@ OPS: dict[str, Op] = {
         lambda t, a: t.mem.long_term("u1").search(
             a[0], category=a[1], tags=a[2], created_after=a[3], max_results=a[4]
         ),
+    ),
+    "long_term.custom": (
+        lambda d: (
+            d.pick("u1", "u.2"),
+            d.pick("default", "rockbot"),
+            d.pick("default", "rrf"),
+            d.pick(None, 0.3),
+        ),
+        lambda t, a: t.mem.long_term(a[0], profile=a[1], fusion=a[2], min_similarity=a[3]).search("cats"),
     ),
     "long_term.get": (lambda d: (d.pick("e1", "E2"),), lambda t, a: t.mem.long_term("u1").get(*a)),
     "long_term.delete": (lambda d: (d.pick("e3"),), lambda t, a: t.mem.long_term("u1").delete(*a)),
@@ -328,8 +351,29 @@ OPS: dict[str, Op] = {
         lambda d: (d.pick({"role": "user", "content": "hi"}, "result-1"),),
         lambda t, a: (t.shared().append_message(a[0]), t.shared().append_result(a[0])),
     ),
+    "shared.custom": (
+        lambda d: (d.pick("net", "net.2"), d.pick(None, "agent-1"), d.pick(None, "sess")),
+        lambda t, a: _shared_custom(t, *a),
+    ),
     "shared.delete": (lambda d: (d.pick("b", "c"),), lambda t, a: t.shared().delete(*a)),
     # -- context builder --------------------------------------------------------------------
+    "context.custom": (
+        lambda d: (
+            d.pick(20, 2),
+            d.pick(8, 0),
+            d.pick(5, 0),
+            d.pick(None, 50),
+            d.pick(None, "o200k_base", "estimate"),
+        ),
+        lambda t, a: ContextBuilder(
+            t.mem,
+            history_turns=a[0],
+            recall_limit=a[1],
+            first_turn_fallback=a[2],
+            token_budget=a[3],
+            token_counter=a[4],
+        ).build("s1", "hello"),
+    ),
     "context.build": (
         lambda d: (d.pick("s1", "u-2"), d.pick(*TEXTS), d.pick(None, 200), d.pick(None, "You help.")),
         lambda t, a: ContextBuilder(
@@ -337,6 +381,14 @@ OPS: dict[str, Op] = {
         ).build(a[0], a[1]),
     ),
 }
+
+
+def _shared_custom(tiers: Tiers, name: Any, writer: Any, session_id: Any) -> None:
+    shared = SharedMemory(tiers.mem.engine, name, writer=writer, session_id=session_id, enable_cache=False)
+    try:
+        shared.set("w", 1)
+    finally:
+        shared.close()
 
 
 def _node_add(tiers: Tiers, app: Any, run_id: Any, user: Any, files: Any, answer: Any) -> None:

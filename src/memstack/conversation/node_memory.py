@@ -78,7 +78,7 @@ class NodeMemory:
         token_counter: str | TokenCounter | None = None,
     ) -> None:
         if mode not in MODES:
-            raise InvalidConfiguration(f"mode {mode!r}: must be one of {', '.join(MODES)}")
+            raise InvalidConfiguration(f"mode {short_repr(mode)}: must be one of {', '.join(MODES)}")
         if not conversation_id:
             raise InvalidConfiguration(
                 f"conversation_id {conversation_id!r}: {mode} memory needs the conversation it lives in "

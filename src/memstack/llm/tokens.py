@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from ..errors import InvalidConfiguration, InvalidValue
+from ..limits import short_repr
 
 __all__ = [
     "ENCODINGS",
@@ -102,7 +103,7 @@ def _encoding_name(name: str) -> str:
         if lowered.startswith(prefix):
             return encoding
     raise InvalidConfiguration(
-        f"token counter {name!r}: not an encoding ({', '.join(ENCODINGS)}), a known OpenAI model "
+        f"token counter {short_repr(name)}: not an encoding ({', '.join(ENCODINGS)}), a known OpenAI model "
         f"name, or 'estimate'; pass a callable to count tokens for other models"
     )
 
@@ -155,7 +156,8 @@ def token_counter(name_or_callable: str | TokenCounter | None = None) -> TokenCo
         return name_or_callable
     if not isinstance(name_or_callable, str):
         raise InvalidConfiguration(
-            f"token counter {name_or_callable!r}: expected an encoding name or a callable(str) -> int"
+            f"token counter {short_repr(name_or_callable)}: "
+            "expected an encoding name or a callable(str) -> int"
         )
     if name_or_callable == "estimate":
         return estimate_tokens

@@ -56,7 +56,7 @@ class LongTermMemory:
 
     Raises:
         InvalidKey: a bad scope.
-        InvalidConfiguration: an unknown profile or fusion.
+        InvalidConfiguration: an unknown profile or fusion, a ``min_similarity`` outside [-1, 1].
     """
 
     def __init__(
@@ -70,10 +70,18 @@ class LongTermMemory:
         min_similarity: float | None = None,
     ) -> None:
         for name, value, known in (("profile", profile, PROFILES), ("fusion", fusion, FUSION_PROFILES)):
-            if value not in known:
+            if not isinstance(value, str) or value not in known:
                 raise InvalidConfiguration(
                     f"{name} {short_repr(value)}: must be one of {', '.join(sorted(known))}"
                 )
+        if min_similarity is not None and (
+            isinstance(min_similarity, bool)
+            or not isinstance(min_similarity, int | float)
+            or not -1 <= min_similarity <= 1
+        ):
+            raise InvalidConfiguration(
+                f"min_similarity {short_repr(min_similarity)}: must be a number from -1 to 1"
+            )
         self.engine = engine
         self.scope = check_scope(scope)
         self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity

@@ -68,7 +68,8 @@ class SessionStore:
         max_value_bytes: largest JSON encoding of one value (default 1 MiB).
 
     Raises:
-        InvalidConfiguration: ``max_history < 1``, a negative TTL or a negative cap.
+        InvalidConfiguration: ``max_history < 1``, a TTL that is negative or over ten years, a cap
+            or size that is not an int in range.
     """
 
     def __init__(
@@ -83,18 +84,23 @@ class SessionStore:
     ) -> None:
         if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
             raise InvalidConfiguration(f"max_history {short_repr(max_history)}: must be an int >= 1")
-        if not isinstance(session_ttl_hours, int | float) or not session_ttl_hours >= 0:
+        most_hours = limits.MAX_TTL_SECONDS // 3600
+        if (
+            isinstance(session_ttl_hours, bool)
+            or not isinstance(session_ttl_hours, int | float)
+            or not 0 <= session_ttl_hours <= most_hours
+        ):
             raise InvalidConfiguration(
-                f"session_ttl_hours {short_repr(session_ttl_hours)}: must be a number >= 0"
+                f"session_ttl_hours {short_repr(session_ttl_hours)}: must be a number from 0 to {most_hours}"
             )
         if max_sessions is None:
             max_sessions = DEFAULT_MEMORY_SESSION_CAP if engine.name == "memory" else 0
-        if max_sessions < 0:
+        if not _is_int(max_sessions, 0):
             raise InvalidConfiguration(
-                f"max_sessions {short_repr(max_sessions)}: must be >= 0 (0 = unlimited)"
+                f"max_sessions {short_repr(max_sessions)}: must be an int >= 0 (0 = unlimited)"
             )
-        if max_value_bytes < 1:
-            raise InvalidConfiguration(f"max_value_bytes {short_repr(max_value_bytes)}: must be >= 1")
+        if not _is_int(max_value_bytes, 1):
+            raise InvalidConfiguration(f"max_value_bytes {short_repr(max_value_bytes)}: must be an int >= 1")
         self.engine = engine
         self.max_history = max_history
         self.auto_summarize = auto_summarize
@@ -467,6 +473,10 @@ class SessionStore:
             if batch.execute().applied:
                 return True
         return False  # others kept summarising: the history is being folded by them
+
+
+def _is_int(value: object, minimum: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and minimum <= value <= limits.MAX_COUNT
 
 
 def _check_hours(hours: object) -> float:
