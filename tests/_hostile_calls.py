@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import random
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any
 
 from memstack import Memory
@@ -29,6 +31,18 @@ def _nested(depth: int) -> Any:
     for _ in range(depth):
         value = [value]
     return value
+
+
+class Level(IntEnum):
+    """An int subclass: JSON-encodable as its number."""
+
+    HIGH = 3
+
+
+class Label(str):
+    """A str subclass: JSON-encodable as its text."""
+
+    __slots__ = ()
 
 
 class Opaque:
@@ -71,6 +85,13 @@ HOSTILE: tuple[Any, ...] = (
     3.5,
     [],
     {},
+    "nul\x00byte",
+    "\x7f\x1b[31m",
+    1e308,
+    -0.0,
+    Level.HIGH,
+    Label("label"),
+    OrderedDict(b=1, a=[2]),
 )
 HOSTILE_KEYS: tuple[Any, ...] = tuple(v for v in HOSTILE if getattr(v, "__hash__", None) is not None)
 """The hashable hostile values: keys of a mapping."""
