@@ -9,12 +9,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from _hostile_values import HOSTILE_KEYS, TEXTS, VALUES, WAITS, Call, Draw
 from memstack import Memory
 from memstack.context import ContextBuilder
 from memstack.conversation import TurnMemory
+from memstack.longterm import InjectionTracker, MemoryEntry
 from memstack.session import SessionStore
 from memstack.shared import SharedMemory
 
@@ -83,6 +85,10 @@ OPS: dict[str, Op] = {
             t.mem.engine, max_history=a[0], max_value_bytes=a[1], max_sessions=a[2], session_ttl_hours=a[3]
         ).put("s1", "k1", "v"),
     ),
+    "sessions.summarize": (
+        lambda d: (_sid(d), d.pick(None, 2, 10)),
+        lambda t, a: t.mem.sessions.summarize_if_needed(*a),
+    ),
     "sessions.replace_history": (
         lambda d: (_sid(d), [{"op": "note", "text": d.pick(*TEXTS)}]),
         lambda t, a: t.mem.sessions.replace_history(*a),
@@ -110,6 +116,10 @@ OPS: dict[str, Op] = {
         lambda d: (d.pick("c1", "c2"), d.pick(None, "m1"), d.pick(None, 3)),
         lambda t, a: t.mem.conversations.thread(a[0], a[1], message_limit=a[2]),
     ),
+    "conversations.get": (
+        lambda d: (d.pick("c1", "c2"), d.pick("m1", "m2")),
+        lambda t, a: t.mem.conversations.get(*a),
+    ),
     "conversations.messages": (
         lambda d: (d.pick("c1"), d.pick(0, -2), d.pick(-1, 3)),
         lambda t, a: t.mem.conversations.messages(*a),
@@ -126,6 +136,10 @@ OPS: dict[str, Op] = {
     "windows.execute": (
         lambda d: (d.pick("wf"), {"session_id": d.pick("w1"), "messages": _window_messages(d)}),
         lambda t, a: t.mem.windows.execute(*a),
+    ),
+    "windows.messages": (
+        lambda d: (d.pick("wf"), d.pick("w1", "7")),
+        lambda t, a: t.mem.windows.messages(*a),
     ),
     "windows.load": (
         lambda d: (
@@ -198,6 +212,22 @@ OPS: dict[str, Op] = {
         ),
         lambda t, a: t.mem.long_term(a[0], profile=a[1], fusion=a[2], min_similarity=a[3]).search("cats"),
     ),
+    "long_term.restore": (
+        lambda d: (
+            d.pick("e4", "E5"),
+            d.pick(*TEXTS),
+            d.pick(None, "work"),
+            d.pick((), ("a",)),
+            d.pick(_WHEN),
+        ),
+        lambda t, a: t.mem.long_term("u1").restore(
+            MemoryEntry(id=a[0], content=a[1], category=a[2], tags=a[3], created_at=a[4])
+        ),
+    ),
+    "long_term.mark": (
+        lambda d: (_sid(d), [d.pick("e1", "e2"), d.pick("e3")]),
+        lambda t, a: InjectionTracker(t.mem.engine).try_mark_many(*a),
+    ),
     "long_term.get": (lambda d: (d.pick("e1", "E2"),), lambda t, a: t.mem.long_term("u1").get(*a)),
     "long_term.delete": (lambda d: (d.pick("e3"),), lambda t, a: t.mem.long_term("u1").delete(*a)),
     # -- working ----------------------------------------------------------------------------
@@ -235,6 +265,10 @@ OPS: dict[str, Op] = {
             "patrol/p1", default_ttl=a[0], max_entries_per_namespace=a[1], max_value_bytes=a[2]
         ).set("k", "v" * 100),
     ),
+    "working.clear": (
+        lambda d: (d.pick(None, "k2", "session/abc/k3"),),
+        lambda t, a: t.mem.working("session/abc").clear(*a),
+    ),
     "working.delete": (lambda d: (d.pick("k2"),), lambda t, a: t.mem.working("session/abc").delete(*a)),
     # -- shared -----------------------------------------------------------------------------
     "shared.set": (
@@ -270,6 +304,18 @@ OPS: dict[str, Op] = {
         lambda d: (d.pick("net", "net.2"), d.pick(None, "agent-1"), d.pick(None, "sess")),
         lambda t, a: _shared_custom(t, *a),
     ),
+    "shared.from_dict": (
+        lambda d: (
+            d.pick("net.3"),
+            {
+                "data": d.pick({"x": 1}),
+                "results": d.pick([1]),
+                "messages": d.pick([{"role": "user"}]),
+                "custom": d.pick({"k": d.pick(*VALUES)}),
+            },
+        ),
+        lambda t, a: SharedMemory.from_dict(t.mem.engine, a[0], a[1], enable_cache=False).close(),
+    ),
     "shared.delete": (lambda d: (d.pick("b", "c"),), lambda t, a: t.shared().delete(*a)),
     # -- context builder --------------------------------------------------------------------
     "context.custom": (
@@ -296,6 +342,9 @@ OPS: dict[str, Op] = {
         ).build(a[0], a[1]),
     ),
 }
+
+
+_WHEN = datetime(2026, 1, 2, tzinfo=UTC)
 
 
 def _shared_custom(tiers: Tiers, name: Any, writer: Any, session_id: Any) -> None:
