@@ -5,9 +5,11 @@ Rules:
 * A **value** is JSON: ``None``, ``bool``, ``int``, finite ``float``, ``str``, ``list`` and ``dict``
   with ``str`` keys, nested. Anything else (tuples, sets, NaN, objects) is refused with
   :class:`~memstack.errors.InvalidValue` before anything is written, so every value reads back
-  equal to what was written (a string ``"123"`` stays a string).
+  equal to what was written (a string ``"123"`` stays a string). The limits every tier shares
+  apply too (:mod:`memstack.limits`): no lone surrogates, nesting at most 100 deep, integers of
+  at most 4,000 digits, at most 1 MiB of JSON.
 * A **key** is a ``str`` of 1-256 characters without control characters (``\\x00``-``\\x1f``,
-  ``\\x7f``). Python has no symbols: ``"k"`` is the key the seed spells ``:k``.
+  ``\\x7f``) nor lone surrogates. Python has no symbols: ``"k"`` is the key the seed spells ``:k``.
 * A **name** (of a shared memory, network or cache) is 1-128 characters of ``[A-Za-z0-9_.-]``:
   it is embedded in storage keys and in the Redis Cluster hash tag.
 """
