@@ -16,6 +16,7 @@ from _hostile_values import HOSTILE_KEYS, TEXTS, VALUES, WAITS, Call, Draw
 from memstack import Memory
 from memstack.context import ContextBuilder
 from memstack.conversation import TurnMemory
+from memstack.conversation.message import LATEST
 from memstack.longterm import InjectionTracker, MemoryEntry
 from memstack.session import SessionStore
 from memstack.shared import SharedMemory
@@ -103,9 +104,17 @@ OPS: dict[str, Op] = {
             _files(d),
             d.pick(None, 5),
             d.pick(None, "run1", "run2"),
+            d.pick(LATEST, None, "m1"),
         ),
         lambda t, a: t.mem.conversations.append(
-            a[0], a[1], a[2], message_id=a[3], files=a[4], token_count=a[5], workflow_run_id=a[6]
+            a[0],
+            a[1],
+            a[2],
+            message_id=a[3],
+            files=a[4],
+            token_count=a[5],
+            workflow_run_id=a[6],
+            parent_message_id=a[7],
         ),
     ),
     "conversations.history": (
