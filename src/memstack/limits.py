@@ -10,6 +10,10 @@ Library, CLI, HTTP and MCP accept exactly the same values because they all call
 * at most :data:`MAX_DEPTH` levels of nesting, at most :data:`MAX_INT_DIGITS` digits in an
   integer, at most :data:`MAX_VALUE_BYTES` bytes of UTF-8 JSON.
 
+The same module holds the other shared rules of the tiers' inputs: TTLs (:func:`check_ttl`, at
+most :data:`MAX_TTL_SECONDS`), bounded integers (:func:`check_int`, e.g. limits and counts) and
+increment amounts (:func:`check_amount`, within :data:`MAX_AMOUNT` so every engine can add them).
+
 The walk is iterative: a value nested 100,000 deep is refused with :class:`InvalidValue`, never a
 ``RecursionError``.
 """
@@ -23,12 +27,19 @@ from typing import Any, Final
 from .errors import InvalidValue
 
 __all__ = [
+    "MAX_AMOUNT",
+    "MAX_COUNT",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "MAX_TTL_SECONDS",
     "MAX_VALUE_BYTES",
+    "check_amount",
+    "check_int",
     "check_json",
     "check_text",
+    "check_ttl",
     "encode_json",
+    "short_repr",
 ]
 
 MAX_DEPTH: Final = 100
@@ -38,32 +49,50 @@ MAX_INT_DIGITS: Final = 4000
 MAX_VALUE_BYTES: Final = 1024 * 1024
 """Largest UTF-8 JSON encoding of one value: 1 MiB."""
 
+MAX_TTL_SECONDS: Final = 10 * 365 * 24 * 3600
+"""Longest TTL of anything stored: ten years (expire-at times are 64-bit milliseconds on every
+engine, and the Redis engine adds a 100-year bias under a manual clock)."""
+MAX_AMOUNT: Final = 2**63 - 1
+"""Largest magnitude of an increment amount: Redis counters are signed 64-bit integers."""
+MAX_COUNT: Final = 2**53
+"""Largest count or limit a tier takes (list lengths, result counts, token counts): exact as a
+float and far inside every engine's 64-bit range."""
+
 _INT_BOUND: Final = 10**MAX_INT_DIGITS
 _INT_BOUND_BITS: Final = _INT_BOUND.bit_length()
+_MAX_INT_BITS: Final = _INT_BOUND_BITS - 1  # every int this wide or narrower is below the bound
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
-def check_text(text: object, field: str) -> str:
-    """``text`` if it is a ``str`` that encodes as UTF-8 (no lone surrogates).
+def check_text(text: object, field: str, *, max_bytes: int | None = None) -> str:
+    """``text`` if it is a ``str`` that encodes as UTF-8 (no lone surrogates), of at most
+    ``max_bytes`` UTF-8 bytes when given.
 
     Raises:
-        InvalidValue: not a string, or a lone surrogate; the message names ``field``.
+        InvalidValue: not a string, a lone surrogate, or too long; the message names ``field``.
     """
     if not isinstance(text, str):
-        raise InvalidValue(f"{field}: expected a string, got {type(text).__name__}")
+        raise InvalidValue(f"{field}: expected a string, got {type(text).__name__} {short_repr(text)}")
     if not text.isascii():
         try:
-            text.encode("utf-8")
+            size = len(text.encode("utf-8"))
         except UnicodeEncodeError as exc:
             raise InvalidValue(
                 f"{field}: contains a lone surrogate {text[exc.start]!r} at index {exc.start}; "
                 "text must be valid Unicode"
             ) from None
+    else:
+        size = len(text)
+    if max_bytes is not None and size > max_bytes:
+        raise InvalidValue(f"{field}: {size} bytes of text exceed the limit of {max_bytes} bytes")
     return text
 
 
-def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) -> Any:
-    """``value`` if it is JSON within the limits above (returned unchanged).
+def check_json(
+    value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH, allow_tuples: bool = True
+) -> Any:
+    """``value`` if it is JSON within the limits above (returned unchanged). Tuples count as
+    lists unless ``allow_tuples`` is False (a tier whose values must read back equal).
 
     Raises:
         InvalidValue: the first part that breaks a rule, with its path (``field[2]['a']``).
@@ -82,13 +111,13 @@ def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) 
         elif isinstance(item, float):
             if not math.isfinite(item):
                 raise InvalidValue(f"{path}: {item!r} is not a finite number (JSON has no NaN or inf)")
-        elif isinstance(item, list | tuple | dict):
+        elif isinstance(item, list | dict) or (allow_tuples and isinstance(item, tuple)):
             if depth >= max_depth:
                 raise InvalidValue(f"{path}: nested deeper than {max_depth} levels")
             if isinstance(item, dict):
                 for key, inner in item.items():
                     if not isinstance(key, str):
-                        raise InvalidValue(f"{path}: object key {key!r} is not a string")
+                        raise InvalidValue(f"{path}: object key {short_repr(key)} is not a string")
                     check_text(key, f"{path} key {key[:40]!r}")
                     stack.append((inner, f"{path}[{key[:40]!r}]", depth + 1))
             else:
@@ -102,19 +131,136 @@ def check_json(value: Any, field: str = "value", *, max_depth: int = MAX_DEPTH) 
 
 
 def encode_json(
-    value: Any, field: str = "value", *, max_bytes: int = MAX_VALUE_BYTES, max_depth: int = MAX_DEPTH
+    value: Any,
+    field: str = "value",
+    *,
+    max_bytes: int = MAX_VALUE_BYTES,
+    max_depth: int = MAX_DEPTH,
+    allow_tuples: bool = True,
 ) -> str:
     """The compact JSON text of ``value`` after :func:`check_json`.
+
+    Values made of plain ``dict``/``list``/``str``/``int``/``float``/``bool``/``None`` take a fast
+    path (the C encoder, one walk over containers only, one UTF-8 check of the whole text); any
+    other value, or any value that breaks a rule, is walked by :func:`check_json`, whose error
+    names the offending part.
 
     Raises:
         InvalidValue: a rule of :func:`check_json` is broken, or the text exceeds ``max_bytes``.
     """
-    check_json(value, field, max_depth=max_depth)
     try:
-        text = _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError) as exc:  # defensive: check_json refused every known case
-        raise InvalidValue(f"{field}: not JSON-serialisable ({exc})") from None
+        text: str | None = _ENCODER.encode(value)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is None or not _plain(value, max_depth) or not _utf8(text):
+        check_json(value, field, max_depth=max_depth, allow_tuples=allow_tuples)
+        if text is None:  # defensive: check_json refused every known case
+            raise InvalidValue(f"{field}: not JSON-serialisable")
     size = len(text) if len(text) * 4 <= max_bytes else len(text.encode("utf-8"))
     if size > max_bytes:
         raise InvalidValue(f"{field}: {size} bytes of JSON exceed the limit of {max_bytes} bytes")
     return text
+
+
+_SCALARS: Final = frozenset({str, float, bool, type(None)})
+
+
+def _plain(value: Any, max_depth: int) -> bool:
+    """True when ``value`` is built of exact JSON types only, with str keys, within ``max_depth``
+    and without an oversized int (strings and floats are left to the encoder and :func:`_utf8`)."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return kind in _SCALARS or (kind is int and value.bit_length() <= _MAX_INT_BITS)
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth >= max_depth:
+            return False
+        if type(item) is dict:
+            if not all(type(k) is str for k in item):
+                return False
+            inner_items = item.values()
+        else:
+            inner_items = item
+        for inner in inner_items:
+            kind = type(inner)
+            if kind is dict or kind is list:
+                stack.append((inner, depth + 1))
+            elif kind is int:
+                if inner.bit_length() > _MAX_INT_BITS:
+                    return False
+            elif kind not in _SCALARS:
+                return False
+    return True
+
+
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_ttl(ttl: object, field: str = "ttl", *, allow_zero: bool = False) -> float:
+    """``ttl`` seconds as a float, if it is a number from 0 (excluded unless ``allow_zero``) to
+    :data:`MAX_TTL_SECONDS`.
+
+    Raises:
+        InvalidValue: not an int or float (bool excluded), NaN, negative, zero when not allowed,
+            or longer than ten years; the message names ``field``.
+    """
+    # A range check, not math.isfinite: it also refuses NaN and ints too large for a float.
+    if (
+        isinstance(ttl, bool)
+        or not isinstance(ttl, int | float)
+        or not 0 <= ttl <= MAX_TTL_SECONDS
+        or (ttl == 0 and not allow_zero)
+    ):
+        low = "from 0 to" if allow_zero else "greater than 0 and at most"
+        raise InvalidValue(
+            f"{field}: {short_repr(ttl)} is not a number of seconds {low} {MAX_TTL_SECONDS} (10 years)"
+        )
+    return float(ttl)
+
+
+def check_int(value: object, field: str, *, minimum: int = 0, maximum: int = MAX_COUNT) -> int:
+    """``value`` if it is an int (bool excluded) from ``minimum`` to ``maximum``.
+
+    Raises:
+        InvalidValue: anything else; the message names ``field`` and the range.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise InvalidValue(f"{field}: {short_repr(value)} is not an int from {minimum} to {maximum}")
+    return value
+
+
+def check_amount(amount: object, field: str = "amount") -> int | float:
+    """``amount`` if it is an int or finite float (bool excluded) of magnitude at most
+    :data:`MAX_AMOUNT`.
+
+    Raises:
+        InvalidValue: anything else; the message names ``field``.
+    """
+    if (
+        isinstance(amount, bool)
+        or not isinstance(amount, int | float)
+        or not -MAX_AMOUNT <= amount <= MAX_AMOUNT
+    ):
+        raise InvalidValue(
+            f"{field}: {short_repr(amount)} is not a finite int or float of magnitude at most 2**63-1"
+        )
+    return amount
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` cut to 300 characters; a huge int by its size (its repr may not exist)."""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__} object>"
+    return text if len(text) <= 300 else text[:297] + "..."

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memstack.errors import InvalidConfiguration
+from memstack.errors import InvalidConfiguration, InvalidValue
 from memstack.llm import tokens
 from memstack.llm.tokens import (
     IMAGE_TOKENS,
@@ -170,3 +170,15 @@ def test_count_messages_adds_overhead_text_and_images() -> None:
     assert count_message(multimodal, count) == MESSAGE_OVERHEAD + IMAGE_TOKENS + 1
     assert count_messages([plain, multimodal], count) == 2 * MESSAGE_OVERHEAD + 3 + IMAGE_TOKENS
     assert count_messages([], count) == 0
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "gpt-4o", "estimate"])
+def test_odd_text_is_counted_or_refused_with_a_typed_error(name: str) -> None:
+    count = token_counter(name)
+    # A lone surrogate counts as the replacement character "?" would: the exact tokenizers only
+    # take valid Unicode and used to raise TypeError on it.
+    assert count("ab\ud800cd") == count("ab?cd")
+    assert count("\udfff") == count("?")
+    for odd in (None, 5, b"bytes", ["a"]):
+        with pytest.raises(InvalidValue, match="token counting: expected a string"):
+            count(odd)  # type: ignore[arg-type]  # the wrong types under test

@@ -175,3 +175,20 @@ def test_close_drops_the_store_even_if_closing_raises(monkeypatch: pytest.Monkey
         node.close()
     assert node.store is None
     real_close()
+
+
+def test_hostile_items_pass_unchanged_and_store_nothing(node: PersistentMemoryNode) -> None:
+    deep: Any = "bottom"
+    for _ in range(5000):
+        deep = [deep]
+    hostile = [
+        {"text": "a\ud800", "metadata": {"session_id": "h"}},
+        {"text": 10**5000, "metadata": {"session_id": "h"}},
+        {"text": deep, "metadata": {"session_id": "h"}},
+    ]
+    for item in hostile:
+        assert node.write_answers(item) == item
+    too_deep = {"metadata": {"session_id": "h"}, "payload": deep}
+    assert node.write_questions(too_deep) is too_deep
+    assert node.write_answers(too_deep) is too_deep
+    assert node.write_questions({"metadata": {"session_id": "h"}})["metadata"].get("memory_context") is None

@@ -65,7 +65,7 @@ def test_non_json_values_are_refused(value: object) -> None:
     "value", [{"a": [{"b": {"c": [1, {2: "deep"}]}}]}, [[[{None: 1}]]], ({"t": ({1.5: 0},)},)]
 )
 def test_non_string_keys_are_found_at_any_depth(value: object) -> None:
-    with pytest.raises(InvalidValue, match="non-string dict keys"):
+    with pytest.raises(InvalidValue, match=r"key .* is not a string"):
         encode_value(value)
 
 
@@ -86,7 +86,7 @@ def test_circular_value_is_refused() -> None:
 
 def test_value_size_limit() -> None:
     assert encode_value("x" * 10, max_bytes=12) == '"xxxxxxxxxx"'
-    with pytest.raises(InvalidValue, match="exceeds the value size limit of 11 bytes"):
+    with pytest.raises(InvalidValue, match="exceed the limit of 11 bytes"):
         encode_value("x" * 10, max_bytes=11)
 
 

@@ -13,13 +13,14 @@ from fastapi.testclient import TestClient
 
 from memstack import Memory
 from memstack.errors import EntryNotFound, InvalidValue, NamespaceFull, UnknownTool
-from memstack.server.toolbox import TOOL_NAMES, call_tool, run_tool, tool_specs
+from memstack.server.toolbox import HELPERS, TOOL_NAMES, call_tool, run_tool, tool_specs
 from memstack.tools import MemoryTools
 from memstack.tools.schemas import TOOLS
 
 
 def test_the_tool_list_is_one_table() -> None:
-    assert len(TOOL_NAMES) == 14
+    assert len(set(TOOL_NAMES)) == len(TOOL_NAMES) == len(TOOLS) + len(HELPERS)
+    assert {"save_memory", "session_put", "dream_dry_run"} <= set(TOOL_NAMES)
     assert [spec["function"]["name"] for spec in tool_specs()] == list(TOOL_NAMES)
     assert TOOL_NAMES[: len(TOOLS)] == tuple(spec.name for spec in TOOLS)
 

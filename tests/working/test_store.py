@@ -83,9 +83,9 @@ def test_bad_value_does_not_corrupt_the_old_one(mem: Memory) -> None:
 def test_value_size_limit(mem: Memory) -> None:
     wm = mem.working("session/abc", max_value_bytes=10)
     wm.set("ok", "12345678")  # 10 bytes of JSON with its quotes
-    with pytest.raises(InvalidValue, match="11 bytes of JSON, the limit is 10"):
+    with pytest.raises(InvalidValue, match="11 bytes of JSON exceed the limit of 10 bytes"):
         wm.set("big", "123456789")
-    with pytest.raises(InvalidValue, match="the limit is 10"):
+    with pytest.raises(InvalidValue, match="the limit of 10 bytes"):
         wm.set("ok", "ééééé")  # 12 bytes in UTF-8
     assert wm.get("ok").value == "12345678"  # type: ignore[union-attr]  # set above
     assert mem.working("session/abc").max_value_bytes == 1 << 20

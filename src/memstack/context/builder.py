@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .._memory import Memory
 from ..engines.base import Engine
 from ..errors import InvalidValue
+from ..limits import MAX_COUNT, MAX_VALUE_BYTES, check_text, short_repr
 from ..longterm import InjectionTracker, LongTermMemory, SearchHit
 from ..longterm.validate import check_session_id
 from ..working import WorkingEntry, WorkingMemory, is_user_namespace
@@ -65,8 +66,10 @@ class BuiltContext:
 
 
 def _positive_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InvalidValue(f"{name} {value!r}: must be an int of at least {minimum}")
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise InvalidValue(
+            f"{name} {short_repr(value)}: must be an int of at least {minimum} (at most 2**53)"
+        )
     return value
 
 
@@ -89,7 +92,7 @@ class ContextBuilder:
             by default one on ``scope``.
 
     Raises:
-        InvalidValue: a limit that is not an int in range.
+        InvalidValue: a limit that is not an int in range, a system prompt that is not valid text.
         InvalidKey: a bad scope.
     """
 
@@ -112,7 +115,9 @@ class ContextBuilder:
         self.first_turn_fallback = _positive_int("first_turn_fallback", first_turn_fallback, 0)
         self.token_budget = None if token_budget is None else _positive_int("token_budget", token_budget, 1)
         if system_prompt is not None and not isinstance(system_prompt, str):
-            raise InvalidValue(f"system_prompt {system_prompt!r}: must be a string or None")
+            raise InvalidValue(f"system_prompt {short_repr(system_prompt)}: must be a string or None")
+        if system_prompt is not None:
+            check_text(system_prompt, "system_prompt", max_bytes=MAX_VALUE_BYTES)
         self.system_prompt = system_prompt
         self.counter: Callable[[str], int] | None = None
         if token_budget is not None or token_counter is not None:
@@ -146,12 +151,14 @@ class ContextBuilder:
         Raises:
             InvalidSessionId: a malformed session id.
             InvalidKey: a malformed namespace (default ``session/{session_id}``).
-            InvalidValue: a user message that is not a string.
+            InvalidValue: a user message that is not a string, holds a lone surrogate or is over
+                1 MiB.
             EngineUnavailable: the engine cannot be reached.
         """
         sid = check_session_id(session_id)
         if not isinstance(user_message, str):
-            raise InvalidValue(f"user_message {user_message!r}: must be a string")
+            raise InvalidValue(f"user_message {short_repr(user_message)}: must be a string")
+        check_text(user_message, "user_message", max_bytes=MAX_VALUE_BYTES)
         working = WorkingMemory(self.engine, namespace if namespace is not None else f"session/{sid}")
         history, first_turn = self._history(sid, user_message)
         hits, fallback = self._recall(user_message, first_turn=first_turn)

@@ -19,15 +19,35 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
+from .. import limits
 from ..llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD
 from .message import Message
 from .prompt import FileResolver, PromptMessage, default_resolver, prompt_message
 from .prune import older_is_pruned, prune
 from .thread import ThreadWalk
 
-__all__ = ["DEFAULT_MESSAGE_LIMIT", "drop_in_flight", "effective_limit", "select_history", "select_thread"]
+__all__ = [
+    "DEFAULT_MESSAGE_LIMIT",
+    "check_limits",
+    "drop_in_flight",
+    "effective_limit",
+    "select_history",
+    "select_thread",
+]
 
 DEFAULT_MESSAGE_LIMIT: Final = 500
+
+
+def check_limits(message_limit: object, max_token_limit: object = 0) -> None:
+    """Check the limits a history read takes, before any read.
+
+    Raises:
+        InvalidValue: ``message_limit`` not None nor an int, or ``max_token_limit`` not an int, of
+            magnitude at most 2**53 (the message names the field).
+    """
+    if message_limit is not None:
+        limits.check_int(message_limit, "message_limit", minimum=-limits.MAX_COUNT)
+    limits.check_int(max_token_limit, "max_token_limit", minimum=-limits.MAX_COUNT)
 
 
 def effective_limit(message_limit: int | None) -> int:
@@ -48,7 +68,12 @@ def drop_in_flight(thread_newest_first: list[Message]) -> list[Message]:
 
 
 def select_thread(pages: Iterable[Sequence[Message]], message_limit: int | None = None) -> list[Message]:
-    """The active thread, oldest first, reading at most ``message_limit`` messages (None: all)."""
+    """The active thread, oldest first, reading at most ``message_limit`` messages (None: all).
+
+    Raises:
+        InvalidValue: a ``message_limit`` that is not None nor an int (see :func:`check_limits`).
+    """
+    check_limits(message_limit)
     walk: ThreadWalk[Message] = ThreadWalk()
     budget = message_limit if message_limit is not None and message_limit > 0 else None
     for page in pages:
@@ -72,7 +97,11 @@ def select_history(
 
     A message costs its stored ``token_count`` plus :data:`~memstack.llm.tokens.MESSAGE_OVERHEAD`
     plus :data:`~memstack.llm.tokens.IMAGE_TOKENS` per image part.
+
+    Raises:
+        InvalidValue: a limit that is not an int (see :func:`check_limits`).
     """
+    check_limits(message_limit, max_token_limit)
     budget = effective_limit(message_limit)
     walk: ThreadWalk[Message] = ThreadWalk()
     built: dict[str, tuple[PromptMessage, int]] = {}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .. import limits
 from ..errors import InvalidKey, InvalidSessionId, InvalidValue
+from ..limits import short_repr
 
 __all__ = [
     "FILE_TRANSFER_METHODS",
@@ -57,7 +59,7 @@ def check_conversation_id(value: object, name: str = "conversation_id") -> str:
         InvalidSessionId: anything else.
     """
     if not isinstance(value, str) or not _CONVERSATION_ID.fullmatch(value):
-        raise InvalidSessionId(f"{name} {value!r}: must be 1-128 characters of [A-Za-z0-9_-]")
+        raise InvalidSessionId(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_-]")
     return value
 
 
@@ -68,7 +70,7 @@ def check_message_id(value: object, name: str = "message_id") -> str:
         InvalidKey: anything else.
     """
     if not isinstance(value, str) or not _MESSAGE_ID.fullmatch(value):
-        raise InvalidKey(f"{name} {value!r}: must be 1-128 characters of [A-Za-z0-9_.:-]")
+        raise InvalidKey(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_.:-]")
     return value
 
 
@@ -81,7 +83,8 @@ class FileRef:
     ``assistant`` (None: the role of the message carrying it).
 
     Raises:
-        InvalidValue: unknown type or transfer method, or the required reference missing.
+        InvalidValue: unknown type or transfer method, the required reference missing, or a
+            reference that is not valid text (a lone surrogate, over 1 MiB).
     """
 
     type: str
@@ -93,21 +96,26 @@ class FileRef:
 
     def __post_init__(self) -> None:
         if self.type not in FILE_TYPES:
-            raise InvalidValue(f"file type {self.type!r}: must be one of {', '.join(FILE_TYPES)}")
+            raise InvalidValue(f"file type {short_repr(self.type)}: must be one of {', '.join(FILE_TYPES)}")
         needed = FILE_TRANSFER_METHODS.get(self.transfer_method)
         if needed is None:
             raise InvalidValue(
-                f"file transfer_method {self.transfer_method!r}: must be one of "
+                f"file transfer_method {short_repr(self.transfer_method)}: must be one of "
                 f"{', '.join(FILE_TRANSFER_METHODS)}"
             )
         reference = getattr(self, needed)
+        for name in ("upload_file_id", "tool_file_id", "url"):
+            if getattr(self, name) is not None:
+                limits.check_text(getattr(self, name), f"file {name}", max_bytes=limits.MAX_VALUE_BYTES)
         if not isinstance(reference, str) or not reference:
             raise InvalidValue(
-                f"file with transfer_method {self.transfer_method!r} needs a non-empty {needed}, "
-                f"got {reference!r}"
+                f"file with transfer_method {short_repr(self.transfer_method)} needs a non-empty {needed}, "
+                f"got {short_repr(reference)}"
             )
         if self.belongs_to not in (None, "user", "assistant"):
-            raise InvalidValue(f"file belongs_to {self.belongs_to!r}: must be 'user' or 'assistant'")
+            raise InvalidValue(
+                f"file belongs_to {short_repr(self.belongs_to)}: must be 'user' or 'assistant'"
+            )
 
     @classmethod
     def coerce(cls, value: FileRef | Mapping[str, Any]) -> FileRef:
@@ -119,7 +127,7 @@ class FileRef:
         if isinstance(value, FileRef):
             return value
         if not isinstance(value, Mapping):
-            raise InvalidValue(f"file {value!r}: expected a FileRef or a mapping of its fields")
+            raise InvalidValue(f"file {short_repr(value)}: expected a FileRef or a mapping of its fields")
         unknown = set(value) - set(cls.__dataclass_fields__)
         if unknown:
             raise InvalidValue(f"file {dict(value)!r}: unknown fields {sorted(unknown)}")
@@ -204,7 +212,7 @@ def check_role(role: object) -> str:
         InvalidValue: anything else.
     """
     if role not in ROLES:
-        raise InvalidValue(f"role {role!r}: must be one of {', '.join(ROLES)}")
+        raise InvalidValue(f"role {short_repr(role)}: must be one of {', '.join(ROLES)}")
     return str(role)
 
 
@@ -216,13 +224,18 @@ def check_files(files: Sequence[FileRef | Mapping[str, Any]] | None) -> tuple[Fi
     """
     if files is None:
         return ()
-    if isinstance(files, str | bytes | Mapping):
-        raise InvalidValue(f"files {files!r}: expected a sequence of file references")
+    if isinstance(files, str | bytes | Mapping) or not isinstance(files, Iterable):
+        raise InvalidValue(f"files {short_repr(files)}: expected a sequence of file references")
     return tuple(FileRef.coerce(f) for f in files)
 
 
-def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int]) -> dict[str, Any]:
+def draft_message(
+    fields: Mapping[str, Any], count_tokens: Callable[[str], int], field: str = "message"
+) -> dict[str, Any]:
     """Validate the fields of a message to append and fill the defaults (id, token count).
+
+    Text follows :mod:`memstack.limits` (no lone surrogates; content at most 1 MiB); messages
+    name the field as ``{field}.content``.
 
     Raises:
         InvalidValue, InvalidKey: an unknown field or an invalid value.
@@ -233,7 +246,8 @@ def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int])
     role = check_role(fields.get("role"))
     content = fields.get("content")
     if not isinstance(content, str):
-        raise InvalidValue(f"content {content!r}: must be a string")
+        raise InvalidValue(f"{field}.content {short_repr(content)}: must be a string")
+    limits.check_text(content, f"{field}.content", max_bytes=limits.MAX_VALUE_BYTES)
     message_id = check_message_id(fields.get("message_id") or str(uuid.uuid4()))
     parent = fields.get("parent_message_id", LATEST)
     if parent not in (None, "", LATEST, UUID_NIL):
@@ -241,15 +255,20 @@ def draft_message(fields: Mapping[str, Any], count_tokens: Callable[[str], int])
     files = check_files(fields.get("files"))
     for file in files:
         if file.belongs_to is not None and role in ("user", "assistant") and file.belongs_to != role:
-            raise InvalidValue(f"file belongs_to {file.belongs_to!r} on a {role!r} message")
+            raise InvalidValue(
+                f"file belongs_to {short_repr(file.belongs_to)} on a {short_repr(role)} message"
+            )
     tokens = fields.get("token_count")
     if tokens is None:
         tokens = count_tokens(content)
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-        raise InvalidValue(f"token_count {tokens!r}: must be an int >= 0")
+        raise InvalidValue(f"token_count {short_repr(tokens)}: must be an int >= 0")
+    limits.check_int(tokens, f"{field}.token_count")
     run_id = fields.get("workflow_run_id")
     if run_id is not None and (not isinstance(run_id, str) or not run_id):
-        raise InvalidValue(f"workflow_run_id {run_id!r}: must be a non-empty string or None")
+        raise InvalidValue(f"workflow_run_id {short_repr(run_id)}: must be a non-empty string or None")
+    if run_id is not None:
+        limits.check_text(run_id, f"{field}.workflow_run_id", max_bytes=1024)
     return {
         "message_id": message_id,
         "parent_message_id": parent or None,

@@ -26,8 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
+from ..limits import short_repr
 from ..llm.tokens import TokenCounter, count_message, token_counter
-from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight
+from .history import DEFAULT_MESSAGE_LIMIT, check_limits, drop_in_flight
+from .inputs import check_node_turn
 from .message import FileRef, check_conversation_id, check_files
 from .prompt import PromptMessage, history_text, prompt_message
 from .prune import prune
@@ -44,7 +46,7 @@ Files = Sequence[FileRef | Mapping[str, Any]] | None
 
 def _check_name(value: object, name: str) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
-        raise InvalidKey(f"{name} {value!r}: must be 1-128 characters of [A-Za-z0-9_.-]")
+        raise InvalidKey(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_.-]")
     return value
 
 
@@ -76,7 +78,7 @@ class NodeMemory:
         token_counter: str | TokenCounter | None = None,
     ) -> None:
         if mode not in MODES:
-            raise InvalidConfiguration(f"mode {mode!r}: must be one of {', '.join(MODES)}")
+            raise InvalidConfiguration(f"mode {short_repr(mode)}: must be one of {', '.join(MODES)}")
         if not conversation_id:
             raise InvalidConfiguration(
                 f"conversation_id {conversation_id!r}: {mode} memory needs the conversation it lives in "
@@ -87,6 +89,7 @@ class NodeMemory:
         self.app_id = _check_name(app_id, "app_id")
         self.conversation_id = check_conversation_id(conversation_id)
         self.node_id = _check_name(node_id, "node_id")
+        check_limits(None, max_token_limit)
         self.max_token_limit = max_token_limit
         self.count_tokens = conversations.count_tokens if token_counter is None else _counter(token_counter)
         engine = conversations.engine
@@ -106,13 +109,15 @@ class NodeMemory:
         """Upsert the turn of ``workflow_run_id`` in the write buffer (persisted by :meth:`flush`).
 
         Raises:
-            InvalidValue: empty run id, non-string content, or an invalid file reference.
+            InvalidValue: empty run id, non-string content, or an invalid file reference; a lone
+                surrogate or over-long text (see :func:`~memstack.conversation.inputs.check_node_turn`).
         """
         if not isinstance(workflow_run_id, str) or not workflow_run_id:
-            raise InvalidValue(f"workflow_run_id {workflow_run_id!r}: must be a non-empty string")
+            raise InvalidValue(f"workflow_run_id {short_repr(workflow_run_id)}: must be a non-empty string")
         for name, text in (("user_content", user_content), ("assistant_content", assistant_content)):
             if not isinstance(text, str):
-                raise InvalidValue(f"{name} {text!r}: must be a string")
+                raise InvalidValue(f"{name} {short_repr(text)}: must be a string")
+        check_node_turn(workflow_run_id, user_content, assistant_content)
         turn = {
             "user_content": user_content,
             "user_files": [f.to_dict() for f in check_files(user_files)],
@@ -187,8 +192,10 @@ class NodeMemory:
 
         Raises:
             EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidValue: a limit that is not an int (or None) of magnitude at most 2**53.
         """
         limit = self.max_token_limit if max_token_limit is None else max_token_limit
+        check_limits(message_limit, limit)
         if self.mode == "conversation":
             return self.conversations.history(
                 self.conversation_id, current_message_id, limit, message_limit, image_detail=image_detail

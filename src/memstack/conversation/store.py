@@ -27,8 +27,10 @@ from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
+from ..limits import short_repr
 from ..llm.tokens import TokenCounter, token_counter
 from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, select_history, select_thread
+from .inputs import check_positions
 from .message import LATEST, FileRef, Message, check_conversation_id, check_message_id, draft_message
 from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
 from .thread import UUID_NIL
@@ -235,7 +237,12 @@ class ConversationStore:
         return Message.from_json(record)
 
     def messages(self, conversation_id: str, start: int = 0, stop: int = -1) -> list[Message]:
-        """Messages by position in creation order (``start..stop`` inclusive, negative from the end)."""
+        """Messages by position in creation order (``start..stop`` inclusive, negative from the end).
+
+        Raises:
+            InvalidValue: ``start`` or ``stop`` is not an int of magnitude at most 2**53.
+        """
+        check_positions(start, stop)
         base = self._base(conversation_id)
         return [Message.from_json(r) for r in self.engine.lrange(base + "log", start, stop)]
 
@@ -308,7 +315,9 @@ class ConversationStore:
             InvalidValue: ``image_detail`` is not high, low or auto.
         """
         if image_detail not in IMAGE_DETAILS:
-            raise InvalidValue(f"image_detail {image_detail!r}: must be one of {', '.join(IMAGE_DETAILS)}")
+            raise InvalidValue(
+                f"image_detail {short_repr(image_detail)}: must be one of {', '.join(IMAGE_DETAILS)}"
+            )
         return select_history(
             self._pages(self._base(conversation_id), current_message_id),
             max_token_limit=max_token_limit,

@@ -25,8 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
+from ..limits import short_repr
 
 __all__ = ["Turn", "TurnMemory"]
 
@@ -60,7 +62,8 @@ class TurnMemory:
         idle_timeout: seconds without add or read after which a session expires (None: never).
 
     Raises:
-        InvalidConfiguration: a limit below 1 or a non-positive timeout.
+        InvalidConfiguration: a limit below 1, or a timeout that is not a number of seconds
+            greater than 0 and at most ten years.
     """
 
     def __init__(
@@ -77,10 +80,16 @@ class TurnMemory:
             ("max_turns_per_session", max_turns_per_session),
             ("context_turns", context_turns),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidConfiguration(f"{name} {value!r}: must be an int >= 1")
-        if idle_timeout is not None and idle_timeout <= 0:
-            raise InvalidConfiguration(f"idle_timeout {idle_timeout!r}: must be > 0 or None")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limits.MAX_COUNT:
+                raise InvalidConfiguration(f"{name} {short_repr(value)}: must be an int >= 1 (at most 2**53)")
+        if idle_timeout is not None and (
+            isinstance(idle_timeout, bool)
+            or not isinstance(idle_timeout, int | float)
+            or not 0 < idle_timeout <= limits.MAX_TTL_SECONDS
+        ):
+            raise InvalidConfiguration(
+                f"idle_timeout {short_repr(idle_timeout)}: must be > 0 (at most ten years) or None"
+            )
         self.engine = engine
         self.max_turns_per_session = max_turns_per_session
         self.context_turns = context_turns
@@ -93,7 +102,7 @@ class TurnMemory:
     def _key(self, session_id: str) -> str:
         if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
             raise InvalidSessionId(
-                f"session_id {session_id!r}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
+                f"session_id {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
             )
         return f"{self._base}s:{session_id}"
 
@@ -105,13 +114,16 @@ class TurnMemory:
 
         Raises:
             InvalidSessionId: a malformed session id.
-            InvalidValue: an empty role or non-string content.
+            InvalidValue: an empty role or non-string content, a lone surrogate in either, a role
+                over 256 bytes or content over 1 MiB (the message names the field).
         """
         key = self._key(session_id)
         if not isinstance(role, str) or not role:
-            raise InvalidValue(f"role {role!r}: must be a non-empty string")
+            raise InvalidValue(f"role {short_repr(role)}: must be a non-empty string")
         if not isinstance(content, str):
-            raise InvalidValue(f"content {content!r}: must be a string")
+            raise InvalidValue(f"content {short_repr(content)}: must be a string")
+        limits.check_text(role, "role", max_bytes=256)
+        limits.check_text(content, "content", max_bytes=limits.MAX_VALUE_BYTES)
         turn = Turn(role, content, self.engine.clock.now())
         record = json.dumps(
             {"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False
@@ -140,11 +152,11 @@ class TurnMemory:
         """The last ``n`` turns (default ``context_turns``), oldest first.
 
         Raises:
-            InvalidValue: ``n`` below 1.
+            InvalidValue: ``n`` below 1 or above 2**53.
         """
         count = self.context_turns if n is None else n
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            raise InvalidValue(f"n {n!r}: must be an int >= 1")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limits.MAX_COUNT:
+            raise InvalidValue(f"n {short_repr(n)}: must be an int >= 1 (at most 2**53)")
         return self._read(session_id, -count)
 
     def _read(self, session_id: str, start: int) -> list[Turn]:
@@ -181,9 +193,13 @@ class TurnMemory:
         return [s for s in ids if s not in gone]
 
     def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise InvalidValue(f"limit {limit!r}: must be an int >= 1 or None")
+        """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones.
+
+        Raises:
+            InvalidValue: ``limit`` not None nor an int from 1 to 2**53.
+        """
+        if limit is not None:
+            limits.check_int(limit, "limit", minimum=1)
         start = 0 if limit is None else -limit
         return [json.loads(r) for r in self.engine.lrange(self._base + "log", start, -1)]
 

@@ -28,6 +28,8 @@ from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidKey, InvalidValue
+from ..limits import MAX_COUNT, short_repr
+from .inputs import check_window_messages, id_text
 from .window_config import SimpleMemoryConfig
 
 __all__ = ["SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
@@ -64,13 +66,13 @@ def parse_input_messages(data: Mapping[str, Any]) -> list[dict[str, Any]]:
             parsed = []
             for item in items:
                 if not isinstance(item, Mapping) or not isinstance(item.get("role"), str):
-                    raise InvalidValue(f"Message missing 'role' field: {item!r}")
+                    raise InvalidValue(f"Message missing 'role' field: {short_repr(item)}")
                 if not isinstance(item.get("content"), str):
-                    raise InvalidValue(f"Message missing 'content' field: {item!r}")
+                    raise InvalidValue(f"Message missing 'content' field: {short_repr(item)}")
                 role = item["role"] if item["role"] in _ROLES else "user"
                 message: dict[str, Any] = {"role": role, "content": item["content"]}
                 if item.get("id") is not None:
-                    message["message_id"] = str(item["id"])
+                    message["message_id"] = id_text(item["id"], "messages.id")
                 if isinstance(item.get("metadata"), Mapping):
                     message["metadata"] = dict(item["metadata"])
                 parsed.append(message)
@@ -96,8 +98,10 @@ class SlidingWindows:
     ) -> None:
         if cleanup_interval is not None and cleanup_interval <= 0:
             raise InvalidConfiguration(f"cleanup_interval {cleanup_interval!r}: must be > 0 or None")
-        if max_messages < 1:
-            raise InvalidConfiguration(f"max_messages {max_messages!r}: must be >= 1")
+        if not 1 <= max_messages <= MAX_COUNT:
+            raise InvalidConfiguration(
+                f"max_messages {short_repr(max_messages)}: must be >= 1 (at most 2**53)"
+            )
         self.engine = engine
         self.cleanup_interval = cleanup_interval
         self.max_messages = max_messages
@@ -114,20 +118,24 @@ class SlidingWindows:
         """
         cfg = SimpleMemoryConfig.coerce(config)
         if cfg.session_id_type == "custom_key":
-            return str(cfg.custom_session_key)
+            return id_text(cfg.custom_session_key, "custom_session_key")
         value = input.get("session_id") if isinstance(input, Mapping) else None
         if value is None or value == "":
             raise InvalidConfiguration(
                 "session_id: the input has no 'session_id' field (session_id_type is from_input); "
                 "send one or use session_id_type='custom_key'"
             )
-        return str(value)
+        return id_text(value, "session_id")
 
     def _base(self, workflow_id: str, session_id: str) -> str:
         if not isinstance(workflow_id, str) or not _WORKFLOW.fullmatch(workflow_id) or len(workflow_id) > 128:
-            raise InvalidKey(f"workflow_id {workflow_id!r}: 1-128 characters of [A-Za-z0-9_.-] without '__'")
+            raise InvalidKey(
+                f"workflow_id {short_repr(workflow_id)}: 1-128 characters of [A-Za-z0-9_.-] without '__'"
+            )
         if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
-            raise InvalidKey(f"session_id {session_id!r}: must be 1-128 characters of [A-Za-z0-9_.:@-]")
+            raise InvalidKey(
+                f"session_id {short_repr(session_id)}: must be 1-128 characters of [A-Za-z0-9_.:@-]"
+            )
         return f"{PREFIX}{self.engine.tag(f'{workflow_id}__{session_id}')}:"
 
     # -- core --------------------------------------------------------------------------------
@@ -136,6 +144,7 @@ class SlidingWindows:
     ) -> tuple[list[dict[str, Any]], int]:
         """Lazily expire, append ``new`` (one batch), refresh the access time; return the window and
         the number of stored messages."""
+        check_window_messages(new)
         self._ensure_sweeper()
         now = self.engine.now_ms()
         expiry_ms = None if cfg.buffer_expiry_minutes is None else int(cfg.buffer_expiry_minutes * 60_000)
@@ -234,7 +243,9 @@ class SlidingWindows:
         for role, data, key in (("user", input, cfg.input_key), ("assistant", output, cfg.output_key)):
             text = data.get(key) if isinstance(data, Mapping) else None
             if not isinstance(text, str):
-                raise InvalidValue(f"{key!r}: the {role} message must be a string field, got {text!r}")
+                raise InvalidValue(
+                    f"{key!r}: the {role} message must be a string field, got {short_repr(text)}"
+                )
             pair.append({"role": role, "content": text})
         self._touch(self._base(workflow_id, session), cfg, workflow_id, session, pair)
 

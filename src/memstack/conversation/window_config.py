@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import InvalidConfiguration
+from ..limits import MAX_COUNT, MAX_TTL_SECONDS, short_repr
 
 __all__ = ["SESSION_ID_TYPES", "SimpleMemoryConfig"]
 
@@ -59,6 +60,8 @@ class SimpleMemoryConfig:
         length = self.context_window_length
         if isinstance(length, bool) or not isinstance(length, int) or length <= 0:
             return "context_window_length must be greater than 0"
+        if length > MAX_COUNT:
+            return f"context_window_length must be at most {MAX_COUNT}"
         for name in ("input_key", "memory_key", "output_key"):
             if not getattr(self, name):
                 return f"{name} cannot be empty"
@@ -66,8 +69,9 @@ class SimpleMemoryConfig:
             return "custom_session_key is required when session_id_type is CustomKey"
         expiry = self.buffer_expiry_minutes
         number = isinstance(expiry, int | float) and not isinstance(expiry, bool)
-        if expiry is not None and (not number or expiry <= 0):
-            return f"buffer_expiry_minutes {expiry!r} must be a positive number or None"
+        if expiry is not None and (not number or not 0 < expiry <= MAX_TTL_SECONDS / 60):
+            limit = "must be a positive number (10 years at most) or None"
+            return f"buffer_expiry_minutes {short_repr(expiry)} {limit}"
         return None
 
     @classmethod
@@ -82,7 +86,7 @@ class SimpleMemoryConfig:
         if isinstance(value, SimpleMemoryConfig):
             return value.validate()
         if not isinstance(value, Mapping):
-            raise InvalidConfiguration(f"SimpleMemory configuration {value!r}: expected a mapping")
+            raise InvalidConfiguration(f"SimpleMemory configuration {short_repr(value)}: expected a mapping")
         unknown = set(value) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise InvalidConfiguration(

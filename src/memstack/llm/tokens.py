@@ -20,7 +20,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from ..errors import InvalidConfiguration
+from ..errors import InvalidConfiguration, InvalidValue
+from ..limits import short_repr
 
 __all__ = [
     "ENCODINGS",
@@ -65,8 +66,33 @@ _log = logging.getLogger(__name__)
 
 
 def estimate_tokens(text: str) -> int:
-    """A cheap estimate: ``ceil(len(text) / 4)`` (about four characters per token in English)."""
+    """A cheap estimate: ``ceil(len(text) / 4)`` (about four characters per token in English).
+
+    Raises:
+        InvalidValue: ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise _not_text(text)
     return math.ceil(len(text) / 4)
+
+
+def _not_text(text: object) -> InvalidValue:
+    return InvalidValue(f"token counting: expected a string, got {type(text).__name__}")
+
+
+def _tolerant(count: TokenCounter) -> TokenCounter:
+    """``count`` that also counts text holding lone surrogates (each one as a ``?``): the exact
+    tokenizers only take valid Unicode and refuse the rest with a ``TypeError``."""
+
+    def counted(text: str) -> int:
+        if not isinstance(text, str):
+            raise _not_text(text)
+        try:
+            return count(text)
+        except TypeError:
+            return count(text.encode("utf-8", "replace").decode("utf-8"))
+
+    return counted
 
 
 def _encoding_name(name: str) -> str:
@@ -77,7 +103,7 @@ def _encoding_name(name: str) -> str:
         if lowered.startswith(prefix):
             return encoding
     raise InvalidConfiguration(
-        f"token counter {name!r}: not an encoding ({', '.join(ENCODINGS)}), a known OpenAI model "
+        f"token counter {short_repr(name)}: not an encoding ({', '.join(ENCODINGS)}), a known OpenAI model "
         f"name, or 'estimate'; pass a callable to count tokens for other models"
     )
 
@@ -98,8 +124,7 @@ def _exact(encoding: str) -> TokenCounter | None:
     except ImportError:
         return None
     tokenizer = quicktok.get_encoding(encoding)
-    count: TokenCounter = tokenizer.count
-    return count
+    return _tolerant(tokenizer.count)
 
 
 @functools.cache
@@ -113,6 +138,9 @@ def _warn_estimate(encoding: str) -> None:
 
 def token_counter(name_or_callable: str | TokenCounter | None = None) -> TokenCounter:
     """A ``Callable[[str], int]`` counting tokens.
+
+    The named counters count any ``str`` (a lone surrogate counts as one ``?``) and raise
+    :class:`~memstack.errors.InvalidValue` for anything else; a callable given is returned as is.
 
     Args:
         name_or_callable: an encoding (``"cl100k_base"``, ``"o200k_base"``), an OpenAI model name
@@ -128,7 +156,8 @@ def token_counter(name_or_callable: str | TokenCounter | None = None) -> TokenCo
         return name_or_callable
     if not isinstance(name_or_callable, str):
         raise InvalidConfiguration(
-            f"token counter {name_or_callable!r}: expected an encoding name or a callable(str) -> int"
+            f"token counter {short_repr(name_or_callable)}: "
+            "expected an encoding name or a callable(str) -> int"
         )
     if name_or_callable == "estimate":
         return estimate_tokens

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidValue
+from ..limits import short_repr
 
 __all__ = ["MemoryEntry", "SearchHit", "entry_from_dict", "entry_to_dict", "from_json", "to_json"]
 
@@ -73,11 +74,11 @@ def _time_to_str(value: datetime) -> str:
 
 def _time_from_str(value: object, name: str) -> datetime:
     if not isinstance(value, str):
-        raise InvalidValue(f"{name} {value!r}: must be an ISO 8601 time string")
+        raise InvalidValue(f"{name} {short_repr(value)}: must be an ISO 8601 time string")
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)
     except ValueError as exc:
-        raise InvalidValue(f"{name} {value!r}: not an ISO 8601 time ({exc})") from None
+        raise InvalidValue(f"{name} {short_repr(value)}: not an ISO 8601 time ({exc})") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed.astimezone(UTC)
@@ -105,20 +106,26 @@ def entry_from_dict(data: object) -> MemoryEntry:
         InvalidValue: not an object, a missing id/content/createdAt, or a field of the wrong type.
     """
     if not isinstance(data, dict):
-        raise InvalidValue(f"memory entry {data!r}: must be a JSON object")
+        raise InvalidValue(f"memory entry {short_repr(data)}: must be a JSON object")
     fields = {str(k).lower(): v for k, v in data.items()}
     entry_id, content = fields.get("id"), fields.get("content")
     if not isinstance(entry_id, str) or not isinstance(content, str):
-        raise InvalidValue(f"memory entry {data!r}: 'id' and 'content' must be strings")
+        raise InvalidValue(f"memory entry {short_repr(data)}: 'id' and 'content' must be strings")
     category = fields.get("category")
     if category is not None and not isinstance(category, str):
-        raise InvalidValue(f"memory entry {entry_id!r}: category {category!r} must be a string or null")
+        raise InvalidValue(
+            f"memory entry {short_repr(entry_id)}: category {short_repr(category)} must be a string or null"
+        )
     tags = fields.get("tags") or []
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        raise InvalidValue(f"memory entry {entry_id!r}: tags {tags!r} must be a list of strings")
+        raise InvalidValue(
+            f"memory entry {short_repr(entry_id)}: tags {short_repr(tags)} must be a list of strings"
+        )
     metadata = fields.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
-        raise InvalidValue(f"memory entry {entry_id!r}: metadata {metadata!r} must be an object or null")
+        raise InvalidValue(
+            f"memory entry {short_repr(entry_id)}: metadata {short_repr(metadata)} must be an object or null"
+        )
     updated = fields.get("updatedat")
     return MemoryEntry(
         id=entry_id,

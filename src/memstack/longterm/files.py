@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InvalidKey
+from ..limits import short_repr
 from .entry import MemoryEntry, entry_from_dict, to_json
 from .store import LongTermMemory
 from .validate import check_category, normalise_id
@@ -48,7 +49,9 @@ def entry_path(root: Path, entry: MemoryEntry) -> Path:
     folder = root.joinpath(*category.split("/")) if category is not None else root
     path = folder / f"{entry_id}.json"
     if not path.resolve().is_relative_to(root.resolve()):
-        raise InvalidKey(f"memory {entry.id!r} in category {category!r}: its path would leave {root}")
+        raise InvalidKey(
+            f"memory {short_repr(entry.id)} in category {short_repr(category)}: its path would leave {root}"
+        )
     return path
 
 

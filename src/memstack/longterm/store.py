@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
+from ..limits import check_text, short_repr
 from ..search import FUSION_PROFILES, PROFILES, fuse
 from . import hybrid
 from .entry import MemoryEntry, SearchHit, from_json, to_json
@@ -56,7 +57,7 @@ class LongTermMemory:
 
     Raises:
         InvalidKey: a bad scope.
-        InvalidConfiguration: an unknown profile or fusion.
+        InvalidConfiguration: an unknown profile or fusion, a ``min_similarity`` outside [-1, 1].
     """
 
     def __init__(
@@ -70,8 +71,18 @@ class LongTermMemory:
         min_similarity: float | None = None,
     ) -> None:
         for name, value, known in (("profile", profile, PROFILES), ("fusion", fusion, FUSION_PROFILES)):
-            if value not in known:
-                raise InvalidConfiguration(f"{name} {value!r}: must be one of {', '.join(sorted(known))}")
+            if not isinstance(value, str) or value not in known:
+                raise InvalidConfiguration(
+                    f"{name} {short_repr(value)}: must be one of {', '.join(sorted(known))}"
+                )
+        if min_similarity is not None and (
+            isinstance(min_similarity, bool)
+            or not isinstance(min_similarity, int | float)
+            or not -1 <= min_similarity <= 1
+        ):
+            raise InvalidConfiguration(
+                f"min_similarity {short_repr(min_similarity)}: must be a number from -1 to 1"
+            )
         self.engine = engine
         self.scope = check_scope(scope)
         self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity
@@ -105,8 +116,10 @@ class LongTermMemory:
 
         Raises:
             InvalidValue: blank content, bad tags/metadata/time, both ``entry`` and fields, an
-                unknown ``dedupe`` mode, or ``dedupe`` with an id.
-            InvalidCategory: a category that breaks the path rule.
+                unknown ``dedupe`` mode, or ``dedupe`` with an id; text with a lone surrogate,
+                content over 1 MiB, metadata that breaks :mod:`memstack.limits` (the message names
+                ``content``, ``tags[i]``, ``metadata['x']``...).
+            InvalidCategory: a category that breaks the path rule or is over 256 characters.
             InvalidKey: a bad id.
             Conflict: the id kept changing under concurrent writers.
         """
@@ -151,7 +164,9 @@ class LongTermMemory:
                 new = replace(template, created_at=given_created or old.created_at, updated_at=now)
             if self._write(new, old_raw, old):
                 return new.copy()
-        raise Conflict(f"memory {entry_id!r}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned")
+        raise Conflict(
+            f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
+        )
 
     def restore(self, entry: MemoryEntry) -> MemoryEntry:
         """Write ``entry`` exactly as given (times included), replacing any entry of its id.
@@ -176,7 +191,9 @@ class LongTermMemory:
             old_raw = self.engine.get(key)
             if self._write(new, old_raw, from_json(old_raw) if old_raw is not None else None):
                 return new.copy()
-        raise Conflict(f"memory {new.id!r}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned")
+        raise Conflict(
+            f"memory {short_repr(new.id)}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned"
+        )
 
     def _duplicate_of(self, content: str, mode: DedupeMode | None) -> MemoryEntry | None:
         if mode is None:
@@ -282,12 +299,15 @@ class LongTermMemory:
         dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
 
         Raises:
-            InvalidValue: ``max_results`` below 1, a bad time or tag.
+            InvalidValue: ``max_results`` below 1, a bad time or tag, a ``query`` or ``category``
+                that is not a string (or None) or holds a lone surrogate (names the field).
         """
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
-            raise InvalidValue(f"max_results {max_results!r}: must be an int >= 1")
-        if query is not None and not isinstance(query, str):
-            raise InvalidValue(f"query {query!r}: must be a string or None")
+            raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int >= 1")
+        if query is not None:
+            check_text(query, "query")
+        if category is not None:
+            check_text(category, "category")
         filters = Filters(
             category=category.strip() if isinstance(category, str) and category.strip() else None,
             tags=check_tags(tags),
@@ -342,7 +362,7 @@ class LongTermMemory:
             Exception: whatever the embedder raises.
         """
         if self._worker is None or self.embedder is None:
-            raise InvalidConfiguration(f"scope {self.scope!r}: reembed() needs an embedder")
+            raise InvalidConfiguration(f"scope {short_repr(self.scope)}: reembed() needs an embedder")
         self.flush_embeddings()
         cache = self._fresh_cache()
         with cache.lock:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engines import Engine
-from ..errors import InvalidValue
+from ..limits import check_ttl
 from .layout import injected_key
 from .validate import check_session_id, normalise_id
 
@@ -25,14 +25,12 @@ class InjectionTracker:
         ttl: optional lifetime in seconds of a session's record, renewed by every mark (None: forever).
 
     Raises:
-        InvalidValue: a ``ttl`` that is not a positive number.
+        InvalidValue: a ``ttl`` that is not a number of seconds greater than 0 and at most ten years.
     """
 
     def __init__(self, engine: Engine, *, ttl: float | None = None) -> None:
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0):
-            raise InvalidValue(f"ttl {ttl!r}: must be a positive number of seconds or None")
         self.engine = engine
-        self.ttl_ms = None if ttl is None else max(1, int(ttl * 1000))
+        self.ttl_ms = None if ttl is None else max(1, int(check_ttl(ttl, "ttl") * 1000))
 
     def try_mark(self, session_id: str, memory_id: str) -> bool:
         """True only the first time ``memory_id`` is marked in ``session_id`` (atomic across workers).

@@ -7,7 +7,6 @@ normalised to lower case, so ``ABC`` and ``abc`` name the same memory.
 from __future__ import annotations
 
 import json
-import math
 import re
 import uuid
 from collections.abc import Iterable
@@ -15,10 +14,12 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..errors import InvalidCategory, InvalidKey, InvalidSessionId, InvalidValue
+from ..limits import MAX_VALUE_BYTES, check_text, encode_json, short_repr
 
 __all__ = [
     "CATEGORY_SEGMENT",
     "ID_RULE",
+    "MAX_CATEGORY_LENGTH",
     "SCOPE_RULE",
     "check_category",
     "check_content",
@@ -40,6 +41,8 @@ ID_RULE: Final = re.compile(r"[a-z0-9_-][a-z0-9_.-]{0,127}")
 SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 CATEGORY_SEGMENT: Final = re.compile(r"[A-Za-z0-9_-]+")
 MAX_TAG_LENGTH: Final = 256
+MAX_CATEGORY_LENGTH: Final = 256
+"""Longest category path, in characters (it becomes a directory path in the files layout)."""
 
 
 def new_id() -> str:
@@ -50,7 +53,9 @@ def new_id() -> str:
 def check_scope(scope: object) -> str:
     """Raises: InvalidKey: ``scope`` breaks :data:`SCOPE_RULE`."""
     if not isinstance(scope, str) or not SCOPE_RULE.fullmatch(scope):
-        raise InvalidKey(f"scope {scope!r}: must be 1-128 characters of letters, digits, '_', '.', '@', '-'")
+        raise InvalidKey(
+            f"scope {short_repr(scope)}: must be 1-128 characters of letters, digits, '_', '.', '@', '-'"
+        )
     return scope
 
 
@@ -62,7 +67,7 @@ def normalise_id(entry_id: object) -> str:
     """
     if not isinstance(entry_id, str) or not ID_RULE.fullmatch(entry_id.lower()):
         raise InvalidKey(
-            f"memory id {entry_id!r}: must be 1-128 characters of letters, digits, '_', '.', '-' "
+            f"memory id {short_repr(entry_id)}: must be 1-128 characters of letters, digits, '_', '.', '-' "
             "and not start with '.'"
         )
     return entry_id.lower()
@@ -71,7 +76,9 @@ def normalise_id(entry_id: object) -> str:
 def check_session_id(session_id: object) -> str:
     """Raises: InvalidSessionId: not 1-128 characters of ``[A-Za-z0-9_-]``."""
     if not isinstance(session_id, str) or not SESSION_RULE.fullmatch(session_id):
-        raise InvalidSessionId(f"session id {session_id!r}: must be 1-128 characters of [A-Za-z0-9_-]")
+        raise InvalidSessionId(
+            f"session id {short_repr(session_id)}: must be 1-128 characters of [A-Za-z0-9_-]"
+        )
     return session_id
 
 
@@ -79,51 +86,67 @@ def check_category(category: object) -> str | None:
     """``category`` (None allowed), checked segment by segment (spec item 8).
 
     Raises:
-        InvalidCategory: empty or whitespace, absolute, containing ``..``, or a segment that is
-            not ``[A-Za-z0-9_-]+`` (so no path can escape a directory).
+        InvalidCategory: empty or whitespace, absolute, containing ``..``, a segment that is
+            not ``[A-Za-z0-9_-]+`` (so no path can escape a directory), or longer than
+            :data:`MAX_CATEGORY_LENGTH` characters.
     """
     if category is None:
         return None
     if not isinstance(category, str):
-        raise InvalidCategory(f"category {category!r}: must be a string or None")
+        raise InvalidCategory(f"category {short_repr(category)}: must be a string or None")
+    if len(category) > MAX_CATEGORY_LENGTH:
+        raise InvalidCategory(
+            f"category {short_repr(category)}: {len(category)} characters, the limit is {MAX_CATEGORY_LENGTH}"
+        )
     if not category.strip():
-        raise InvalidCategory(f"category {category!r}: must not be empty or whitespace")
+        raise InvalidCategory(f"category {short_repr(category)}: must not be empty or whitespace")
     if category.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", category):
-        raise InvalidCategory(f"category {category!r}: must be a relative path, not absolute")
+        raise InvalidCategory(f"category {short_repr(category)}: must be a relative path, not absolute")
     if ".." in category:
-        raise InvalidCategory(f"category {category!r}: must not contain '..'")
+        raise InvalidCategory(f"category {short_repr(category)}: must not contain '..'")
     for segment in category.split("/"):
         if not CATEGORY_SEGMENT.fullmatch(segment):
             raise InvalidCategory(
-                f"category {category!r}: segment {segment!r} must be 1+ characters of [A-Za-z0-9_-] "
+                f"category {short_repr(category)}: segment "
+                f"{short_repr(segment)} must be 1+ characters of [A-Za-z0-9_-] "
                 "(segments separated by single '/')"
             )
     return category
 
 
-def check_content(content: object) -> str:
-    """Raises: InvalidValue: ``content`` is not a non-blank string."""
+def check_content(content: object, field: str = "content") -> str:
+    """``content`` if it is non-blank text of at most :data:`~memstack.limits.MAX_VALUE_BYTES`
+    UTF-8 bytes.
+
+    Raises:
+        InvalidValue: not a string, blank, too long, or with a lone surrogate (names ``field``).
+    """
     if not isinstance(content, str) or not content.strip():
-        raise InvalidValue(f"content {content!r}: must be a non-blank string")
-    return content
+        raise InvalidValue(f"{field} {short_repr(content)}: must be a non-blank string")
+    return check_text(content, field, max_bytes=MAX_VALUE_BYTES)
 
 
 def check_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     """Tags as a tuple: a comma-separated string is split; blanks are dropped, others stripped.
 
     Raises:
-        InvalidValue: a tag that is not a string or longer than 256 characters.
+        InvalidValue: not a string or an iterable of strings, a tag that is not a string, longer
+            than 256 characters or with a lone surrogate (the message names ``tags[i]``).
     """
     if tags is None:
         return ()
+    if isinstance(tags, bytes) or not isinstance(tags, str | Iterable):
+        raise InvalidValue(f"tags: expected a string or a list of strings, got {type(tags).__name__}")
     items: Iterable[object] = tags.split(",") if isinstance(tags, str) else tags
     out: list[str] = []
-    for tag in items:
+    for i, tag in enumerate(items):
         if not isinstance(tag, str):
-            raise InvalidValue(f"tag {tag!r}: must be a string")
-        tag = tag.strip()
+            raise InvalidValue(f"tags[{i}]: tag {short_repr(tag)} must be a string")
+        tag = check_text(tag, f"tags[{i}]").strip()
         if len(tag) > MAX_TAG_LENGTH:
-            raise InvalidValue(f"tag {tag[:40]!r}…: longer than {MAX_TAG_LENGTH} characters")
+            raise InvalidValue(
+                f"tags[{i}]: tag {short_repr(tag[:40])}… is longer than {MAX_TAG_LENGTH} characters"
+            )
         if tag:
             out.append(tag)
     return tuple(out)
@@ -133,16 +156,14 @@ def check_metadata(metadata: object) -> dict[str, Any] | None:
     """A JSON-serialisable copy of ``metadata`` (None allowed).
 
     Raises:
-        InvalidValue: not a dict with string keys, or not JSON-serialisable (NaN included).
+        InvalidValue: not a dict, or not JSON within :mod:`memstack.limits` (NaN, non-string
+            keys, lone surrogates, nesting deeper than 100, over 1 MiB); names ``metadata['x']``.
     """
     if metadata is None:
         return None
-    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
-        raise InvalidValue(f"metadata {metadata!r}: must be a dict with string keys")
-    try:
-        text = json.dumps(metadata, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidValue(f"metadata {metadata!r}: not JSON-serialisable ({exc})") from None
+    if not isinstance(metadata, dict):
+        raise InvalidValue(f"metadata: must be a dict with string keys, got {type(metadata).__name__}")
+    text = encode_json(metadata, "metadata")
     copied: dict[str, Any] = json.loads(text)
     return copied
 
@@ -151,14 +172,20 @@ def check_time(value: object, name: str) -> datetime | None:
     """A timezone-aware datetime (or epoch seconds) as UTC; None passes.
 
     Raises:
-        InvalidValue: a naive datetime (its zone would be a guess) or another type.
+        InvalidValue: a naive datetime (its zone would be a guess), epoch seconds outside the
+            years 1-9999, or another type.
     """
     if value is None:
         return None
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
-            raise InvalidValue(f"{name} {value!r}: must be timezone-aware (e.g. datetime.now(UTC))")
+            raise InvalidValue(f"{name} {short_repr(value)}: must be timezone-aware (e.g. datetime.now(UTC))")
         return value.astimezone(UTC)
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return datetime.fromtimestamp(value, UTC)
-    raise InvalidValue(f"{name} {value!r}: must be a timezone-aware datetime or epoch seconds")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidValue(
+                f"{name}: {short_repr(value)} epoch seconds are outside the years 1-9999"
+            ) from None
+    raise InvalidValue(f"{name} {short_repr(value)}: must be a timezone-aware datetime or epoch seconds")

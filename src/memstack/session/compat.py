@@ -17,6 +17,7 @@ from urllib.parse import quote
 from ..clock import Clock
 from ..engines import Engine, default_sqlite_url, default_url, open_engine
 from ..errors import InvalidConfiguration, MemstackError, SessionExists, SessionLimitReached, SessionNotFound
+from ..limits import short_repr
 from .store import SessionStore
 
 __all__ = ["BACKENDS", "PersistentMemoryStore", "engine_url"]
@@ -42,7 +43,9 @@ def engine_url(
         InvalidConfiguration: unknown backend, or Redis with an empty host.
     """
     if backend not in BACKENDS:
-        raise InvalidConfiguration(f'Unknown backend: {backend!r}. Must be "redis", "sqlite" or "memory".')
+        raise InvalidConfiguration(
+            f'Unknown backend: {short_repr(backend)}. Must be "redis", "sqlite" or "memory".'
+        )
     if url:
         return url
     if backend == "memory":

@@ -16,7 +16,15 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, Final, TypeVar
 
 from ..clock import Clock
-from ..errors import EngineUnavailable, InvalidConfiguration, InvalidInput, MemstackError, SessionExists
+from ..errors import (
+    EngineUnavailable,
+    InvalidConfiguration,
+    InvalidInput,
+    InvalidValue,
+    MemstackError,
+    SessionExists,
+)
+from ..limits import short_repr
 from .compat import BACKENDS, PersistentMemoryStore
 
 __all__ = ["PROFILES", "NodeConfig", "PersistentMemoryNode"]
@@ -60,7 +68,9 @@ def build_config(profile: str = "memory", settings: Mapping[str, Any] | None = N
         InvalidConfiguration: unknown profile, unknown field or unknown backend.
     """
     if profile not in PROFILES:
-        raise InvalidConfiguration(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+        raise InvalidConfiguration(
+            f"unknown profile {short_repr(profile)}; expected one of {', '.join(PROFILES)}"
+        )
     merged = {**PROFILES[profile], **(settings or {})}
     unknown = sorted(set(merged) - _FIELDS)
     if unknown:
@@ -68,7 +78,7 @@ def build_config(profile: str = "memory", settings: Mapping[str, Any] | None = N
     config = replace(NodeConfig(), **merged)
     if config.backend not in BACKENDS:
         raise InvalidConfiguration(
-            f'Unknown backend: {config.backend!r}. Must be "redis", "sqlite" or "memory".'
+            f'Unknown backend: {short_repr(config.backend)}. Must be "redis", "sqlite" or "memory".'
         )
     if not config.redis_password:
         config = replace(config, redis_password=None)
@@ -145,7 +155,9 @@ class PersistentMemoryNode:
         """
         if self.store is None:
             return question
-        item = copy.deepcopy(question)
+        item = _copy(question)
+        if item is None:
+            return question
         metadata = _metadata(item)
         sid = metadata.get("session_id") if metadata is not None else None
         self._current_session_id = sid if isinstance(sid, str) else None
@@ -173,7 +185,9 @@ class PersistentMemoryNode:
         """
         if self.store is None:
             return answer
-        item = copy.deepcopy(answer)
+        item = _copy(answer)
+        if item is None:
+            return answer
         metadata = _metadata(item)
         sid = metadata.get("session_id") if metadata is not None else None
         sid = sid or self._current_session_id
@@ -222,7 +236,30 @@ def _metadata(item: Any) -> dict[str, Any] | None:
     return metadata if isinstance(metadata, dict) else None
 
 
+def _copy(item: T) -> T | None:
+    """A deep copy of ``item``, or None (logged) when it is nested too deep to copy: such an item
+    is forwarded as is, like any other item the node cannot use."""
+    try:
+        return copy.deepcopy(item)
+    except RecursionError:
+        log.debug("PersistentMemoryNode: item nested too deep to copy, passes unchanged")
+        return None
+
+
 def _text(item: Any) -> str:
+    """The answer's text, as the seed takes it.
+
+    Raises:
+        InvalidValue: the text cannot be made a string (an int past Python's digit limit, a value
+            nested too deep to print).
+    """
+    try:
+        return _raw_text(item)
+    except (ValueError, RecursionError):
+        raise InvalidValue("last_answer: the answer's text cannot be turned into a string") from None
+
+
+def _raw_text(item: Any) -> str:
     for name in ("get_text", "getText"):
         method = getattr(item, name, None)
         if callable(method):

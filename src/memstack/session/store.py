@@ -13,6 +13,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Final
 
+from .. import limits
 from ..engines.base import Batch, Engine
 from ..errors import (
     EntryNotFound,
@@ -22,6 +23,7 @@ from ..errors import (
     SessionLimitReached,
     SessionNotFound,
 )
+from ..limits import short_repr
 from .layout import SESSIONS_KEY, Layout
 from .summary import plan_summary
 from .validate import (
@@ -66,7 +68,8 @@ class SessionStore:
         max_value_bytes: largest JSON encoding of one value (default 1 MiB).
 
     Raises:
-        InvalidConfiguration: ``max_history < 1``, a negative TTL or a negative cap.
+        InvalidConfiguration: ``max_history < 1``, a TTL that is negative or over ten years, a cap
+            or size that is not an int in range.
     """
 
     def __init__(
@@ -80,15 +83,24 @@ class SessionStore:
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
     ) -> None:
         if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
-            raise InvalidConfiguration(f"max_history {max_history!r}: must be an int >= 1")
-        if not isinstance(session_ttl_hours, int | float) or not session_ttl_hours >= 0:
-            raise InvalidConfiguration(f"session_ttl_hours {session_ttl_hours!r}: must be a number >= 0")
+            raise InvalidConfiguration(f"max_history {short_repr(max_history)}: must be an int >= 1")
+        most_hours = limits.MAX_TTL_SECONDS // 3600
+        if (
+            isinstance(session_ttl_hours, bool)
+            or not isinstance(session_ttl_hours, int | float)
+            or not 0 <= session_ttl_hours <= most_hours
+        ):
+            raise InvalidConfiguration(
+                f"session_ttl_hours {short_repr(session_ttl_hours)}: must be a number from 0 to {most_hours}"
+            )
         if max_sessions is None:
             max_sessions = DEFAULT_MEMORY_SESSION_CAP if engine.name == "memory" else 0
-        if max_sessions < 0:
-            raise InvalidConfiguration(f"max_sessions {max_sessions!r}: must be >= 0 (0 = unlimited)")
-        if max_value_bytes < 1:
-            raise InvalidConfiguration(f"max_value_bytes {max_value_bytes!r}: must be >= 1")
+        if not _is_int(max_sessions, 0):
+            raise InvalidConfiguration(
+                f"max_sessions {short_repr(max_sessions)}: must be an int >= 0 (0 = unlimited)"
+            )
+        if not _is_int(max_value_bytes, 1):
+            raise InvalidConfiguration(f"max_value_bytes {short_repr(max_value_bytes)}: must be an int >= 1")
         self.engine = engine
         self.max_history = max_history
         self.auto_summarize = auto_summarize
@@ -121,7 +133,7 @@ class SessionStore:
     def _absent(self, session_id: str) -> SessionNotFound:
         """Forget a session whose meta is gone (expired or deleted) and build the error."""
         self._purge(session_id, self._layout(session_id))
-        return SessionNotFound(f"Session {session_id!r} not found")
+        return SessionNotFound(f"Session {short_repr(session_id)} not found")
 
     def _purge(self, session_id: str, lay: Layout) -> None:
         if not self.engine.sismember(SESSIONS_KEY, session_id):
@@ -158,11 +170,11 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
-            InvalidValue: a TTL that is negative, not finite or over ten years.
+            InvalidValue: a TTL that is not a number, negative, not finite or over ten years.
             SessionExists: the session is live.
             SessionLimitReached: ``max_sessions`` live sessions exist already.
         """
-        hours = self.session_ttl_hours if ttl_hours is None else ttl_hours
+        hours = self.session_ttl_hours if ttl_hours is None else _check_hours(ttl_hours)
         if isinstance(hours, float) and hours.is_integer():
             hours = int(hours)  # meta says "86400" for 24 h, like the seed
         self._create(session_id, hours * 3600 if hours else None)
@@ -172,7 +184,7 @@ class SessionStore:
         ms = ttl_ms(ttl_seconds)
         stale, live = self._read_stale(lay)
         if live:
-            raise SessionExists(f"Session {session_id!r} already exists")
+            raise SessionExists(f"Session {short_repr(session_id)} already exists")
         if self.max_sessions and len(self.list()) >= self.max_sessions:
             raise SessionLimitReached(f"Maximum sessions ({self.max_sessions}) reached")
         if self.engine.clustered:  # __sessions__ is in another slot: register first, crash-safe
@@ -189,7 +201,7 @@ class SessionStore:
         if not self.engine.clustered:
             batch.sadd(SESSIONS_KEY, session_id)
         if not batch.execute().applied:
-            raise SessionExists(f"Session {session_id!r} already exists")
+            raise SessionExists(f"Session {short_repr(session_id)} already exists")
         if self.engine.clustered:  # a concurrent purge may have dropped the id meanwhile
             self.engine.sadd(SESSIONS_KEY, session_id)
 
@@ -263,7 +275,8 @@ class SessionStore:
 
         Raises:
             InvalidSessionId, InvalidKey: malformed id or key.
-            InvalidValue: not JSON-serialisable or larger than ``max_value_bytes``.
+            InvalidValue: not JSON (see :mod:`memstack.limits`: lone surrogates, NaN, nesting
+                deeper than 100...) or larger than ``max_value_bytes``; names ``value`` and the part.
             SessionNotFound: unknown, deleted or expired session.
         """
         lay = self._layout(session_id)
@@ -288,7 +301,7 @@ class SessionStore:
 
         Raises:
             InvalidSessionId, InvalidKey: malformed id or key.
-            InvalidValue: ``amount`` is not a finite int or float.
+            InvalidValue: ``amount`` is not a finite int or float of magnitude at most 2**63-1.
             NotANumber: the stored value is not a JSON number (nothing is changed).
             SessionNotFound: unknown, deleted or expired session.
         """
@@ -326,7 +339,7 @@ class SessionStore:
         (raw,) = self._read(session_id, lay, lambda b: b.get(lay.data(key)))
         if raw is None:
             if default is _MISSING:
-                raise EntryNotFound(f"Key {key!r} not found in session {session_id!r}")
+                raise EntryNotFound(f"Key {short_repr(key)} not found in session {short_repr(session_id)}")
             return default
         return decode_value(raw)
 
@@ -393,9 +406,11 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
+            InvalidValue: ``limit`` is not an int of magnitude at most 2**53.
             SessionNotFound: unknown, deleted or expired session.
         """
         lay = self._layout(session_id)
+        limits.check_int(limit, "limit", minimum=-limits.MAX_COUNT)
         start = 0 if limit <= 0 else -limit
         (raws,) = self._read(session_id, lay, lambda b: b.lrange(lay.history, start, -1))
         return [json.loads(r) for r in raws]
@@ -405,15 +420,17 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
-            InvalidValue: an entry is not a JSON-serialisable dict.
+            InvalidValue: an entry is not a JSON dict within the value limits (names ``entries[i]``).
             SessionNotFound: unknown, deleted or expired session (nothing is written).
         """
         lay = self._layout(session_id)
         raws = []
-        for entry in entries:
+        for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
-                raise InvalidValue(f"history entry {entry!r}: must be a dict")
-            raws.append(encode_value(entry, self.max_value_bytes))
+                raise InvalidValue(
+                    f"entries[{i}]: a history entry must be a dict, got {type(entry).__name__}"
+                )
+            raws.append(encode_value(entry, self.max_value_bytes, f"entries[{i}]"))
         batch = self.engine.batch()
         batch.require_exists(lay.meta)
         batch.incr(lay.generation)  # a summariser that read the old history must not trim this one
@@ -434,9 +451,10 @@ class SessionStore:
 
         Raises:
             InvalidSessionId: malformed id.
+            InvalidValue: ``max_entries`` is not an int from 0 to 2**53.
             SessionNotFound: unknown, deleted or expired session.
         """
-        limit = self.max_history if max_entries is None else max_entries
+        limit = self.max_history if max_entries is None else limits.check_int(max_entries, "max_entries")
         lay = self._layout(session_id)
         for _ in range(8):
             generation, raws = self._read(
@@ -455,3 +473,18 @@ class SessionStore:
             if batch.execute().applied:
                 return True
         return False  # others kept summarising: the history is being folded by them
+
+
+def _is_int(value: object, minimum: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and minimum <= value <= limits.MAX_COUNT
+
+
+def _check_hours(hours: object) -> float:
+    """``hours`` of a session TTL, checked here so the message speaks of hours as given."""
+    most = limits.MAX_TTL_SECONDS // 3600
+    if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 <= hours <= most:
+        raise InvalidValue(
+            f"session TTL (ttl_hours): {limits.short_repr(hours)} "
+            f"is not a number of hours from 0 to {most} (10 years)"
+        )
+    return hours

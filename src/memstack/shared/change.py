@@ -10,6 +10,7 @@ from typing import Any
 
 from ..clock import Clock, SystemClock
 from ..errors import InvalidValue
+from ..limits import short_repr
 
 __all__ = ["MemoryChange"]
 
@@ -82,7 +83,9 @@ class MemoryChange:
             try:
                 when = datetime.fromisoformat(str(stamp))
             except ValueError:
-                raise InvalidValue(f"MemoryChange.from_dict: timestamp {stamp!r} is not ISO 8601") from None
+                raise InvalidValue(
+                    f"MemoryChange.from_dict: timestamp {short_repr(stamp)} is not ISO 8601"
+                ) from None
         return cls(
             key=str(data["key"]),
             value=data.get("value"),

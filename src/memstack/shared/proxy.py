@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ..limits import short_repr
 from .serialize import check_key, check_value
 
 __all__ = ["StateProxy"]
@@ -55,7 +56,8 @@ class StateProxy:
             InvalidKey: ``key`` breaks the key rule.
             InvalidValue: ``value`` is not JSON.
         """
-        self._set(check_key(key), check_value(value))
+        key = check_key(key)
+        self._set(key, check_value(value, f"data[{short_repr(key)}]"))
 
     def _set(self, key: str, value: Any) -> None:
         def apply(current: dict[str, Any]) -> dict[str, Any]:
@@ -93,17 +95,19 @@ class StateProxy:
             raise AttributeError(name)
         data = self._read()
         if name not in data:
-            raise AttributeError(f"StateProxy has no key {name!r}")
+            raise AttributeError(f"StateProxy has no key {short_repr(name)}")
         return data[name]
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("_"):
-            raise AttributeError(f"StateProxy key {name!r}: keys starting with '_' need proxy[{name!r}]")
+            raise AttributeError(
+                f"StateProxy key {short_repr(name)}: keys starting with '_' need proxy[{short_repr(name)}]"
+            )
         self[name] = value
 
     def __delattr__(self, name: str) -> None:
         if name not in self:
-            raise AttributeError(f"StateProxy has no key {name!r}")
+            raise AttributeError(f"StateProxy has no key {short_repr(name)}")
         self.delete(name)
 
     def __dir__(self) -> list[str]:

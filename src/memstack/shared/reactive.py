@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from ..engines import Engine, Subscription
 from ..errors import EngineClosed, InvalidInput
+from ..limits import MAX_TTL_SECONDS, short_repr
 from . import reserved as rs
 from .change import MemoryChange
 from .serialize import check_key
@@ -33,8 +34,10 @@ Wait = bool | float | int
 def _timeout(wait: Wait) -> float | None:
     if wait is True:
         return None
-    if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-        raise InvalidInput(f"wait {wait!r}: must be False, True or a number of seconds >= 0")
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_TTL_SECONDS:
+        raise InvalidInput(
+            f"wait {short_repr(wait)}: must be False, True or a number of seconds from 0 to {MAX_TTL_SECONDS}"
+        )
     return float(wait)
 
 
@@ -86,7 +89,8 @@ class Reactive:
 
         Raises:
             WaitTimeout: ``"Timeout waiting for 'k' after 0.5 seconds"`` (names the missing keys).
-            InvalidKey: a bad key. InvalidInput: a bad ``wait``.
+            InvalidKey: a bad key. InvalidValue: a key with a lone surrogate.
+            InvalidInput: a bad ``wait`` (not False, True or 0 to ten years of seconds).
             EngineClosed: the memory was closed while waiting.
         """
         checked, timeout = self._plan(keys, wait)
@@ -138,7 +142,9 @@ class Reactive:
         if callback is None:
             raise InvalidInput("Callback required for subscribe_pattern")
         if not isinstance(pattern, str) or not pattern:
-            raise InvalidInput(f"subscribe_pattern {pattern!r}: the pattern must be a non-empty str")
+            raise InvalidInput(
+                f"subscribe_pattern {short_repr(pattern)}: the pattern must be a non-empty str"
+            )
         self._listen()
         return self._subs.add_pattern(pattern, callback)
 
@@ -158,7 +164,7 @@ class Reactive:
     def _listen(self) -> None:
         with self._lock:
             if self._closed:
-                raise EngineClosed(f"shared memory {self.name!r} is closed")
+                raise EngineClosed(f"shared memory {short_repr(self.name)} is closed")
             if self._listening is None:
                 self._listening = self.engine.subscribe(self._store.channel, self._on_message)
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..errors import InvalidInput, InvalidKey, InvalidValue
+from ..limits import MAX_VALUE_BYTES, check_text, short_repr
 from .serialize import check_value
 
 __all__ = [
@@ -56,7 +57,7 @@ def _plain(item: object) -> object:
 
 def _data(value: object) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise InvalidValue(f"data {value!r}: must be a mapping with str keys")
+        raise InvalidValue(f"data {short_repr(value)}: must be a mapping with str keys")
     out: dict[str, Any] = check_value(dict(value), "data")
     return out
 
@@ -77,7 +78,7 @@ def message(item: object) -> dict[str, Any]:
     """
     plain = _plain(item)
     if not isinstance(plain, Mapping):
-        raise InvalidValue(f"Invalid message: must be a dict or have to_dict(), got {item!r}")
+        raise InvalidValue(f"Invalid message: must be a dict or have to_dict(), got {short_repr(item)}")
     out: dict[str, Any] = check_value(dict(plain), "message")
     return out
 
@@ -91,8 +92,8 @@ def _messages(value: object) -> list[dict[str, Any]]:
 
 def _session_id(value: object) -> str | None:
     if value is not None and not isinstance(value, str):
-        raise InvalidValue(f"session_id {value!r}: must be a str or None")
-    return value
+        raise InvalidValue(f"session_id {short_repr(value)}: must be a str or None")
+    return None if value is None else check_text(value, "session_id", max_bytes=MAX_VALUE_BYTES)
 
 
 _NORMALISERS: Final[dict[str, Callable[[object], Any]]] = {

@@ -5,9 +5,11 @@ Rules:
 * A **value** is JSON: ``None``, ``bool``, ``int``, finite ``float``, ``str``, ``list`` and ``dict``
   with ``str`` keys, nested. Anything else (tuples, sets, NaN, objects) is refused with
   :class:`~memstack.errors.InvalidValue` before anything is written, so every value reads back
-  equal to what was written (a string ``"123"`` stays a string).
+  equal to what was written (a string ``"123"`` stays a string). The limits every tier shares
+  apply too (:mod:`memstack.limits`): no lone surrogates, nesting at most 100 deep, integers of
+  at most 4,000 digits, at most 1 MiB of JSON.
 * A **key** is a ``str`` of 1-256 characters without control characters (``\\x00``-``\\x1f``,
-  ``\\x7f``). Python has no symbols: ``"k"`` is the key the seed spells ``:k``.
+  ``\\x7f``) nor lone surrogates. Python has no symbols: ``"k"`` is the key the seed spells ``:k``.
 * A **name** (of a shared memory, network or cache) is 1-128 characters of ``[A-Za-z0-9_.-]``:
   it is embedded in storage keys and in the Redis Cluster hash tag.
 """
@@ -15,11 +17,11 @@ Rules:
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any, Final
 
-from ..errors import InvalidKey, InvalidValue
+from ..errors import InvalidKey
+from ..limits import check_text, encode_json, short_repr
 
 __all__ = [
     "KEY_MAX",
@@ -44,7 +46,9 @@ def check_name(name: object, what: str = "shared memory name") -> str:
         InvalidKey: not 1-128 characters of ``[A-Za-z0-9_.-]``.
     """
     if not isinstance(name, str) or NAME_RULE.fullmatch(name) is None:
-        raise InvalidKey(f"{what} {name!r}: must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-'")
+        raise InvalidKey(
+            f"{what} {short_repr(name)}: must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-'"
+        )
     return name
 
 
@@ -53,48 +57,26 @@ def check_key(key: object) -> str:
 
     Raises:
         InvalidKey: not a string of 1-256 characters without control characters.
+        InvalidValue: a lone surrogate in the key.
     """
     if not isinstance(key, str):
-        raise InvalidKey(f"shared memory key {key!r}: must be a str, got {type(key).__name__}")
+        raise InvalidKey(f"shared memory key {short_repr(key)}: must be a str, got {type(key).__name__}")
     if not key or len(key) > KEY_MAX or _CONTROL.search(key):
         raise InvalidKey(
-            f"shared memory key {key!r}: must be 1-{KEY_MAX} characters without control characters"
+            f"shared memory key {short_repr(key)}: must be 1-{KEY_MAX} characters without control characters"
         )
-    return key
-
-
-def _check(value: object, path: str) -> None:
-    if value is None or isinstance(value, bool | int | str):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidValue(f"value at {path}: {value!r} is not JSON (only finite numbers)")
-        return
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            _check(item, f"{path}[{i}]")
-        return
-    if isinstance(value, dict):
-        for k, item in value.items():
-            if not isinstance(k, str):
-                raise InvalidValue(
-                    f"value at {path}: dict key {k!r} is not a str (JSON objects have str keys)"
-                )
-            _check(item, f"{path}[{k!r}]")
-        return
-    raise InvalidValue(
-        f"value at {path}: {type(value).__name__} {value!r} is not JSON "
-        "(allowed: None, bool, int, float, str, list, dict with str keys)"
-    )
+    return check_text(key, "key")
 
 
 def check_value(value: object, what: str = "value") -> Any:
-    """``value`` if it is JSON that round-trips exactly.
+    """``value`` if it is JSON that round-trips exactly, within :mod:`memstack.limits` (no lone
+    surrogates, nesting at most 100 deep, at most 1 MiB of JSON).
 
     Raises:
-        InvalidValue: a part of ``value`` is not JSON; the message gives its path.
+        InvalidValue: a part of ``value`` is not JSON (tuples included: they would read back as
+            lists) or the value is too large; the message gives its path.
     """
-    _check(value, what)
+    encode_json(value, what, allow_tuples=False)
     return value
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..engines import Engine
 from ..errors import InvalidValue
+from ..limits import short_repr
 from . import reserved as rs
 from .serialize import check_key, check_value
 from .store import SharedMemory
@@ -65,10 +66,10 @@ def restore(
         InvalidKey, InvalidInput: as :meth:`SharedMemory.merge`.
     """
     if not isinstance(snapshot, Mapping):
-        raise InvalidValue(f"snapshot {snapshot!r}: must be a mapping")
+        raise InvalidValue(f"snapshot {short_repr(snapshot)}: must be a mapping")
     custom = snapshot.get("custom") or {}
     if not isinstance(custom, Mapping):
-        raise InvalidValue(f"snapshot custom {custom!r}: must be a mapping")
+        raise InvalidValue(f"snapshot custom {short_repr(custom)}: must be a mapping")
     pairs: dict[str, Any] = {
         "data": snapshot.get("data") or {},
         "results": snapshot.get("results") or [],
@@ -77,7 +78,7 @@ def restore(
     }
     clash = [k for k in custom if k in pairs or k == "cache"]
     if clash:
-        raise InvalidValue(f"snapshot custom keys {clash!r}: reserved names cannot be custom keys")
+        raise InvalidValue(f"snapshot custom keys {short_repr(clash)}: reserved names cannot be custom keys")
     pairs.update(custom)
     _validate(pairs)
     memory = SharedMemory(engine, name, **options)

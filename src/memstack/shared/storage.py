@@ -20,11 +20,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..engines import Engine
+from ..errors import InvalidValue
+from ..limits import MAX_VALUE_BYTES
 from .serialize import decode_entry, dumps, encode_entry
 
 __all__ = ["PREFIX", "Entry", "SharedStorage", "Write"]
 
 PREFIX: Final = "shared:m:"
+_ENVELOPE_BYTES: Final = 2048
+"""Room for an entry's version, writer and time around its value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,10 @@ class SharedStorage:
 
         ``expect(entries)`` may raise to refuse the write after reading (compare-and-set); it is
         re-checked on each retry.
+
+        Raises:
+            InvalidValue: a new value would exceed 1 MiB of JSON (a list grown by appends);
+                nothing is written.
         """
         keys = [w.key for w in writes]
         while True:
@@ -106,12 +114,16 @@ class SharedStorage:
                 expect(entries)
             now = self.engine.now_ms()
             values = [w.make(e) for w, e in zip(writes, entries, strict=True)]
+            texts = [
+                _sized(w.key, encode_entry(value, entry.version + 1, writer, now))
+                for w, entry, value in zip(writes, entries, values, strict=True)
+            ]
             batch = self.engine.batch()
             for key, entry in zip(keys, entries, strict=True):
                 batch.require_equal(self.entry_key(key), entry.raw)
-            for w, entry, value in zip(writes, entries, values, strict=True):
+            for w, entry, value, text in zip(writes, entries, values, texts, strict=True):
                 version = entry.version + 1
-                batch.set(self.entry_key(w.key), encode_entry(value, version, writer, now))
+                batch.set(self.entry_key(w.key), text)
                 if w.custom and not entry.exists:
                     batch.zadd(self.index, {w.key: float(now)})
                 if w.notify:
@@ -168,6 +180,14 @@ class SharedStorage:
             batch.zrem(self.index, *keys)
         if batch.ops:
             batch.execute()
+
+
+def _sized(key: str, text: str) -> str:
+    """``text`` if the entry it stores keeps its value within the value size limit."""
+    limit = MAX_VALUE_BYTES + _ENVELOPE_BYTES
+    if len(text) * 4 > limit and len(text.encode("utf-8")) > limit:
+        raise InvalidValue(f"{key}: the value would exceed the limit of {MAX_VALUE_BYTES} bytes of JSON")
+    return text
 
 
 def parse_message(text: str) -> dict[str, Any]:

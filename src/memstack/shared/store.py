@@ -19,7 +19,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
-from ..errors import Conflict, InvalidKey
+from ..errors import Conflict, InvalidInput, InvalidKey
+from ..limits import check_int, check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
 from .reactive import Reactive
@@ -49,6 +50,7 @@ class SharedMemory(Reactive, ReservedAccessors):
 
     Raises:
         InvalidKey: a bad name.
+        InvalidValue: a ``writer`` with a lone surrogate or over 1024 bytes.
     """
 
     def __init__(
@@ -64,7 +66,7 @@ class SharedMemory(Reactive, ReservedAccessors):
     ) -> None:
         self.engine = engine
         self.name = check_name(name)
-        self.current_writer = writer
+        self.current_writer = None if writer is None else check_text(writer, "writer", max_bytes=1024)
         self._network_name = network_name
         self._store = SharedStorage(engine, name, network_name)
         self._subs = Subscriptions(name)
@@ -107,8 +109,8 @@ class SharedMemory(Reactive, ReservedAccessors):
             return True
         try:
             checked = check_key(key)
-        except InvalidKey:
-            return False  # a key that breaks the rule can never be stored
+        except InvalidInput:
+            return False  # a key that breaks the rule (or holds a lone surrogate) is never stored
         return self._store.read(checked).exists
 
     def __iter__(self) -> Iterator[str]:
@@ -131,7 +133,8 @@ class SharedMemory(Reactive, ReservedAccessors):
 
         Raises:
             InvalidKey: bad key.
-            InvalidValue: ``value`` is not JSON (or does not fit a reserved key).
+            InvalidValue: ``value`` is not JSON within :mod:`memstack.limits` (or does not fit a
+                reserved key), or a lone surrogate in ``key`` or ``correlation_id``.
             InvalidInput: ``key`` is ``cache``.
         """
         key = check_key(key)
@@ -142,6 +145,8 @@ class SharedMemory(Reactive, ReservedAccessors):
             )
             return value
         check_value(value)
+        if correlation_id is not None:
+            check_text(correlation_id, "correlation_id", max_bytes=1024)
         self._store.write(
             [Write(key, lambda _: value)], writer=self.current_writer, correlation_id=correlation_id
         )
@@ -211,17 +216,23 @@ class SharedMemory(Reactive, ReservedAccessors):
         Raises:
             Conflict: the stored version is not ``version`` (names key, expected, actual).
             InvalidKey: bad or reserved key.
-            InvalidValue: ``value`` is not JSON.
+            InvalidValue: ``value`` is not JSON, ``version`` is not None nor an int from 0 to 2**53.
         """
         key = check_key(key)
         if key in rs.RESERVED:
-            raise InvalidKey(f"set_if on reserved key {key!r}: only custom keys are versioned for CAS")
+            raise InvalidKey(
+                f"set_if on reserved key {short_repr(key)}: only custom keys are versioned for CAS"
+            )
         check_value(value)
+        if version is not None:
+            check_int(version, "version")
         expected = version or 0
 
         def expect(entries: list[Entry]) -> None:
             if entries[0].version != expected:
-                raise Conflict(f"set_if {key!r}: expected version {expected}, found {entries[0].version}")
+                raise Conflict(
+                    f"set_if {short_repr(key)}: expected version {expected}, found {entries[0].version}"
+                )
 
         [(old, _)] = self._store.write(
             [Write(key, partial(_const, value))], writer=self.current_writer, expect=expect

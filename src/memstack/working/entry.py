@@ -14,9 +14,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .. import limits
 from ..errors import InvalidCategory, InvalidValue
+from ..limits import short_repr
 
 __all__ = [
+    "MAX_CATEGORY_LENGTH",
+    "MAX_TAG_LENGTH",
     "WorkingEntry",
     "category_matches",
     "check_category",
@@ -29,6 +33,10 @@ __all__ = [
     "tags_match",
 ]
 
+MAX_CATEGORY_LENGTH: Final = 256
+"""Longest category path, in characters (the long-term tier's limit too)."""
+MAX_TAG_LENGTH: Final = 256
+"""Longest tag, in characters (the long-term tier's limit too)."""
 _CATEGORY: Final = re.compile(r"[A-Za-z0-9_\-]+(?:/[A-Za-z0-9_\-]+)*")
 _TO_SPACE_KEY: Final = str.maketrans({"_": " ", "-": " ", "/": " "})
 _TO_SPACE_CATEGORY: Final = str.maketrans({"/": " ", "-": " "})
@@ -63,60 +71,66 @@ class WorkingEntry:
         return max(0, round(self.expires_at * 1000) - round(now * 1000)) / 1000
 
 
-def check_ttl(ttl: object) -> int:
+def check_ttl(ttl: object, field: str = "ttl") -> int:
     """A TTL in seconds as whole milliseconds (at least 1).
 
     Raises:
-        InvalidValue: not a finite number greater than 0.
+        InvalidValue: not a number greater than 0 and at most ten years (names ``field``).
     """
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
-        raise InvalidValue(f"working-memory ttl {ttl!r}: must be a finite number of seconds greater than 0")
-    return max(1, math.ceil(ttl * 1000))
+    return max(1, math.ceil(limits.check_ttl(ttl, field) * 1000))
 
 
 def check_category(category: object) -> str | None:
     """A category path (``a/b-c``) or None.
 
     Raises:
-        InvalidCategory: not a string, blank, absolute, or with a segment outside ``[A-Za-z0-9_-]``.
+        InvalidCategory: not a string, blank, absolute, with a segment outside ``[A-Za-z0-9_-]``,
+            or longer than :data:`MAX_CATEGORY_LENGTH` characters.
     """
     if category is None:
         return None
+    if isinstance(category, str) and len(category) > MAX_CATEGORY_LENGTH:
+        raise InvalidCategory(
+            f"working-memory category {short_repr(category)}: {len(category)} characters, "
+            f"the limit is {MAX_CATEGORY_LENGTH}"
+        )
     if not isinstance(category, str) or not _CATEGORY.fullmatch(category):
         raise InvalidCategory(
-            f"working-memory category {category!r}: must be segments of [A-Za-z0-9_-] joined by '/'"
+            f"working-memory category {short_repr(category)}: must be segments of [A-Za-z0-9_-] joined by '/'"
         )
     return category
 
 
-def check_tags(tags: object) -> tuple[str, ...]:
+def check_tags(tags: object, field: str = "tags") -> tuple[str, ...]:
     """Tags as a tuple of non-blank, stripped strings (None → no tags).
 
     Raises:
-        InvalidValue: not a list of strings, or a blank tag.
+        InvalidValue: not a list of strings, a blank tag, a tag longer than
+            :data:`MAX_TAG_LENGTH` characters or with a lone surrogate (names ``tags[i]``).
     """
     if tags is None:
         return ()
-    if isinstance(tags, str) or not isinstance(tags, Iterable):
-        raise InvalidValue(f"working-memory tags {tags!r}: must be a list of strings")
+    if isinstance(tags, str | bytes) or not isinstance(tags, Iterable):
+        raise InvalidValue(f"{field}: must be a list of strings, got {type(tags).__name__}")
     out: list[str] = []
-    for tag in tags:
-        if not isinstance(tag, str) or not tag.strip():
-            raise InvalidValue(f"working-memory tag {tag!r}: must be a non-blank string")
-        out.append(tag.strip())
+    for i, tag in enumerate(tags):
+        tag = limits.check_text(tag, f"{field}[{i}]").strip()
+        if not tag:
+            raise InvalidValue(f"{field}[{i}]: a tag must be a non-blank string")
+        if len(tag) > MAX_TAG_LENGTH:
+            raise InvalidValue(f"{field}[{i}]: a tag of {len(tag)} characters, the limit is {MAX_TAG_LENGTH}")
+        out.append(tag)
     return tuple(out)
 
 
-def dump_value(value: object) -> str:
-    """``value`` as JSON text.
+def dump_value(value: object, max_bytes: int = limits.MAX_VALUE_BYTES) -> str:
+    """``value`` as JSON text (:func:`memstack.limits.encode_json`, the rule of every tier).
 
     Raises:
-        InvalidValue: not JSON-serialisable (including NaN and infinities).
+        InvalidValue: not JSON (NaN, infinities, lone surrogates, nesting deeper than 100...) or
+            more than ``max_bytes`` bytes of JSON; the message names ``value`` and the part.
     """
-    try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError) as exc:
-        raise InvalidValue(f"working-memory value {value!r:.80}: not JSON-serialisable ({exc})") from exc
+    return limits.encode_json(value, "value", max_bytes=max_bytes)
 
 
 def encode_meta(expires_ms: int, stored_ms: int, category: str | None, tags: Sequence[str]) -> str:

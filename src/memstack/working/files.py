@@ -17,6 +17,7 @@ from typing import Any
 
 from ..engines.base import Engine
 from ..errors import InvalidInput, InvalidValue, NamespaceFull
+from ..limits import MAX_TTL_SECONDS, short_repr
 from . import keys as wkeys
 from .entry import WorkingEntry
 from .store import WorkingMemory
@@ -41,11 +42,11 @@ def _iso(seconds: float) -> str:
 
 def _seconds(value: object, name: str) -> float:
     if not isinstance(value, str):
-        raise InvalidValue(f"{name} {value!r}: must be an ISO 8601 time string")
+        raise InvalidValue(f"{name} {short_repr(value)}: must be an ISO 8601 time string")
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise InvalidValue(f"{name} {value!r}: not an ISO 8601 time ({exc})") from None
+        raise InvalidValue(f"{name} {short_repr(value)}: not an ISO 8601 time ({exc})") from None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
 
 
@@ -112,9 +113,14 @@ def _import_one(engine: Engine, record: object, now: float, report: ImportReport
         full = wkeys.normalize_key(key)
         namespace = wkeys.namespace_of(full)
         if "/" not in namespace:
-            raise InvalidValue(f"key {key!r}: a key of one segment has no namespace to write to")
+            raise InvalidValue(f"key {short_repr(key)}: a key of one segment has no namespace to write to")
+        # An entry meant to outlive the ten-year TTL limit keeps it: the longest a TTL can be.
         WorkingMemory(engine, namespace).set(
-            full, record.get("value"), ttl=remaining, category=record.get("category"), tags=record.get("tags")
+            full,
+            record.get("value"),
+            ttl=min(remaining, MAX_TTL_SECONDS),
+            category=record.get("category"),
+            tags=record.get("tags"),
         )
         report.imported += 1
     except (InvalidInput, NamespaceFull) as exc:

@@ -16,6 +16,7 @@ import re
 from typing import Final
 
 from ..errors import InvalidKey
+from ..limits import short_repr
 
 __all__ = [
     "MAX_KEY_LENGTH",
@@ -42,12 +43,15 @@ def normalize_key(key: object) -> str:
         InvalidKey: not a string, empty, too long, or with an empty or ill-formed segment.
     """
     if not isinstance(key, str):
-        raise InvalidKey(f"working-memory key {key!r}: must be a string ({_RULE})")
+        raise InvalidKey(f"working-memory key {short_repr(key)}: must be a string ({_RULE})")
     if not key or len(key) > MAX_KEY_LENGTH:
-        raise InvalidKey(f"working-memory key {key!r}: must be {_RULE}")
+        raise InvalidKey(f"working-memory key {short_repr(key)}: must be {_RULE}")
     for segment in key.split("/"):
         if not _SEGMENT.fullmatch(segment):
-            raise InvalidKey(f"working-memory key {key!r}: segment {segment!r} breaks the rule ({_RULE})")
+            raise InvalidKey(
+                f"working-memory key {short_repr(key)}: segment "
+                f"{short_repr(segment)} breaks the rule ({_RULE})"
+            )
     return key.lower()
 
 
@@ -70,7 +74,8 @@ def normalize_namespace(namespace: object) -> str:
     ns = normalize_key(namespace)
     if ns.count("/") != 1:
         raise InvalidKey(
-            f"working-memory namespace {namespace!r}: must be exactly two segments, e.g. 'session/abc'"
+            f"working-memory namespace {short_repr(namespace)}: "
+            f"must be exactly two segments, e.g. 'session/abc'"
         )
     return ns
 
@@ -84,7 +89,7 @@ def normalize_prefix(prefix: object) -> str:
     if prefix is None:
         return ""
     if not isinstance(prefix, str):
-        raise InvalidKey(f"working-memory prefix {prefix!r}: must be a string ({_RULE})")
+        raise InvalidKey(f"working-memory prefix {short_repr(prefix)}: must be a string ({_RULE})")
     stripped = prefix.strip().rstrip("/")
     return normalize_key(stripped) if stripped else ""
 
@@ -114,7 +119,8 @@ def resolve_write(namespace: str, key: object) -> str:
     full = resolve_read(namespace, key)
     if namespace_of(full) != namespace:
         raise InvalidKey(
-            f"working-memory key {key!r}: writes go to the own namespace {namespace!r} only "
+            f"working-memory key {short_repr(key)}: writes go to "
+            f"the own namespace {short_repr(namespace)} only "
             f"(its namespace is {namespace_of(full)!r})"
         )
     return full

@@ -30,8 +30,10 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
+from .. import limits
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidValue, NamespaceFull
+from ..limits import short_repr
 from . import keys as wkeys
 from .entry import (
     WorkingEntry,
@@ -91,11 +93,12 @@ class WorkingMemory:
             or max_entries_per_namespace < 1
         ):
             raise InvalidValue(
-                f"max_entries_per_namespace {max_entries_per_namespace!r}: must be an int of at least 1"
+                f"max_entries_per_namespace {short_repr(max_entries_per_namespace)}: "
+                f"must be an int of at least 1"
             )
         self.max_entries = max_entries_per_namespace
         if isinstance(max_value_bytes, bool) or not isinstance(max_value_bytes, int) or max_value_bytes < 1:
-            raise InvalidValue(f"max_value_bytes {max_value_bytes!r}: must be an int of at least 1")
+            raise InvalidValue(f"max_value_bytes {short_repr(max_value_bytes)}: must be an int of at least 1")
         self.max_value_bytes = max_value_bytes
         self._registry = "wm:" + engine.tag("wm")
 
@@ -122,7 +125,8 @@ class WorkingMemory:
 
         Raises:
             InvalidKey: an ill-formed key, or a full path into another namespace.
-            InvalidValue: a value that is not JSON, a ``ttl`` <= 0, bad tags.
+            InvalidValue: a value that is not JSON or larger than ``max_value_bytes`` (see
+                :mod:`memstack.limits`), a ``ttl`` not in (0, 10 years], bad tags; names the field.
             InvalidCategory: an ill-formed category path.
             NamespaceFull: the namespace already holds ``max_entries_per_namespace`` live entries.
             Conflict: the namespace kept changing under ``MAX_WRITE_ATTEMPTS`` tries.
@@ -131,13 +135,7 @@ class WorkingMemory:
         px = self._default_px if ttl is None else check_ttl(ttl)
         category = check_category(category)
         tag_list = check_tags(tags)
-        payload = dump_value(value)
-        size = len(payload.encode("utf-8"))
-        if size > self.max_value_bytes:
-            raise InvalidValue(
-                f"working-memory value for {full!r}: {size} bytes of JSON, "
-                f"the limit is {self.max_value_bytes}"
-            )
+        payload = dump_value(value, self.max_value_bytes)
         meta_key, data_key, version_key = self._keys(self.namespace)
         if self.engine.clustered:
             # The registry lives in another slot, so it cannot join the write's batch: register
@@ -154,8 +152,9 @@ class WorkingMemory:
             live = {k: e for k, e in ((k, _expiry(m)) for k, m in metas.items()) if e > now}
             if full not in live and len(live) >= self.max_entries:
                 raise NamespaceFull(
-                    f"working-memory namespace {self.namespace!r} is full: it holds {len(live)} live "
-                    f"entries, the cap is {self.max_entries}; cannot add {full!r}"
+                    f"working-memory namespace {short_repr(self.namespace)} "
+                    f"is full: it holds {len(live)} live "
+                    f"entries, the cap is {self.max_entries}; cannot add {short_repr(full)}"
                 )
             expires = now + px
             live[full] = expires
@@ -180,8 +179,9 @@ class WorkingMemory:
             if attempt >= 3:
                 time.sleep(random.uniform(0, 0.002 * min(attempt, 20)))
         raise Conflict(
-            f"working-memory namespace {self.namespace!r}: {MAX_WRITE_ATTEMPTS} concurrent writes in a row "
-            f"beat this one; giving up on {full!r}"
+            f"working-memory namespace {short_repr(self.namespace)}: "
+            f"{MAX_WRITE_ATTEMPTS} concurrent writes in a row "
+            f"beat this one; giving up on {short_repr(full)}"
         )
 
     def _queue_register(self, batch: Any) -> None:
@@ -378,10 +378,15 @@ class WorkingMemory:
 
         Raises:
             InvalidKey: an ill-formed prefix.
-            InvalidValue: ``max_results`` not an int >= 1, or bad tags.
+            InvalidValue: ``max_results`` not an int >= 1, bad tags, a ``query`` or ``category``
+                that is not a string (or None) or holds a lone surrogate.
         """
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
-            raise InvalidValue(f"max_results {max_results!r}: must be an int of at least 1")
+            raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int of at least 1")
+        if query is not None:
+            limits.check_text(query, "query")
+        if category is not None:
+            limits.check_text(category, "category")
         wanted_tags = check_tags(tags)
         candidates = [
             e
