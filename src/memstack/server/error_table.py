@@ -63,10 +63,13 @@ TABLE: Final[dict[type[BaseException], ErrorRule]] = {
     errors.AlreadyExists: ErrorRule(409, _INVALID_PARAMS),
     errors.Conflict: ErrorRule(409, _INVALID_PARAMS),
     errors.LimitReached: ErrorRule(429, _INTERNAL),
+    # A guard rail refused this plan: retrying the same request gives the same answer, so no 429.
+    errors.DreamRefused: ErrorRule(409, _INVALID_PARAMS),
     errors.WaitTimeout: ErrorRule(408, _INTERNAL),
     errors.EmbeddingError: ErrorRule(
         502, _INTERNAL, detail="the embedding backend failed; try again shortly"
     ),
+    errors.ChatError: ErrorRule(502, _INTERNAL, detail="the chat model backend failed; try again shortly"),
     errors.EngineUnavailable: ErrorRule(
         503, _INTERNAL, retry=True, detail="the storage engine is unavailable; try again shortly"
     ),
