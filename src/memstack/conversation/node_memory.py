@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
 from ..llm.tokens import TokenCounter, count_message, token_counter
+from .budget import TokenBudget, resolve_token_limit
 from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight
 from .message import FileRef, check_conversation_id, check_files
 from .prompt import PromptMessage, history_text, prompt_message
@@ -182,13 +183,19 @@ class NodeMemory:
         *,
         current_message_id: str | None = None,
         image_detail: str = "high",
+        token_budget: TokenBudget | Mapping[str, Any] | int | None = None,
     ) -> list[PromptMessage]:
-        """The history as OpenAI chat messages, oldest first, within the token limit.
+        """The history as OpenAI chat messages, oldest first, within the token limit:
+        ``max_token_limit``, else what ``token_budget`` leaves (Dify's rule, see
+        :func:`~memstack.conversation.budget.history_token_budget`), else the node's default.
 
         Raises:
             EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
         """
-        limit = self.max_token_limit if max_token_limit is None else max_token_limit
+        if token_budget is None and max_token_limit is None:
+            max_token_limit = self.max_token_limit
+        limit = resolve_token_limit(max_token_limit, token_budget)
         if self.mode == "conversation":
             return self.conversations.history(
                 self.conversation_id, current_message_id, limit, message_limit, image_detail=image_detail
@@ -223,10 +230,16 @@ class NodeMemory:
         message_limit: int | None = None,
         *,
         current_message_id: str | None = None,
+        token_budget: TokenBudget | Mapping[str, Any] | int | None = None,
     ) -> str:
-        """:meth:`get_history_prompt_messages` as ``"Human: …\\nAssistant: …"`` lines."""
+        """:meth:`get_history_prompt_messages` as ``"Human: …\\nAssistant: …"`` lines.
+
+        Raises:
+            EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
+        """
         messages = self.get_history_prompt_messages(
-            max_token_limit, message_limit, current_message_id=current_message_id
+            max_token_limit, message_limit, current_message_id=current_message_id, token_budget=token_budget
         )
         return history_text(messages, human_prefix, ai_prefix)
 

@@ -31,6 +31,9 @@ class SimpleMemoryConfig:
         input_key, memory_key, output_key: field names of the agent-loop API (LangChain style).
         return_messages: ``load`` returns message dicts (True) or one ``Human:/AI:`` string.
         buffer_expiry_minutes: idle minutes after which a window is dropped (None: never).
+        shared_across_nodes: with a node id, use the workflow's shared
+            ``{workflow_id}__{session_id}`` buffer as the seed did, instead of the node's own
+            buffer (the default: nodes are isolated, n8n's N8N-9916).
     """
 
     session_id_type: str = "from_input"
@@ -41,6 +44,7 @@ class SimpleMemoryConfig:
     output_key: str = "output"
     return_messages: bool = True
     buffer_expiry_minutes: float | None = 60
+    shared_across_nodes: bool = False
 
     def validate(self) -> SimpleMemoryConfig:
         """Return self when valid.
@@ -68,6 +72,8 @@ class SimpleMemoryConfig:
         number = isinstance(expiry, int | float) and not isinstance(expiry, bool)
         if expiry is not None and (not number or expiry <= 0):
             return f"buffer_expiry_minutes {expiry!r} must be a positive number or None"
+        if not isinstance(self.shared_across_nodes, bool):
+            return f"shared_across_nodes {self.shared_across_nodes!r} must be True or False"
         return None
 
     @classmethod

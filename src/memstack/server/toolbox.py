@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .._memory import Memory
+from ..conversation.budget import TokenBudget
 from ..errors import MemstackError
 from ..tools import MemoryTools, tool_schemas
 from ..tools.schemas import ToolSpec
@@ -40,7 +41,12 @@ class SessionHistoryArgs(BaseModel):
 
 class ConversationHistoryArgs(BaseModel):
     conversation_id: str = Field(description="The conversation to read.")
-    max_token_limit: int = Field(2000, ge=1, description="Token budget of the returned history.")
+    max_token_limit: int | None = Field(None, ge=0, description="Token limit of the history (default 2000).")
+    context_size: int | None = Field(
+        None, ge=0, description="Instead of max_token_limit: the model's context window (Dify's budget)."
+    )
+    max_output_tokens: int | None = Field(None, ge=0, description="With context_size: tokens kept for the answer.")
+    prompt_tokens: int | None = Field(None, ge=0, description="With context_size: tokens of the current prompt.")
 
 
 class ConversationAppendArgs(BaseModel):
@@ -76,7 +82,11 @@ def _session_history(mem: Memory, sid: str, a: SessionHistoryArgs) -> str:
 def _conversation_history(mem: Memory, sid: str, a: ConversationHistoryArgs) -> str:
     if mem.conversations.count(a.conversation_id) == 0:
         return f"Conversation '{a.conversation_id}' has no messages."
-    return json.dumps(mem.conversations.history(a.conversation_id, max_token_limit=a.max_token_limit))
+    budget = None
+    if a.context_size is not None or a.max_output_tokens is not None or a.prompt_tokens is not None:
+        budget = TokenBudget(a.context_size, a.max_output_tokens, a.prompt_tokens or 0)
+    history = mem.conversations.history(a.conversation_id, max_token_limit=a.max_token_limit, token_budget=budget)
+    return json.dumps(history)
 
 
 def _conversation_append(mem: Memory, sid: str, a: ConversationAppendArgs) -> str:
