@@ -54,7 +54,10 @@ def test_shared_across_nodes_is_the_seed_buffer(windows: SlidingWindows) -> None
 def test_node_execute_output_and_clear(windows: SlidingWindows) -> None:
     out = windows.execute("wf", {"session_id": "s1", "prompt": "hi"}, node_id="n1")
     assert out["stats"]["total_messages"] == 1
-    assert windows.execute("wf", {"session_id": "s1", "prompt": "yo"}, node_id="n2")["stats"]["total_messages"] == 1
+    assert (
+        windows.execute("wf", {"session_id": "s1", "prompt": "yo"}, node_id="n2")["stats"]["total_messages"]
+        == 1
+    )
     assert windows.clear("wf", "s1", node_id="n1") is True
     assert windows.messages("wf", "s1", node_id="n1") == []
     assert [m["content"] for m in windows.messages("wf", "s1", node_id="n2")] == ["yo"]

@@ -110,8 +110,12 @@ class TokenBudget:
             unknown = set(value) - {"context_size", "max_output_tokens", "prompt_tokens"}
             if unknown:
                 raise InvalidInput(f"token_budget: unknown fields {sorted(unknown)}")
-            return cls(value.get("context_size"), value.get("max_output_tokens"), value.get("prompt_tokens", 0))
-        raise InvalidInput(f"token_budget {value!r}: expected a TokenBudget, a mapping of its fields or an int")
+            return cls(
+                value.get("context_size"), value.get("max_output_tokens"), value.get("prompt_tokens", 0)
+            )
+        raise InvalidInput(
+            f"token_budget {value!r}: expected a TokenBudget, a mapping of its fields or an int"
+        )
 
 
 def resolve_token_limit(

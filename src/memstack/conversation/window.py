@@ -316,7 +316,9 @@ class SlidingWindows:
         }
 
     # -- inspection and lifecycle ------------------------------------------------------------
-    def messages(self, workflow_id: str, session_id: str, *, node_id: str | None = None) -> list[dict[str, Any]]:
+    def messages(
+        self, workflow_id: str, session_id: str, *, node_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """Every stored message of a live window (no refresh of its access time); ``node_id``
         names a node's own buffer, None the workflow's shared one.
 

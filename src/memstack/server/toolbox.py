@@ -45,8 +45,12 @@ class ConversationHistoryArgs(BaseModel):
     context_size: int | None = Field(
         None, ge=0, description="Instead of max_token_limit: the model's context window (Dify's budget)."
     )
-    max_output_tokens: int | None = Field(None, ge=0, description="With context_size: tokens kept for the answer.")
-    prompt_tokens: int | None = Field(None, ge=0, description="With context_size: tokens of the current prompt.")
+    max_output_tokens: int | None = Field(
+        None, ge=0, description="With context_size: tokens kept for the answer."
+    )
+    prompt_tokens: int | None = Field(
+        None, ge=0, description="With context_size: tokens of the current prompt."
+    )
 
 
 class ConversationAppendArgs(BaseModel):
@@ -85,7 +89,9 @@ def _conversation_history(mem: Memory, sid: str, a: ConversationHistoryArgs) -> 
     budget = None
     if a.context_size is not None or a.max_output_tokens is not None or a.prompt_tokens is not None:
         budget = TokenBudget(a.context_size, a.max_output_tokens, a.prompt_tokens or 0)
-    history = mem.conversations.history(a.conversation_id, max_token_limit=a.max_token_limit, token_budget=budget)
+    history = mem.conversations.history(
+        a.conversation_id, max_token_limit=a.max_token_limit, token_budget=budget
+    )
     return json.dumps(history)
 
 
