@@ -23,7 +23,7 @@ import logging
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
 from ..llm.tokens import TokenCounter, count_message, token_counter
@@ -33,6 +33,9 @@ from .message import FileRef, check_conversation_id, check_files
 from .prompt import PromptMessage, history_text, prompt_message
 from .prune import prune
 from .store import ConversationStore
+
+if TYPE_CHECKING:
+    from .aio import AsyncNodeMemory
 
 __all__ = ["MODES", "NodeMemory"]
 
@@ -94,6 +97,13 @@ class NodeMemory:
         self._key = f"conv:{engine.tag(self.conversation_id)}:node:{self.app_id}:{self.node_id}"
         self._pending: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def aio(self) -> AsyncNodeMemory:
+        """The async face of this object: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        from .aio import AsyncNodeMemory
+
+        return AsyncNodeMemory(self)
 
     # -- writing -----------------------------------------------------------------------------
     def add_messages(

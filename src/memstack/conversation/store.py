@@ -23,7 +23,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..engines.base import Engine
 from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
@@ -33,6 +33,9 @@ from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, sel
 from .message import LATEST, FileRef, Message, check_conversation_id, check_message_id, draft_message
 from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
 from .thread import UUID_NIL
+
+if TYPE_CHECKING:
+    from .aio import AsyncConversationStore
 
 __all__ = [
     "DEFAULT_MESSAGE_LIMIT",
@@ -66,6 +69,13 @@ class ConversationStore:
         # read first; the batch's guards catch a stale entry and the append is retried.
         self._tails: dict[str, tuple[str | None, str | None]] = {}
         self._tails_lock = threading.Lock()
+
+    @property
+    def aio(self) -> AsyncConversationStore:
+        """The async face of this object: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        from .aio import AsyncConversationStore
+
+        return AsyncConversationStore(self)
 
     # -- keys --------------------------------------------------------------------------------
     def _base(self, conversation_id: str) -> str:

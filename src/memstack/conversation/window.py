@@ -30,11 +30,14 @@ import threading
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidKey, InvalidValue
 from .window_config import SimpleMemoryConfig
+
+if TYPE_CHECKING:
+    from .aio import AsyncSlidingWindows
 
 __all__ = ["SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
 
@@ -115,6 +118,13 @@ class SlidingWindows:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+
+    @property
+    def aio(self) -> AsyncSlidingWindows:
+        """The async face of this object: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        from .aio import AsyncSlidingWindows
+
+        return AsyncSlidingWindows(self)
 
     # -- scope -------------------------------------------------------------------------------
     def session_id(self, input: Mapping[str, Any], config: Config = None) -> str:  # noqa: A002 - the seed's name
