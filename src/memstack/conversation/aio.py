@@ -13,9 +13,10 @@ twin's state (cached tails, pending node turns, the sweep thread), so they can b
 >>> store = ConversationStore(open_engine("memory://"), counter="estimate")
 >>> async def main() -> list[str]:
 ...     await store.aio.append("c1", "user", "Hello")
+...     await store.aio.append("c1", "assistant", "Hi!")
 ...     return [m["content"] for m in await store.aio.history("c1", max_token_limit=100)]
 >>> asyncio.run(main())
-['Hello']
+['Hello', 'Hi!']
 """
 
 from __future__ import annotations

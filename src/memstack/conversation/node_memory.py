@@ -100,7 +100,7 @@ class NodeMemory:
 
     @property
     def aio(self) -> AsyncNodeMemory:
-        """The async face of this object: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
         from .aio import AsyncNodeMemory
 
         return AsyncNodeMemory(self)

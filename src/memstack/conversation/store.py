@@ -72,7 +72,7 @@ class ConversationStore:
 
     @property
     def aio(self) -> AsyncConversationStore:
-        """The async face of this object: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
         from .aio import AsyncConversationStore
 
         return AsyncConversationStore(self)

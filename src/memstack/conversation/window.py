@@ -121,7 +121,7 @@ class SlidingWindows:
 
     @property
     def aio(self) -> AsyncSlidingWindows:
-        """The async face of this object: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
         from .aio import AsyncSlidingWindows
 
         return AsyncSlidingWindows(self)
