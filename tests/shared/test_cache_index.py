@@ -1,0 +1,106 @@
+"""The cache's in-process index: the vector index itself (pure), and its freshness on every
+engine (change log, log overflow, expiry, clear, engine flush)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memstack import ManualClock
+from memstack.engines import Engine
+from memstack.search.embedders import FakeEmbedder
+from memstack.shared import SemanticCache
+from memstack.shared import mirror as mirror
+from memstack.shared.mirror import changed_ids
+from memstack.shared.vectors import VectorIndex, decode_vector, encode_vector
+
+
+def test_vector_index_add_remove_top() -> None:
+    index = VectorIndex(2)
+    for i in range(40):  # past the initial capacity of 16 rows
+        assert index.add(f"v{i}", [np.cos(i / 10), np.sin(i / 10)])
+    assert len(index) == 40 and "v3" in index
+    assert [i for i, _ in index.top([1, 0], 3)] == ["v0", "v1", "v2"]
+    assert index.remove("v0") and not index.remove("v0")
+    assert [i for i, _ in index.top([1, 0], 2)] == ["v1", "v2"]  # the moved last row still answers
+    assert index.top([np.cos(3.9), np.sin(3.9)], 1)[0][0] == "v39"
+    assert index.top([1, 0], None, least=0.99) == [
+        (i, pytest.approx(s)) for i, s in index.top([1, 0], 9) if s >= 0.99
+    ]
+    assert index.top([0, 0], 3) == []  # a zero query compares to nothing
+    assert not index.add("bad", [1, 2, 3]) and "bad" not in index  # another dimension
+    index.add("v1", [0, 1])  # re-adding replaces
+    assert index.top([0, 1], 1)[0] == ("v1", pytest.approx(1.0))
+    index.clear()
+    assert len(index) == 0 and index.top([1, 0]) == []
+
+
+def test_vector_codec_round_trips() -> None:
+    vector = np.array([0.25, -1.5, 3.0], dtype=np.float32)
+    assert np.array_equal(decode_vector(encode_vector(vector)), vector)
+
+
+def test_changed_ids() -> None:
+    log = ["put a", "put b", "del a", "put c"]
+    assert changed_ids(4, 4, log) == set()
+    assert changed_ids(2, 4, log) == {"a", "c"}
+    assert changed_ids(-1, 4, log) is None  # the log does not reach back: rebuild
+
+
+@pytest.fixture
+def cache(engine: Engine) -> SemanticCache:
+    return SemanticCache(engine, "idx", embedder=FakeEmbedder(dim=64))
+
+
+def test_a_writer_elsewhere_is_seen_through_the_log(engine: Engine, cache: SemanticCache) -> None:
+    assert cache.search("anything") == []  # the reader's index is built (empty)
+    writer = SemanticCache(engine, "idx", embedder=FakeEmbedder(dim=64))
+    writer.store("blue whales eat krill", "yes")
+    assert [e["response"] for e in cache.search("what do blue whales eat")] == ["yes"]
+    writer.delete("blue whales eat krill")
+    assert cache.search("blue whales") == []
+
+
+def test_a_reader_far_behind_rebuilds(
+    engine: Engine, cache: SemanticCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mirror, "LOG_MAX", 3)
+    cache.store("first entry about tea", "tea")
+    assert len(cache.search("tea")) == 1
+    writer = SemanticCache(engine, "idx", embedder=FakeEmbedder(dim=64))
+    for word in ("coffee", "cocoa", "mate", "chai", "juice"):
+        writer.store(f"second entry about {word}", word)
+    assert engine.llen("shared:c:" + engine.tag("idx") + ":log") == 3
+    assert sorted(e["response"] for e in cache.search("entry about", limit=10)) == [
+        "chai", "cocoa", "coffee", "juice", "mate", "tea",
+    ]  # fmt: skip
+
+
+def test_expired_entries_leave_every_index(engine: Engine, cache: SemanticCache, clock: ManualClock) -> None:
+    cache.store("short lived fact", "v", ttl=1)
+    cache.store("long lived fact", "w")
+    assert cache.exists("short lived fact")
+    clock.advance(2)
+    assert not cache.exists("short lived fact", threshold=0.99)
+    assert [e["response"] for e in cache.search("lived fact", limit=5)] == ["w"]
+    assert len(engine.smembers("shared:c:" + engine.tag("idx") + ":ids")) == 1  # logged as gone
+
+
+def test_an_engine_flush_starts_a_new_epoch(engine: Engine, cache: SemanticCache) -> None:
+    for i in range(3):
+        cache.store(f"old entry {i}", i)
+    assert len(cache.search("old entry")) == 3
+    engine.flush()
+    cache.store("brand new entry", "new")  # version 1 again: only the epoch tells the change
+    assert [e["response"] for e in cache.search("brand new entry")] == ["new"]
+    assert cache.stats()["entries"] == 1
+
+
+def test_clear_empties_every_index(engine: Engine, cache: SemanticCache) -> None:
+    cache.store("a cached answer", 1)
+    other = SemanticCache(engine, "idx", embedder=FakeEmbedder(dim=64))
+    assert other.exists("a cached answer")
+    cache.clear()
+    assert not other.exists("a cached answer")
+    other.store("after the clear", 2)
+    assert [e["response"] for e in cache.search("after the clear")] == [2]
