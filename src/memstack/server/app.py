@@ -31,6 +31,7 @@ __all__ = ["DEFAULT_TENANT", "ROUTERS", "ServerSettings", "create_app", "tenant_
 DEFAULT_TENANT = "default"
 # The tier routers, one module each under memstack.server.routes (variation as data).
 ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
+ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
 
 
 class ServerSettings:

@@ -20,6 +20,7 @@ from ..conversation.budget import TokenBudget
 from ..errors import MemstackError
 from ..tools import MemoryTools, tool_schemas
 from ..tools.schemas import ToolSpec
+from .shared_tools import SHARED_TOOLS
 
 __all__ = ["CONTEXT_ARGS", "HELPERS", "run_tool", "tool_specs"]
 
@@ -131,6 +132,8 @@ HELPERS: dict[str, tuple[ToolSpec, Handler]] = {
         ),
     )
 }
+
+HELPERS.update(SHARED_TOOLS)  # the semantic cache and document tools of shared memory
 
 # Arguments every tool accepts where the transport has no other place for them (MCP).
 CONTEXT_ARGS: dict[str, dict[str, Any]] = {
