@@ -148,3 +148,25 @@ def test_memory_cache_wraps(engine: Engine) -> None:
         chat = memory.cache.wrap(ScriptedChatModel(["Ruby is a language."]))
         chat(user("What is Ruby?"))
         assert answer(chat(user("what is ruby"))) == "Ruby is a language."
+
+
+class CountingEmbedder(FakeEmbedder):
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.texts: list[str] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_the_same_prompt_is_embedded_once(engine: Engine) -> None:
+    embedder = CountingEmbedder()
+    cache = SemanticCache(engine, "memo", embedder=embedder)
+    chat = cache.wrap(ScriptedChatModel(["x"]))
+    for _ in range(3):
+        chat(user("Same question"))
+    assert len(embedder.texts) == 1 and cache.stats()["hits"] == 2
+    cache.configure(embedder=embedder)  # a new embedder: remembered vectors are dropped
+    chat(user("Same question"))
+    assert len(embedder.texts) == 2

@@ -22,32 +22,30 @@ dimension are compared, never across models.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
-from enum import Enum
 from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
-from ..errors import InvalidConfiguration, InvalidInput
+from ..errors import InvalidInput
 from ..search.embedders import Embedder, FakeEmbedder
-from .mirror import ChangeLog, Mirror, mirror_for
+from .cache_index import CacheMirror
+from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
+from .mirror import ChangeLog, mirror_for
 from .serialize import check_name, check_value, dumps
-from .vectors import Vector, VectorIndex, decode_vector, encode_vector, unit
+from .vectors import Vector, encode_vector, unit
 
 if TYPE_CHECKING:
-    from .cached_chat import CachedChat, HitCallback, MaxMessages
+    from .cached_chat import CachedChat, HitCallback
 
 __all__ = ["DEFAULT_THRESHOLD", "SemanticCache", "default_embedder"]
 
 DEFAULT_THRESHOLD: Final = 0.92
 """RubyLLM's ``similarity_threshold`` default."""
-
-
-class _Keep(Enum):
-    KEEP = 0
-
-
-KEEP: Final = _Keep.KEEP
+EMBED_MEMO: Final = 1024
+"""Query vectors one cache remembers (the same prompt again is not embedded again)."""
 
 
 def default_embedder() -> Embedder:
@@ -58,52 +56,6 @@ def default_embedder() -> Embedder:
     order), not paraphrases. Pass ``embedder=`` for real semantic matching.
     """
     return FakeEmbedder(dim=256)
-
-
-def check_threshold(threshold: object) -> float:
-    """``threshold`` as a float.
-
-    Raises:
-        InvalidConfiguration: not a number in [0, 1].
-    """
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
-        raise InvalidConfiguration(f"threshold {threshold!r}: must be a number in [0, 1]")
-    return float(threshold)
-
-
-def ttl_ms(ttl: object) -> int | None:
-    """``ttl`` seconds as milliseconds (None: forever).
-
-    Raises:
-        InvalidConfiguration: not a number > 0 or None.
-    """
-    if ttl is None:
-        return None
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
-        raise InvalidConfiguration(f"ttl {ttl!r}: must be a number of seconds > 0 or None")
-    return max(1, int(ttl * 1000))
-
-
-class _CacheMirror(Mirror):
-    """The vectors of one cache's entries made by one model."""
-
-    def __init__(self, model_id: str, dim: int) -> None:
-        super().__init__()
-        self.model_id = model_id
-        self.index = VectorIndex(dim)
-
-    def reset(self) -> None:
-        self.index.clear()
-
-    def apply(self, entry_id: str, raw: str | None) -> None:
-        if raw is None:
-            self.index.remove(entry_id)
-            return
-        entry = json.loads(raw)
-        if entry.get("model") != self.model_id or entry.get("dim") != self.index.dim:
-            self.index.remove(entry_id)  # another model's entry: never compared
-            return
-        self.index.add(entry_id, decode_vector(entry["vector"]))
 
 
 class SemanticCache:
@@ -132,8 +84,6 @@ class SemanticCache:
         ttl: float | None = None,
         max_messages: MaxMessages = 1,
     ) -> None:
-        from .cached_chat import check_max_messages
-
         self.engine = engine
         self.name = check_name(name, "cache name")
         self.embedder = embedder
@@ -145,6 +95,8 @@ class SemanticCache:
         self._entry = base + "e:"
         self._stats = base + "stats"
         self._log = ChangeLog(base)
+        self._memo: OrderedDict[str, Vector] = OrderedDict()
+        self._memo_lock = threading.Lock()
 
     # -- settings ----------------------------------------------------------------------------
     @property
@@ -163,9 +115,9 @@ class SemanticCache:
     def configure(
         self,
         *,
-        threshold: float | _Keep = KEEP,
-        ttl: float | _Keep | None = KEEP,
-        max_messages: MaxMessages | _Keep = KEEP,
+        threshold: float | Keep = KEEP,
+        ttl: float | Keep | None = KEEP,
+        max_messages: MaxMessages | Keep = KEEP,
         embedder: Embedder | None = None,
     ) -> dict[str, Any]:
         """Change the given settings (all checked before any changes) and return :attr:`config`.
@@ -176,16 +128,16 @@ class SemanticCache:
         Raises:
             InvalidConfiguration: a bad threshold, ttl or max_messages.
         """
-        from .cached_chat import check_max_messages
-
-        new_threshold = self.threshold if isinstance(threshold, _Keep) else check_threshold(threshold)
-        new_ttl_ms = self._ttl_ms if isinstance(ttl, _Keep) else ttl_ms(ttl)
-        new_max = self.max_messages if isinstance(max_messages, _Keep) else check_max_messages(max_messages)
+        new_threshold = self.threshold if isinstance(threshold, Keep) else check_threshold(threshold)
+        new_ttl_ms = self._ttl_ms if isinstance(ttl, Keep) else ttl_ms(ttl)
+        new_max = self.max_messages if isinstance(max_messages, Keep) else check_max_messages(max_messages)
         self.threshold, self._ttl_ms, self.max_messages = new_threshold, new_ttl_ms, new_max
-        if not isinstance(ttl, _Keep):
+        if not isinstance(ttl, Keep):
             self.ttl = ttl
         if embedder is not None:
             self.embedder = embedder
+            with self._memo_lock:
+                self._memo.clear()
         return self.config
 
     # -- embedding and lookup ----------------------------------------------------------------
@@ -197,12 +149,23 @@ class SemanticCache:
         """
         if not isinstance(query, str):
             raise InvalidInput(f"query {query!r}: must be a str")
-        return unit(self.embedder.embed([query])[0])
+        with self._memo_lock:
+            vector = self._memo.get(query)
+            if vector is not None:
+                self._memo.move_to_end(query)
+                return vector
+        vector = unit(self.embedder.embed([query])[0])
+        vector.flags.writeable = False  # shared by later calls with the same query
+        with self._memo_lock:
+            self._memo[query] = vector
+            while len(self._memo) > EMBED_MEMO:
+                self._memo.popitem(last=False)
+        return vector
 
-    def _mirror(self) -> _CacheMirror:
+    def _mirror(self) -> CacheMirror:
         model, dim = self.embedder.model_id, self.embedder.dim
         key = ("cache", self.engine.identity, self._log.base, model, str(dim))
-        return mirror_for(key, lambda: _CacheMirror(model, dim), _CacheMirror)
+        return mirror_for(key, lambda: CacheMirror(model, dim), CacheMirror)
 
     def _ranked(self, vector: Vector, k: int | None, least: float) -> list[tuple[str, float]]:
         mirror = self._mirror()

@@ -24,32 +24,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidConfiguration, InvalidInput, InvalidValue
-from .cache import check_threshold, ttl_ms
+from ..errors import InvalidInput, InvalidValue
+from .cache_settings import MaxMessages, check_max_messages, check_threshold, ttl_ms
 
 if TYPE_CHECKING:
     from .cache import SemanticCache
 
-__all__ = ["CachedChat", "HitCallback", "MaxMessages", "cache_key", "check_max_messages"]
+__all__ = ["CachedChat", "HitCallback", "cache_key"]
 
-MaxMessages = int | Literal["unlimited"] | None
 HitCallback = Callable[[Any, str, Any], object]
 _log = logging.getLogger(__name__)
-
-
-def check_max_messages(value: object) -> int | None:
-    """``max_messages`` as an int >= 1, or None for no limit (``"unlimited"``, None or False).
-
-    Raises:
-        InvalidConfiguration: anything else.
-    """
-    if value is None or value is False or value == "unlimited":
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidConfiguration(f"max_messages {value!r}: must be an int >= 1, 'unlimited' or None")
-    return value
 
 
 def _text(content: object) -> str:
