@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memstack.engines import Engine
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.errors import InvalidConfiguration, InvalidInput, InvalidValue
 from memstack.llm.scripted import ScriptedChatModel, tool_call
 from memstack.search.embedders import FakeEmbedder
 from memstack.shared import CachedChat, SemanticCache, SharedMemory
@@ -170,3 +170,16 @@ def test_the_same_prompt_is_embedded_once(engine: Engine) -> None:
     cache.configure(embedder=embedder)  # a new embedder: remembered vectors are dropped
     chat(user("Same question"))
     assert len(embedder.texts) == 2
+
+
+def test_a_failed_call_or_bad_response_still_counts_a_miss(cache: SemanticCache) -> None:
+    def boom() -> str:
+        raise RuntimeError("model down")
+
+    with pytest.raises(RuntimeError):
+        cache.fetch("q1", boom)
+    with pytest.raises(InvalidValue):
+        cache.fetch("q2", lambda: {1, 2})
+    with pytest.raises(RuntimeError):
+        cache.wrap(lambda messages, **options: boom())(user("q3"))
+    assert cache.stats() == {"hits": 0, "misses": 3, "hit_rate": 0.0, "entries": 0}

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
-from ..errors import InvalidInput
+from ..errors import InvalidInput, InvalidValue
 from ..search.embedders import Embedder, FakeEmbedder
 from .cache_index import CacheMirror
 from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
@@ -242,9 +242,16 @@ class SemanticCache:
         if hit is not None:
             self.count(True)
             return hit["response"]
-        self.count(False)
-        response = compute()
-        self.put(query, response, vector=vector, ttl=ttl)
+        try:
+            response = compute()
+        except BaseException:
+            self.count(False)
+            raise
+        try:
+            self.put(query, response, vector=vector, ttl=ttl, miss=True)
+        except InvalidValue:
+            self.count(False)  # a miss all the same
+            raise
         return response
 
     def store(
@@ -265,8 +272,10 @@ class SemanticCache:
         metadata: dict[str, Any] | None = None,
         ttl: float | None = None,
         vector: Vector | None = None,
+        miss: bool = False,
     ) -> str:
-        """:meth:`store` with a vector already computed by :meth:`embed` (one embedding per call).
+        """:meth:`store` with a vector already computed by :meth:`embed` (one embedding per call);
+        ``miss``: count a miss in the same write.
 
         Raises:
             InvalidValue: response or metadata not JSON. InvalidConfiguration: bad ttl.
@@ -291,6 +300,8 @@ class SemanticCache:
         with self.engine.batch() as batch:
             batch.set(self._entry + entry_id, text, px=px)
             self._log.record(batch, "put", [entry_id])
+            if miss:
+                batch.hincr(self._stats, "misses")
         return entry_id
 
     def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:

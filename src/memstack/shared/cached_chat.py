@@ -141,13 +141,17 @@ class CachedChat:
             if self.on_cache_hit is not None:
                 self.on_cache_hit(self.chat, user_message, hit["response"])
             return hit["response"]
-        response = self._call(messages, **options)
+        try:
+            response = self._call(messages, **options)
+        except BaseException:
+            self.cache.count(False)
+            raise
         try:
             metadata = {"model": model} if isinstance(model, str) else {}
-            self.cache.put(key, response, metadata=metadata, ttl=self.ttl, vector=vector)
+            self.cache.put(key, response, metadata=metadata, ttl=self.ttl, vector=vector, miss=True)
         except InvalidValue as exc:
             _log.warning("semantic cache %r: response not stored: %s", self.cache.name, exc)
-        self.cache.count(False)
+            self.cache.count(False)
         return response
 
     complete = __call__

@@ -34,6 +34,7 @@ __all__ = ["LOG_MAX", "ChangeLog", "Mirror", "changed_ids", "mirror_for"]
 LOG_MAX: Final = 1000
 """Changes kept in the log; a mirror further behind rebuilds."""
 _READ: Final = 500
+_SLACK: Final = 64
 MAX_MIRRORS: Final = 256
 """Mirrors one process keeps (least recently used dropped first)."""
 
@@ -122,9 +123,11 @@ class Mirror:
         if epoch == self.epoch and version == self.version:
             return
         if epoch == self.epoch and self.version >= 0:
+            # Only the newest lines are needed; the slack covers writes landing in between.
+            behind = version - self.version + _SLACK
             with engine.batch() as read:
                 read.get(log.ver)
-                read.lrange(log.log, 0, -1)
+                read.lrange(log.log, -behind, -1)
             assert read.result is not None
             version = int(read.result[0] or 0)
             changed = changed_ids(self.version, version, read.result[1])

@@ -2,7 +2,7 @@
 
 Adding or removing an id costs one row copy (a removed row is filled with the last one), so an
 index kept fresh entry by entry never rebuilds its matrix; a search is one matrix-vector product
-over the live rows and a partial sort for the best ``k``. Cosine similarity is 0 for a zero
+over the live rows (single-threaded) and a partial sort for the best ``k``. Cosine similarity is 0 for a zero
 vector (nothing to compare), as in RobotLab's memory store.
 """
 
@@ -98,7 +98,9 @@ class VectorIndex:
         n = len(self._ids)
         if n == 0 or query.shape[0] != self.dim or not query.any():
             return []
-        sims = self._matrix[:n] @ query
+        # einsum, not matmul: BLAS would wake its thread pool per call, which costs
+        # milliseconds on a busy machine, far more than the product itself.
+        sims = np.einsum("ij,j->i", self._matrix[:n], query)
         if k is not None and k < n:
             part = np.argpartition(-sims, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.intp)
             order = part[np.lexsort((part, -sims[part]))]
