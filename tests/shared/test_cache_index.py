@@ -3,6 +3,9 @@ engine (change log, log overflow, expiry, clear, engine flush)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -104,3 +107,34 @@ def test_clear_empties_every_index(engine: Engine, cache: SemanticCache) -> None
     assert not other.exists("a cached answer")
     other.store("after the clear", 2)
     assert [e["response"] for e in cache.search("after the clear")] == [2]
+
+
+WRITER = """
+import sys
+from memstack.engines import open_engine
+from memstack.search.embedders import FakeEmbedder
+from memstack.shared import SemanticCache, DocumentStore
+engine = open_engine(sys.argv[1])
+cache = SemanticCache(engine, "idx", embedder=FakeEmbedder(dim=64))
+cache.store("written by another process", "theirs")
+assert cache.delete("written here first", threshold=0.99)
+DocumentStore(engine, "kb").store("theirs", "a document from another process")
+engine.close()
+"""
+
+
+def test_changes_made_by_another_process_reach_this_index(
+    engine_kind: str, engine: Engine, engine_url_for: str, cache: SemanticCache
+) -> None:
+    if engine_kind == "memory":
+        pytest.skip("the memory engine lives in one process")
+    from memstack.shared import DocumentStore
+
+    cache.store("written here first", "ours")
+    docs = DocumentStore(engine, "kb")
+    docs.store("ours", "a document from this process")
+    assert [e["response"] for e in cache.search("written", limit=5)] == ["ours"]  # index built
+    assert [h["key"] for h in docs.search("document process")] == ["ours"]
+    subprocess.run([sys.executable, "-c", WRITER, engine_url_for], check=True, timeout=120)
+    assert [e["response"] for e in cache.search("written", limit=5)] == ["theirs"]
+    assert sorted(h["key"] for h in docs.search("document process")) == ["ours", "theirs"]
