@@ -23,7 +23,7 @@ threshold used: ``hit_rate_paraphrase`` = paraphrases answered with THEIR prompt
 ``near_miss_false_hit_rate`` = paraphrases of a subject/aspect pair never stored (same phrasing,
 the hard case) that would be answered from the cache. A table gives the rates at other
 thresholds, from the same similarities (computed before the timed calls store anything).
-``--quick``: 2,000 prompts and 150 lookups of each kind. Targets on SQLite and Redis at 10k
+``--quick``: 1,000 prompts and 100 lookups of each kind. Targets on SQLite and Redis at 10k
 entries: ``hit_p50_ms <= 5`` and ``miss_overhead_p50_ms <= 5``.
 """
 
@@ -179,9 +179,9 @@ def main() -> int:
     rng = random.Random(7)
     every = [(s, a) for a in ASPECTS for s in SUBJECTS]
     rng.shuffle(every)
-    pairs = every[: 2000 if args.quick else 10_000]
+    pairs = every[: 1000 if args.quick else 10_000]
     near = every[len(pairs) :]  # same phrasing, a subject/aspect pair never stored
-    lookups = 150 if args.quick else 500
+    lookups = 100 if args.quick else 500
     local = available_local_embedder()
     embedder = TimedEmbedder(local if local is not None else FakeEmbedder(dim=256))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
