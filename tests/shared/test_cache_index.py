@@ -138,3 +138,11 @@ def test_changes_made_by_another_process_reach_this_index(
     subprocess.run([sys.executable, "-c", WRITER, engine_url_for], check=True, timeout=120)
     assert [e["response"] for e in cache.search("written", limit=5)] == ["theirs"]
     assert sorted(h["key"] for h in docs.search("document process")) == ["ours", "theirs"]
+
+
+@pytest.mark.parametrize("text", ["What is Ruby?", "capital of Peru", "x y z w v u t s r q"])
+def test_an_identical_query_hits_at_threshold_one(cache: SemanticCache, text: str) -> None:
+    cache.store(text, "v")
+    [entry] = cache.search(text, limit=1)
+    assert -1.0 <= entry["similarity"] <= 1.0
+    assert cache.exists(text, threshold=1.0)

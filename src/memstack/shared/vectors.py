@@ -9,6 +9,7 @@ vector (nothing to compare), as in RobotLab's memory store.
 from __future__ import annotations
 
 import base64
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -16,6 +17,7 @@ import numpy.typing as npt
 __all__ = ["Vector", "VectorIndex", "decode_vector", "encode_vector", "unit"]
 
 Vector = npt.NDArray[np.float32]
+_ROUNDING: Final = 1e-6
 
 
 def unit(vector: npt.ArrayLike) -> Vector:
@@ -100,10 +102,12 @@ class VectorIndex:
             return []
         # einsum, not matmul: BLAS would wake its thread pool per call, which costs
         # milliseconds on a busy machine, far more than the product itself.
-        sims = np.einsum("ij,j->i", self._matrix[:n], query)
+        sims = np.clip(np.einsum("ij,j->i", self._matrix[:n], query), -1.0, 1.0)
         if k is not None and k < n:
             part = np.argpartition(-sims, k - 1)[:k] if k > 0 else np.zeros(0, dtype=np.intp)
             order = part[np.lexsort((part, -sims[part]))]
         else:
             order = np.lexsort((np.arange(n), -sims))
-        return [(self._ids[i], float(sims[i])) for i in order if sims[i] >= least]
+        # float32 rounding must not turn an identical vector (similarity 1) into a miss at 1.0
+        floor = least - _ROUNDING
+        return [(self._ids[i], float(sims[i])) for i in order if sims[i] >= floor]
