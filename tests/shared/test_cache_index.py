@@ -146,3 +146,20 @@ def test_an_identical_query_hits_at_threshold_one(cache: SemanticCache, text: st
     [entry] = cache.search(text, limit=1)
     assert -1.0 <= entry["similarity"] <= 1.0
     assert cache.exists(text, threshold=1.0)
+
+
+def test_stats_count_live_entries_without_reading_them(
+    engine: Engine, cache: SemanticCache, clock: ManualClock
+) -> None:
+    cache.store("kept", 1)
+    cache.store("short", 2, ttl=1)
+    cache.store("also short", 3, ttl=5)
+    assert cache.stats()["entries"] == 3
+    clock.advance(2)
+    assert cache.stats()["entries"] == 2
+    clock.advance(10)
+    assert cache.stats()["entries"] == 1
+    # An entry of the layout before expiry times (id in the set, no expiry score) is still counted.
+    engine.sadd("shared:c:" + engine.tag("idx") + ":ids", "legacy")
+    engine.set("shared:c:" + engine.tag("idx") + ":e:legacy", "{}")
+    assert cache.stats()["entries"] == 2

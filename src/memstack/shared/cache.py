@@ -7,6 +7,8 @@ Entries live on the engine, so every process using the same cache name shares th
     shared:c:T:e:{id}   string  {"query", "response", "metadata", "vector": base64 float32,
                                  "model": model id, "dim": n, "created": ms}   (TTL when given)
     shared:c:T:stats    hash    hits, misses
+    shared:c:T:exp      zset    entry id -> expiry time in ms (1e18: never), so that ``stats``
+                                counts live entries without reading them
     shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror`
 
 Searching never decodes the stored entries: each process keeps the vectors of the cache's model
@@ -22,6 +24,7 @@ dimension are compared, never across models.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import uuid
 from collections import OrderedDict
@@ -44,6 +47,7 @@ __all__ = ["DEFAULT_THRESHOLD", "SemanticCache", "default_embedder"]
 
 DEFAULT_THRESHOLD: Final = 0.92
 """RubyLLM's ``similarity_threshold`` default."""
+_NEVER: Final = 1e18
 EMBED_MEMO: Final = 1024
 """Query vectors one cache remembers (the same prompt again is not embedded again)."""
 
@@ -94,6 +98,7 @@ class SemanticCache:
         base = f"shared:c:{engine.tag(name)}:"
         self._entry = base + "e:"
         self._stats = base + "stats"
+        self._expiry = base + "exp"
         self._log = ChangeLog(base)
         self._memo: OrderedDict[str, Vector] = OrderedDict()
         self._memo_lock = threading.Lock()
@@ -201,7 +206,9 @@ class SemanticCache:
                 break
             want *= 4  # expired entries took places: look further
         if stale:
-            self._log.forget(self.engine, stale)
+            with self.engine.batch() as batch:
+                self._log.record(batch, "del", stale)
+                batch.zrem(self._expiry, *stale)
         out.sort(key=lambda e: -e["similarity"])
         return out[:limit]
 
@@ -300,6 +307,7 @@ class SemanticCache:
         with self.engine.batch() as batch:
             batch.set(self._entry + entry_id, text, px=px)
             self._log.record(batch, "put", [entry_id])
+            batch.zadd(self._expiry, {entry_id: _NEVER if px is None else self.engine.now_ms() + px})
             if miss:
                 batch.hincr(self._stats, "misses")
         return entry_id
@@ -348,6 +356,7 @@ class SemanticCache:
         with self.engine.batch() as batch:
             batch.delete(*[self._entry + i for i in ids])
             self._log.record(batch, "del", ids)
+            batch.zrem(self._expiry, *ids)
         return len(ids)
 
     def clear(self) -> None:
@@ -356,20 +365,31 @@ class SemanticCache:
         for start in range(0, len(ids), 1000):
             self.engine.delete(*[self._entry + i for i in ids[start : start + 1000]])
         with self.engine.batch() as batch:
-            batch.delete(self._stats)
+            batch.delete(self._stats, self._expiry)
             self._log.restart(batch)
 
     def stats(self) -> dict[str, Any]:
         """``{hits, misses, hit_rate (0.0 when none), entries}`` (live entries only)."""
-        counts = self.engine.hgetall(self._stats)
+        with self.engine.batch() as read:
+            read.hgetall(self._stats)
+            read.scard(self._log.ids)
+            read.zcard(self._expiry)
+            read.zrangebyscore(self._expiry, -math.inf, self.engine.now_ms())
+        assert read.result is not None
+        counts, stored, timed, expired = read.result.results
+        # Entries written without expiry times (the layout before it) are read one by one.
+        live = stored - len(expired) if stored == timed else self._live_count()
         hits, misses = int(counts.get("hits", 0)), int(counts.get("misses", 0))
+        total = hits + misses
+        return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0, "entries": live}
+
+    def _live_count(self) -> int:
         ids = sorted(self.engine.smembers(self._log.ids))
         live = 0
         for start in range(0, len(ids), 1000):
             chunk = ids[start : start + 1000]
             live += sum(raw is not None for raw in self.engine.mget([self._entry + i for i in chunk]))
-        total = hits + misses
-        return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0, "entries": live}
+        return live
 
     def wrap(
         self,

@@ -14,8 +14,8 @@ fresh. Same epoch, newer version: only the ids logged since are re-read. A new e
 that no longer reaches back, rebuilds from ``ids``. Reading the version before the data keeps this
 safe without locks across processes: a later change is logged under a later version.
 
-Entries may expire (engine TTL) without a log record; a reader that finds one gone calls
-:meth:`ChangeLog.forget`, which logs it so every process drops it.
+Entries may expire (engine TTL) without a log record; a reader that finds one gone logs it as
+deleted (:meth:`ChangeLog.record`) so every process drops it.
 """
 
 from __future__ import annotations
@@ -75,11 +75,6 @@ class ChangeLog:
         """Add to ``batch``: forget every id and start a new epoch (every mirror rebuilds)."""
         batch.delete(self.ids, self.log)
         batch.set(self.epoch, uuid.uuid4().hex)
-
-    def forget(self, engine: Engine, ids: Sequence[str]) -> None:
-        """Log ids whose entries are gone (expired) so that every mirror drops them."""
-        with engine.batch() as batch:
-            self.record(batch, "del", ids)
 
 
 class Mirror:
