@@ -9,6 +9,9 @@ windows and turn memory with its log.
   (hetumind / n8n Simple Memory, seed ``004``).
 * :class:`TurnMemory` — turns per session and the turn log (RockBot conversation tier).
 
+Async faces (:mod:`memstack.conversation.aio`): ``store.aio``, ``windows.aio``, ``node.aio`` offer
+the same methods as coroutines.
+
 The pure parts — :func:`extract_thread`, :func:`prune`, :func:`history_text`,
 :func:`history_token_budget` — work on plain data.
 """
