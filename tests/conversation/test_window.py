@@ -154,7 +154,7 @@ def test_config_defaults_are_the_seeds() -> None:
     assert SimpleMemoryConfig().to_dict() == {
         "session_id_type": "from_input", "custom_session_key": None, "context_window_length": 5,
         "input_key": "input", "memory_key": "chat_history", "output_key": "output",
-        "return_messages": True, "buffer_expiry_minutes": 60,
+        "return_messages": True, "buffer_expiry_minutes": 60, "shared_across_nodes": False,
     }  # fmt: skip
 
 

@@ -9,11 +9,16 @@ windows and turn memory with its log.
   (hetumind / n8n Simple Memory, seed ``004``).
 * :class:`TurnMemory` — turns per session and the turn log (RockBot conversation tier).
 
-The pure parts — :func:`extract_thread`, :func:`prune`, :func:`history_text` — work on plain data.
+Async faces (:mod:`memstack.conversation.aio`): ``store.aio``, ``windows.aio``, ``node.aio`` offer
+the same methods as coroutines.
+
+The pure parts — :func:`extract_thread`, :func:`prune`, :func:`history_text`,
+:func:`history_token_budget` — work on plain data.
 """
 
 from __future__ import annotations
 
+from .budget import TokenBudget, history_token_budget
 from .message import FileRef, Message
 from .node_memory import NodeMemory
 from .prompt import PromptMessage, history_text, prompt_message
@@ -33,10 +38,12 @@ __all__ = [
     "PromptMessage",
     "SimpleMemoryConfig",
     "SlidingWindows",
+    "TokenBudget",
     "Turn",
     "TurnMemory",
     "extract_thread",
     "history_text",
+    "history_token_budget",
     "prompt_message",
     "prune",
 ]

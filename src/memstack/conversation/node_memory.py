@@ -23,17 +23,21 @@ import logging
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
 from ..limits import short_repr
 from ..llm.tokens import TokenCounter, count_message, token_counter
+from .budget import TokenBudget, resolve_token_limit
 from .history import DEFAULT_MESSAGE_LIMIT, check_limits, drop_in_flight
 from .inputs import check_node_turn
 from .message import FileRef, check_conversation_id, check_files
 from .prompt import PromptMessage, history_text, prompt_message
 from .prune import prune
 from .store import ConversationStore
+
+if TYPE_CHECKING:
+    from .aio import AsyncNodeMemory
 
 __all__ = ["MODES", "NodeMemory"]
 
@@ -96,6 +100,13 @@ class NodeMemory:
         self._key = f"conv:{engine.tag(self.conversation_id)}:node:{self.app_id}:{self.node_id}"
         self._pending: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def aio(self) -> AsyncNodeMemory:
+        """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        from .aio import AsyncNodeMemory
+
+        return AsyncNodeMemory(self)
 
     # -- writing -----------------------------------------------------------------------------
     def add_messages(
@@ -187,14 +198,20 @@ class NodeMemory:
         *,
         current_message_id: str | None = None,
         image_detail: str = "high",
+        token_budget: TokenBudget | Mapping[str, Any] | int | None = None,
     ) -> list[PromptMessage]:
-        """The history as OpenAI chat messages, oldest first, within the token limit.
+        """The history as OpenAI chat messages, oldest first, within the token limit:
+        ``max_token_limit``, else what ``token_budget`` leaves (Dify's rule, see
+        :func:`~memstack.conversation.budget.history_token_budget`), else the node's default.
 
         Raises:
             EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
             InvalidValue: a limit that is not an int (or None) of magnitude at most 2**53.
         """
-        limit = self.max_token_limit if max_token_limit is None else max_token_limit
+        if token_budget is None and max_token_limit is None:
+            max_token_limit = self.max_token_limit
+        limit = resolve_token_limit(max_token_limit, token_budget)
         check_limits(message_limit, limit)
         if self.mode == "conversation":
             return self.conversations.history(
@@ -230,10 +247,16 @@ class NodeMemory:
         message_limit: int | None = None,
         *,
         current_message_id: str | None = None,
+        token_budget: TokenBudget | Mapping[str, Any] | int | None = None,
     ) -> str:
-        """:meth:`get_history_prompt_messages` as ``"Human: …\\nAssistant: …"`` lines."""
+        """:meth:`get_history_prompt_messages` as ``"Human: …\\nAssistant: …"`` lines.
+
+        Raises:
+            EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
+        """
         messages = self.get_history_prompt_messages(
-            max_token_limit, message_limit, current_message_id=current_message_id
+            max_token_limit, message_limit, current_message_id=current_message_id, token_budget=token_budget
         )
         return history_text(messages, human_prefix, ai_prefix)
 

@@ -23,17 +23,21 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..engines.base import Engine
 from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
 from ..limits import short_repr
 from ..llm.tokens import TokenCounter, token_counter
+from .budget import TokenBudget, resolve_token_limit
 from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, select_history, select_thread
 from .inputs import check_positions
 from .message import LATEST, FileRef, Message, check_conversation_id, check_message_id, draft_message
 from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
 from .thread import UUID_NIL
+
+if TYPE_CHECKING:
+    from .aio import AsyncConversationStore
 
 __all__ = [
     "DEFAULT_MESSAGE_LIMIT",
@@ -67,6 +71,13 @@ class ConversationStore:
         # read first; the batch's guards catch a stale entry and the append is retried.
         self._tails: dict[str, tuple[str | None, str | None]] = {}
         self._tails_lock = threading.Lock()
+
+    @property
+    def aio(self) -> AsyncConversationStore:
+        """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        from .aio import AsyncConversationStore
+
+        return AsyncConversationStore(self)
 
     # -- keys --------------------------------------------------------------------------------
     def _base(self, conversation_id: str) -> str:
@@ -296,13 +307,18 @@ class ConversationStore:
         self,
         conversation_id: str,
         current_message_id: str | None = None,
-        max_token_limit: int = 2000,
+        max_token_limit: int | None = None,
         message_limit: int | None = None,
         *,
+        token_budget: TokenBudget | Mapping[str, Any] | int | None = None,
         resolver: FileResolver = default_resolver,
         image_detail: str = "high",
     ) -> list[PromptMessage]:
         """The active thread as OpenAI chat messages, oldest first, within ``max_token_limit``.
+
+        The token limit is ``max_token_limit`` (default 2000), or the tokens ``token_budget``
+        leaves for the history: ``context_size - max_output_tokens - prompt_tokens`` floored at
+        0, as Dify computes it (:func:`~memstack.conversation.budget.history_token_budget`).
 
         Reads at most ``effective_limit(message_limit)`` stored messages back from the current
         one, extracts the thread, drops the in-flight request, builds the prompt messages
@@ -313,14 +329,16 @@ class ConversationStore:
         Raises:
             EntryNotFound: ``current_message_id`` is not in the conversation.
             InvalidValue: ``image_detail`` is not high, low or auto.
+            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
         """
+        limit = resolve_token_limit(max_token_limit, token_budget)
         if image_detail not in IMAGE_DETAILS:
             raise InvalidValue(
                 f"image_detail {short_repr(image_detail)}: must be one of {', '.join(IMAGE_DETAILS)}"
             )
         return select_history(
             self._pages(self._base(conversation_id), current_message_id),
-            max_token_limit=max_token_limit,
+            max_token_limit=limit,
             message_limit=message_limit,
             resolver=resolver,
             image_detail=image_detail,
@@ -332,13 +350,18 @@ class ConversationStore:
         current_message_id: str | None = None,
         human_prefix: str = "Human",
         ai_prefix: str = "Assistant",
-        max_token_limit: int = 2000,
+        max_token_limit: int | None = None,
         message_limit: int | None = None,
+        *,
+        token_budget: TokenBudget | Mapping[str, Any] | int | None = None,
     ) -> str:
         """:meth:`history` rendered as ``"Human: …\\nAssistant: …"`` lines (Dify's text form).
 
         Raises:
             EntryNotFound: ``current_message_id`` is not in the conversation.
+            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
         """
-        messages = self.history(conversation_id, current_message_id, max_token_limit, message_limit)
+        messages = self.history(
+            conversation_id, current_message_id, max_token_limit, message_limit, token_budget=token_budget
+        )
         return history_text(messages, human_prefix, ai_prefix)

@@ -1,11 +1,17 @@
 """``SlidingWindows``: per-workflow-session message windows with idle expiry (seed ``004``, design A).
 
-One buffer per ``{workflow_id}__{session_id}`` (hetumind's and n8n's key), stored under the tier
-prefix ``win:`` with that scope as the hash tag::
+Without a node id, one buffer per ``{workflow_id}__{session_id}`` (hetumind's and n8n's key),
+stored under the tier prefix ``win:`` with that scope as the hash tag::
 
     win:{t}:buf    list    messages (JSON ``{role, content, timestamp, message_id, metadata}``)
     win:{t}:seen   string  last access, engine-clock milliseconds
-    win:{t}:meta   hash    workflow_id, session_id, created, expiry_ms
+    win:{t}:meta   hash    workflow_id, session_id, created, expiry_ms (+ node_id)
+
+Node isolation (n8n's N8N-9916): the calls take a ``node_id``; two memory nodes of one workflow
+with the same session id then keep separate buffers, ``win:n:{t}:…`` with ``t`` =
+``{workflow_id}__{node_id}__{session_id}`` (the ``n:`` mark keeps them apart from the seed layout,
+whose workflow id never holds a colon). A node whose config says ``shared_across_nodes=True``
+uses the workflow's shared ``{workflow_id}__{session_id}`` buffer, as in the seed.
 
 The window is the last ``context_window_length`` MESSAGES (hetumind's unit). A window idle for
 more than ``buffer_expiry_minutes`` is gone: checked lazily on every access (reads and writes
@@ -24,13 +30,16 @@ import threading
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidKey, InvalidValue
 from ..limits import MAX_COUNT, short_repr
 from .inputs import check_window_messages, id_text
 from .window_config import SimpleMemoryConfig
+
+if TYPE_CHECKING:
+    from .aio import AsyncSlidingWindows
 
 __all__ = ["SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
 
@@ -42,6 +51,11 @@ _ROLES: Final = ("system", "user", "assistant", "tool")
 _log = logging.getLogger(__name__)
 
 Config = SimpleMemoryConfig | Mapping[str, Any] | None
+
+
+def _check_segment(value: object, name: str) -> None:
+    if not isinstance(value, str) or not _WORKFLOW.fullmatch(value) or len(value) > 128:
+        raise InvalidKey(f"{name} {short_repr(value)}: 1-128 characters of [A-Za-z0-9_.-] without '__'")
 
 
 def _iso(ms: int) -> str:
@@ -109,6 +123,13 @@ class SlidingWindows:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
+    @property
+    def aio(self) -> AsyncSlidingWindows:
+        """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
+        from .aio import AsyncSlidingWindows
+
+        return AsyncSlidingWindows(self)
+
     # -- scope -------------------------------------------------------------------------------
     def session_id(self, input: Mapping[str, Any], config: Config = None) -> str:  # noqa: A002 - the seed's name
         """The session id: the input's ``session_id`` field, or the configured custom key.
@@ -127,20 +148,33 @@ class SlidingWindows:
             )
         return id_text(value, "session_id")
 
-    def _base(self, workflow_id: str, session_id: str) -> str:
-        if not isinstance(workflow_id, str) or not _WORKFLOW.fullmatch(workflow_id) or len(workflow_id) > 128:
-            raise InvalidKey(
-                f"workflow_id {short_repr(workflow_id)}: 1-128 characters of [A-Za-z0-9_.-] without '__'"
-            )
+    def _base(self, workflow_id: str, session_id: str, node_id: str | None = None) -> str:
+        _check_segment(workflow_id, "workflow_id")
         if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
             raise InvalidKey(
                 f"session_id {short_repr(session_id)}: must be 1-128 characters of [A-Za-z0-9_.:@-]"
             )
-        return f"{PREFIX}{self.engine.tag(f'{workflow_id}__{session_id}')}:"
+        if node_id is None:
+            return f"{PREFIX}{self.engine.tag(f'{workflow_id}__{session_id}')}:"
+        _check_segment(node_id, "node_id")
+        return f"{PREFIX}n:{self.engine.tag(f'{workflow_id}__{node_id}__{session_id}')}:"
+
+    def _scope(
+        self, workflow_id: str, session_id: str, node_id: str | None, cfg: SimpleMemoryConfig
+    ) -> tuple[str, str | None]:
+        """The base key and the node id the buffer belongs to (None: the workflow's shared one)."""
+        node = None if cfg.shared_across_nodes else node_id
+        return self._base(workflow_id, session_id, node), node
 
     # -- core --------------------------------------------------------------------------------
     def _touch(
-        self, base: str, cfg: SimpleMemoryConfig, workflow_id: str, session_id: str, new: list[dict[str, Any]]
+        self,
+        base: str,
+        cfg: SimpleMemoryConfig,
+        workflow_id: str,
+        session_id: str,
+        new: list[dict[str, Any]],
+        node_id: str | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """Lazily expire, append ``new`` (one batch), refresh the access time; return the window and
         the number of stored messages."""
@@ -168,6 +202,8 @@ class SlidingWindows:
             batch.set(base + "seen", str(now), px=2 * expiry_ms if expiry_ms else None)
             if seen is None:
                 meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
+                if node_id is not None:
+                    meta["node_id"] = node_id
                 batch.hset(base + "meta", meta)
             batch.hset(base + "meta", {"expiry_ms": str(expiry_ms or 0)})
             if records:
@@ -205,17 +241,26 @@ class SlidingWindows:
         return batch.result.applied
 
     # -- agent-loop API ----------------------------------------------------------------------
-    def load(self, workflow_id: str, input: Mapping[str, Any], config: Config = None) -> dict[str, Any]:  # noqa: A002 - the seed's name
+    def load(
+        self,
+        workflow_id: str,
+        input: Mapping[str, Any],  # noqa: A002 - the seed's name
+        config: Config = None,
+        *,
+        node_id: str | None = None,
+    ) -> dict[str, Any]:
         """``{memory_key: window}``: message dicts, or one ``Human:/AI:`` string when
-        ``return_messages`` is False.
+        ``return_messages`` is False. ``node_id``: the node's own buffer (see the module docstring).
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
+            InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
-        window, _ = self._touch(self._base(workflow_id, session), cfg, workflow_id, session, [])
+        base, node = self._scope(workflow_id, session, node_id, cfg)
+        window, _ = self._touch(base, cfg, workflow_id, session, [], node)
         messages = [{"role": m["role"], "content": m["content"]} for m in window]
         if cfg.return_messages:
             return {cfg.memory_key: messages}
@@ -228,12 +273,15 @@ class SlidingWindows:
         input: Mapping[str, Any],  # noqa: A002 - the seed's name
         output: Mapping[str, Any],
         config: Config = None,
+        *,
+        node_id: str | None = None,
     ) -> None:
         """Store ``input[input_key]`` as the user message and ``output[output_key]`` as the answer,
-        together in one batch.
+        together in one batch. ``node_id``: the node's own buffer (see the module docstring).
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
+            InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
             InvalidValue: the input or output field is missing or not a string.
         """
@@ -247,21 +295,32 @@ class SlidingWindows:
                     f"{key!r}: the {role} message must be a string field, got {short_repr(text)}"
                 )
             pair.append({"role": role, "content": text})
-        self._touch(self._base(workflow_id, session), cfg, workflow_id, session, pair)
+        base, node = self._scope(workflow_id, session, node_id, cfg)
+        self._touch(base, cfg, workflow_id, session, pair, node)
 
     # -- node API (spec 5 items 6-9) ---------------------------------------------------------
-    def execute(self, workflow_id: str, input: Mapping[str, Any], config: Config = None) -> dict[str, Any]:  # noqa: A002 - the seed's name
+    def execute(
+        self,
+        workflow_id: str,
+        input: Mapping[str, Any],  # noqa: A002 - the seed's name
+        config: Config = None,
+        *,
+        node_id: str | None = None,
+    ) -> dict[str, Any]:
         """Run the SimpleMemory node: store the input's messages, then return the window with them.
+        ``node_id``: the node's own buffer (see the module docstring).
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
+            InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
             InvalidValue: a malformed input message.
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
         new = parse_input_messages(input)
-        window, total = self._touch(self._base(workflow_id, session), cfg, workflow_id, session, new)
+        base, node = self._scope(workflow_id, session, node_id, cfg)
+        window, total = self._touch(base, cfg, workflow_id, session, new, node)
         return {
             "session_id": session,
             "workflow_id": workflow_id,
@@ -276,9 +335,16 @@ class SlidingWindows:
         }
 
     # -- inspection and lifecycle ------------------------------------------------------------
-    def messages(self, workflow_id: str, session_id: str) -> list[dict[str, Any]]:
-        """Every stored message of a live window (no refresh of its access time)."""
-        base = self._base(workflow_id, session_id)
+    def messages(
+        self, workflow_id: str, session_id: str, *, node_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every stored message of a live window (no refresh of its access time); ``node_id``
+        names a node's own buffer, None the workflow's shared one.
+
+        Raises:
+            InvalidKey: a malformed workflow, node or session id.
+        """
+        base = self._base(workflow_id, session_id, node_id)
         with self.engine.batch() as read:
             read.get(base + "seen")
             read.hget(base + "meta", "expiry_ms")
@@ -289,9 +355,13 @@ class SlidingWindows:
             return []
         return [json.loads(r) for r in records]
 
-    def clear(self, workflow_id: str, session_id: str) -> bool:
-        """Drop one window; True if it existed."""
-        base = self._base(workflow_id, session_id)
+    def clear(self, workflow_id: str, session_id: str, *, node_id: str | None = None) -> bool:
+        """Drop one window (a node's own with ``node_id``); True if it existed.
+
+        Raises:
+            InvalidKey: a malformed workflow, node or session id.
+        """
+        base = self._base(workflow_id, session_id, node_id)
         return self.engine.delete(base + "buf", base + "meta", base + "seen") > 0
 
     def sweep(self) -> dict[str, int]:

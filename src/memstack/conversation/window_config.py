@@ -32,6 +32,9 @@ class SimpleMemoryConfig:
         input_key, memory_key, output_key: field names of the agent-loop API (LangChain style).
         return_messages: ``load`` returns message dicts (True) or one ``Human:/AI:`` string.
         buffer_expiry_minutes: idle minutes after which a window is dropped (None: never).
+        shared_across_nodes: with a node id, use the workflow's shared
+            ``{workflow_id}__{session_id}`` buffer as the seed did, instead of the node's own
+            buffer (the default: nodes are isolated, n8n's N8N-9916).
     """
 
     session_id_type: str = "from_input"
@@ -42,6 +45,7 @@ class SimpleMemoryConfig:
     output_key: str = "output"
     return_messages: bool = True
     buffer_expiry_minutes: float | None = 60
+    shared_across_nodes: bool = False
 
     def validate(self) -> SimpleMemoryConfig:
         """Return self when valid.
@@ -72,6 +76,8 @@ class SimpleMemoryConfig:
         if expiry is not None and (not number or not 0 < expiry <= MAX_TTL_SECONDS / 60):
             limit = "must be a positive number (10 years at most) or None"
             return f"buffer_expiry_minutes {short_repr(expiry)} {limit}"
+        if not isinstance(self.shared_across_nodes, bool):
+            return f"shared_across_nodes {short_repr(self.shared_across_nodes)} must be True or False"
         return None
 
     @classmethod

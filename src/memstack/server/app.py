@@ -39,6 +39,7 @@ __all__ = [
 # The tier routers, one module each under memstack.server.routes (variation as data).
 ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
 ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
+ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
 
 
 class ServerSettings:

@@ -17,11 +17,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._memory import Memory
+from ..conversation.budget import TokenBudget
 from ..errors import MemstackError, SessionExists, SessionNotFound
 from ..tools import TOOLS, MemoryTools
 from ..tools.dispatcher import decode_arguments, failed, parse_arguments, unknown_tool
 from ..tools.schemas import ToolSpec
 from .dream_tools import DREAM_HELPERS
+from .shared_tools import SHARED_TOOLS
 
 __all__ = ["CONTEXT_ARGS", "HELPERS", "TOOL_NAMES", "call_tool", "run_tool", "tool_specs"]
 
@@ -47,7 +49,16 @@ class SessionHistoryArgs(_Args):
 
 class ConversationHistoryArgs(_Args):
     conversation_id: str = Field(description="The conversation to read.")
-    max_token_limit: int = Field(2000, ge=1, description="Token budget of the returned history.")
+    max_token_limit: int | None = Field(None, ge=0, description="Token limit of the history (default 2000).")
+    context_size: int | None = Field(
+        None, ge=0, description="Instead of max_token_limit: the model's context window (Dify's budget)."
+    )
+    max_output_tokens: int | None = Field(
+        None, ge=0, description="With context_size: tokens kept for the answer."
+    )
+    prompt_tokens: int | None = Field(
+        None, ge=0, description="With context_size: tokens of the current prompt."
+    )
 
 
 class ConversationAppendArgs(_Args):
@@ -92,7 +103,13 @@ def _session_history(mem: Memory, sid: str, a: SessionHistoryArgs) -> str:
 def _conversation_history(mem: Memory, sid: str, a: ConversationHistoryArgs) -> str:
     if mem.conversations.count(a.conversation_id) == 0:
         return f"Conversation '{a.conversation_id}' has no messages."
-    return json.dumps(mem.conversations.history(a.conversation_id, max_token_limit=a.max_token_limit))
+    budget = None
+    if a.context_size is not None or a.max_output_tokens is not None or a.prompt_tokens is not None:
+        budget = TokenBudget(a.context_size, a.max_output_tokens, a.prompt_tokens or 0)
+    history = mem.conversations.history(
+        a.conversation_id, max_token_limit=a.max_token_limit, token_budget=budget
+    )
+    return json.dumps(history)
 
 
 def _conversation_append(mem: Memory, sid: str, a: ConversationAppendArgs) -> str:
@@ -133,6 +150,7 @@ HELPERS: dict[str, tuple[ToolSpec, Handler]] = {
 }
 
 HELPERS.update(DREAM_HELPERS)  # dry runs and history only: applying and undoing stay with people
+HELPERS.update(SHARED_TOOLS)  # the semantic cache and document tools of shared memory
 
 # Arguments every tool accepts where the transport has no other place for them (MCP).
 CONTEXT_ARGS: dict[str, dict[str, Any]] = {

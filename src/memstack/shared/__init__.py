@@ -10,7 +10,8 @@
 
 See :mod:`memstack.shared.store` (the API), :mod:`memstack.shared.reserved` (reserved keys),
 :mod:`memstack.shared.serialize` (rules for keys, names and values), :mod:`memstack.shared.glob`
-(subscription patterns), :mod:`memstack.shared.network` and :mod:`memstack.shared.cache`.
+(subscription patterns), :mod:`memstack.shared.network`, :mod:`memstack.shared.cache` (with
+:mod:`memstack.shared.cached_chat`) and :mod:`memstack.shared.documents`.
 """
 
 from __future__ import annotations
@@ -26,14 +27,28 @@ from .store import SharedMemory
 
 if TYPE_CHECKING:
     from .cache import SemanticCache
+    from .cached_chat import CachedChat
+    from .documents import DocumentStore
 
-__all__ = ["RESERVED", "MemoryChange", "Network", "SemanticCache", "SharedMemory", "StateProxy", "glob_match"]
+__all__ = [
+    "RESERVED",
+    "CachedChat",
+    "DocumentStore",
+    "MemoryChange",
+    "Network",
+    "SemanticCache",
+    "SharedMemory",
+    "StateProxy",
+    "glob_match",
+]
+
+_LAZY = {"SemanticCache": "cache", "CachedChat": "cached_chat", "DocumentStore": "documents"}
 
 
 def __getattr__(name: str) -> Any:
-    # The cache needs numpy and the search package: imported only when asked for.
-    if name == "SemanticCache":
-        from .cache import SemanticCache
+    # The cache and the documents need numpy and the search package: imported only when asked for.
+    if name in _LAZY:
+        import importlib
 
-        return SemanticCache
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

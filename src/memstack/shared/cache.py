@@ -1,39 +1,55 @@
-"""``SemanticCache``: answers to earlier queries, found again by embedding similarity.
+"""``SemanticCache``: answers to earlier queries, found again by embedding similarity (spec 4
+items 40-42, RubyLLM's ``SemanticCache`` as RobotLab's ``memory.cache``).
 
 Entries live on the engine, so every process using the same cache name shares them. Layout
 (``T`` = ``engine.tag(name)``)::
 
     shared:c:T:e:{id}   string  {"query", "response", "metadata", "vector": base64 float32,
                                  "model": model id, "dim": n, "created": ms}   (TTL when given)
-    shared:c:T:ids      set     ids of stored entries (pruned lazily when an entry expired)
     shared:c:T:stats    hash    hits, misses
+    shared:c:T:exp      zset    entry id -> expiry time in ms (1e18: never), so that ``stats``
+                                counts live entries without reading them
+    shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror`
 
-Only entries embedded with the cache's own model id and dimension are compared; entries of
-another model are ignored, never compared across models. Vectors are kept in an in-process
-map by id (entries never change once stored), so a lookup reads only new ids and the entries it
-returns, which also proves they are still stored (an expired entry is never a hit).
+Searching never decodes the stored entries: each process keeps the vectors of the cache's model
+in an in-process :class:`~memstack.shared.vectors.VectorIndex`, kept fresh by the change
+counter (one read per lookup when nothing changed). A candidate is returned only after its entry
+is read back, which also proves it is still stored: an expired entry is never a hit (and is
+dropped from every process's index). Only entries embedded with the cache's own model id and
+dimension are compared, never across models.
+
+:meth:`SemanticCache.wrap` puts the cache around a chat call (:mod:`memstack.shared.cached_chat`).
 """
 
 from __future__ import annotations
 
-import base64
 import json
+import math
 import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
-from ..errors import InvalidConfiguration, InvalidInput
+from ..errors import InvalidInput, InvalidValue
 from ..search.embedders import Embedder, FakeEmbedder
+from .cache_index import CacheMirror
+from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
+from .mirror import ChangeLog, mirror_for
 from .serialize import check_name, check_value, dumps
+from .vectors import Vector, encode_vector, unit
 
-__all__ = ["SemanticCache", "default_embedder"]
+if TYPE_CHECKING:
+    from .cached_chat import CachedChat, HitCallback
 
-Vector = npt.NDArray[np.float32]
+__all__ = ["DEFAULT_THRESHOLD", "SemanticCache", "default_embedder"]
+
+DEFAULT_THRESHOLD: Final = 0.92
+"""RubyLLM's ``similarity_threshold`` default."""
+_NEVER: Final = 1e18
+EMBED_MEMO: Final = 1024
+"""Query vectors one cache remembers (the same prompt again is not embedded again)."""
 
 
 def default_embedder() -> Embedder:
@@ -46,32 +62,19 @@ def default_embedder() -> Embedder:
     return FakeEmbedder(dim=256)
 
 
-def _check_threshold(threshold: object) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
-        raise InvalidConfiguration(f"threshold {threshold!r}: must be a number in [0, 1]")
-    return float(threshold)
-
-
-def _ttl_ms(ttl: object) -> int | None:
-    if ttl is None:
-        return None
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
-        raise InvalidConfiguration(f"ttl {ttl!r}: must be a number of seconds > 0 or None")
-    return max(1, int(ttl * 1000))
-
-
 class SemanticCache:
     """A semantic cache named ``name`` on ``engine``.
 
     Args:
         engine: where entries live.
         name: 1-128 characters of ``[A-Za-z0-9_.-]``.
-        embedder: turns queries into unit vectors.
+        embedder: turns queries into vectors.
         threshold: least cosine similarity for a hit (0..1).
         ttl: default lifetime of stored entries in seconds (None: forever).
+        max_messages: default of :meth:`wrap` (see :mod:`memstack.shared.cached_chat`).
 
     Raises:
-        InvalidConfiguration: threshold outside [0, 1], or ttl not > 0.
+        InvalidConfiguration: threshold outside [0, 1], ttl not > 0, bad max_messages.
         InvalidKey: a bad name.
     """
 
@@ -81,81 +84,111 @@ class SemanticCache:
         name: str,
         *,
         embedder: Embedder,
-        threshold: float = 0.92,
+        threshold: float = DEFAULT_THRESHOLD,
         ttl: float | None = None,
+        max_messages: MaxMessages = 1,
     ) -> None:
         self.engine = engine
         self.name = check_name(name, "cache name")
         self.embedder = embedder
-        self.threshold = _check_threshold(threshold)
+        self.threshold = check_threshold(threshold)
+        self._ttl_ms = ttl_ms(ttl)
         self.ttl = ttl
-        self._ttl_ms = _ttl_ms(ttl)
+        self.max_messages = check_max_messages(max_messages)
         base = f"shared:c:{engine.tag(name)}:"
         self._entry = base + "e:"
-        self._ids = base + "ids"
         self._stats = base + "stats"
-        self._vectors: dict[str, Vector] = {}
-        self._foreign: set[str] = set()  # ids embedded by another model: never compared
-        self._lock = threading.Lock()
+        self._expiry = base + "exp"
+        self._log = ChangeLog(base)
+        self._memo: OrderedDict[str, Vector] = OrderedDict()
+        self._memo_lock = threading.Lock()
+
+    # -- settings ----------------------------------------------------------------------------
+    @property
+    def config(self) -> dict[str, Any]:
+        """The settings: ``{namespace, similarity_threshold, ttl, max_messages, embedding_model,
+        embedding_dimensions}`` (RubyLLM's names)."""
+        return {
+            "namespace": self.name,
+            "similarity_threshold": self.threshold,
+            "ttl": self.ttl,
+            "max_messages": self.max_messages,
+            "embedding_model": self.embedder.model_id,
+            "embedding_dimensions": self.embedder.dim,
+        }
+
+    def configure(
+        self,
+        *,
+        threshold: float | Keep = KEEP,
+        ttl: float | Keep | None = KEEP,
+        max_messages: MaxMessages | Keep = KEEP,
+        embedder: Embedder | None = None,
+    ) -> dict[str, Any]:
+        """Change the given settings (all checked before any changes) and return :attr:`config`.
+
+        Entries stay on the engine (other processes share them); the in-process index is
+        looked up again, so a new ``embedder`` compares only the entries of its own model.
+
+        Raises:
+            InvalidConfiguration: a bad threshold, ttl or max_messages.
+        """
+        new_threshold = self.threshold if isinstance(threshold, Keep) else check_threshold(threshold)
+        new_ttl_ms = self._ttl_ms if isinstance(ttl, Keep) else ttl_ms(ttl)
+        new_max = self.max_messages if isinstance(max_messages, Keep) else check_max_messages(max_messages)
+        self.threshold, self._ttl_ms, self.max_messages = new_threshold, new_ttl_ms, new_max
+        if not isinstance(ttl, Keep):
+            self.ttl = ttl
+        if embedder is not None:
+            self.embedder = embedder
+            with self._memo_lock:
+                self._memo.clear()
+        return self.config
 
     # -- embedding and lookup ----------------------------------------------------------------
-    def _embed(self, query: str) -> Vector:
+    def embed(self, query: str) -> Vector:
+        """The unit vector of ``query``.
+
+        Raises:
+            InvalidInput: ``query`` is not a str. EmbeddingError: the embedder failed.
+        """
         if not isinstance(query, str):
             raise InvalidInput(f"query {query!r}: must be a str")
-        vector: Vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        with self._memo_lock:
+            vector = self._memo.get(query)
+            if vector is not None:
+                self._memo.move_to_end(query)
+                return vector
+        vector = unit(self.embedder.embed([query])[0])
+        vector.flags.writeable = False  # shared by later calls with the same query
+        with self._memo_lock:
+            self._memo[query] = vector
+            while len(self._memo) > EMBED_MEMO:
+                self._memo.popitem(last=False)
         return vector
 
-    def _refresh(self) -> tuple[list[str], Vector]:
-        """Ids and vector matrix of every stored entry of this cache's model."""
-        ids = self.engine.smembers(self._ids)
-        with self._lock:
-            new = [i for i in ids if i not in self._vectors and i not in self._foreign]
-        if new:
-            raws = self.engine.mget([self._entry + i for i in new])
-            with self._lock:
-                for entry_id, raw in zip(new, raws, strict=True):
-                    if raw is None:
-                        continue  # expired or deleted; pruned when met by _entries
-                    entry = json.loads(raw)
-                    if entry.get("model") != self.embedder.model_id or entry.get("dim") != self.embedder.dim:
-                        self._foreign.add(entry_id)
-                        continue
-                    self._vectors[entry_id] = np.frombuffer(
-                        base64.b64decode(entry["vector"]), dtype=np.float32
-                    )
-        with self._lock:
-            for gone in set(self._vectors) - ids:
-                del self._vectors[gone]
-            self._foreign &= ids
-            order = sorted(self._vectors)
-            matrix = (
-                np.stack([self._vectors[i] for i in order])
-                if order
-                else np.zeros((0, self.embedder.dim), dtype=np.float32)
-            )
-        return order, matrix
+    def _mirror(self) -> CacheMirror:
+        model, dim = self.embedder.model_id, self.embedder.dim
+        key = ("cache", self.engine.identity, self._log.base, model, str(dim))
+        return mirror_for(key, lambda: CacheMirror(model, dim), CacheMirror)
 
-    def _ranked(self, vector: Vector) -> list[tuple[str, float]]:
-        """Every candidate id with its cosine similarity, best first."""
-        order, matrix = self._refresh()
-        if not order:
-            return []
-        norm = float(np.linalg.norm(vector))
-        if norm == 0.0:
-            return []
-        sims = (matrix @ vector) / (np.linalg.norm(matrix, axis=1) * norm + 1e-12)
-        ranked = np.argsort(-sims, kind="stable")
-        return [(order[i], float(sims[i])) for i in ranked]
+    def _ranked(self, vector: Vector, k: int | None, least: float) -> list[tuple[str, float]]:
+        mirror = self._mirror()
+        with mirror.lock:
+            mirror.refresh(self.engine, self._log, self._entry.__add__)
+            return mirror.index.top(vector, k, least)
 
-    def _entries(self, candidates: list[tuple[str, float]], limit: int) -> list[dict[str, Any]]:
-        """The first ``limit`` candidates still stored, each with ``id`` and ``similarity``."""
+    def _live(self, vector: Vector, least: float, limit: int) -> list[dict[str, Any]]:
+        """The best ``limit`` entries still stored with similarity >= ``least``, each with ``id``
+        and ``similarity``; entries found expired are dropped everywhere."""
         out: list[dict[str, Any]] = []
         stale: list[str] = []
-        step = max(limit, 16)
-        for start in range(0, len(candidates), step):
-            chunk = candidates[start : start + step]
-            raws = self.engine.mget([self._entry + i for i, _ in chunk])
-            for (entry_id, sim), raw in zip(chunk, raws, strict=True):
+        want = limit + 4
+        while True:
+            candidates = self._ranked(vector, want, least)
+            todo = [(i, s) for i, s in candidates if i not in stale and all(e["id"] != i for e in out)]
+            raws = self.engine.mget([self._entry + i for i, _ in todo]) if todo else []
+            for (entry_id, sim), raw in zip(todo, raws, strict=True):
                 if raw is None:
                     stale.append(entry_id)
                     continue
@@ -169,18 +202,29 @@ class SemanticCache:
                         "metadata": entry.get("metadata") or {},
                     }
                 )
-                if len(out) == limit:
-                    break
-            if len(out) == limit:
+            if len(out) >= limit or len(candidates) < want:
                 break
+            want *= 4  # expired entries took places: look further
         if stale:
-            self.engine.srem(self._ids, *stale)
-        return out
+            with self.engine.batch() as batch:
+                self._log.record(batch, "del", stale)
+                batch.zrem(self._expiry, *stale)
+        out.sort(key=lambda e: -e["similarity"])
+        return out[:limit]
 
-    def _matches(self, query: str, threshold: float | None, limit: int) -> list[dict[str, Any]]:
-        least = self.threshold if threshold is None else _check_threshold(threshold)
-        ranked = [(i, s) for i, s in self._ranked(self._embed(query)) if s >= least]
-        return self._entries(ranked, limit)
+    def lookup(self, vector: Vector, threshold: float | None = None) -> dict[str, Any] | None:
+        """The nearest stored entry if similar enough (no hit or miss counted).
+
+        Raises:
+            InvalidConfiguration: a bad threshold.
+        """
+        least = self.threshold if threshold is None else check_threshold(threshold)
+        found = self._live(vector, least, 1)
+        return found[0] if found else None
+
+    def count(self, hit: bool) -> None:
+        """Count one hit or one miss in :meth:`stats`."""
+        self.engine.hincr(self._stats, "hits" if hit else "misses")
 
     # -- API ---------------------------------------------------------------------------------
     def fetch(
@@ -195,18 +239,26 @@ class SemanticCache:
         ``compute()``, stored under ``query`` and returned (a miss).
 
         Raises:
-            InvalidInput: ``query`` is not a str. InvalidValue: the computed response is not JSON.
+            InvalidInput: ``query`` is not a str, or no ``compute`` callable ("Block required").
+            InvalidValue: the computed response is not JSON. InvalidConfiguration: bad threshold/ttl.
         """
-        vector = self._embed(query)
-        least = self.threshold if threshold is None else _check_threshold(threshold)
-        ranked = [(i, s) for i, s in self._ranked(vector) if s >= least]
-        hit = self._entries(ranked, 1)
-        if hit:
-            self.engine.hincr(self._stats, "hits")
-            return hit[0]["response"]
-        self.engine.hincr(self._stats, "misses")
-        response = compute()
-        self._put(query, response, None, ttl, vector)
+        if not callable(compute):
+            raise InvalidInput(f"Block required: fetch needs a compute callable, got {compute!r}")
+        vector = self.embed(query)
+        hit = self.lookup(vector, threshold)
+        if hit is not None:
+            self.count(True)
+            return hit["response"]
+        try:
+            response = compute()
+        except BaseException:
+            self.count(False)
+            raise
+        try:
+            self.put(query, response, vector=vector, ttl=ttl, miss=True)
+        except InvalidValue:
+            self.count(False)  # a miss all the same
+            raise
         return response
 
     def store(
@@ -217,21 +269,36 @@ class SemanticCache:
         Raises:
             InvalidValue: response or metadata not JSON. InvalidConfiguration: bad ttl.
         """
-        return self._put(query, response, metadata, ttl, self._embed(query))
+        return self.put(query, response, metadata=metadata, ttl=ttl)
 
-    def _put(
-        self, query: str, response: Any, metadata: dict[str, Any] | None, ttl: float | None, vector: Vector
+    def put(
+        self,
+        query: str,
+        response: Any,
+        *,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | None = None,
+        vector: Vector | None = None,
+        miss: bool = False,
     ) -> str:
+        """:meth:`store` with a vector already computed by :meth:`embed` (one embedding per call);
+        ``miss``: count a miss in the same write.
+
+        Raises:
+            InvalidValue: response or metadata not JSON. InvalidConfiguration: bad ttl.
+        """
         check_value(response, "response")
         check_value(metadata or {}, "metadata")
-        px = self._ttl_ms if ttl is None else _ttl_ms(ttl)
+        px = self._ttl_ms if ttl is None else ttl_ms(ttl)
+        if vector is None:
+            vector = self.embed(query)
         entry_id = uuid.uuid4().hex
         text = dumps(
             {
                 "query": query,
                 "response": response,
                 "metadata": metadata or {},
-                "vector": base64.b64encode(np.ascontiguousarray(vector, dtype=np.float32).tobytes()).decode(),
+                "vector": encode_vector(vector),
                 "model": self.embedder.model_id,
                 "dim": self.embedder.dim,
                 "created": self.engine.now_ms(),
@@ -239,57 +306,111 @@ class SemanticCache:
         )
         with self.engine.batch() as batch:
             batch.set(self._entry + entry_id, text, px=px)
-            batch.sadd(self._ids, entry_id)
+            self._log.record(batch, "put", [entry_id])
+            batch.zadd(self._expiry, {entry_id: _NEVER if px is None else self.engine.now_ms() + px})
+            if miss:
+                batch.hincr(self._stats, "misses")
         return entry_id
 
     def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
-        """Up to ``limit`` stored entries, best first: ``{id, query, response, similarity, metadata}``."""
+        """Up to ``limit`` stored entries, best first: ``{id, query, response, similarity, metadata}``.
+
+        Raises:
+            InvalidInput: a bad query or limit.
+        """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput(f"limit {limit!r}: must be an int >= 1")
-        return self._entries(self._ranked(self._embed(query)), limit)
+        return self._live(self.embed(query), -1.0, limit)
 
     def exists(self, query: str, *, threshold: float | None = None) -> bool:
-        """True if a stored query is similar enough to ``query``."""
-        return bool(self._matches(query, threshold, 1))
+        """True if a stored query is similar enough to ``query``.
+
+        Raises:
+            InvalidInput: a bad query. InvalidConfiguration: a bad threshold.
+        """
+        return self.lookup(self.embed(query), threshold) is not None
 
     def delete(self, query: str, *, threshold: float | None = None) -> bool:
-        """Delete the nearest entry if similar enough; True if one was deleted."""
-        return self._remove(self._matches(query, threshold, 1)) > 0
+        """Delete the nearest entry if similar enough; True if one was deleted.
+
+        Raises:
+            InvalidInput: a bad query. InvalidConfiguration: a bad threshold.
+        """
+        hit = self.lookup(self.embed(query), threshold)
+        return self._remove([hit["id"]] if hit else []) > 0
 
     def invalidate(self, query: str, *, threshold: float | None = None, limit: int = 100) -> int:
-        """Delete up to ``limit`` entries similar enough to ``query``; returns how many."""
-        return self._remove(self._matches(query, threshold, limit))
+        """Delete up to ``limit`` entries similar enough to ``query``; returns how many.
 
-    def _remove(self, entries: list[dict[str, Any]]) -> int:
-        if not entries:
+        Raises:
+            InvalidInput: a bad query or limit. InvalidConfiguration: a bad threshold.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"limit {limit!r}: must be an int >= 1")
+        least = self.threshold if threshold is None else check_threshold(threshold)
+        return self._remove([e["id"] for e in self._live(self.embed(query), least, limit)])
+
+    def _remove(self, ids: list[str]) -> int:
+        if not ids:
             return 0
-        ids = [e["id"] for e in entries]
         with self.engine.batch() as batch:
             batch.delete(*[self._entry + i for i in ids])
-            batch.srem(self._ids, *ids)
+            self._log.record(batch, "del", ids)
+            batch.zrem(self._expiry, *ids)
         return len(ids)
 
     def clear(self) -> None:
-        """Delete every entry (hit and miss counters stay)."""
-        ids = list(self.engine.smembers(self._ids))
+        """Delete every entry and reset the hit and miss counters (RubyLLM's ``clear!``)."""
+        ids = sorted(self.engine.smembers(self._log.ids))
+        for start in range(0, len(ids), 1000):
+            self.engine.delete(*[self._entry + i for i in ids[start : start + 1000]])
         with self.engine.batch() as batch:
-            if ids:
-                batch.delete(*[self._entry + i for i in ids])
-            batch.delete(self._ids)
+            batch.delete(self._stats, self._expiry)
+            self._log.restart(batch)
 
     def stats(self) -> dict[str, Any]:
         """``{hits, misses, hit_rate (0.0 when none), entries}`` (live entries only)."""
-        counts = self.engine.hgetall(self._stats)
+        with self.engine.batch() as read:
+            read.hgetall(self._stats)
+            read.scard(self._log.ids)
+            read.zcard(self._expiry)
+            read.zrangebyscore(self._expiry, -math.inf, self.engine.now_ms())
+        assert read.result is not None
+        counts, stored, timed, expired = read.result.results
+        # Entries written without expiry times (the layout before it) are read one by one.
+        live = stored - len(expired) if stored == timed else self._live_count()
         hits, misses = int(counts.get("hits", 0)), int(counts.get("misses", 0))
-        ids = sorted(self.engine.smembers(self._ids))
-        live = self.engine.mget([self._entry + i for i in ids]) if ids else []
         total = hits + misses
-        return {
-            "hits": hits,
-            "misses": misses,
-            "hit_rate": hits / total if total else 0.0,
-            "entries": sum(raw is not None for raw in live),
-        }
+        return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0, "entries": live}
+
+    def _live_count(self) -> int:
+        ids = sorted(self.engine.smembers(self._log.ids))
+        live = 0
+        for start in range(0, len(ids), 1000):
+            chunk = ids[start : start + 1000]
+            live += sum(raw is not None for raw in self.engine.mget([self._entry + i for i in chunk]))
+        return live
+
+    def wrap(
+        self,
+        chat: Any,
+        *,
+        threshold: float | None = None,
+        ttl: float | None = None,
+        on_cache_hit: HitCallback | None = None,
+        max_messages: MaxMessages | None = None,
+    ) -> CachedChat:
+        """``chat`` with this cache around its calls (see :mod:`memstack.shared.cached_chat`).
+
+        Raises:
+            InvalidConfiguration: a bad threshold, ttl or max_messages.
+            InvalidInput: ``chat`` is not callable.
+        """
+        from .cached_chat import CachedChat
+
+        return CachedChat(
+            self, chat, threshold=threshold, ttl=ttl, on_cache_hit=on_cache_hit, max_messages=max_messages
+        )
 
     def __repr__(self) -> str:
         return f"<SemanticCache {self.name!r} model={self.embedder.model_id!r} threshold={self.threshold}>"

@@ -23,6 +23,7 @@ from ..errors import Conflict, InvalidInput, InvalidKey
 from ..limits import check_int, check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
+from .document_methods import DocumentMethods
 from .reactive import Reactive
 from .serialize import check_key, check_name, check_value
 from .storage import Entry, SharedStorage, Write
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["SharedMemory"]
 
 
-class SharedMemory(Reactive, ReservedAccessors):
+class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
     """The shared memory ``name`` on ``engine``.
 
     Args:
@@ -46,7 +47,8 @@ class SharedMemory(Reactive, ReservedAccessors):
         network_name: recorded on changes (set by :class:`~memstack.shared.Network`).
         session_id: when given, written to the ``session_id`` reserved key.
         enable_cache: give ``memory.cache`` a :class:`SemanticCache` (built on first use).
-        embedder: the cache's embedder (default: :func:`~memstack.shared.cache.default_embedder`).
+        embedder: the cache's embedder (default: :func:`~memstack.shared.cache.default_embedder`)
+            and the document store's (default: none, BM25 search); see :meth:`store_document`.
 
     Raises:
         InvalidKey: a bad name.

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, Field
 
-from ...conversation import Message
+from ...conversation import Message, TokenBudget
 from ...conversation.store import LATEST
 from ...errors import EntryNotFound
 from ..app import TenantMemory
@@ -135,12 +135,28 @@ def history(
     mem: TenantMemory,
     conversation_id: str,
     current_message_id: str | None = None,
-    max_token_limit: Annotated[int, Query(ge=1, le=1_000_000)] = 2000,
+    max_token_limit: Annotated[int | None, Query(ge=0, le=1_000_000, description="Default 2000.")] = None,
     message_limit: Annotated[int | None, Query(ge=1, le=500)] = None,
+    context_size: Annotated[
+        int | None,
+        Query(ge=0, le=100_000_000, description="Token budget (Dify): the model's context window."),
+    ] = None,
+    max_output_tokens: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
+    prompt_tokens: Annotated[int | None, Query(ge=0, le=100_000_000)] = None,
 ) -> PromptMessages:
     _require(mem, conversation_id)
-    found = mem.conversations.history(conversation_id, current_message_id, max_token_limit, message_limit)
+    budget = _budget(context_size, max_output_tokens, prompt_tokens)
+    found = mem.conversations.history(
+        conversation_id, current_message_id, max_token_limit, message_limit, token_budget=budget
+    )
     return PromptMessages(conversation_id=conversation_id, messages=found)
+
+
+def _budget(context_size: int | None, max_output: int | None, prompt: int | None) -> TokenBudget | None:
+    """The history budget when any of its figures is given (the limit is then computed, not given)."""
+    if context_size is None and max_output is None and prompt is None:
+        return None
+    return TokenBudget(context_size, max_output, prompt or 0)
 
 
 @router.delete("/{conversation_id}", response_model=Deleted, summary="Delete a conversation")

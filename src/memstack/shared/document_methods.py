@@ -1,0 +1,71 @@
+"""The document-store methods of a shared memory (RobotLab's newest ``Memory``): a mixin of
+:class:`~memstack.shared.store.SharedMemory`, kept apart so that each file holds one concept.
+
+The documents are a :class:`~memstack.shared.documents.DocumentStore` under the memory's name,
+searched by embeddings when the memory was given an ``embedder``, by BM25 otherwise.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Self
+
+from ..engines import Engine
+
+if TYPE_CHECKING:
+    from ..search.embedders import Embedder
+    from .documents import DocumentStore
+
+__all__ = ["DocumentMethods"]
+
+
+class DocumentMethods:
+    """``store_document``, ``search_documents``, ``document_keys``, ``delete_document``."""
+
+    engine: Engine
+    name: str
+    _embedder: Embedder | None
+    _lock: threading.Lock
+    _documents: DocumentStore | None = None
+
+    @property
+    def documents(self) -> DocumentStore:
+        """The document store of this memory (built on first use)."""
+        with self._lock:
+            if self._documents is None:
+                from .documents import DocumentStore
+
+                self._documents = DocumentStore(self.engine, self.name, embedder=self._embedder)
+            return self._documents
+
+    def store_document(self, key: str, content: str, metadata: dict[str, Any] | None = None) -> Self:
+        """Store ``content`` under ``key`` for :meth:`search_documents` (replacing it); returns self.
+
+        Raises:
+            InvalidKey: a bad key. InvalidValue: content not a str, metadata not a JSON object.
+            EmbeddingError: the embedder failed.
+        """
+        self.documents.store(key, content, metadata)
+        return self
+
+    def search_documents(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        """The ``limit`` documents closest to ``query``: ``[{key, text, score, metadata}]``, best
+        first (embedding similarity with an embedder, else BM25 scores).
+
+        Raises:
+            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1.
+            EmbeddingError: the embedder failed.
+        """
+        return self.documents.search(query, limit)
+
+    def document_keys(self) -> list[str]:
+        """Keys of the stored documents, sorted."""
+        return self.documents.keys()
+
+    def delete_document(self, key: str) -> bool:
+        """Delete the document under ``key``; True if there was one.
+
+        Raises:
+            InvalidKey: a bad key.
+        """
+        return self.documents.delete(key)

@@ -1,0 +1,192 @@
+"""``DocumentStore``: texts stored under keys and searched by meaning (RobotLab's newest
+``store_document`` / ``search_documents`` / ``document_keys`` / ``delete_document``, spec 4 item 34).
+
+Documents live on the engine, one per key, visible to every process using the same shared
+memory name (``T`` = ``engine.tag(name)``)::
+
+    shared:d:T:doc:{key}          string  {"key", "text", "metadata", "created", "updated"
+                                           (+ "vector", "model", "dim" when embedded)}
+    shared:d:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror` (ids = keys)
+
+Search: with an embedder, by cosine similarity of embeddings (RobotLab's way; ``score`` in
+[-1, 1], every document ranked); without one, by BM25 (``score`` >= 0, documents sharing no term
+with the query are left out), where RobotLab would raise its ``DependencyError``. Either way each
+process keeps an in-process index kept fresh by the change counter. A document stored without
+a vector of the embedder's model (or before an embedder was set) is embedded when indexed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..engines import Engine
+from ..errors import InvalidInput, InvalidValue
+from ..limits import check_text
+from ..search import Bm25Index
+from ..search.embedders import Embedder
+from .mirror import ChangeLog, Mirror, mirror_for
+from .serialize import check_key, check_name, check_value, dumps
+from .vectors import VectorIndex, decode_vector, encode_vector, unit
+
+__all__ = ["DocumentStore"]
+
+
+class _DocMirror(Mirror):
+    """Texts and metadata of one store's documents, with a BM25 or a vector index."""
+
+    def __init__(self, embedder: Embedder | None) -> None:
+        super().__init__()
+        self.embedder = embedder
+        self.docs: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.bm25 = Bm25Index()
+        self.vectors = VectorIndex(embedder.dim if embedder else 1)
+
+    def reset(self) -> None:
+        self.docs = {}
+        self.bm25.clear()
+        self.vectors.clear()
+
+    def apply(self, entry_id: str, raw: str | None) -> None:
+        if raw is None:
+            self.docs.pop(entry_id, None)
+            self.bm25.remove(entry_id)
+            self.vectors.remove(entry_id)
+            return
+        doc = json.loads(raw)
+        self.docs[entry_id] = (doc["text"], doc.get("metadata") or {})
+        if self.embedder is None:
+            self.bm25.add(entry_id, doc["text"])
+            return
+        model, dim = self.embedder.model_id, self.embedder.dim
+        if doc.get("model") == model and doc.get("dim") == dim and "vector" in doc:
+            self.vectors.add(entry_id, decode_vector(doc["vector"]))
+        else:
+            self.vectors.add(entry_id, self.embedder.embed([doc["text"]])[0])
+
+
+class DocumentStore:
+    """The documents of shared memory ``name`` on ``engine`` (see the module docstring).
+
+    Args:
+        engine: where documents live.
+        name: the shared memory's name.
+        embedder: embeds documents and queries; None: BM25 search.
+
+    Raises:
+        InvalidKey: a bad name.
+    """
+
+    def __init__(self, engine: Engine, name: str, *, embedder: Embedder | None = None) -> None:
+        self.engine = engine
+        self.name = check_name(name)
+        self.embedder = embedder
+        base = f"shared:d:{engine.tag(name)}:"
+        self._doc = base + "doc:"
+        self._log = ChangeLog(base)
+
+    @property
+    def mode(self) -> str:
+        """``"embedding"`` or ``"bm25"``: how :meth:`search` ranks."""
+        return "bm25" if self.embedder is None else "embedding"
+
+    def _mirror(self) -> _DocMirror:
+        model = "bm25" if self.embedder is None else f"{self.embedder.model_id}/{self.embedder.dim}"
+        key = ("documents", self.engine.identity, self._log.base, model)
+        return mirror_for(key, lambda: _DocMirror(self.embedder), _DocMirror)
+
+    def store(self, key: str, content: str, metadata: dict[str, Any] | None = None) -> None:
+        """Store ``content`` under ``key``, replacing what ``key`` held (its creation time stays).
+
+        Raises:
+            InvalidKey: a bad key. InvalidValue: content not a str (or with lone surrogates),
+                metadata not a JSON object. EmbeddingError: the embedder failed.
+        """
+        key = check_key(key)
+        check_text(content, "content")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidValue(f"metadata {metadata!r}: must be a JSON object (dict) or None")
+        check_value(metadata or {}, "metadata")
+        now = self.engine.now_ms()
+        old = self.engine.get(self._doc + key)
+        doc: dict[str, Any] = {
+            "key": key,
+            "text": content,
+            "metadata": metadata or {},
+            "created": json.loads(old)["created"] if old is not None else now,
+            "updated": now,
+        }
+        if self.embedder is not None:
+            doc["vector"] = encode_vector(unit(self.embedder.embed([content])[0]))
+            doc["model"], doc["dim"] = self.embedder.model_id, self.embedder.dim
+        with self.engine.batch() as batch:
+            batch.set(self._doc + key, dumps(doc))
+            self._log.record(batch, "put", [key])
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """``{key, text, metadata, created, updated}`` (ms) of one document, or None.
+
+        Raises:
+            InvalidKey: a bad key.
+        """
+        raw = self.engine.get(self._doc + check_key(key))
+        if raw is None:
+            return None
+        doc = json.loads(raw)
+        return {k: doc[k] for k in ("key", "text", "metadata", "created", "updated")}
+
+    def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        """The best ``limit`` documents: ``[{key, text, score, metadata}]``, best first.
+
+        Raises:
+            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1.
+            EmbeddingError: the embedder failed.
+        """
+        if not isinstance(query, str):
+            raise InvalidInput(f"query {query!r}: must be a str")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"limit {limit!r}: must be an int >= 1")
+        vector = None if self.embedder is None else self.embedder.embed([query])[0]
+        mirror = self._mirror()
+        with mirror.lock:
+            mirror.refresh(self.engine, self._log, self._doc.__add__)
+            if vector is None:
+                ranked = mirror.bm25.search(query, k=limit)
+            else:
+                ranked = mirror.vectors.top(vector, limit)
+            return [
+                {"key": key, "text": mirror.docs[key][0], "score": score, "metadata": mirror.docs[key][1]}
+                for key, score in ranked
+            ]
+
+    def keys(self) -> list[str]:
+        """Keys of the stored documents, sorted."""
+        return sorted(self.engine.smembers(self._log.ids))
+
+    def delete(self, key: str) -> bool:
+        """Delete the document under ``key``; True if there was one.
+
+        Raises:
+            InvalidKey: a bad key.
+        """
+        key = check_key(key)
+        with self.engine.batch() as batch:
+            batch.delete(self._doc + key)
+            self._log.record(batch, "del", [key])
+        assert batch.result is not None
+        return bool(batch.result[0])
+
+    def clear(self) -> int:
+        """Delete every document; returns how many there were."""
+        keys = self.keys()
+        for start in range(0, len(keys), 1000):
+            self.engine.delete(*[self._doc + k for k in keys[start : start + 1000]])
+        with self.engine.batch() as batch:
+            self._log.restart(batch)
+        return len(keys)
+
+    def __len__(self) -> int:
+        return self.engine.scard(self._log.ids)
+
+    def __repr__(self) -> str:
+        return f"<DocumentStore {self.name!r} {self.mode}>"
