@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import InvalidInput
+from ..limits import check_int, short_repr
 from ..llm.tokens import TokenCounter, count_messages, token_counter
 
 __all__ = ["DEFAULT_HISTORY_TOKENS", "TokenBudget", "history_token_budget", "resolve_token_limit"]
@@ -34,9 +35,7 @@ Prompt = int | Sequence[Mapping[str, Any]]
 
 
 def _count(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"{name} {value!r}: must be an int >= 0")
-    return value
+    return check_int(value, name)
 
 
 def history_token_budget(
@@ -114,7 +113,7 @@ class TokenBudget:
                 value.get("context_size"), value.get("max_output_tokens"), value.get("prompt_tokens", 0)
             )
         raise InvalidInput(
-            f"token_budget {value!r}: expected a TokenBudget, a mapping of its fields or an int"
+            f"token_budget {short_repr(value)}: expected a TokenBudget, a mapping of its fields or an int"
         )
 
 
@@ -129,7 +128,7 @@ def resolve_token_limit(
     if token_budget is not None:
         if max_token_limit is not None:
             raise InvalidInput(
-                f"max_token_limit {max_token_limit!r} and token_budget: give one of them, not both"
+                f"max_token_limit {short_repr(max_token_limit)} and token_budget: give one of them, not both"
             )
         return TokenBudget.coerce(token_budget).tokens
     if max_token_limit is None:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
+from ..limits import short_repr
 from ..search.embedders import Embedder, FakeEmbedder
 from .cache_index import CacheMirror
 from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
@@ -153,7 +154,7 @@ class SemanticCache:
             InvalidInput: ``query`` is not a str. EmbeddingError: the embedder failed.
         """
         if not isinstance(query, str):
-            raise InvalidInput(f"query {query!r}: must be a str")
+            raise InvalidInput(f"query {short_repr(query)}: must be a str")
         with self._memo_lock:
             vector = self._memo.get(query)
             if vector is not None:
@@ -243,7 +244,7 @@ class SemanticCache:
             InvalidValue: the computed response is not JSON. InvalidConfiguration: bad threshold/ttl.
         """
         if not callable(compute):
-            raise InvalidInput(f"Block required: fetch needs a compute callable, got {compute!r}")
+            raise InvalidInput(f"Block required: fetch needs a compute callable, got {short_repr(compute)}")
         vector = self.embed(query)
         hit = self.lookup(vector, threshold)
         if hit is not None:
@@ -319,7 +320,7 @@ class SemanticCache:
             InvalidInput: a bad query or limit.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput(f"limit {limit!r}: must be an int >= 1")
+            raise InvalidInput(f"limit {short_repr(limit)}: must be an int >= 1")
         return self._live(self.embed(query), -1.0, limit)
 
     def exists(self, query: str, *, threshold: float | None = None) -> bool:
@@ -346,7 +347,7 @@ class SemanticCache:
             InvalidInput: a bad query or limit. InvalidConfiguration: a bad threshold.
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput(f"limit {limit!r}: must be an int >= 1")
+            raise InvalidInput(f"limit {short_repr(limit)}: must be an int >= 1")
         least = self.threshold if threshold is None else check_threshold(threshold)
         return self._remove([e["id"] for e in self._live(self.embed(query), least, limit)])
 

@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Final, Literal
 
 from ..errors import InvalidConfiguration
+from ..limits import short_repr
 
 __all__ = ["KEEP", "Keep", "MaxMessages", "check_max_messages", "check_threshold", "ttl_ms"]
 
@@ -28,7 +29,7 @@ def check_threshold(threshold: object) -> float:
         InvalidConfiguration: not a number in [0, 1].
     """
     if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1:
-        raise InvalidConfiguration(f"threshold {threshold!r}: must be a number in [0, 1]")
+        raise InvalidConfiguration(f"threshold {short_repr(threshold)}: must be a number in [0, 1]")
     return float(threshold)
 
 
@@ -41,7 +42,7 @@ def ttl_ms(ttl: object) -> int | None:
     if ttl is None:
         return None
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
-        raise InvalidConfiguration(f"ttl {ttl!r}: must be a number of seconds > 0 or None")
+        raise InvalidConfiguration(f"ttl {short_repr(ttl)}: must be a number of seconds > 0 or None")
     return max(1, int(ttl * 1000))
 
 
@@ -54,5 +55,7 @@ def check_max_messages(value: object) -> int | None:
     if value is None or value is False or value == "unlimited":
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidConfiguration(f"max_messages {value!r}: must be an int >= 1, 'unlimited' or None")
+        raise InvalidConfiguration(
+            f"max_messages {short_repr(value)}: must be an int >= 1, 'unlimited' or None"
+        )
     return value

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, InvalidValue
+from ..limits import short_repr
 from .cache_settings import MaxMessages, check_max_messages, check_threshold, ttl_ms
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class CachedChat:
     ) -> None:
         call = getattr(chat, "complete", chat)
         if not callable(call):
-            raise InvalidInput(f"wrap: chat {chat!r} is not callable and has no complete method")
+            raise InvalidInput(f"wrap: chat {short_repr(chat)} is not callable and has no complete method")
         self.cache = cache
         self.chat = chat
         self._call: Callable[..., Any] = call

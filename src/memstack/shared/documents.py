@@ -22,7 +22,7 @@ from typing import Any
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
-from ..limits import check_text
+from ..limits import check_text, short_repr
 from ..search import Bm25Index
 from ..search.embedders import Embedder
 from .mirror import ChangeLog, Mirror, mirror_for
@@ -105,7 +105,7 @@ class DocumentStore:
         key = check_key(key)
         check_text(content, "content")
         if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidValue(f"metadata {metadata!r}: must be a JSON object (dict) or None")
+            raise InvalidValue(f"metadata {short_repr(metadata)}: must be a JSON object (dict) or None")
         check_value(metadata or {}, "metadata")
         now = self.engine.now_ms()
         old = self.engine.get(self._doc + key)
@@ -143,9 +143,9 @@ class DocumentStore:
             EmbeddingError: the embedder failed.
         """
         if not isinstance(query, str):
-            raise InvalidInput(f"query {query!r}: must be a str")
+            raise InvalidInput(f"query {short_repr(query)}: must be a str")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput(f"limit {limit!r}: must be an int >= 1")
+            raise InvalidInput(f"limit {short_repr(limit)}: must be an int >= 1")
         vector = None if self.embedder is None else self.embedder.embed([query])[0]
         mirror = self._mirror()
         with mirror.lock:
