@@ -1,9 +1,10 @@
 """The seam commands as SQL over the SQLite engine's schema, run inside one transaction.
 
-Each ``op_<name>(tx, *args)`` mirrors ``MemoryEngine._op_<name>``; :data:`OPS` maps every seam
-command to its function (lists and sorted sets live in ``_sqlite_sequences``). The ``keys`` row of
-a key carries its type, string value, expire-at and, for containers, the element count ``n``, so
-type checks and lengths cost one primary-key lookup (or none, from the cache of ``_sqlite_tx``).
+Each ``op_<name>(tx, *args)`` mirrors ``_memory_ops.op_<name>``; :data:`OPS` maps every command
+of the table (``engines.commands``) to its function, checked complete at import (lists and sorted
+sets live in ``_sqlite_sequences``). The ``keys`` row of a key carries its type, string value,
+expire-at and, for containers, the element count ``n``, so type checks and lengths cost one
+primary-key lookup (or none, from the cache of ``_sqlite_tx``).
 
 SQL strings are constants so ``sqlite3`` reuses its prepared statements.
 """
@@ -18,6 +19,7 @@ from . import _semantics as sem
 from . import _sqlite_sequences
 from ._sqlite_tx import Tx
 from .base import Number
+from .commands import handler_map
 
 __all__ = ["OPS"]
 
@@ -252,9 +254,6 @@ def op_require_equal(tx: Tx, key: str, value: str | None) -> bool:
     return row[0] == "string" and value is not None and tx.value(key, row) == value
 
 
-OPS: Final[dict[str, Callable[..., Any]]] = {
-    name[3:]: fn
-    for module in (globals(), vars(_sqlite_sequences))
-    for name, fn in list(module.items())
-    if name.startswith("op_") and callable(fn)
-}
+OPS: Final[dict[str, Callable[..., Any]]] = handler_map(
+    {**vars(_sqlite_sequences), **globals()}, "op_", "sqlite engine"
+)

@@ -21,9 +21,10 @@ from urllib.parse import unquote, urlsplit
 from ..clock import Clock
 from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
 from . import _sqlite_ops, _sqlite_tx
+from ._checks import check_ops
 from ._sqlite_events import PRUNE, EventListener
 from ._sqlite_schema import connect, ensure_schema
-from .base import GUARDS, WRITES, BatchResult, Engine, Op, Subscription
+from .base import GUARDS, BatchResult, Engine, Op, Subscription
 
 __all__ = ["SqliteEngine", "sqlite_path"]
 
@@ -145,11 +146,7 @@ class SqliteEngine(Engine):
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
-        write = False
-        for name, _ in ops:
-            if name in WRITES:
-                write = True
-                break
+        write = check_ops(ops)
         table = _sqlite_ops.OPS
         with self._lock:
             if self._closed.is_set():

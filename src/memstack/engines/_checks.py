@@ -1,0 +1,222 @@
+"""The seam's argument rules, checked before a batch's first write, identically on every engine.
+
+:func:`check_ops` is pure and runs at the top of every engine's ``execute`` (callers may hand
+``execute`` raw ops, not only ops built by ``Commands``). A batch it refuses reaches no engine, so
+nothing of it is applied, and every engine refuses it with the same typed error:
+
+* text (keys, values, fields, members, channels, messages) is a ``str`` that encodes as UTF-8
+  (no lone surrogates) → :class:`InvalidValue`;
+* ints are ``int`` (not ``bool``) within 64 bits; flags are ``bool``; the op's shape and argument
+  count match the table → :class:`InvalidInput`;
+* a ``set`` TTL (``px``) is 1 ms to :data:`MAX_TTL_MS`; a ``pexpire`` above :data:`MAX_TTL_MS` is
+  refused (``<= 0`` still deletes) → :class:`InvalidValue`;
+* an increment is a finite number (:class:`InvalidValue`) and an int increment fits 64 bits
+  (:class:`NotANumber`, as an overflowing sum);
+* a score is a number, never NaN (``±inf`` allowed, as Redis) → :class:`InvalidValue`;
+* guards come before the batch's first write → :class:`InvalidInput`.
+
+What only the storage knows (key types, stored numbers, a counter's overflow) is each engine's
+to check before its first write (or to undo completely).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NoReturn
+
+from ..errors import InvalidInput, InvalidValue, MemstackError, NotANumber
+from ..limits import check_text
+from ._semantics import INT64_MAX, INT64_MIN
+from .commands import COMMANDS, Command
+
+__all__ = ["MAX_TTL_MS", "check_ops"]
+
+MAX_TTL_MS: Final = 10 * 36525 * 86_400_000 // 100
+"""The longest TTL a key can get: 10 years (Julian), in milliseconds."""
+
+_READ, _WRITE, _GUARD = 0, 1, 2
+_TEXTUAL: Final = frozenset({"key", "text"})
+
+ArgCheck = Callable[[Any, str, int], None]
+
+
+def _where(name: str, index: int) -> str:
+    return f"{name} argument {index}"
+
+
+def _text(value: Any, name: str, index: int) -> None:
+    if value.__class__ is str and value.isascii():
+        return
+    check_text(value, _where(name, index))
+
+
+def _opt_text(value: Any, name: str, index: int) -> None:
+    if value is not None:
+        _text(value, name, index)
+
+
+def _int(value: Any, name: str, index: int) -> None:
+    if value.__class__ is not int:
+        raise InvalidInput(f"{_where(name, index)}: {value!r} is not an int")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise InvalidValue(f"{_where(name, index)}: {value} is outside the 64-bit integer range")
+
+
+def _opt_int(value: Any, name: str, index: int) -> None:
+    if value is not None:
+        _int(value, name, index)
+
+
+def _bool(value: Any, name: str, index: int) -> None:
+    if value is not True and value is not False:
+        raise InvalidInput(f"{_where(name, index)}: {value!r} is not a bool")
+
+
+def _px(value: Any, name: str, index: int) -> None:
+    if value is None:
+        return
+    _int(value, name, index)
+    if value <= 0:
+        raise InvalidValue(f"{name} px={value!r}: a TTL must be a positive number of milliseconds")
+    if value > MAX_TTL_MS:
+        raise InvalidValue(f"{name} px={value!r}: a TTL must not exceed 10 years ({MAX_TTL_MS} ms)")
+
+
+def _ms(value: Any, name: str, index: int) -> None:
+    _int(value, name, index)
+    if value > MAX_TTL_MS:
+        raise InvalidValue(f"{name} ms={value!r}: a TTL must not exceed 10 years ({MAX_TTL_MS} ms)")
+
+
+def _amount(value: Any, name: str, index: int) -> None:
+    cls = value.__class__
+    if cls is int:
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise NotANumber(f"{name} by {value}: the increment is outside the 64-bit integer range")
+    elif cls is float:
+        if not math.isfinite(value):
+            raise InvalidValue(f"{name} by {value!r}: the increment must be a finite number")
+    else:
+        raise InvalidValue(f"{name} by {value!r}: the increment must be a finite int or float")
+
+
+def _score(value: Any, name: str, index: int) -> None:
+    cls = value.__class__
+    if cls is float:
+        if value != value:  # NaN: Redis has no NaN scores, so no engine stores one
+            raise InvalidValue(f"{_where(name, index)}: a score is NaN; scores must be numbers")
+    elif cls is int:
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise InvalidValue(f"{_where(name, index)}: score {value} is outside the 64-bit range")
+    else:
+        raise InvalidValue(f"{_where(name, index)}: score {value!r} is not a number")
+
+
+def _fields(value: Any, name: str, index: int) -> None:
+    if value.__class__ is not dict:
+        raise InvalidInput(f"{_where(name, index)}: expected a dict of fields, got {type(value).__name__}")
+    for field, text in value.items():
+        _text(field, name, index)
+        _text(text, name, index)
+
+
+def _scores(value: Any, name: str, index: int) -> None:
+    if value.__class__ is not dict:
+        raise InvalidInput(f"{_where(name, index)}: expected a dict of scores, got {type(value).__name__}")
+    for member, score in value.items():
+        _text(member, name, index)
+        _score(score, name, index)
+
+
+_ARG: Final[dict[str, ArgCheck]] = {
+    "key": _text,
+    "text": _text,
+    "text?": _opt_text,
+    "int": _int,
+    "int?": _opt_int,
+    "bool": _bool,
+    "px?": _px,
+    "ms": _ms,
+    "amount": _amount,
+    "score": _score,
+    "fields": _fields,
+    "scores": _scores,
+}
+
+
+def _arity(command: Command, args: Any) -> NoReturn:
+    if args.__class__ is not tuple:
+        raise InvalidInput(f"{command.name}: arguments must be a tuple, got {type(args).__name__}")
+    want = f"at least {len(command.args) - 1}" if command.variadic else str(len(command.args))
+    raise InvalidInput(f"{command.name}: takes {want} arguments ({', '.join(command.args)}), got {len(args)}")
+
+
+def _checker(command: Command) -> Callable[[Any], int]:
+    """The check of one op's arguments; returns whether the op reads, writes or guards."""
+    code = {"read": _READ, "write": _WRITE, "guard": _GUARD}[command.kind]
+    kinds = [a.removesuffix("*") for a in command.args]
+    variadic = command.variadic
+    n = len(kinds) - variadic
+    name = command.name
+
+    if all(k in _TEXTUAL for k in kinds):
+        # Most ops: keys and text only, checked in one loop (this runs on every put).
+        def check_text_only(args: Any) -> int:
+            if args.__class__ is not tuple or (len(args) < n if variadic else len(args) != n):
+                _arity(command, args)
+            for i, arg in enumerate(args):
+                if arg.__class__ is not str or not arg.isascii():
+                    _text(arg, name, i)
+            return code
+
+        return check_text_only
+
+    fixed = [_ARG[k] for k in kinds[:n]]
+    rest = _ARG[kinds[-1]] if variadic else None
+
+    def check(args: Any) -> int:
+        if args.__class__ is not tuple or (len(args) < n if variadic else len(args) != n):
+            _arity(command, args)
+        for i, arg_check in enumerate(fixed):
+            arg_check(args[i], name, i)
+        if rest is not None:
+            for i in range(n, len(args)):
+                rest(args[i], name, i)
+        return code
+
+    return check
+
+
+_CHECKS: Final = {name: _checker(command) for name, command in COMMANDS.items()}
+
+
+def check_ops(ops: Sequence[Any], *, guards_first: bool = True) -> bool:
+    """Refuse ``ops`` unless every op is well-formed under the table; True if any op writes.
+
+    Pure and cheap: it runs on every ``execute`` of every engine. ``guards_first=False`` leaves
+    the order of guards to the caller (the Redis script checks it itself, before any write).
+
+    Raises:
+        InvalidInput: an unknown command, a malformed op, a wrong argument count or type, a
+            guard after a write.
+        InvalidValue: text with a lone surrogate, a TTL out of range, a NaN score, a non-finite
+            increment, an int outside 64 bits.
+        NotANumber: an int increment outside 64 bits.
+    """
+    write = False
+    try:
+        for name, args in ops:
+            check = _CHECKS.get(name)
+            if check is None:
+                raise InvalidInput(f"unknown command {name!r}: not in the seam's command table")
+            kind = check(args)
+            if kind == _WRITE:
+                write = True
+            elif kind == _GUARD and write and guards_first:
+                raise InvalidInput(f"guard {name!r} after a write: guards must come first in a batch")
+    except MemstackError:
+        raise
+    except (TypeError, ValueError) as exc:  # an op that is not a (name, args) pair
+        raise InvalidInput(f"malformed op in batch: ops are (name, args) pairs ({exc})") from None
+    return write
