@@ -76,7 +76,8 @@ def _bool(value: Any, name: str, index: int) -> None:
 def _px(value: Any, name: str, index: int) -> None:
     if value is None:
         return
-    _int(value, name, index)
+    if value.__class__ is not int:
+        raise InvalidInput(f"{name} px={value!r}: a TTL is an int number of milliseconds")
     if value <= 0:
         raise InvalidValue(f"{name} px={value!r}: a TTL must be a positive number of milliseconds")
     if value > MAX_TTL_MS:
@@ -84,7 +85,10 @@ def _px(value: Any, name: str, index: int) -> None:
 
 
 def _ms(value: Any, name: str, index: int) -> None:
-    _int(value, name, index)
+    if value.__class__ is not int:
+        raise InvalidInput(f"{name} ms={value!r}: a TTL is an int number of milliseconds")
+    if value < INT64_MIN:
+        raise InvalidValue(f"{name} ms={value}: outside the 64-bit integer range")
     if value > MAX_TTL_MS:
         raise InvalidValue(f"{name} ms={value!r}: a TTL must not exceed 10 years ({MAX_TTL_MS} ms)")
 
