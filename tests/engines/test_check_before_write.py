@@ -131,7 +131,7 @@ def special_cases(engine: Engine) -> list[Case]:
         # counter was written by this batch.
         ("type clash after a shrink", WrongType, [("lpop", (k("l2"),)), ("sadd", (k("l2"), "m"))]),
         ("counter the batch wrote", NotANumber, [("incr", (k("big"), 5)), ("incr", (k("big"), 6))]),
-        ("hash counter the batch wrote", NotANumber, [("hset", (k("h"), {"c": hi})), ("hincr", (k("h"), "c", 2))]),
+        ("hash counter written", NotANumber, [("hset", (k("h"), {"c": hi})), ("hincr", (k("h"), "c", 2))]),
         ("type clash after set nx", WrongType, [("set", (k("st"), "v", None, True, False, False)), incr_st]),
     ]  # fmt: skip
 
