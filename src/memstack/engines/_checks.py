@@ -209,6 +209,7 @@ def check_ops(ops: Sequence[Any], *, guards_first: bool = True) -> bool:
         NotANumber: an int increment outside 64 bits.
     """
     write = False
+    misplaced = None
     try:
         for name, args in ops:
             check = _CHECKS.get(name)
@@ -217,10 +218,14 @@ def check_ops(ops: Sequence[Any], *, guards_first: bool = True) -> bool:
             kind = check(args)
             if kind == _WRITE:
                 write = True
-            elif kind == _GUARD and write and guards_first:
-                raise InvalidInput(f"guard {name!r} after a write: guards must come first in a batch")
+            elif kind == _GUARD and write and misplaced is None:
+                misplaced = name
     except MemstackError:
         raise
     except (TypeError, ValueError) as exc:  # an op that is not a (name, args) pair
         raise InvalidInput(f"malformed op in batch: ops are (name, args) pairs ({exc})") from None
+    # After every argument check, so every engine (the Redis script checks the order itself)
+    # names the same first problem.
+    if misplaced is not None and guards_first:
+        raise InvalidInput(f"guard {misplaced!r} after a write: guards must come first in a batch")
     return write

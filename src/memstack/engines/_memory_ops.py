@@ -309,7 +309,7 @@ def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
     zset: ZSet = entry.value
     new = 0
     for member, score in mapping.items():
-        old = zset.add(member, score)
+        old = zset.add(member, float(score))  # raw ops may carry int scores; engines store floats
         new += old is None
         tx.undo.append(_zset_undo(zset, member, old))
     return new
@@ -366,6 +366,7 @@ def op_zrangebyscore(
     entry = tx.typed(key, "zset")
     if entry is None or low > high or offset < 0:  # a negative offset selects nothing, as Redis
         return []
+    low, high = float(low), float(high)  # int bounds compare as doubles, as on Redis
     order: list[tuple[float, str]] = entry.value.order
     lo = bisect.bisect_left(order, low, key=lambda item: item[0])
     hi = bisect.bisect_right(order, high, key=lambda item: item[0])

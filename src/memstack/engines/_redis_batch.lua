@@ -45,11 +45,17 @@ local function ktype(k) return call('TYPE', k)['ok'] end
 local function wrongtype(k, t, fam) return 'MSWRONGTYPE ' .. cjson.encode({k, t, fam}) end
 
 -- Pass 1 (read-only): every check the batch can fail. A failure certain from what is stored
--- returns here, before any write. An op whose outcome depends on earlier ops of the batch (a
+-- returns after it, before any write. An op whose outcome depends on earlier ops of the batch (a
 -- container that may have been emptied, a counter written before) is marked risky: pass 2
 -- dumps every key it writes before the last risky op, and a failure restores the dumps.
 local dirty, risky, last, known = {}, {}, 0, {}
-local wrote = false
+local wrote, misplaced, failure = false, nil, nil
+-- A failure certain from storage: returned after pass 1 unless an earlier op may fail first
+-- (then pass 2 meets them in order).
+local function certain(message)
+  if last == 0 then failure = failure or message; return false end
+  return true
+end
 local i, p = 0, 5
 while p <= top do
   i = i + 1
@@ -58,7 +64,7 @@ while p <= top do
   p = a + c
   local k = ARGV[a]
   if not wrote then wrote = is_write(name)
-  elseif is_guard(name) then return redis.error_reply('MSGUARD ' .. name) end
+  elseif not misplaced and is_guard(name) then misplaced = name end
   local fam = famof(name)
   if fam and c < 2 and empty_noop(name) then fam = nil end
   local bad = false
@@ -66,8 +72,8 @@ while p <= top do
     local s = state[k]
     if s == nil then s = ktype(k); state[k] = s end
     if s ~= 'none' and s ~= fam and s ~= 'maybe:' .. fam then
-      if s ~= '?' and sub(s, 1, 6) ~= 'maybe:' then return redis.error_reply(wrongtype(k, s, fam)) end
-      bad = true; dirty[k] = true
+      if s ~= '?' and sub(s, 1, 6) ~= 'maybe:' then bad = certain(wrongtype(k, s, fam)) else bad = true end
+      dirty[k] = true
     end
     if name == 'incr' or name == 'hincr' then
       if not do_incr then incr_helpers() end
@@ -77,8 +83,8 @@ while p <= top do
       elseif not bad then
         local cur = s ~= 'none' and (f and call('HGET', k, f) or call('GET', k))
         local why = incr_check(cur, ARGV[a + c - 1])
-        if why ~= true then return redis.error_reply('MSNAN ' .. cjson.encode({k, f or null, why})) end
-        known[i] = cur
+        if why ~= true then bad = certain('MSNAN ' .. cjson.encode({k, f or null, why}))
+        else known[i] = cur end
       end
       if not f then dirty[k] = true
       elseif d ~= true then d = d or {}; d[f] = true; dirty[k] = d end
@@ -116,6 +122,9 @@ while p <= top do
   end
   if bad then risky[i] = true; last = i end
 end
+-- The guard order is checked after the arguments (engines._checks) and before anything stored.
+if misplaced then return redis.error_reply('MSGUARD ' .. misplaced) end
+if failure then return redis.error_reply(failure) end
 
 -- Pass 2: apply, with dumps of keys written before the last risky op.
 local saved, savedorder = {}, {}

@@ -153,7 +153,8 @@ def upsert_members(tx: Tx, key: str, kind: str, mapping: dict[str, object], sql:
 
 
 def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
-    return upsert_members(tx, key, "zset", dict(mapping), (_Z_INSERT, _Z_INSERT_IGNORE, _Z_UPDATE))
+    scores = {m: float(s) for m, s in mapping.items()}  # raw ops may carry int scores
+    return upsert_members(tx, key, "zset", scores, (_Z_INSERT, _Z_INSERT_IGNORE, _Z_UPDATE))
 
 
 def op_zrem(tx: Tx, key: str, *members: str) -> int:
@@ -202,5 +203,5 @@ def op_zrangebyscore(
         return []
     limit = -1 if count is None or count < 0 else count
     sql = _Z_BY_SCORE_DESC if desc else _Z_BY_SCORE
-    rows = tx.cur.execute(sql, (key, low, high, limit, offset)).fetchall()
+    rows = tx.cur.execute(sql, (key, float(low), float(high), limit, offset)).fetchall()
     return [(m, float(s)) for m, s in rows]
