@@ -537,6 +537,10 @@ def test_zrangebyscore(engine: Engine) -> None:
     assert engine.zrangebyscore(key, 1, 3, offset=10) == []
     assert engine.zrangebyscore(key, 1, 3, offset=0, count=0) == []
     assert engine.zrangebyscore(key, 1, 3, offset=2, count=-1) == [("c", 2.0), ("d", 3.0)]
+    # A negative offset counts from the end of the matching range, like a Python slice.
+    assert engine.zrangebyscore(key, 1, 3, offset=-2) == [("c", 2.0), ("d", 3.0)]
+    assert engine.zrangebyscore(key, 1, 3, offset=-3, count=1) == [("b", 2.0)]
+    assert engine.zrangebyscore(key, 1, 3, desc=True, offset=-1) == [("a", 1.0)]
     assert engine.zrangebyscore(key, 3, 1) == []
     assert engine.zrangebyscore(key, 1.5, 2.5) == [("b", 2.0), ("c", 2.0)]
 

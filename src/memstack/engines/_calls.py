@@ -244,7 +244,8 @@ class Commands(abc.ABC):
     ) -> list[tuple[str, float]]:
         """Members with ``min <= score <= max`` (inclusive; ``±math.inf`` allowed), with scores.
 
-        ``desc`` orders from high to low; ``offset``/``count`` page the ordered result.
+        ``desc`` orders from high to low; ``offset``/``count`` page the ordered result (as a Python
+        slice ``[offset:offset + count]``: a negative ``offset`` counts from the end).
         """
         result: list[tuple[str, float]] = self._op(
             "zrangebyscore", key, _score(min), _score(max), desc, offset, count

@@ -6,8 +6,8 @@ nothing of it is applied, and every engine refuses it with the same typed error:
 
 * text (keys, values, fields, members, channels, messages) is a ``str`` that encodes as UTF-8
   (no lone surrogates) → :class:`InvalidValue`;
-* ints are ``int`` (not ``bool``) within 64 bits; flags are ``bool``; the op's shape and argument
-  count match the table → :class:`InvalidInput`;
+* ints are ``int`` (not ``bool``) within 64 bits (:class:`InvalidValue`); flags are ``bool``;
+  the op's shape and argument count match the table → :class:`InvalidInput`;
 * a ``set`` TTL (``px``) is 1 ms to :data:`MAX_TTL_MS`; a ``pexpire`` above :data:`MAX_TTL_MS` is
   refused (``<= 0`` still deletes) → :class:`InvalidValue`;
 * an increment is a finite number (:class:`InvalidValue`) and an int increment fits 64 bits

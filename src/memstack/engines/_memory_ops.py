@@ -364,7 +364,7 @@ def op_zrangebyscore(
     count: int | None,
 ) -> list[tuple[str, float]]:
     entry = tx.typed(key, "zset")
-    if entry is None or low > high or offset < 0:  # a negative offset selects nothing, as Redis
+    if entry is None or low > high:
         return []
     low, high = float(low), float(high)  # int bounds compare as doubles, as on Redis
     order: list[tuple[float, str]] = entry.value.order

@@ -42,6 +42,14 @@ local function setflags(a, c)
 end
 
 local function ktype(k) return call('TYPE', k)['ok'] end
+-- A guard's verdict; guards come before any write, so pass 1 reads what pass 2 would.
+local function guard(name, k, a, c)
+  if name == 'require_exists' then return call('EXISTS', k) == 1 end
+  if name == 'require_missing' then return call('EXISTS', k) == 0 end
+  local t = ktype(k)  -- require_equal
+  if t == 'none' then return c == 1 end
+  return t == 'string' and c == 2 and call('GET', k) == ARGV[a + 1]
+end
 local function wrongtype(k, t, fam) return 'MSWRONGTYPE ' .. cjson.encode({k, t, fam}) end
 
 -- Pass 1 (read-only): every check the batch can fail. A failure certain from what is stored
@@ -49,7 +57,7 @@ local function wrongtype(k, t, fam) return 'MSWRONGTYPE ' .. cjson.encode({k, t,
 -- container that may have been emptied, a counter written before) is marked risky: pass 2
 -- dumps every key it writes before the last risky op, and a failure restores the dumps.
 local dirty, risky, last, known = {}, {}, 0, {}
-local wrote, misplaced, failure = false, nil, nil
+local wrote, misplaced, failure, stopped, verdicts = false, nil, nil, false, {}
 -- A failure certain from storage: returned after pass 1 unless an earlier op may fail first
 -- (then pass 2 meets them in order).
 local function certain(message)
@@ -63,9 +71,17 @@ while p <= top do
   local a = p + 2
   p = a + c
   local k = ARGV[a]
-  if not wrote then wrote = is_write(name)
+  local fam
+  if not wrote then
+    wrote = is_write(name)
+    if not wrote and not stopped and is_guard(name) then
+      -- A failing guard ends the batch: nothing after it can fail it.
+      local ok = guard(name, k, a, c)
+      verdicts[i] = ok
+      stopped = not ok
+    end
   elseif not misplaced and is_guard(name) then misplaced = name end
-  local fam = famof(name)
+  if not stopped then fam = famof(name) end
   if fam and c < 2 and empty_noop(name) then fam = nil end
   local bad = false
   if fam then
@@ -81,7 +97,10 @@ while p <= top do
       local d = dirty[k]
       if d == true or (f and d and d[f]) then bad = true
       elseif not bad then
-        local cur = s ~= 'none' and (f and call('HGET', k, f) or call('GET', k))
+        local cur = false
+        if s ~= 'none' then
+          if f then cur = call('HGET', k, f) else cur = call('GET', k) end
+        end
         local why = incr_check(cur, ARGV[a + c - 1])
         if why ~= true then bad = certain('MSNAN ' .. cjson.encode({k, f or null, why}))
         else known[i] = cur end
@@ -102,11 +121,13 @@ while p <= top do
     elseif s ~= 'none' and is_shrinker(name) then
       state[k] = 'maybe:' .. fam  -- may empty (delete) its key
     end
+  elseif stopped then  -- nothing after a failing guard runs: no check of it counts
   elseif name == 'set' then
     local nx, xx = false, false
     if c ~= 2 then nx, xx = setflags(a, c) end
     if not nx and not xx then
       state[k] = 'string'
+    elseif nx and xx then  -- never sets: the key keeps its type
     else
       local s = state[k]
       if s == nil then s = ktype(k); state[k] = s end
@@ -180,8 +201,9 @@ while p <= top do
     local t = fam and ktype(k)
     if fam and t ~= 'none' and t ~= fam then return fail(wrongtype(k, t, fam)) end
   end
-  local r
-  if name == 'exists' or name == 'require_exists' then
+  local r = verdicts[i]
+  if r ~= nil then  -- a guard, judged in pass 1
+  elseif name == 'exists' then
     r = call('EXISTS', k) == 1
   elseif name == 'set' and c == 2 then
     call('SET', k, ARGV[a + 1]); r = true
@@ -215,13 +237,6 @@ while p <= top do
         if call('EXISTS', d) == 1 then call('PEXPIREAT', d, e); r = r + 1 end
       end
     end
-  elseif name == 'require_missing' then
-    r = call('EXISTS', k) == 0
-  elseif name == 'require_equal' then
-    local t = ktype(k)
-    if t == 'none' then r = c == 1
-    elseif t == 'string' then r = c == 2 and call('GET', k) == ARGV[a + 1]
-    else r = false end
   elseif name == 'delete' then
     r = chunked('DEL', nil, a, a + c - 1, 4000)
   elseif name == 'pexpire' then

@@ -153,7 +153,7 @@ def upsert_members(tx: Tx, key: str, kind: str, mapping: dict[str, object], sql:
 
 
 def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
-    scores = {m: float(s) for m, s in mapping.items()}  # raw ops may carry int scores
+    scores: dict[str, object] = {m: float(s) for m, s in mapping.items()}  # raw ops may carry ints
     return upsert_members(tx, key, "zset", scores, (_Z_INSERT, _Z_INSERT_IGNORE, _Z_UPDATE))
 
 
@@ -199,9 +199,13 @@ def op_zrange(tx: Tx, key: str, start: int, stop: int, desc: bool) -> list[tuple
 def op_zrangebyscore(
     tx: Tx, key: str, low: float, high: float, desc: bool, offset: int, count: int | None
 ) -> list[tuple[str, float]]:
-    if tx.typed(key, "zset") is None or offset < 0:
+    if tx.typed(key, "zset") is None:
         return []
-    limit = -1 if count is None or count < 0 else count
     sql = _Z_BY_SCORE_DESC if desc else _Z_BY_SCORE
-    rows = tx.cur.execute(sql, (key, float(low), float(high), limit, offset)).fetchall()
+    end = None if count is None or count < 0 else offset + count
+    if offset < 0:  # counted from the end of the range (Python slicing, as on every engine)
+        rows = tx.cur.execute(sql, (key, float(low), float(high), -1, 0)).fetchall()[offset:end]
+    else:
+        limit = -1 if end is None else count
+        rows = tx.cur.execute(sql, (key, float(low), float(high), limit, offset)).fetchall()
     return [(m, float(s)) for m, s in rows]
