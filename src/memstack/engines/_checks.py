@@ -117,20 +117,17 @@ def _score(value: Any, name: str, index: int) -> None:
         raise InvalidValue(f"{_where(name, index)}: score {value!r} is not a number")
 
 
-def _fields(value: Any, name: str, index: int) -> None:
-    if value.__class__ is not dict:
-        raise InvalidInput(f"{_where(name, index)}: expected a dict of fields, got {type(value).__name__}")
-    for field, text in value.items():
-        _text(field, name, index)
-        _text(text, name, index)
+def _mapping(of: str, check_value: ArgCheck) -> ArgCheck:
+    """The check of a ``dict`` of text keys to values that pass ``check_value``."""
 
+    def check(value: Any, name: str, index: int) -> None:
+        if value.__class__ is not dict:
+            raise InvalidInput(f"{_where(name, index)}: expected a dict of {of}, got {type(value).__name__}")
+        for item, inner in value.items():
+            _text(item, name, index)
+            check_value(inner, name, index)
 
-def _scores(value: Any, name: str, index: int) -> None:
-    if value.__class__ is not dict:
-        raise InvalidInput(f"{_where(name, index)}: expected a dict of scores, got {type(value).__name__}")
-    for member, score in value.items():
-        _text(member, name, index)
-        _score(score, name, index)
+    return check
 
 
 _ARG: Final[dict[str, ArgCheck]] = {
@@ -144,8 +141,8 @@ _ARG: Final[dict[str, ArgCheck]] = {
     "ms": _ms,
     "amount": _amount,
     "score": _score,
-    "fields": _fields,
-    "scores": _scores,
+    "fields": _mapping("fields", _text),
+    "scores": _mapping("scores", _score),
 }
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from .base import WrongType
 
 __all__ = ["Entry", "Tx", "Undo", "ZSet", "dead"]
 
 Undo = Callable[[], None]
+NOT_A_STRING: Final = object()  # what ``Tx.string_at`` finds at a key of another type: equal to nothing
 
 
 class ZSet:
@@ -93,15 +94,22 @@ class Tx:
         return entry
 
     def typed(self, key: str, kind: str) -> Entry | None:
-        """The live entry of ``key`` or None.
-
-        Raises:
-            WrongType: ``key`` holds another type.
-        """
+        """The live entry of ``key`` (None if absent); WrongType if it holds another type."""
         entry = self.live(key)
-        if entry is not None and entry.kind != kind:
-            raise WrongType(f"key {key!r} holds a {entry.kind}, not a {kind}")
-        return entry
+        if entry is None or entry.kind == kind:
+            return entry
+        raise WrongType(f"key {key!r} holds a {entry.kind}, not a {kind}")
+
+    def string_at(self, key: str) -> object:
+        """The string at ``key``, None when absent, :data:`NOT_A_STRING` for another type."""
+        entry = self.live(key)
+        if entry is not None and entry.kind != "string":
+            return NOT_A_STRING
+        return None if entry is None else entry.value
+
+    def exists(self, key: str) -> bool:
+        """True if ``key`` is live."""
+        return self.live(key) is not None
 
     def container(self, key: str, kind: str) -> Entry:
         """The live entry of ``kind`` at ``key``, created empty (with an undo) when absent.

@@ -56,7 +56,7 @@ local function wrongtype(k, t, fam) return 'MSWRONGTYPE ' .. cjson.encode({k, t,
 -- returns after it, before any write. An op whose outcome depends on earlier ops of the batch (a
 -- container that may have been emptied, a counter written before) is marked risky: pass 2
 -- dumps every key it writes before the last risky op, and a failure restores the dumps.
-local dirty, risky, last, known = {}, {}, 0, {}
+local dirty, risky, last, known, at = {}, {}, 0, {}, {}  -- at[i]: ARGV index of op i's first argument
 local wrote, misplaced, failure, stopped, verdicts = false, nil, nil, false, {}
 -- A failure certain from storage: returned after pass 1 unless an earlier op may fail first
 -- (then pass 2 meets them in order).
@@ -71,6 +71,7 @@ while p <= top do
   local a = p + 2
   p = a + c
   local k = ARGV[a]
+  at[i] = a
   local fam
   if not wrote then
     wrote = is_write(name)
@@ -182,13 +183,9 @@ local function orlist(t) if t == false then return null end return t end
 local function nulls(t, m) for j = 1, m do if t[j] == false then t[j] = null end end return t end
 
 local results, published = {}, {}
-i, p = 0, 5
-while p <= top do
-  i = i + 1
-  local name, c = ARGV[p], tonumber(ARGV[p + 1])
-  local a = p + 2
-  p = a + c
-  local k = ARGV[a]
+for i = 1, #at do
+  local a = at[i]
+  local name, c, k = ARGV[a - 2], tonumber(ARGV[a - 1]), ARGV[a]
   if i < last and writes_keys(name) then
     if name == 'delete' then for j = a, a + c - 1 do save(ARGV[j]) end
     elseif name == 'copy_ttl' then for j = a + 1, a + c - 1 do save(ARGV[j]) end

@@ -11,15 +11,15 @@ import heapq
 import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from ..clock import Clock
 from ..errors import EngineClosed
 from ._checks import check_ops
-from ._dispatch import Dispatcher
+from ._dispatch import Dispatcher, join_unless_current
+from ._local_ops import apply
 from ._memory_ops import OPS
 from ._memory_tx import Entry, Tx, dead
-from .base import GUARDS, BatchResult, Engine, Op, Subscription
+from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["MemoryEngine"]
 
@@ -71,20 +71,16 @@ class MemoryEngine(Engine):
         if self._closed.is_set():
             raise EngineClosed(f"{self.url}: engine is closed")
         check_ops(ops)
-        table = OPS
         with self._lock:
             tx = Tx(self._data, self._expiries, self.now_ms())
-            results: list[Any] = []
             try:
-                for name, args in ops:
-                    result = table[name](tx, *args)
-                    results.append(result)
-                    if not result and name in GUARDS:
-                        tx.rollback()  # check_ops put every guard before the first write
-                        return BatchResult(False, results)
+                applied, results = apply(OPS, tx, ops)
             except BaseException:
                 tx.rollback()
                 raise
+            if not applied:
+                tx.rollback()  # check_ops put every guard before the first write: a no-op
+                return BatchResult(False, results)
         for channel, message in tx.published:
             self._dispatch.deliver(channel, message)
         return BatchResult(True, results)
@@ -108,8 +104,7 @@ class MemoryEngine(Engine):
             return
         self._closed.set()
         self._dispatch.close()
-        if self._sweeper is not None and self._sweeper is not threading.current_thread():
-            self._sweeper.join(timeout=5)
+        join_unless_current(self._sweeper)
 
     def sweep(self) -> int:
         """Remove up to ``sweep_limit`` expired keys now; returns how many went."""
