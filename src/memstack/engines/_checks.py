@@ -153,43 +153,73 @@ def _arity(command: Command, args: Any) -> NoReturn:
     raise InvalidInput(f"{command.name}: takes {want} arguments ({', '.join(command.args)}), got {len(args)}")
 
 
-def _checker(command: Command) -> Callable[[Any], int]:
-    """The check of one op's arguments; returns whether the op reads, writes or guards."""
+_Spec = tuple[int, int, bool, Command, "Callable[[Any], None] | None"]
+_SET_ARGS: Final = ("key", "text", "px?", "bool", "bool", "bool")
+
+
+def _how(kind: str) -> ArgCheck | bool | None:
+    """None: text (checked inline); True: a flag (inline); else the kind's checker."""
+    if kind in _TEXTUAL:
+        return None
+    return True if kind == "bool" else _ARG[kind]
+
+
+def _check_set(args: Any) -> None:
+    # The arguments (key, text, px?, bool, bool, bool) written out: ``set`` is in every put.
+    key, value, px, nx, xx, keepttl = args
+    if key.__class__ is not str or not key.isascii():
+        _text(key, "set", 0)
+    if value.__class__ is not str or not value.isascii():
+        _text(value, "set", 1)
+    if px is not None:
+        _px(px, "set", 2)
+    if nx.__class__ is not bool or xx.__class__ is not bool or keepttl.__class__ is not bool:
+        for i in (3, 4, 5):
+            _bool(args[i], "set", i)
+
+
+def _spec(command: Command) -> _Spec:
+    """How :func:`check_ops` checks one command: its kind code, fixed argument count, whether
+    more may follow, and the check of its arguments (None: every argument is text, checked
+    inline, since most ops of every put are keys and text only)."""
     code = {"read": _READ, "write": _WRITE, "guard": _GUARD}[command.kind]
     kinds = [a.removesuffix("*") for a in command.args]
     variadic = command.variadic
     n = len(kinds) - variadic
-    name = command.name
-
     if all(k in _TEXTUAL for k in kinds):
-        # Most ops: keys and text only, checked in one loop (this runs on every put).
-        def check_text_only(args: Any) -> int:
-            if args.__class__ is not tuple or (len(args) < n if variadic else len(args) != n):
-                _arity(command, args)
-            for i, arg in enumerate(args):
-                if arg.__class__ is not str or not arg.isascii():
-                    _text(arg, name, i)
-            return code
-
-        return check_text_only
-
-    fixed = [_ARG[k] for k in kinds[:n]]
+        return code, n, variadic, command, None
+    if command.args == _SET_ARGS:
+        return code, n, variadic, command, _check_set
+    name = command.name
+    # Text and flags inline, the rest through its checker: a call per argument cost more than
+    # the checks themselves.
+    fixed = [(i, _how(k)) for i, k in enumerate(kinds[:n])]
     rest = _ARG[kinds[-1]] if variadic else None
 
-    def check(args: Any) -> int:
-        if args.__class__ is not tuple or (len(args) < n if variadic else len(args) != n):
-            _arity(command, args)
-        for i, arg_check in enumerate(fixed):
-            arg_check(args[i], name, i)
+    def check(args: Any) -> None:
+        for i, how in fixed:
+            arg = args[i]
+            if how is None:
+                if arg.__class__ is not str or not arg.isascii():
+                    _text(arg, name, i)
+            elif how is True:
+                if arg is not True and arg is not False:
+                    _bool(arg, name, i)
+            else:
+                how(arg, name, i)
         if rest is not None:
             for i in range(n, len(args)):
                 rest(args[i], name, i)
-        return code
 
-    return check
+    return code, n, variadic, command, check
 
 
-_CHECKS: Final = {name: _checker(command) for name, command in COMMANDS.items()}
+_SPECS: Final = {name: _spec(command) for name, command in COMMANDS.items()}
+
+
+def _text_args(args: tuple[Any, ...], name: str) -> None:
+    for i, arg in enumerate(args):
+        _text(arg, name, i)
 
 
 def check_ops(ops: Sequence[Any], *, guards_first: bool = True) -> bool:
@@ -209,13 +239,22 @@ def check_ops(ops: Sequence[Any], *, guards_first: bool = True) -> bool:
     misplaced = None
     try:
         for name, args in ops:
-            check = _CHECKS.get(name)
-            if check is None:
+            spec = _SPECS.get(name)
+            if spec is None:
                 raise InvalidInput(f"unknown command {name!r}: not in the seam's command table")
-            kind = check(args)
-            if kind == _WRITE:
+            code, n, variadic, command, check = spec
+            if args.__class__ is not tuple or (len(args) < n if variadic else len(args) != n):
+                _arity(command, args)
+            if check is None:
+                for arg in args:
+                    if arg.__class__ is not str or not arg.isascii():
+                        _text_args(args, name)
+                        break
+            else:
+                check(args)
+            if code == _WRITE:
                 write = True
-            elif kind == _GUARD and write and misplaced is None:
+            elif code == _GUARD and write and misplaced is None:
                 misplaced = name
     except MemstackError:
         raise
