@@ -157,11 +157,9 @@ _Spec = tuple[int, int, bool, Command, "Callable[[Any], None] | None"]
 _SET_ARGS: Final = ("key", "text", "px?", "bool", "bool", "bool")
 
 
-def _how(kind: str) -> ArgCheck | bool | None:
-    """None: text (checked inline); True: a flag (inline); else the kind's checker."""
-    if kind in _TEXTUAL:
-        return None
-    return True if kind == "bool" else _ARG[kind]
+def _how(kind: str) -> ArgCheck | None:
+    """None: text (checked inline); else the kind's checker (a flag's is inlined too)."""
+    return None if kind in _TEXTUAL else _ARG[kind]
 
 
 def _check_set(args: Any) -> None:
@@ -202,7 +200,7 @@ def _spec(command: Command) -> _Spec:
             if how is None:
                 if arg.__class__ is not str or not arg.isascii():
                     _text(arg, name, i)
-            elif how is True:
+            elif how is _bool:
                 if arg is not True and arg is not False:
                     _bool(arg, name, i)
             else:
