@@ -27,7 +27,7 @@ _H_GET: Final = "SELECT value FROM hashes WHERE key = ? AND field = ?"
 _H_ALL: Final = "SELECT field, value FROM hashes WHERE key = ?"
 _H_KEYS: Final = "SELECT field FROM hashes WHERE key = ?"
 _H_UPSERT: Final = _sqlite_sequences.member_sql("hashes", "field", "value")
-_H_INSERT, _, _H_UPDATE = _H_UPSERT
+_H_INSERT, _H_UPDATE = _H_UPSERT[0], _H_UPSERT[2]
 _H_DELETE: Final = "DELETE FROM hashes WHERE key = ? AND field = ?"
 
 # Sets: add, remove, all members, one member.
