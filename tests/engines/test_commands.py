@@ -107,10 +107,13 @@ def test_the_lua_interpreter_runs_exactly_the_table() -> None:
     assert judged == GUARDS
     prelude = _redis_lua.facts_prelude()
     assert _redis_lua.SCRIPT.startswith(prelude)
-    for fact in ("famof", "is_creator", "is_shrinker", "is_write", "writes_keys", "is_guard", "empty_noop"):
-        assert f"local function {fact}(name)" in prelude
     for name, command in COMMANDS.items():
-        assert (f"name == '{name}'" in prelude.split("is_creator")[1].split("\n")[0]) == command.creates
+        family = "nil" if command.family is None else f"'{command.family}'"
+        code = _redis_lua.code_of(command)
+        assert f"if name == '{name}' then return {family}, '{code}' end" in prelude
+    assert {_redis_lua.code_of(c) for c in COMMANDS.values()} == set(_redis_lua.CODES)
+    assert _redis_lua.code_of(COMMANDS["hset"]) == "n" and _redis_lua.code_of(COMMANDS["rpush"]) == "c"
+    assert _redis_lua.code_of(COMMANDS["publish"]) == "p" and _redis_lua.code_of(COMMANDS["ltrim"]) == "s"
 
 
 def test_the_lua_resources_stay_small() -> None:

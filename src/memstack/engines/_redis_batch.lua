@@ -1,7 +1,7 @@
 -- The seam's batch interpreter (memstack.engines._redis_lua): KEYS = the batch's keys (then the
 -- dedupe key when ARGV[4] is not empty); ARGV = now_ms, bias, probe, dedupe TTL in ms or '',
--- then the ops flat from ARGV[5]: name, argument count, arguments. The per-command facts
--- (famof, is_creator, ...) come from the generated prelude.
+-- then the ops flat from ARGV[5]: name, argument count, arguments. facts(name) (the family a
+-- command needs, its kind letter) comes from the generated prelude.
 local sub = string.sub
 local call = redis.call
 local null = cjson.null
@@ -56,7 +56,8 @@ local function wrongtype(k, t, fam) return 'MSWRONGTYPE ' .. cjson.encode({k, t,
 -- returns after it, before any write. An op whose outcome depends on earlier ops of the batch (a
 -- container that may have been emptied, a counter written before) is marked risky: pass 2
 -- dumps every key it writes before the last risky op, and a failure restores the dumps.
-local dirty, risky, last, known, at = {}, {}, 0, {}, {}  -- at[i]: ARGV index of op i's first argument
+local dirty, risky, last, known = {}, {}, 0, {}
+local at, kinds = {}, {}  -- of op i: ARGV index of its first argument, its kind letter
 local wrote, misplaced, failure, stopped, verdicts = false, nil, nil, false, {}
 -- A failure certain from storage: returned after pass 1 unless an earlier op may fail first
 -- (then pass 2 meets them in order).
@@ -71,19 +72,19 @@ while p <= top do
   local a = p + 2
   p = a + c
   local k = ARGV[a]
+  local fam, kind = facts(name)
   at[i] = a
-  local fam
-  if not wrote then
-    wrote = is_write(name)
-    if not wrote and not stopped and is_guard(name) then
+  kinds[i] = kind
+  if kind == 'g' then
+    if wrote then misplaced = misplaced or name
+    elseif not stopped then
       -- A failing guard ends the batch: nothing after it can fail it.
       local ok = guard(name, k, a, c)
       verdicts[i] = ok
       stopped = not ok
     end
-  elseif not misplaced and is_guard(name) then misplaced = name end
-  if not stopped then fam = famof(name) end
-  if fam and c < 2 and empty_noop(name) then fam = nil end
+  elseif kind ~= 'r' then wrote = true end
+  if stopped or (c < 2 and kind == 'n') then fam = nil end
   local bad = false
   if fam then
     local s = state[k]
@@ -116,10 +117,10 @@ while p <= top do
         dirty[k] = d
       end
     end
-    if c >= 2 and is_creator(name) then
+    if c >= 2 and (kind == 'c' or kind == 'n') then
       state[k] = fam  -- created
     elseif bad then state[k] = 'maybe:' .. fam
-    elseif s ~= 'none' and is_shrinker(name) then
+    elseif s ~= 'none' and kind == 's' then
       state[k] = 'maybe:' .. fam  -- may empty (delete) its key
     end
   elseif stopped then  -- nothing after a failing guard runs: no check of it counts
@@ -185,16 +186,16 @@ local function nulls(t, m) for j = 1, m do if t[j] == false then t[j] = null end
 local results, published = {}, {}
 for i = 1, #at do
   local a = at[i]
-  local name, c, k = ARGV[a - 2], tonumber(ARGV[a - 1]), ARGV[a]
-  if i < last and writes_keys(name) then
+  local name, c, k, kind = ARGV[a - 2], tonumber(ARGV[a - 1]), ARGV[a], kinds[i]
+  if i < last and kind ~= 'r' and kind ~= 'g' and kind ~= 'p' then
     if name == 'delete' then for j = a, a + c - 1 do save(ARGV[j]) end
     elseif name == 'copy_ttl' then for j = a + 1, a + c - 1 do save(ARGV[j]) end
     else save(k) end
   end
-  if c < 2 and empty_noop(name) then
+  if c < 2 and kind == 'n' then
     name = 'noop'  -- no members: writes nothing
   elseif risky[i] then
-    local fam = famof(name)
+    local fam = facts(name)
     local t = fam and ktype(k)
     if fam and t ~= 'none' and t ~= fam then return fail(wrongtype(k, t, fam)) end
   end
@@ -303,7 +304,7 @@ for i = 1, #at do
     return fail('MSBADOP ' .. tostring(name))
   end
   results[i] = r
-  if not r and is_guard(ARGV[a - 2]) then
+  if not r and kind == 'g' then
     return cjson.encode({false, results})  -- guards come first: nothing was written
   end
 end

@@ -30,69 +30,63 @@ session put that cost more than every Redis command the script runs (``bench/ses
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from importlib import resources
 from typing import Final
 
 from .commands import COMMANDS, Command
 
-__all__ = ["SCRIPT", "facts_prelude"]
+__all__ = ["CODES", "SCRIPT", "code_of", "facts_prelude"]
 
 RESOURCES: Final = ("_redis_incr.lua", "_redis_batch.lua")
 _PACKAGE: Final = __name__.rpartition(".")[0]
 
 
-def _any_name(names: list[str]) -> str:
-    return " or ".join(f"name == '{n}'" for n in names) if names else "false"
+CODES: Final = {
+    "r": "reads",
+    "g": "a guard",
+    "w": "writes its keys",
+    "c": "writes, creating its key",
+    "n": "writes, creating its key, and does nothing without members",
+    "s": "writes, and may empty its key",
+    "p": "writes no key (publish)",
+}
+"""The one-letter kind of a command in the script (compared inline, never looked up)."""
 
 
-def _predicate(fn: str, test: Callable[[Command], bool]) -> str:
-    names = [c.name for c in COMMANDS.values() if test(c)]
-    return f"local function {fn}(name) return {_any_name(names)} end"
+def code_of(command: Command) -> str:
+    """The script's one-letter kind of ``command`` (see :data:`CODES`)."""
+    if command.kind != "write":
+        return command.kind[0]
+    if command.keys == "none":
+        return "p"
+    if command.creates:
+        return "n" if command.empty_noop else "c"
+    return "s" if command.shrinks else "w"
 
 
-def _famof() -> str:
-    """``famof(name)``: branches on the first byte, then on names only where a letter mixes."""
+def _facts() -> str:
+    """``facts(name)`` -> family (or nil), kind letter: branches on the first byte, then names.
+
+    Branches, not a table: a table built on every script call cost more than these comparisons.
+    """
     by_letter: dict[str, list[Command]] = {}
     for command in COMMANDS.values():
         by_letter.setdefault(command.name[0], []).append(command)
-    lines = ["local function famof(name)", "  local b = string.byte(name, 1)"]
+    lines = ["local function facts(name)", "  local b = string.byte(name, 1)"]
     keyword = "if"
     for letter, commands in sorted(by_letter.items()):
-        families = sorted({c.family for c in commands if c.family is not None})
-        if not families:
-            continue
-        if all(c.family == families[0] for c in commands):
-            lines.append(f"  {keyword} b == {ord(letter)} then return '{families[0]}'  -- {letter}*")
-        else:
-            lines.append(f"  {keyword} b == {ord(letter)} then  -- {letter}*")
-            for family in families:
-                names = [c.name for c in commands if c.family == family]
-                lines.append(f"    if {_any_name(names)} then return '{family}' end")
-            lines.append("    return nil")
+        lines.append(f"  {keyword} b == {ord(letter)} then  -- {letter}*")
+        for command in commands:
+            family = "nil" if command.family is None else f"'{command.family}'"
+            lines.append(f"    if name == '{command.name}' then return {family}, '{code_of(command)}' end")
         keyword = "elseif"
-    lines += ["  end", "  return nil", "end"]
+    lines += ["  end", "  return nil, nil", "end"]
     return "\n".join(lines)
 
 
 def facts_prelude() -> str:
-    """The Lua prelude of per-command facts, generated from the command table.
-
-    Branches, not tables: a table built on every script call cost more than these comparisons.
-    """
-    return "\n".join(
-        [
-            "-- Generated from memstack.engines.commands; do not edit.",
-            _famof(),
-            _predicate("is_creator", lambda c: c.creates),
-            _predicate("is_shrinker", lambda c: c.shrinks),
-            _predicate("is_write", lambda c: c.kind == "write"),
-            _predicate("writes_keys", lambda c: c.kind == "write" and c.keys != "none"),
-            _predicate("is_guard", lambda c: c.kind == "guard"),
-            _predicate("empty_noop", lambda c: c.empty_noop),
-            "",
-        ]
-    )
+    """The Lua prelude of per-command facts, generated from the command table."""
+    return "-- Generated from memstack.engines.commands; do not edit.\n" + _facts() + "\n"
 
 
 def _resource(name: str) -> str:
