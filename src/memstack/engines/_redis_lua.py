@@ -8,7 +8,7 @@ Call: ``KEYS`` = every key the batch touches, then, when ``ARGV[4]`` is not empt
 ``ARGV`` = ``now_ms``, ``bias``, ``probe`` (``1``: purge logically expired keys first), dedupe
 TTL in ms or ``''``, then the ops flat from ``ARGV[5]``: name, argument count, arguments (all
 text; the codec in :mod:`._redis_codec` writes them). Reply: JSON ``[applied, results]``, or an
-error reply ``MSWRONGTYPE …`` / ``MSNAN …``.
+error reply ``MSWRONGTYPE …`` / ``MSNAN …`` / ``MSGUARD <name>`` (a guard after a write).
 
 How it keeps the seam's rules on a server that neither rolls back scripts nor knows our clock:
 
@@ -16,8 +16,8 @@ How it keeps the seam's rules on a server that neither rolls back scripts nor kn
   key is purged first if its logical expire-time has passed on the engine clock; without it
   (the system clock, bias -1) Redis' own expiry is already the seam's.
 * Check before write: arguments were checked by ``engines._checks`` before the call. A read-only
-  first pass then checks every key type and stored number the batch meets; a failure it can be
-  sure of returns before any write. Ops whose outcome depends on earlier ops of the same batch (a
+  first pass then checks the guards' order and verdicts and every key type and stored number the
+  batch meets (64-bit overflow exactly); a failure it can be sure of returns before any write. Ops whose outcome depends on earlier ops of the same batch (a
   container that may have been emptied, a counter written before) are marked risky: every key is
   dumped before its first write up to the last of them, and a failure restores the dumps.
 * ``publish`` runs after every other op succeeded.
