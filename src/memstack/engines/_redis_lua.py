@@ -17,9 +17,10 @@ How it keeps the seam's rules on a server that neither rolls back scripts nor kn
   (the system clock, bias -1) Redis' own expiry is already the seam's.
 * Check before write: arguments were checked by ``engines._checks`` before the call. A read-only
   first pass then checks the guards' order and verdicts and every key type and stored number the
-  batch meets (64-bit overflow exactly); a failure it can be sure of returns before any write. Ops whose outcome depends on earlier ops of the same batch (a
-  container that may have been emptied, a counter written before) are marked risky: every key is
-  dumped before its first write up to the last of them, and a failure restores the dumps.
+  batch meets (64-bit overflow exactly); a failure it can be sure of returns before any write.
+  Ops whose outcome depends on earlier ops of the same batch (a container that may have been
+  emptied, a counter written before) are marked risky: every key is dumped before its first
+  write up to the last of them, and a failure restores the dumps.
 * ``publish`` runs after every other op succeeded.
 * Dedupe: with a dedupe key, a batch that ran before returns the stored reply of its first run
   and applies nothing; an applied batch with a write stores its reply there for ``ARGV[4]`` ms.
