@@ -15,7 +15,7 @@ import pytest
 
 from memstack import ManualClock
 from memstack.engines import Engine, WrongType, open_engine
-from memstack.errors import EngineClosed, NotANumber
+from memstack.errors import EngineClosed, InvalidValue, NotANumber
 
 INF = math.inf
 
@@ -292,9 +292,9 @@ def test_incr_keeps_ttl_and_refuses_other_types(engine: Engine) -> None:
     engine.hset(h, {"f": "v"})
     with pytest.raises(WrongType):
         engine.incr(h)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidValue, match="finite"):
         engine.incr(key, math.inf)
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidValue, match="finite int or float"):
         engine.incr(key, True)
 
 
@@ -537,6 +537,10 @@ def test_zrangebyscore(engine: Engine) -> None:
     assert engine.zrangebyscore(key, 1, 3, offset=10) == []
     assert engine.zrangebyscore(key, 1, 3, offset=0, count=0) == []
     assert engine.zrangebyscore(key, 1, 3, offset=2, count=-1) == [("c", 2.0), ("d", 3.0)]
+    # A negative offset counts from the end of the matching range, like a Python slice.
+    assert engine.zrangebyscore(key, 1, 3, offset=-2) == [("c", 2.0), ("d", 3.0)]
+    assert engine.zrangebyscore(key, 1, 3, offset=-3, count=1) == [("b", 2.0)]
+    assert engine.zrangebyscore(key, 1, 3, desc=True, offset=-1) == [("a", 1.0)]
     assert engine.zrangebyscore(key, 3, 1) == []
     assert engine.zrangebyscore(key, 1.5, 2.5) == [("b", 2.0), ("c", 2.0)]
 
@@ -998,7 +1002,7 @@ def test_concurrent_increments_are_atomic(engine: Engine) -> None:
 
 
 def test_bad_command_input_is_refused_alike_before_any_engine_sees_it(engine: Engine) -> None:
-    from memstack.errors import InvalidInput, InvalidValue
+    from memstack.errors import InvalidInput
 
     key = k(engine, "z")
     with pytest.raises(InvalidValue, match="positive number of milliseconds"):

@@ -19,6 +19,13 @@ log = logging.getLogger("memstack.engines")
 _STOP = object()
 
 
+def join_unless_current(thread: threading.Thread | None, timeout: float = 5.0) -> None:
+    """Wait for ``thread`` to end, unless there is none or it is the caller (a thread that
+    closes its own engine from a callback must not wait for itself)."""
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(timeout=timeout)
+
+
 class Dispatcher:
     """Channel → callbacks, drained by one background thread started on first subscribe."""
 
@@ -93,5 +100,4 @@ class Dispatcher:
             self._subs.clear()
         if thread is not None:
             self._queue.put(_STOP)
-            if thread is not threading.current_thread():
-                thread.join(timeout=5)
+            join_unless_current(thread)

@@ -9,18 +9,19 @@ turns the script's JSON reply back into the Python values the memory engine retu
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ..errors import EngineError, InvalidValue, NotANumber
+from ..errors import EngineError, InvalidInput, NotANumber
+from ._checks import check_ops
 from .base import BatchResult, Op, WrongType
+from .commands import COMMANDS
 
 __all__ = ["decode", "encode", "glob_escape", "number_text", "pack", "script_error"]
 
-# Ops whose every argument is a key; ops that touch no key.
-_ALL_KEYS: Final = frozenset({"delete", "mget", "copy_ttl"})
-_NO_KEYS: Final = frozenset({"publish"})
+# Ops whose every argument is a key; ops that touch no key (from the command table).
+_ALL_KEYS: Final = frozenset(n for n, c in COMMANDS.items() if c.keys == "all")
+_NO_KEYS: Final = frozenset(n for n, c in COMMANDS.items() if c.keys == "none")
 
 _loads = json.loads
 
@@ -28,12 +29,6 @@ _loads = json.loads
 def number_text(amount: int | float) -> str:
     """``amount`` as the script reads it: decimal for ints, ``repr`` for floats."""
     return str(amount) if isinstance(amount, int) else repr(amount)
-
-
-def _score(value: float, key: str) -> str:
-    if math.isnan(value):
-        raise InvalidValue(f"sorted set {key!r}: score must be a number, got NaN")
-    return repr(value)
 
 
 def _text(value: Any) -> str:
@@ -74,7 +69,7 @@ def _enc_zadd(args: tuple[Any, ...]) -> list[str]:
     key, mapping = args
     out = [key]
     for member, score in mapping.items():
-        out += (_score(score, key), member)  # ZADD's order: score, member
+        out += (repr(score), member)  # ZADD's order: score, member
     return out
 
 
@@ -92,23 +87,22 @@ def _enc_zrangebyscore(args: tuple[Any, ...]) -> list[str]:
     if offset < 0:  # Python slicing semantics: fetch all, slice on the way back
         offset, count = 0, None
     count = -1 if count is None else count
-    return [key, _score(low, key), _score(high, key), "1" if desc else "", str(offset), str(count)]
+    return [key, repr(low), repr(high), "1" if desc else "", str(offset), str(count)]
 
 
-_ENCODERS: Final[dict[str, Callable[[tuple[Any, ...]], list[str]]]] = {
+_ENCODER_NAMES: Final[dict[str, Callable[[tuple[Any, ...]], list[str]]]] = {
     "set": _enc_set,
     "incr": _enc_incr,
     "hincr": _enc_hincr,
     "require_equal": _enc_require_equal,
     "hset": _enc_hset,
     "zadd": _enc_zadd,
-    "pexpire": _enc_ints,
-    "lrange": _enc_ints,
-    "lindex": _enc_ints,
-    "ltrim": _enc_ints,
+    "ints": _enc_ints,
     "zrange": _enc_zrange,
     "zrangebyscore": _enc_zrangebyscore,
 }
+# The table names each command's encoder; a name the codec lacks fails at import.
+_ENCODERS: Final = {n: _ENCODER_NAMES[c.encoder] for n, c in COMMANDS.items() if c.encoder is not None}
 
 
 def encode(ops: Sequence[Op], head: Sequence[str]) -> tuple[list[str], list[str], bool]:
@@ -116,9 +110,16 @@ def encode(ops: Sequence[Op], head: Sequence[str]) -> tuple[list[str], list[str]
     op flat as name, argument count, arguments, all ``str``) and whether every result comes back
     as the script returns it (no op whose reply :func:`decode` converts).
 
+    The ops are checked first (``engines._checks``): the Redis engine's ``execute`` encodes every
+    batch here, so a batch the seam refuses never reaches the server. (A guard after a write is
+    refused by the script, before it writes: :func:`script_error` maps it to InvalidInput.)
+
     Raises:
-        InvalidValue: a NaN score (Redis has no NaN scores).
+        InvalidInput: a malformed op (see :func:`~memstack.engines._checks.check_ops`).
+        InvalidValue: a NaN score, text with a lone surrogate, a TTL out of range...
+        NotANumber: an int increment outside 64 bits.
     """
+    check_ops(ops, guards_first=False)
     keys: dict[str, None] = {}
     argv = list(head)
     plain = True
@@ -169,46 +170,57 @@ def pack(command: Sequence[str]) -> bytes:
     return "".join(parts).encode()
 
 
-def _number(text: str) -> int | float:
+def _number(value: Any, args: tuple[Any, ...]) -> int | float:
+    text: str = value
     body = text[1:] if text[:1] == "-" else text
     return int(text) if body.isdigit() else float(text)
 
 
-def _strings(value: Any) -> list[Any]:
+def _strings(value: Any, args: tuple[Any, ...]) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _hash(value: Any) -> dict[str, str]:
+def _hash(value: Any, args: tuple[Any, ...]) -> dict[str, str]:
     if not isinstance(value, list):
         return {}
     return dict(zip(value[::2], value[1::2], strict=True))
 
 
-def _pairs(value: Any) -> list[tuple[str, float]]:
+def _set(value: Any, args: tuple[Any, ...]) -> set[str]:
+    return set(value) if isinstance(value, list) else set()
+
+
+def _pairs(value: Any, args: tuple[Any, ...]) -> list[tuple[str, float]]:
     if not isinstance(value, list):
         return []
     return [(m, float(s)) for m, s in zip(value[::2], value[1::2], strict=True)]
 
 
-def _score_or_none(value: Any) -> float | None:
+def _paged_pairs(value: Any, args: tuple[Any, ...]) -> list[tuple[str, float]]:
+    pairs = _pairs(value, args)
+    offset, count = args[4], args[5]
+    if offset < 0:  # the encoder fetched everything: page it with Python's slicing
+        end = None if count is None or count < 0 else offset + count
+        pairs = pairs[offset:end]
+    return pairs
+
+
+def _score_or_none(value: Any, args: tuple[Any, ...]) -> float | None:
     return None if value is None else float(value)
 
 
-_DECODERS: Final[dict[str, Callable[[Any], Any]]] = {
-    "incr": _number,
-    "hincr": _number,
-    "mget": _strings,
-    "hmget": _strings,
-    "hkeys": _strings,
-    "lrange": _strings,
-    "hgetall": _hash,
-    "smembers": lambda value: set(value) if isinstance(value, list) else set(),
-    "zscore": _score_or_none,
-    "zrange": _pairs,
+_DECODER_NAMES: Final[dict[str, Callable[[Any, tuple[Any, ...]], Any]]] = {
+    "number": _number,
+    "strings": _strings,
+    "hash": _hash,
+    "set": _set,
+    "score": _score_or_none,
+    "pairs": _pairs,
+    "paged_pairs": _paged_pairs,
 }
-
-
-_CONVERTED: Final = frozenset({*_DECODERS, "zrangebyscore"})
+# The table names each command's reply decoder; a name the codec lacks fails at import.
+_DECODERS: Final = {n: _DECODER_NAMES[c.reply] for n, c in COMMANDS.items() if c.reply is not None}
+_CONVERTED: Final = frozenset(_DECODERS)
 
 
 def decode(ops: Sequence[Op], reply: str, plain: bool = False) -> BatchResult:
@@ -221,16 +233,8 @@ def decode(ops: Sequence[Op], reply: str, plain: bool = False) -> BatchResult:
         return BatchResult(bool(applied), raw)
     results: list[Any] = []
     for (name, args), value in zip(ops, raw, strict=False):
-        if name == "zrangebyscore":
-            pairs = _pairs(value)
-            offset, count = args[4], args[5]
-            if offset < 0:
-                end = None if count is None or count < 0 else offset + count
-                pairs = pairs[offset:end]
-            results.append(pairs)
-            continue
         decoder = _DECODERS.get(name)
-        results.append(value if decoder is None else decoder(value))
+        results.append(value if decoder is None else decoder(value, args))
     return BatchResult(bool(applied), results)
 
 
@@ -240,6 +244,8 @@ def script_error(message: str) -> Exception:
     if kind == "MSWRONGTYPE":
         key, actual, wanted = _loads(detail)
         return WrongType(f"key {key!r} holds a {actual}, not a {wanted}")
+    if kind == "MSGUARD":
+        return InvalidInput(f"guard {detail} after a write: guards must come first in a batch")
     if kind == "MSNAN":
         key, field, why = _loads(detail)
         label = key if field is None else f"{key}.{field}"

@@ -1,9 +1,10 @@
 """The seam commands as SQL over the SQLite engine's schema, run inside one transaction.
 
-Each ``op_<name>(tx, *args)`` mirrors ``MemoryEngine._op_<name>``; :data:`OPS` maps every seam
-command to its function (lists and sorted sets live in ``_sqlite_sequences``). The ``keys`` row of
-a key carries its type, string value, expire-at and, for containers, the element count ``n``, so
-type checks and lengths cost one primary-key lookup (or none, from the cache of ``_sqlite_tx``).
+Each ``op_<name>(tx, *args)`` mirrors ``_memory_ops.op_<name>``; :data:`OPS` maps every command
+of the table (``engines.commands``) to its function, checked complete at import (lists and sorted
+sets live in ``_sqlite_sequences``). The ``keys`` row of a key carries its type, string value,
+expire-at and, for containers, the element count ``n``, so type checks and lengths cost one
+primary-key lookup (or none, from the cache of ``_sqlite_tx``).
 
 SQL strings are constants so ``sqlite3`` reuses its prepared statements.
 """
@@ -14,34 +15,33 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from . import _local_ops, _sqlite_sequences
 from . import _semantics as sem
-from . import _sqlite_sequences
 from ._sqlite_tx import Tx
 from .base import Number
+from .commands import handler_map
 
 __all__ = ["OPS"]
 
 _H_GET: Final = "SELECT value FROM hashes WHERE key = ? AND field = ?"
 _H_ALL: Final = "SELECT field, value FROM hashes WHERE key = ?"
 _H_KEYS: Final = "SELECT field FROM hashes WHERE key = ?"
-_H_INSERT: Final = "INSERT INTO hashes (key, field, value) VALUES (?, ?, ?)"
-_H_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO hashes (key, field, value) VALUES (?, ?, ?)"
-_H_UPDATE: Final = "UPDATE hashes SET value = ? WHERE key = ? AND field = ?"
+_H_UPSERT: Final = _sqlite_sequences.member_sql("hashes", "field", "value")
+_H_INSERT, _H_UPDATE = _H_UPSERT[0], _H_UPSERT[2]
 _H_DELETE: Final = "DELETE FROM hashes WHERE key = ? AND field = ?"
 
-_S_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO sets (key, member) VALUES (?, ?)"
-_S_DELETE: Final = "DELETE FROM sets WHERE key = ? AND member = ?"
-_S_ALL: Final = "SELECT member FROM sets WHERE key = ?"
-_S_HAS: Final = "SELECT 1 FROM sets WHERE key = ? AND member = ?"
+# Sets: add, remove, all members, one member.
+_S_INSERT_IGNORE, _S_DELETE, _S_ALL, _S_HAS = (
+    "INSERT OR IGNORE INTO sets (key, member) VALUES (?, ?)",
+    "DELETE FROM sets WHERE key = ? AND member = ?",
+    "SELECT member FROM sets WHERE key = ?",
+    "SELECT 1 FROM sets WHERE key = ? AND member = ?",
+)
 
 _PUBLISH: Final = "INSERT INTO events (channel, message, at) VALUES (?, ?, ?)"
 
 
 # -- keys ------------------------------------------------------------------------------------
-def op_exists(tx: Tx, key: str) -> bool:
-    return tx.meta(key) is not None
-
-
 def op_delete(tx: Tx, *keys: str) -> int:
     return sum(tx.drop_live(key) for key in dict.fromkeys(keys))
 
@@ -124,9 +124,7 @@ def op_incr(tx: Tx, key: str, amount: Number) -> Number:
 
 # -- hashes ----------------------------------------------------------------------------------
 def op_hset(tx: Tx, key: str, mapping: dict[str, str]) -> int:
-    return _sqlite_sequences.upsert_members(
-        tx, key, "hash", dict(mapping), (_H_INSERT, _H_INSERT_IGNORE, _H_UPDATE)
-    )
+    return _sqlite_sequences.upsert_members(tx, key, "hash", dict(mapping), _H_UPSERT)
 
 
 def op_hget(tx: Tx, key: str, field: str) -> str | None:
@@ -164,13 +162,7 @@ def op_hlen(tx: Tx, key: str) -> int:
 
 
 def op_hdel(tx: Tx, key: str, *fields: str) -> int:
-    row = tx.typed(key, "hash")
-    if row is None or not fields:
-        return 0
-    count = tx.cur.executemany(_H_DELETE, [(key, f) for f in dict.fromkeys(fields)]).rowcount
-    if count:
-        tx.resize(key, row, row[4] - count)
-    return int(count)
+    return _sqlite_sequences.remove_members(tx, key, "hash", _H_DELETE, fields)
 
 
 def op_hincr(tx: Tx, key: str, field: str, amount: Number) -> Number:
@@ -205,13 +197,7 @@ def op_sadd(tx: Tx, key: str, *members: str) -> int:
 
 
 def op_srem(tx: Tx, key: str, *members: str) -> int:
-    row = tx.typed(key, "set")
-    if row is None or not members:
-        return 0
-    count = tx.cur.executemany(_S_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
-    if count:
-        tx.resize(key, row, row[4] - count)
-    return int(count)
+    return _sqlite_sequences.remove_members(tx, key, "set", _S_DELETE, members)
 
 
 def op_smembers(tx: Tx, key: str) -> set[str]:
@@ -231,30 +217,12 @@ def op_scard(tx: Tx, key: str) -> int:
     return 0 if row is None else int(row[4])
 
 
-# -- notifications and guards ----------------------------------------------------------------
+# -- notifications ----------------------------------------------------------------------
 def op_publish(tx: Tx, channel: str, message: str) -> None:
     tx.cur.execute(_PUBLISH, (channel, message, time.time()))
     tx.published = True
 
 
-def op_require_exists(tx: Tx, key: str) -> bool:
-    return tx.meta(key) is not None
-
-
-def op_require_missing(tx: Tx, key: str) -> bool:
-    return tx.meta(key) is None
-
-
-def op_require_equal(tx: Tx, key: str, value: str | None) -> bool:
-    row = tx.meta(key)
-    if row is None:
-        return value is None
-    return row[0] == "string" and value is not None and tx.value(key, row) == value
-
-
-OPS: Final[dict[str, Callable[..., Any]]] = {
-    name[3:]: fn
-    for module in (globals(), vars(_sqlite_sequences))
-    for name, fn in list(module.items())
-    if name.startswith("op_") and callable(fn)
-}
+OPS: Final[dict[str, Callable[..., Any]]] = handler_map(
+    {**vars(_local_ops), **vars(_sqlite_sequences), **globals()}, "op_", "sqlite engine"
+)

@@ -21,9 +21,16 @@ _L_POP: Final = "DELETE FROM lists WHERE key = ? AND seq = ? RETURNING value"
 _L_CUT_BELOW: Final = "DELETE FROM lists WHERE key = ? AND seq < ?"
 _L_CUT_FROM: Final = "DELETE FROM lists WHERE key = ? AND seq >= ?"
 
-_Z_INSERT: Final = "INSERT INTO zsets (key, member, score) VALUES (?, ?, ?)"
-_Z_INSERT_IGNORE: Final = "INSERT OR IGNORE INTO zsets (key, member, score) VALUES (?, ?, ?)"
-_Z_UPDATE: Final = "UPDATE zsets SET score = ? WHERE key = ? AND member = ?"
+
+def member_sql(table: str, member: str, value: str) -> tuple[str, str, str]:
+    """``(insert, insert-or-ignore, update)`` of the ``(key, member, value)`` rows of a hash or
+    zset table, as :func:`upsert_members` takes them."""
+    rows = f"{table} (key, {member}, {value}) VALUES (?, ?, ?)"
+    update = f"UPDATE {table} SET {value} = ? WHERE key = ? AND {member} = ?"
+    return f"INSERT INTO {rows}", f"INSERT OR IGNORE INTO {rows}", update
+
+
+_Z_UPSERT: Final = member_sql("zsets", "member", "score")
 _Z_DELETE: Final = "DELETE FROM zsets WHERE key = ? AND member = ?"
 _Z_SCORE: Final = "SELECT score FROM zsets WHERE key = ? AND member = ?"
 _Z_ASC: Final = "SELECT member, score FROM zsets WHERE key = ? ORDER BY score, member LIMIT ? OFFSET ?"
@@ -153,17 +160,28 @@ def upsert_members(tx: Tx, key: str, kind: str, mapping: dict[str, object], sql:
 
 
 def op_zadd(tx: Tx, key: str, mapping: dict[str, float]) -> int:
-    return upsert_members(tx, key, "zset", dict(mapping), (_Z_INSERT, _Z_INSERT_IGNORE, _Z_UPDATE))
+    scores: dict[str, object] = {m: float(s) for m, s in mapping.items()}  # raw ops may carry ints
+    return upsert_members(tx, key, "zset", scores, _Z_UPSERT)
 
 
-def op_zrem(tx: Tx, key: str, *members: str) -> int:
-    row = tx.typed(key, "zset")
+def remove_members(tx: Tx, key: str, kind: str, delete: str, members: tuple[str, ...]) -> int:
+    """Remove members (or fields) of a hash, set or zset with the ``delete`` statement; returns
+    how many existed. A container left empty no longer exists.
+
+    Raises:
+        WrongType: ``key`` holds another type.
+    """
+    row = tx.typed(key, kind)
     if row is None or not members:
         return 0
-    count = tx.cur.executemany(_Z_DELETE, [(key, m) for m in dict.fromkeys(members)]).rowcount
+    count = tx.cur.executemany(delete, [(key, m) for m in dict.fromkeys(members)]).rowcount
     if count:
         tx.resize(key, row, row[4] - count)
     return int(count)
+
+
+def op_zrem(tx: Tx, key: str, *members: str) -> int:
+    return remove_members(tx, key, "zset", _Z_DELETE, members)
 
 
 def op_zscore(tx: Tx, key: str, member: str) -> float | None:
@@ -198,9 +216,13 @@ def op_zrange(tx: Tx, key: str, start: int, stop: int, desc: bool) -> list[tuple
 def op_zrangebyscore(
     tx: Tx, key: str, low: float, high: float, desc: bool, offset: int, count: int | None
 ) -> list[tuple[str, float]]:
-    if tx.typed(key, "zset") is None or offset < 0:
+    if tx.typed(key, "zset") is None:
         return []
-    limit = -1 if count is None or count < 0 else count
     sql = _Z_BY_SCORE_DESC if desc else _Z_BY_SCORE
-    rows = tx.cur.execute(sql, (key, low, high, limit, offset)).fetchall()
+    end = None if count is None or count < 0 else offset + count
+    if offset < 0:  # counted from the end of the range (Python slicing, as on every engine)
+        rows = tx.cur.execute(sql, (key, float(low), float(high), -1, 0)).fetchall()[offset:end]
+    else:
+        limit = -1 if end is None else count
+        rows = tx.cur.execute(sql, (key, float(low), float(high), limit, offset)).fetchall()
     return [(m, float(s)) for m, s in rows]

@@ -30,6 +30,7 @@ Row = tuple[Any, ...]
 LONG: Final = object()  # a string value too long to keep in the cache; read it from the file
 _CACHED_VALUE_MAX: Final = 512
 _MISS: Final = object()
+NOT_A_STRING: Final = object()  # what ``Tx.string_at`` finds at a key of another type: equal to nothing
 
 _META: Final = "SELECT kind, value, expire, lo, n FROM keys WHERE key = ?"
 _VALUE: Final = "SELECT value FROM keys WHERE key = ?"
@@ -98,6 +99,17 @@ class Tx:
         if row is not None and row[0] != kind:
             raise WrongType(f"key {key!r} holds a {row[0]}, not a {kind}")
         return row
+
+    def exists(self, key: str) -> bool:
+        """True if ``key`` is live."""
+        return self.meta(key) is not None
+
+    def string_at(self, key: str) -> object:
+        """The string at ``key``, None when absent, :data:`NOT_A_STRING` for another type."""
+        row = self.meta(key)
+        if row is None:
+            return None
+        return self.value(key, row) if row[0] == "string" else NOT_A_STRING
 
     def value(self, key: str, row: Row) -> str:
         """The string value of live string ``row`` of ``key``."""

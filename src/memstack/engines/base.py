@@ -18,6 +18,9 @@ Semantics every engine follows (the conformance suite in ``tests/engines/`` pins
 * Guards (``require_exists``, ``require_missing``, ``require_equal``) must come before the first
   write of a batch. If any guard fails, nothing of the batch is applied and the result has
   ``applied=False``.
+* A batch checks everything it can fail on before its first write (arguments: the rules of
+  ``engines._checks``, the same on every engine; key types and stored numbers: each engine), so
+  a batch that raises changes nothing.
 * ``publish`` inside a batch is delivered only if the batch applied, after it committed.
 * In a clustered engine every key of one ``execute`` must hash to one slot (use
   :meth:`Engine.tag`), else :class:`~memstack.errors.CrossSlot`.
@@ -26,19 +29,20 @@ Semantics every engine follows (the conformance suite in ``tests/engines/`` pins
 from __future__ import annotations
 
 import abc
-import builtins
-import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any
 
 from ..clock import Clock, SystemClock
-from ..errors import InvalidInput, InvalidValue, MemstackError, WrongType
+from ..errors import InvalidInput, MemstackError, WrongType
+from ._calls import Commands, Number
+from .commands import GUARDS, OPS, READS, WRITES
 
 __all__ = [
     "GUARDS",
     "OPS",
     "READS",
+    "WRITES",
     "Batch",
     "BatchResult",
     "Commands",
@@ -49,27 +53,9 @@ __all__ = [
     "WrongType",
 ]
 
-Number = int | float
 Op = tuple[str, tuple[Any, ...]]
-"""One command: its name (a key of :data:`OPS`) and its positional arguments."""
-
-# Commands that only read; a batch of reads needs no write lock.
-READS: Final = frozenset(
-    {
-        "exists", "pttl", "get", "mget", "hget", "hmget", "hgetall", "hkeys", "hlen",
-        "smembers", "sismember", "scard", "lrange", "llen", "lindex",
-        "zscore", "zcard", "zrange", "zrangebyscore",
-    }
-)  # fmt: skip
-GUARDS: Final = frozenset({"require_exists", "require_missing", "require_equal"})
-WRITES: Final = frozenset(
-    {
-        "delete", "pexpire", "persist", "copy_ttl", "set", "incr", "hset", "hdel", "hincr",
-        "sadd", "srem", "rpush", "lpush", "ltrim", "lpop", "rpop", "zadd", "zrem", "publish",
-    }
-)  # fmt: skip
-OPS: Final = READS | GUARDS | WRITES
-"""Every command name an engine must execute."""
+"""One command: its name (a key of :data:`OPS`, from the table in ``engines.commands``) and its
+positional arguments."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,273 +95,6 @@ class Subscription:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _check_int(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-
-
-class Commands(abc.ABC):
-    """The command vocabulary, written once; each method builds one :data:`Op`.
-
-    Subclasses decide what happens to an op: an engine runs it at once, a batch queues it.
-    """
-
-    @abc.abstractmethod
-    def _op(self, name: str, *args: Any) -> Any: ...
-
-    # -- keys --------------------------------------------------------------------------------
-    def exists(self, key: str) -> bool:
-        """True if ``key`` is live."""
-        return cast(bool, self._op("exists", key))
-
-    def delete(self, *keys: str) -> int:
-        """Delete keys; returns how many existed."""
-        return cast(int, self._op("delete", *keys))
-
-    def pexpire(self, key: str, ms: int) -> bool:
-        """Expire ``key`` in ``ms`` milliseconds (``ms <= 0`` deletes it). False if absent."""
-        _check_int("ms", ms)
-        return cast(bool, self._op("pexpire", key, ms))
-
-    def persist(self, key: str) -> bool:
-        """Remove the TTL of ``key``; True if it had one."""
-        return cast(bool, self._op("persist", key))
-
-    def pttl(self, key: str) -> int:
-        """Remaining milliseconds; -1 for no TTL, -2 for a missing key (as Redis)."""
-        return cast(int, self._op("pttl", key))
-
-    def copy_ttl(self, src: str, *dsts: str) -> int:
-        """Give every live key of ``dsts`` the expire-at of ``src`` when ``src`` has a TTL;
-        returns how many got it (0 when ``src`` is missing or has no TTL)."""
-        return cast(int, self._op("copy_ttl", src, *dsts))
-
-    # -- strings -----------------------------------------------------------------------------
-    def get(self, key: str) -> str | None:
-        """The string at ``key`` or None."""
-        result: str | None = self._op("get", key)
-        return result
-
-    def mget(self, keys: Sequence[str]) -> list[str | None]:
-        """Strings at ``keys`` (None where absent or not a string)."""
-        result: list[str | None] = self._op("mget", *keys)
-        return result
-
-    def set(
-        self,
-        key: str,
-        value: str,
-        *,
-        px: int | None = None,
-        nx: bool = False,
-        xx: bool = False,
-        keepttl: bool = False,
-    ) -> bool:
-        """Set a string. ``px``: TTL in ms; ``nx``/``xx``: only if absent/present. True if set.
-
-        Raises:
-            InvalidValue: ``px`` is not a positive number of milliseconds (as Redis refuses it).
-        """
-        if px is not None:
-            _check_int("px", px)
-            if px <= 0:
-                raise InvalidValue(f"set px={px!r}: a TTL must be a positive number of milliseconds")
-        return cast(bool, self._op("set", key, value, px, nx, xx, keepttl))
-
-    def incr(self, key: str, amount: Number = 1) -> Number:
-        """Add ``amount`` to the JSON number at ``key`` (missing = 0) and return the new value.
-
-        The result is an ``int`` when both are ints, else a ``float``; the key keeps its TTL.
-
-        Raises:
-            NotANumber: the stored value is not a JSON number.
-        """
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or not math.isfinite(amount):
-            raise TypeError(f"amount must be a finite int or float, got {amount!r}")
-        result: Number = self._op("incr", key, amount)
-        return result
-
-    # -- hashes ------------------------------------------------------------------------------
-    def hset(self, key: str, mapping: Mapping[str, str]) -> int:
-        """Set hash fields; returns how many were new."""
-        return cast(int, self._op("hset", key, dict(mapping)))
-
-    def hget(self, key: str, field: str) -> str | None:
-        """One hash field or None."""
-        result: str | None = self._op("hget", key, field)
-        return result
-
-    def hmget(self, key: str, fields: Sequence[str]) -> list[str | None]:
-        """Several hash fields (None where absent)."""
-        result: list[str | None] = self._op("hmget", key, *fields)
-        return result
-
-    def hgetall(self, key: str) -> dict[str, str]:
-        """The whole hash ({} if absent)."""
-        result: dict[str, str] = self._op("hgetall", key)
-        return result
-
-    def hkeys(self, key: str) -> list[str]:
-        """The field names of a hash."""
-        result: list[str] = self._op("hkeys", key)
-        return result
-
-    def hlen(self, key: str) -> int:
-        """Number of fields."""
-        return cast(int, self._op("hlen", key))
-
-    def hdel(self, key: str, *fields: str) -> int:
-        """Delete fields; returns how many existed."""
-        return cast(int, self._op("hdel", key, *fields))
-
-    def hincr(self, key: str, field: str, amount: Number = 1) -> Number:
-        """:meth:`incr` for one hash field."""
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or not math.isfinite(amount):
-            raise TypeError(f"amount must be a finite int or float, got {amount!r}")
-        result: Number = self._op("hincr", key, field, amount)
-        return result
-
-    # -- sets --------------------------------------------------------------------------------
-    def sadd(self, key: str, *members: str) -> int:
-        """Add members; returns how many were new."""
-        return cast(int, self._op("sadd", key, *members))
-
-    def srem(self, key: str, *members: str) -> int:
-        """Remove members; returns how many existed."""
-        return cast(int, self._op("srem", key, *members))
-
-    def smembers(self, key: str) -> builtins.set[str]:
-        """All members (empty set if absent)."""
-        result: builtins.set[str] = self._op("smembers", key)
-        return result
-
-    def sismember(self, key: str, member: str) -> bool:
-        """Membership test."""
-        return cast(bool, self._op("sismember", key, member))
-
-    def scard(self, key: str) -> int:
-        """Number of members."""
-        return cast(int, self._op("scard", key))
-
-    # -- lists -------------------------------------------------------------------------------
-    def rpush(self, key: str, *values: str) -> int:
-        """Append values; returns the new length."""
-        return cast(int, self._op("rpush", key, *values))
-
-    def lpush(self, key: str, *values: str) -> int:
-        """Prepend values one by one (as Redis: the last value ends up first); new length."""
-        return cast(int, self._op("lpush", key, *values))
-
-    def lrange(self, key: str, start: int, stop: int) -> list[str]:
-        """Elements ``start..stop`` inclusive; negative indexes count from the end (as Redis)."""
-        _check_int("start", start)
-        _check_int("stop", stop)
-        result: list[str] = self._op("lrange", key, start, stop)
-        return result
-
-    def llen(self, key: str) -> int:
-        """Length of the list (0 if absent)."""
-        return cast(int, self._op("llen", key))
-
-    def lindex(self, key: str, index: int) -> str | None:
-        """Element at ``index`` (negative from the end) or None."""
-        _check_int("index", index)
-        result: str | None = self._op("lindex", key, index)
-        return result
-
-    def ltrim(self, key: str, start: int, stop: int) -> None:
-        """Keep only ``start..stop`` inclusive (as Redis)."""
-        _check_int("start", start)
-        _check_int("stop", stop)
-        self._op("ltrim", key, start, stop)
-
-    def lpop(self, key: str) -> str | None:
-        """Remove and return the first element."""
-        result: str | None = self._op("lpop", key)
-        return result
-
-    def rpop(self, key: str) -> str | None:
-        """Remove and return the last element."""
-        result: str | None = self._op("rpop", key)
-        return result
-
-    # -- sorted sets -------------------------------------------------------------------------
-    def zadd(self, key: str, mapping: Mapping[str, float]) -> int:
-        """Add or re-score members; returns how many were new.
-
-        Raises:
-            InvalidValue: a NaN score (Redis has none; every engine refuses it alike).
-        """
-        scores = {m: float(s) for m, s in mapping.items()}
-        bad = [m for m, s in scores.items() if math.isnan(s)]
-        if bad:
-            raise InvalidValue(f"zadd {key!r}: score of {bad[0]!r} is NaN; scores must be numbers")
-        return cast(int, self._op("zadd", key, scores))
-
-    def zrem(self, key: str, *members: str) -> int:
-        """Remove members; returns how many existed."""
-        return cast(int, self._op("zrem", key, *members))
-
-    def zscore(self, key: str, member: str) -> float | None:
-        """Score of ``member`` or None."""
-        result: float | None = self._op("zscore", key, member)
-        return result
-
-    def zcard(self, key: str) -> int:
-        """Number of members."""
-        return cast(int, self._op("zcard", key))
-
-    def zrange(self, key: str, start: int, stop: int, *, desc: bool = False) -> list[tuple[str, float]]:
-        """Members by rank ``start..stop`` inclusive (negative from the end), with scores.
-
-        Ties are ordered by member, as Redis does; ``desc`` reverses the whole order.
-        """
-        _check_int("start", start)
-        _check_int("stop", stop)
-        result: list[tuple[str, float]] = self._op("zrange", key, start, stop, desc)
-        return result
-
-    def zrangebyscore(
-        self,
-        key: str,
-        min: float,  # noqa: A002 - mirrors the Redis argument name
-        max: float,  # noqa: A002 - mirrors the Redis argument name
-        *,
-        desc: bool = False,
-        offset: int = 0,
-        count: int | None = None,
-    ) -> list[tuple[str, float]]:
-        """Members with ``min <= score <= max`` (inclusive; ``±math.inf`` allowed), with scores.
-
-        ``desc`` orders from high to low; ``offset``/``count`` page the ordered result.
-        """
-        _check_int("offset", offset)
-        if count is not None:
-            _check_int("count", count)
-        result: list[tuple[str, float]] = self._op(
-            "zrangebyscore", key, float(min), float(max), desc, offset, count
-        )
-        return result
-
-    # -- notifications -----------------------------------------------------------------------
-    def publish(self, channel: str, message: str) -> None:
-        """Send ``message`` to every subscriber of ``channel`` (in any process on the engine)."""
-        self._op("publish", channel, message)
-
-    # -- guards (meaningful in batches) ------------------------------------------------------
-    def require_exists(self, key: str) -> bool:
-        """Guard: abort the batch unless ``key`` is live."""
-        return cast(bool, self._op("require_exists", key))
-
-    def require_missing(self, key: str) -> bool:
-        """Guard: abort the batch if ``key`` is live."""
-        return cast(bool, self._op("require_missing", key))
-
-    def require_equal(self, key: str, value: str | None) -> bool:
-        """Guard: abort the batch unless the string at ``key`` equals ``value`` (None = absent)."""
-        return cast(bool, self._op("require_equal", key, value))
 
 
 class Batch(Commands):
@@ -461,6 +180,8 @@ class Engine(Commands):
         """Apply ``ops`` atomically and return their results in order.
 
         Raises:
+            InvalidInput: a malformed op or argument (``engines._checks``; nothing applied).
+            InvalidValue: text with a lone surrogate, a TTL out of range, a NaN score...
             WrongType: a command met a key of another type (nothing applied).
             NotANumber: ``incr``/``hincr`` met a non-number (nothing applied).
             CrossSlot: clustered engine, keys of several slots.

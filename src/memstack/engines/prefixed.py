@@ -13,14 +13,22 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from ..errors import InvalidInput
-from .base import OPS, BatchResult, Engine, Op, Subscription
+from ._checks import check_ops
+from .base import BatchResult, Engine, Op, Subscription
+from .commands import COMMANDS, Command
 
 __all__ = ["TENANT_RULE", "PrefixedEngine", "tenant_engine"]
 
-# Which positional arguments of each op are keys (or a channel): variation as data.
-_ALL: Final = "all"
-_KEY_ARGS: Final[dict[str, tuple[int, ...] | str]] = {name: (0,) for name in OPS}
-_KEY_ARGS.update({"exists": _ALL, "delete": _ALL, "mget": _ALL, "copy_ttl": _ALL, "publish": (0,)})
+
+def _prefixed_args(command: Command) -> tuple[int, ...] | None:
+    """Positions of the arguments that get the prefix (None: every argument)."""
+    if command.keys == "all":
+        return None
+    return (0,) if command.keys == "first" or command.channel else ()
+
+
+# Which positional arguments of each op are keys (or a channel), from the command table.
+_KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.items()}
 
 TENANT_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -45,7 +53,7 @@ class PrefixedEngine(Engine):
         name, args = op
         positions = _KEY_ARGS[name]
         p = self.prefix
-        if isinstance(positions, str):  # _ALL
+        if positions is None:
             return name, tuple(p + a for a in args)
         out: list[Any] = list(args)
         for i in positions:
@@ -53,6 +61,7 @@ class PrefixedEngine(Engine):
         return name, tuple(out)
 
     def execute(self, ops: Sequence[Op]) -> BatchResult:
+        check_ops(ops)  # the rewrite below relies on well-formed ops
         return self.inner.execute([self._rewrite(op) for op in ops])
 
     def scan(self, prefix: str) -> Iterator[str]:

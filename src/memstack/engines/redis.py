@@ -104,7 +104,7 @@ class RedisEngine(Engine):
         system = isinstance(self.clock, SystemClock)
         self._bias = SYSTEM_CLOCK_BIAS_MS if system else MANUAL_CLOCK_BIAS_MS
         # Under the system clock Redis' own expiry is the engine's: no per-key probe is needed.
-        self._head_tail = (str(self._bias), "" if system else "1")
+        self._head_tail = (str(self._bias), "" if system else "1", "")  # ARGV[4]: no dedupe
         self._options: dict[str, Any] = {
             "decode_responses": True,
             "socket_timeout": socket_timeout,

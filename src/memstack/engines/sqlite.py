@@ -21,9 +21,12 @@ from urllib.parse import unquote, urlsplit
 from ..clock import Clock
 from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
 from . import _sqlite_ops, _sqlite_tx
+from ._checks import check_ops
+from ._dispatch import join_unless_current
+from ._local_ops import apply
 from ._sqlite_events import PRUNE, EventListener
 from ._sqlite_schema import connect, ensure_schema
-from .base import GUARDS, WRITES, BatchResult, Engine, Op, Subscription
+from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["SqliteEngine", "sqlite_path"]
 
@@ -145,12 +148,7 @@ class SqliteEngine(Engine):
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
-        write = False
-        for name, _ in ops:
-            if name in WRITES:
-                write = True
-                break
-        table = _sqlite_ops.OPS
+        write = check_ops(ops)
         with self._lock:
             if self._closed.is_set():
                 raise EngineClosed(f"{self.url}: engine is closed")
@@ -170,14 +168,11 @@ class SqliteEngine(Engine):
                 self._rollback()
                 raise self._error(exc) from exc
             tx = _sqlite_tx.Tx(cur, self.now_ms(), write, cache)
-            results: list[Any] = []
             try:
-                for name, args in ops:
-                    result = table[name](tx, *args)
-                    results.append(result)
-                    if name in GUARDS and not result:
-                        self._rollback()
-                        return BatchResult(False, results)
+                applied, results = apply(_sqlite_ops.OPS, tx, ops)
+                if not applied:
+                    self._rollback()
+                    return BatchResult(False, results)
                 if write:
                     tx.flush()
                     if tx.published:
@@ -240,8 +235,7 @@ class SqliteEngine(Engine):
                 return
             self._closed.set()
         self._events.close()
-        if self._sweeper is not None and self._sweeper is not threading.current_thread():
-            self._sweeper.join(timeout=5)
+        join_unless_current(self._sweeper)
         with self._lock:
             self._conn.close()
 
