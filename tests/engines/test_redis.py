@@ -20,6 +20,7 @@ import pytest
 import redis as redis_py
 from redis.crc import key_slot
 
+from _redis_cluster import cluster_ok, own_cluster
 from _redis_servers import _start, free_port
 from memstack import ManualClock
 from memstack.clock import SystemClock
@@ -495,72 +496,8 @@ def test_wrong_type_inside_a_cluster_batch_applies_nothing(rengine: Engine) -> N
     assert rengine.get(tag + "s") == "x"
 
 
-CREATE_FLAGS = ("--cluster-replicas", "0", "--cluster-yes")
-
-
-def _cluster_port() -> int:
-    """A free port whose cluster bus port (port + 10000) is valid and free."""
-    while True:
-        port = free_port()
-        if port <= 55535:
-            with socket.socket() as sock:
-                try:
-                    sock.bind(("127.0.0.1", port + 10000))
-                except OSError:
-                    continue
-            return port
-
-
-def _cluster_ok(ports: list[int]) -> bool:
-    for port in ports:
-        with redis_py.Redis(port=port, decode_responses=True) as client:
-            if "cluster_state:ok" not in str(client.execute_command("CLUSTER", "INFO")):
-                return False
-    return True
-
-
-CLUSTER_ARGS = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
-
-
-class OwnCluster:
-    """A 3-node cluster of one test: its ports, and its nodes to stop and start again."""
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.dir = tmp_path
-        self.ports = [_cluster_port() for _ in range(3)]
-        for port in self.ports:
-            (tmp_path / str(port)).mkdir()
-        self.procs: list[subprocess.Popen[bytes]] = []
-        self.start()
-
-    def start(self) -> None:
-        """Start every node (again, with its saved cluster configuration)."""
-        self.procs = [_start(port, self.dir / str(port), *CLUSTER_ARGS) for port in self.ports]
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            proc.terminate()
-            proc.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def _own_cluster(tmp_path: Path) -> Iterator[OwnCluster]:
-    cluster = OwnCluster(tmp_path)
-    try:
-        subprocess.run(
-            ["redis-cli", "--cluster", "create", *[f"127.0.0.1:{p}" for p in cluster.ports], *CREATE_FLAGS],
-            check=True,
-            capture_output=True,
-            timeout=60,
-        )
-        assert wait_for(lambda: _cluster_ok(cluster.ports), timeout=30)
-        yield cluster
-    finally:
-        cluster.stop()
-
-
 def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock) -> None:
-    with _own_cluster(tmp_path) as cluster:
+    with own_cluster(tmp_path) as cluster:
         engine = RedisEngine(
             f"redis+cluster://127.0.0.1:{cluster.ports[0]}", clock, socket_timeout=1.0, connect_timeout=1.0
         )
@@ -597,7 +534,7 @@ def test_cluster_outage_raises_then_recovers(tmp_path: Path, clock: ManualClock)
 def test_cluster_batches_follow_a_moved_slot(tmp_path: Path, clock: ManualClock) -> None:
     """Batches go straight to the slot's node; when the slot moves, the node answers MOVED
     (nothing ran there) and the batch follows the cluster client to the new owner."""
-    with _own_cluster(tmp_path) as cluster:
+    with own_cluster(tmp_path) as cluster:
         ports = cluster.ports
         engine = RedisEngine(f"redis+cluster://127.0.0.1:{ports[0]}", clock)
         try:
@@ -613,7 +550,7 @@ def test_cluster_batches_follow_a_moved_slot(tmp_path: Path, clock: ManualClock)
             target = next(p for p in ports if p != owner)
             for port in [target, owner, *(p for p in ports if p not in (target, owner))]:
                 clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
-            assert wait_for(lambda: _cluster_ok(ports), timeout=30)
+            assert wait_for(lambda: cluster_ok(ports), timeout=30)
 
             assert engine.set(key, "2")  # the old owner answers MOVED; the batch follows
             assert clients[target].get(key) == "2"

@@ -98,6 +98,9 @@ class ScriptRunner:
         self._wait = ("WAIT", str(wait_replicas), str(wait_ms)) if wait_replicas else None
         self._replicas = wait_replicas
 
+    def _route_standalone(self) -> Address:
+        return self._standalone
+
     def script_load(self, address: Address) -> None:
         """Cache the script on ``address`` (first use; a node that lost it gets ``EVAL``)."""
         self._transport.command(address, "SCRIPT", "LOAD", SCRIPT_TEXT)
@@ -144,7 +147,7 @@ class ScriptRunner:
     ) -> list[Any]:
         topology = self._topology
         if topology is None:
-            return self._transport.call(lambda: self._standalone, commands, idempotent)
+            return self._transport.call(self._route_standalone, commands, idempotent)
         version = topology.version
         route: Callable[[], Address]
         if ask is not None:

@@ -163,7 +163,7 @@ class Transport:
         Raises:
             EngineUnavailable: the request failed and may not be retried, or failed twice.
         """
-        packed = b"".join(pack(command) for command in commands)
+        packed = pack(commands[0]) if len(commands) == 1 else b"".join(map(pack, commands))
         failure: Failure | None = None
         for retry in (False, True):
             address = route()
