@@ -72,7 +72,10 @@ def parse(url: str) -> RedisUrl:
             ``+cluster``, a database other than 0 on a cluster, an unknown or repeated query
             parameter, or a bad ``wait_replicas`` / ``wait_ms``.
     """
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # e.g. an unclosed IPv6 bracket
+        raise InvalidUrl(f"engine URL {url!r}: malformed host ({exc})") from exc
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise InvalidUrl(f"engine URL {url!r}: not a Redis URL (expected one of {', '.join(SCHEMES)})")
