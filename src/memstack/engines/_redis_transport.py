@@ -165,18 +165,20 @@ class Transport:
         """
         packed = pack(commands[0]) if len(commands) == 1 else b"".join(map(pack, commands))
         failure: Failure | None = None
+        sent = False  # some attempt was written whole: it may have run
         for retry in (False, True):
             address = route()
             try:
                 return self.attempt(address, packed, len(commands), fresh=retry)
             except Failure as exc:
                 failure = exc
+                sent = sent or isinstance(exc, ReplyLost)
                 if after_failure is not None:
                     after_failure(exc)
                 if retry or not may_retry(exc, idempotent):
                     break
         assert failure is not None  # the loop only ends early on a failure
-        maybe = "" if isinstance(failure, Unsent) else "; the call may have been applied"
+        maybe = "; the call may have been applied" if sent else ""
         host, port = failure.address
         raise EngineUnavailable(
             f"{self.label}: Redis at {host}:{port} is unavailable ({failure}){maybe}"
