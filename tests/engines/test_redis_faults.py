@@ -33,7 +33,9 @@ def urls(redis_urls: tuple[str, str] | None) -> tuple[str, str]:
 
 
 @pytest.fixture(params=["redis", "redis-cluster"])
-def rengine(request: pytest.FixtureRequest, urls: tuple[str, str], clock: ManualClock) -> Iterator[RedisEngine]:
+def rengine(
+    request: pytest.FixtureRequest, urls: tuple[str, str], clock: ManualClock
+) -> Iterator[RedisEngine]:
     engine = open_engine(urls[0] if request.param == "redis" else urls[1], clock=clock)
     assert isinstance(engine, RedisEngine)
     engine.flush()
