@@ -125,16 +125,11 @@ class Transport:
         except _IO_ERRORS as exc:
             conns.drop_idle()
             raise Unsent(address, exc) from exc
-        try:
-            conn.send_packed_command([packed], check_health=False)
-        except _IO_ERRORS as exc:
-            _abandon(conns, conn)
-            raise Unsent(address, exc) from exc
-        except BaseException:
-            _abandon(conns, conn)
-            raise
+        sent = False
         replies: list[Any] = []
         try:
+            conn.send_packed_command([packed], check_health=False)
+            sent = True
             for _ in range(count):
                 try:
                     replies.append(conn.read_response())
@@ -142,9 +137,9 @@ class Transport:
                     replies.append(exc)
         except _IO_ERRORS as exc:
             _abandon(conns, conn)
-            raise ReplyLost(address, exc) from exc
+            raise (ReplyLost if sent else Unsent)(address, exc) from exc
         except BaseException:
-            _abandon(conns, conn)
+            _abandon(conns, conn)  # a request may be half-sent or a reply half-read
             raise
         conns.give(conn)
         return replies

@@ -59,7 +59,8 @@ class RedisEngine(Engine):
     applied. The engine itself resends a request only when that is safe: it was never fully
     sent, it only reads, or it is a write batch carrying a batch id (the script answers a repeat
     with the first reply for :attr:`dedupe_ttl_ms`). Callers that retry on their own make a
-    retry safe with their own idempotency keys: a message id for conversation appends.
+    retry safe with their own idempotency keys: a ``message_id`` for conversation appends (a
+    repeat raises ``AlreadyExists``), the engine's batch id for everything else.
 
     Raises:
         InvalidUrl: not a Redis URL, or a malformed one (hosts, ports, query parameters).
