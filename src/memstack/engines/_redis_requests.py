@@ -6,7 +6,8 @@ batches when the URL asks for replica acknowledgement: still one round trip. Ans
 
 * ``MOVED``: the slot has a new owner (nothing ran): the map learns it, the batch goes there.
 * ``ASK``: the slot is migrating (nothing ran): once to the importing node, after ``ASKING``.
-* ``TRYAGAIN`` (keys of a migrating slot split between two nodes): again, a moment later.
+* ``TRYAGAIN`` (keys of a migrating slot split between two nodes): again, after growing pauses,
+  until the migration is over or the socket timeout has passed.
 * ``CLUSTERDOWN``, ``MASTERDOWN``, ``READONLY``, ``LOADING``, ``BUSY``: :class:`EngineUnavailable`
   (nothing ran); a cluster re-reads its map.
 * ``OOM``: :class:`EngineFull`, nothing applied.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from redis.exceptions import (
     AskError,
@@ -69,7 +70,8 @@ return reply
 SCRIPT_TEXT: Final = SCRIPT if SCRIPT_DEDUPES else _DEDUPE_WRAPPER % SCRIPT
 _SHA: Final = hashlib.sha1(SCRIPT_TEXT.encode()).hexdigest()
 _REDIRECTS: Final = 5
-_TRYAGAIN_PAUSE_S: Final = 0.02
+_TRYAGAIN_FIRST_S: Final = 0.005
+_TRYAGAIN_MAX_S: Final = 0.1
 # redis-py's classes of CLUSTERDOWN, MASTERDOWN, READONLY and LOADING (it strips the code).
 _OUTAGES: Final = (ClusterDownError, MasterDownError, ReadOnlyError, BusyLoadingError)
 
@@ -87,16 +89,23 @@ class ScriptRunner:
         topology: the cluster's slot map (None: a standalone server).
         wait_replicas: replicas that must acknowledge each write batch (0: no ``WAIT``).
         wait_ms: the ``WAIT`` timeout.
+        patience: seconds a batch waits for a slot migration to finish (``TRYAGAIN``).
     """
 
     def __init__(
-        self, transport: Transport, topology: Topology | None, wait_replicas: int, wait_ms: int
+        self,
+        transport: Transport,
+        topology: Topology | None,
+        wait_replicas: int,
+        wait_ms: int,
+        patience: float,
     ) -> None:
         self._transport = transport
         self._topology = topology
         self._standalone = transport.target.seeds[0]
         self._wait = ("WAIT", str(wait_replicas), str(wait_ms)) if wait_replicas else None
         self._replicas = wait_replicas
+        self._patience = patience
 
     def _route_standalone(self) -> Address:
         return self._standalone
@@ -115,11 +124,12 @@ class ScriptRunner:
             NotReplicated: the batch applied, but fewer replicas than asked acknowledged it.
             WrongType, NotANumber, EngineError: the script refused the batch (nothing applied).
         """
-        label = self._transport.label
         wait = self._wait if write else None
         evalsha = True
         ask: Address | None = None
-        for _ in range(_REDIRECTS):
+        redirects = 0
+        pause, deadline = _TRYAGAIN_FIRST_S, 0.0
+        while True:
             script = ("EVALSHA", _SHA) if evalsha else ("EVAL", SCRIPT_TEXT)
             commands: list[Sequence[str]] = [] if ask is None else [("ASKING",)]
             commands.append((*script, str(len(keys)), *keys, *argv))
@@ -127,11 +137,28 @@ class ScriptRunner:
                 commands.append(wait)
             replies = self._call(commands, slot, ask, idempotent)
             reply = replies[len(commands) - (2 if wait else 1)]
-            ask = None
+            asked, ask = ask, None
             if not isinstance(reply, ResponseError):
                 if wait is not None and reply[:5] == "[true":  # applied: the codec's JSON reply
                     self._check_replicas(replies[-1])
                 return str(reply)
+            if isinstance(reply, TryAgainError):
+                # A multi-key request on a slot in migration (the batch id is one more key): the
+                # slot's keys are split between two nodes until the migration finishes.
+                now = time.monotonic()
+                deadline = deadline or now + self._patience
+                if now + pause > deadline:
+                    raise EngineUnavailable(
+                        f"{self._transport.label}: slot {slot} stayed in migration for "
+                        f"{self._patience:g} s (TRYAGAIN); nothing applied"
+                    )
+                time.sleep(pause)
+                pause = min(pause * 2, _TRYAGAIN_MAX_S)
+                ask = asked  # the importing node again: it serves the batch once the keys are in
+                continue
+            redirects += 1
+            if redirects > _REDIRECTS:
+                raise EngineUnavailable(f"{self._transport.label}: slot {slot} kept moving ({reply})")
             if isinstance(reply, NoScriptError):
                 evalsha = False
             elif isinstance(reply, MovedError) and self._topology is not None:
@@ -140,7 +167,6 @@ class ScriptRunner:
                 ask = (reply.host, int(reply.port))
             else:
                 self._refuse(reply, slot)
-        raise EngineUnavailable(f"{label}: slot {slot} kept moving ({_REDIRECTS} redirections)")
 
     def _call(
         self, commands: list[Sequence[str]], slot: int | None, ask: Address | None, idempotent: bool
@@ -163,15 +189,12 @@ class ScriptRunner:
 
         return self._transport.call(route, commands, idempotent, after_failure)
 
-    def _refuse(self, reply: ResponseError, slot: int | None) -> None:
-        """Raise the memstack error for an error reply, or return to try again (TRYAGAIN)."""
+    def _refuse(self, reply: ResponseError, slot: int | None) -> NoReturn:
+        """Raise the memstack error for an error reply."""
         label = self._transport.label
         message = str(reply)
         if isinstance(reply, OutOfMemoryError) or "OOM command not allowed" in message:
             raise EngineFull(f"{label}: Redis is out of memory (maxmemory); nothing applied ({message})")
-        if isinstance(reply, TryAgainError):
-            time.sleep(_TRYAGAIN_PAUSE_S)  # a migration is moving this slot's keys right now
-            return
         if isinstance(reply, _OUTAGES) or message.startswith("BUSY "):
             if self._topology is not None:
                 self._topology.refresh(self._topology.version)

@@ -101,7 +101,9 @@ class RedisEngine(Engine):
         try:
             if self.clustered:
                 self._topology = Topology(self._transport, target.seeds)
-            self._runner = ScriptRunner(self._transport, self._topology, target.wait_replicas, target.wait_ms)
+            self._runner = ScriptRunner(
+                self._transport, self._topology, target.wait_replicas, target.wait_ms, socket_timeout
+            )
             for address in self._nodes():
                 self._guard(partial(self._runner.script_load, address))
         except BaseException:
