@@ -111,3 +111,34 @@ def test_dedupe_keys_land_in_the_batch_slot() -> None:
 def test_open_engine_turns_urllib_refusals_into_invalid_url() -> None:
     with pytest.raises(InvalidUrl, match="malformed"):
         open_engine("redis+cluster://[::1")
+
+
+def test_batch_ids_differ_across_threads_and_forks() -> None:
+    import os
+    import threading
+    import warnings
+
+    seen: list[str] = []
+
+    def draw() -> None:
+        seen.extend(dedupe_key(None, None) for _ in range(2000))
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(seen)) == len(seen) == 8000
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads alive
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(write, dedupe_key(None, None).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    os.close(write)
+    parent = dedupe_key(None, None)
+    assert is_dedupe_key(child) and child[:-6] != parent[:-6]  # the child drew its own prefix

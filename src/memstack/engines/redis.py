@@ -8,6 +8,11 @@ system clock the bias is -1 ms and Redis expires keys itself (it drops a key whe
 the seam when ``now >= at``, hence the millisecond); on any other clock it is 100 years, and the
 script purges keys the engine clock says are dead before it touches them, so a manual clock alone
 decides when keys die.
+
+Requests travel the one transport of :mod:`._redis_transport` (connections, retry rules);
+:mod:`._redis_requests` builds script calls (batch ids of :mod:`._redis_dedupe`, ``WAIT``) and
+follows a cluster's redirections; :mod:`._redis_cluster` keeps the slot map; URLs are read by
+:mod:`._redis_url`.
 """
 
 from __future__ import annotations
@@ -92,6 +97,7 @@ class RedisEngine(Engine):
         self.dedupe_ttl_ms = int(2000 * (socket_timeout + connect_timeout))
         """How long a write batch's id is remembered: twice the longest a request and its
         reconnection can take, so a retry always finds it."""
+        self._dedupe_ttl_text = str(self.dedupe_ttl_ms)
         self._wait = socket_timeout + connect_timeout
         self._closed = False
         self._transport = Transport(target, url, max_connections, socket_timeout, connect_timeout)
@@ -130,6 +136,22 @@ class RedisEngine(Engine):
         except ResponseError as exc:
             raise EngineError(f"{self.url}: Redis refused a command ({exc})") from exc
 
+    def _admin(self, node: Address, *commands: Sequence[str]) -> list[Any]:
+        """Idempotent commands (one pipeline) on one node; an error reply is raised. A failure
+        makes a cluster re-read its slot map, so the next call sees the current primaries.
+
+        Raises:
+            EngineUnavailable: the node cannot be reached.
+            redis.exceptions.ResponseError: the node refused a command.
+        """
+        topology = self._topology
+        after = None if topology is None else partial(topology.failed, version=topology.version)
+        replies = self._transport.call(lambda: node, commands, idempotent=True, after_failure=after)
+        for reply in replies:
+            if isinstance(reply, ResponseError):
+                raise reply
+        return replies
+
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         """Apply ``ops`` atomically in one script call; see :meth:`Engine.execute`.
@@ -152,7 +174,7 @@ class RedisEngine(Engine):
             if name in WRITES:
                 write = True
                 break
-        ttl = str(self.dedupe_ttl_ms) if write else ""
+        ttl = self._dedupe_ttl_text if write else ""
         keys, argv, plain = codec.encode(ops, head(self.now_ms(), self._bias_text, self._probe, ttl))
         slot = None
         if self.clustered:
@@ -164,7 +186,7 @@ class RedisEngine(Engine):
                 slot = key_slot(str(channels[0]).encode()) if channels else None
         if write:
             keys.append(dedupe_key(keys[0] if keys else None, slot))
-        reply = self._guard(lambda: self._runner.run(keys, argv, slot, write, idempotent=True))
+        reply = self._runner.run(keys, argv, slot, write, idempotent=True)
         return codec.decode(ops, reply, plain)
 
     def _check_slots(self, keys: list[str]) -> int | None:
@@ -197,17 +219,16 @@ class RedisEngine(Engine):
         return iter(self._guard(collect))
 
     def _scan_node(self, node: Address, pattern: str, now: int) -> list[str]:
-        transport = self._transport
         keys: dict[str, None] = {}
         cursor = "0"
         while True:
-            cursor, batch = transport.command(node, "SCAN", cursor, "MATCH", pattern, "COUNT", _SCAN_COUNT)
+            ((cursor, batch),) = self._admin(node, ("SCAN", cursor, "MATCH", pattern, "COUNT", _SCAN_COUNT))
             keys.update((k, None) for k in batch if not is_dedupe_key(k))
             if cursor == "0":
                 break
         if not keys:
             return []
-        expires = transport.call(lambda: node, [("PEXPIRETIME", k) for k in keys], idempotent=True)
+        expires = self._admin(node, *(("PEXPIRETIME", k) for k in keys))
         return [k for k, e in zip(keys, expires, strict=True) if e == -1 or (e > 0 and e - self._bias > now)]
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
@@ -237,7 +258,7 @@ class RedisEngine(Engine):
         """
         command = "FLUSHALL" if self.clustered else "FLUSHDB"
         for node in self._guard(self._nodes):
-            self._guard(partial(self._transport.command, node, command))
+            self._guard(partial(self._admin, node, (command,)))
 
     def close(self) -> None:
         """Stop the listener and release connections; idempotent."""
