@@ -266,3 +266,18 @@ def test_a_cluster_opens_from_any_seed_that_answers(urls: tuple[str, str], clock
         key = engine.tag("seeds") + "k"
         assert engine.set(key, "v")
         assert engine.get(key) == "v"
+
+
+def test_a_unix_socket_url(tmp_path: Path, clock: ManualClock) -> None:
+    sock = tmp_path / "redis.sock"
+    proc = _start(free_port(), tmp_path, "--unixsocket", str(sock))
+    try:
+        with RedisEngine(f"unix://{sock}?db=1", clock) as engine:
+            assert engine.set("k", "v")
+            assert engine.incr("n") == 1
+            assert sorted(engine.scan("")) == ["k", "n"]
+        with redis_py.Redis(unix_socket_path=str(sock), db=1, decode_responses=True) as raw:
+            assert raw.get("k") == "v"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
