@@ -112,7 +112,8 @@ class Topology:
             if version != self.version:
                 return
             problems: list[str] = []
-            for address in sorted(self._failed, key=self._failed.__getitem__):
+            # A copy: other threads note failures and MOVED answers without the lock.
+            for address, _ in sorted(list(self._failed.items()), key=lambda item: item[1]):
                 try:
                     (reply,) = self._transport.attempt(address, _ASK_MAP, 1)
                 except Failure as exc:
