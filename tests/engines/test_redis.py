@@ -7,11 +7,8 @@ server started here when a test stops it).
 
 from __future__ import annotations
 
-import contextlib
 import math
-import socket
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +18,7 @@ import redis as redis_py
 from redis.crc import key_slot
 
 from _redis_cluster import cluster_ok, own_cluster
+from _redis_relay import CountingProxy
 from _redis_servers import _start, free_port
 from memstack import ManualClock
 from memstack.clock import SystemClock
@@ -339,70 +337,6 @@ def test_close_is_idempotent(urls: tuple[str, str], clock: ManualClock) -> None:
 
 
 # -- round trips -------------------------------------------------------------------------------
-class CountingProxy:
-    """A TCP relay to a real Redis that counts the commands clients send (RESP arrays)."""
-
-    def __init__(self, port: int) -> None:
-        self.target = port
-        self.commands = 0
-        self._lock = threading.Lock()
-        self._server = socket.create_server(("127.0.0.1", 0))
-        self._relayed: list[socket.socket] = []  # closed by close(), not left to the collector
-        self.port = self._server.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self._server.accept()
-                upstream = socket.create_connection(("127.0.0.1", self.target))
-                self._relayed += (client, upstream)
-                threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
-                threading.Thread(target=self._pump, args=(upstream, client, False), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, count: bool) -> None:
-        buffer = b""
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                if count:
-                    buffer = self._count(buffer + data)
-                dst.sendall(data)
-        with contextlib.suppress(OSError):
-            dst.shutdown(socket.SHUT_WR)
-
-    def _count(self, buffer: bytes) -> bytes:
-        """Consume every complete command in ``buffer``; return the incomplete rest."""
-        while True:
-            pos = _command_end(buffer)
-            if pos is None:
-                return buffer
-            with self._lock:
-                self.commands += 1
-            buffer = buffer[pos:]
-
-    def close(self) -> None:
-        self._server.close()
-        for sock in self._relayed:
-            sock.close()
-
-
-def _command_end(buffer: bytes) -> int | None:
-    line = buffer.find(b"\r\n")
-    if line < 0:
-        return None
-    assert buffer[:1] == b"*", buffer[:20]
-    pos = line + 2
-    for _ in range(int(buffer[1:line])):
-        end = buffer.find(b"\r\n", pos)
-        if end < 0:
-            return None
-        size = int(buffer[pos + 1 : end])
-        pos = end + 2 + size + 2
-        if pos > len(buffer):
-            return None
-    return pos
-
-
 def test_one_round_trip_per_execute(urls: tuple[str, str], clock: ManualClock) -> None:
     port = int(urls[0].rsplit(":", 1)[1].split("/")[0])
     proxy = CountingProxy(port)

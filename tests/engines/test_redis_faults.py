@@ -6,10 +6,6 @@ purpose (the server runs the request, the client never hears back).
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis as redis_py
 
+from _redis_relay import ReplyCutter
 from _redis_servers import _start, free_port
 from memstack import ManualClock
 from memstack.engines import Engine, open_engine
@@ -25,22 +22,22 @@ from memstack.engines.redis import RedisEngine
 from memstack.errors import EngineFull, EngineUnavailable, InvalidUrl, NotReplicated
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def urls(redis_urls: tuple[str, str] | None) -> tuple[str, str]:
+    """The shared servers' URLs; every test here needs a redis-server."""
     if redis_urls is None:
         pytest.skip("no redis-server on this machine")
     return redis_urls
 
 
-@pytest.fixture(params=["redis", "redis-cluster"])
+@pytest.fixture(params=[0, 1], ids=["redis", "redis-cluster"])
 def rengine(
     request: pytest.FixtureRequest, urls: tuple[str, str], clock: ManualClock
 ) -> Iterator[RedisEngine]:
-    engine = open_engine(urls[0] if request.param == "redis" else urls[1], clock=clock)
-    assert isinstance(engine, RedisEngine)
-    engine.flush()
-    yield engine
-    engine.close()
+    """An engine on the shared standalone server or cluster, emptied first."""
+    with RedisEngine(urls[request.param], clock) as engine:
+        engine.flush()
+        yield engine
 
 
 def node_clients(engine: RedisEngine) -> list[redis_py.Redis]:
@@ -91,55 +88,6 @@ def test_scan_never_lists_batch_ids(rengine: RedisEngine) -> None:
             client.close()
 
 
-class ReplyCutter:
-    """A TCP relay to a real Redis that, when told, drops the next replies: it closes the
-    client's connection instead of passing the reply on (the server has run the request)."""
-
-    def __init__(self, port: int) -> None:
-        self.target = port
-        self._cuts = 0
-        self._lock = threading.Lock()
-        self._server = socket.create_server(("127.0.0.1", 0))
-        self._socks: list[socket.socket] = []
-        self.port = self._server.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def cut(self, replies: int) -> None:
-        with self._lock:
-            self._cuts = replies
-
-    def _take_cut(self) -> bool:
-        with self._lock:
-            if self._cuts <= 0:
-                return False
-            self._cuts -= 1
-            return True
-
-    def _accept(self) -> None:
-        with contextlib.suppress(OSError):
-            while True:
-                client, _ = self._server.accept()
-                upstream = socket.create_connection(("127.0.0.1", self.target))
-                self._socks += (client, upstream)
-                threading.Thread(target=self._pump, args=(client, upstream, False), daemon=True).start()
-                threading.Thread(target=self._pump, args=(upstream, client, True), daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, replies: bool) -> None:
-        with contextlib.suppress(OSError):
-            while data := src.recv(65536):
-                if replies and self._take_cut():
-                    break
-                dst.sendall(data)
-        for sock in (src, dst):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def close(self) -> None:
-        self._server.close()
-        for sock in self._socks:
-            sock.close()
-
-
 @pytest.fixture
 def cutter(urls: tuple[str, str]) -> Iterator[ReplyCutter]:
     proxy = ReplyCutter(int(urls[0].rsplit(":", 1)[1].split("/")[0]))
@@ -172,37 +120,30 @@ def test_a_write_whose_reply_was_lost_is_retried_without_applying_twice(
     raw.close()
 
 
-@pytest.fixture
-def own_server(tmp_path: Path) -> Iterator[tuple[int, list[subprocess.Popen[bytes]]]]:
+def test_out_of_memory_is_engine_full_and_applies_nothing(tmp_path: Path, clock: ManualClock) -> None:
     port = free_port()
-    procs = [_start(port, tmp_path)]
-    yield port, procs
-    for proc in procs:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
-def test_out_of_memory_is_engine_full_and_applies_nothing(
-    own_server: tuple[int, list[subprocess.Popen[bytes]]], clock: ManualClock
-) -> None:
-    port, _ = own_server
-    raw = redis_py.Redis(port=port, decode_responses=True)
-    with RedisEngine(f"redis://127.0.0.1:{port}/0", clock) as engine:
-        engine.set("kept", "1")
-        raw.config_set("maxmemory", 1)  # below what the server already uses; noeviction
-        try:
-            with pytest.raises(EngineFull, match="out of memory"):
-                engine.set("big", "x" * 10_000)
-            batch = engine.batch()
-            batch.incr("kept")
-            batch.set("other", "y")
-            with pytest.raises(EngineFull):
-                batch.execute()
-        finally:
-            raw.config_set("maxmemory", 0)
-        assert engine.get("big") is None
-        assert engine.mget(["kept", "other"]) == ["1", None]
-    raw.close()
+    server = _start(port, tmp_path)  # its own: maxmemory changes below
+    try:
+        raw = redis_py.Redis(port=port, decode_responses=True)
+        with RedisEngine(f"redis://127.0.0.1:{port}/0", clock) as engine:
+            engine.set("kept", "1")
+            raw.config_set("maxmemory", 1)  # below what the server already uses; noeviction
+            try:
+                with pytest.raises(EngineFull, match="out of memory"):
+                    engine.set("big", "x" * 10_000)
+                batch = engine.batch()
+                batch.incr("kept")
+                batch.set("other", "y")
+                with pytest.raises(EngineFull):
+                    batch.execute()
+            finally:
+                raw.config_set("maxmemory", 0)
+            assert engine.get("big") is None
+            assert engine.mget(["kept", "other"]) == ["1", None]
+        raw.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 @pytest.fixture
