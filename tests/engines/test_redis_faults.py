@@ -185,7 +185,7 @@ def test_too_few_replicas_raise_not_replicated_after_applying(
 ) -> None:
     port, _ = replicated
     with RedisEngine(f"redis://127.0.0.1:{port}/0?wait_replicas=2&wait_ms=50", clock) as engine:
-        with pytest.raises(NotReplicated, match="1 of wait_replicas=2"):
+        with pytest.raises(NotReplicated, match="of wait_replicas=2 replicas"):  # 1, or 0 if slow
             engine.set("k", "v")
         assert engine.get("k") == "v"  # applied on the primary; reads never wait
         batch = engine.batch()
