@@ -45,6 +45,7 @@ SYSTEM_CLOCK_BIAS_MS: Final = -1
 """Added to physical expire-times under the system clock: Redis keeps a key alive at ``now == at``."""
 
 _SCAN_COUNT: Final = "1000"
+_PUBSUB_SLOT: Final = 0
 
 
 class RedisEngine(Engine):
@@ -124,7 +125,11 @@ class RedisEngine(Engine):
         return self._topology.primaries()
 
     def _pubsub_client(self) -> redis_py.Redis:
-        node = self._transport.target.seeds[0] if self._topology is None else self._topology.any_primary()
+        # A cluster broadcasts PUBLISH over its bus, which orders nothing between nodes. Every
+        # engine listens on, and publishes its publish-only batches to, one node: that of slot 0.
+        node = (
+            self._transport.target.seeds[0] if self._topology is None else self._topology.node(_PUBSUB_SLOT)
+        )
         return self._transport.client(node)
 
     def _guard(self, call: Callable[[], Any]) -> Any:
@@ -179,11 +184,10 @@ class RedisEngine(Engine):
         slot = None
         if self.clustered:
             slot = self._check_slots(keys)
-            if slot is None:
-                # A publish-only batch: the node of the first channel's slot, so that messages of
-                # one channel always leave from one node and arrive in order (PUBLISH is broadcast).
-                channels = [args[0] for name, args in ops if name == "publish"]
-                slot = key_slot(str(channels[0]).encode()) if channels else None
+            if slot is None and write:
+                # A publish-only batch: on the node of the listeners (see _pubsub_client), so
+                # that they get its messages first-hand, in order, before the call returns.
+                slot = _PUBSUB_SLOT
         if write:
             keys.append(dedupe_key(keys[0] if keys else None, slot))
         reply = self._runner.run(keys, argv, slot, write, idempotent=True)
