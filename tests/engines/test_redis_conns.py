@@ -1,4 +1,4 @@
-"""The standalone Redis engine's connections: reuse, the idle check, forks, closing.
+"""The idle connections of one Redis node: reuse, the idle check, fresh ones, forks, closing.
 
 Against the real shared standalone server; a manual ``monotonic`` stands in for idle time.
 """
@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis as redis_py
 
 from memstack.engines._redis_conns import IDLE_CHECK_S, Connections
+from memstack.engines._redis_url import parse
 
 
 class Ticks:
@@ -34,10 +35,11 @@ def url(redis_urls: tuple[str, str] | None) -> str:
 
 
 @pytest.fixture
-def pool(url: str) -> Iterator[Any]:
-    pool = redis_py.ConnectionPool.from_url(url, decode_responses=True)
-    yield pool
-    pool.disconnect()
+def pool(url: str) -> Callable[[], Any]:
+    """A factory of connections to the shared server, as the engine's transport builds them."""
+    target = parse(url)
+    options = {**target.node_options(target.seeds[0]), "decode_responses": True}
+    return lambda: redis_py.Connection(**options)
 
 
 def ask(conn: Any, *command: str) -> Any:
@@ -45,7 +47,7 @@ def ask(conn: Any, *command: str) -> Any:
     return conn.read_response()
 
 
-def test_a_given_back_connection_is_reused(pool: Any) -> None:
+def test_a_given_back_connection_is_reused(pool: Callable[[], Any]) -> None:
     conns = Connections(pool, keep=4)
     first = conns.take()
     ident = ask(first, "CLIENT", "ID")
@@ -62,7 +64,7 @@ def test_a_given_back_connection_is_reused(pool: Any) -> None:
     assert len(conns) == 0
 
 
-def test_more_than_keep_are_closed_when_given_back(pool: Any) -> None:
+def test_more_than_keep_are_closed_when_given_back(pool: Callable[[], Any]) -> None:
     conns = Connections(pool, keep=1)
     a, b = conns.take(), conns.take()
     conns.give(a)
@@ -72,7 +74,7 @@ def test_more_than_keep_are_closed_when_given_back(pool: Any) -> None:
     conns.close()
 
 
-def test_an_idle_connection_the_server_closed_is_replaced(pool: Any, url: str) -> None:
+def test_an_idle_connection_the_server_closed_is_replaced(pool: Callable[[], Any], url: str) -> None:
     ticks = Ticks()
     conns = Connections(pool, keep=4, monotonic=ticks)
     conn = conns.take()
@@ -88,7 +90,7 @@ def test_an_idle_connection_the_server_closed_is_replaced(pool: Any, url: str) -
     conns.close()
 
 
-def test_a_recently_used_connection_is_trusted(pool: Any, url: str) -> None:
+def test_a_recently_used_connection_is_trusted(pool: Callable[[], Any], url: str) -> None:
     """Inside the window nothing is checked: a connection killed meanwhile fails its next
     request (the engine reports EngineUnavailable and disconnects it) and then works again."""
     ticks = Ticks()
@@ -109,7 +111,7 @@ def test_a_recently_used_connection_is_trusted(pool: Any, url: str) -> None:
     conns.close()
 
 
-def test_a_forked_child_never_uses_the_parents_socket(pool: Any) -> None:
+def test_a_forked_child_never_uses_the_parents_socket(pool: Callable[[], Any]) -> None:
     conns = Connections(pool, keep=4)
     conn = conns.take()
     ident = ask(conn, "CLIENT", "ID")
@@ -134,10 +136,27 @@ def test_a_forked_child_never_uses_the_parents_socket(pool: Any) -> None:
     conns.close()
 
 
-def test_given_back_after_close_is_disconnected(pool: Any) -> None:
+def test_given_back_after_close_is_disconnected(pool: Callable[[], Any]) -> None:
     conns = Connections(pool, keep=4)
     conn = conns.take()
     conns.close()
     conns.give(conn)
     assert len(conns) == 0
     assert conn._sock is None
+
+
+def test_fresh_never_reuses_and_drop_idle_closes_the_free_ones(pool: Callable[[], Any]) -> None:
+    conns = Connections(pool, keep=4)
+    a, b = conns.take(), conns.take()
+    conns.give(a)
+    conns.give(b)
+    new = conns.fresh()
+    assert new is not a and new is not b
+    assert new._sock is not None  # connected already
+    assert len(conns) == 2  # the free list untouched
+    conns.drop_idle()
+    assert len(conns) == 0
+    assert a._sock is None and b._sock is None
+    assert ask(new, "PING") == "PONG"  # the one in use is not touched
+    conns.give(new)
+    conns.close()

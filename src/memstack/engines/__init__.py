@@ -5,7 +5,7 @@
 | ``memory://`` | :class:`~memstack.engines.memory.MemoryEngine` |
 | ``sqlite:///relative/or//absolute/path.db`` | :class:`~memstack.engines.sqlite.SqliteEngine` |
 | ``redis://host:port/db``, ``rediss://…``, ``unix://…`` | :class:`~memstack.engines.redis.RedisEngine` |
-| ``redis+cluster://host:port`` | :class:`~memstack.engines.redis.RedisEngine` (clustered) |
+| ``redis+cluster://host:port[,host:port…]`` | :class:`~memstack.engines.redis.RedisEngine` (clustered) |
 """
 
 from __future__ import annotations
@@ -60,7 +60,10 @@ def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine
         EngineUnavailable: the engine cannot be reached.
     """
     url = url or default_url()
-    scheme = urlsplit(url).scheme.lower()
+    try:
+        scheme = urlsplit(url).scheme.lower()
+    except ValueError as exc:  # urllib's own refusals (e.g. an unclosed IPv6 bracket)
+        raise InvalidUrl(f"engine URL {url!r}: malformed ({exc})") from exc
     if scheme == "memory":
         from .memory import MemoryEngine
 

@@ -1,4 +1,4 @@
-"""The connections a standalone Redis engine runs its batches on.
+"""The idle connections to one Redis node, kept by the engine's transport.
 
 redis-py's pool checks every checkout: the process id (two ``getpid`` system calls per request)
 and whether the socket holds unread data (three more). On loopback those calls cost more than
@@ -8,12 +8,15 @@ a whole session put's script (``bench/session_ops.py``), so batches take connect
   (it reconnects on its next use), so a reused socket never holds a stale reply.
 * A connection idle for more than :data:`IDLE_CHECK_S` is checked as redis-py checks it (the
   server may have closed it: a restart, its ``timeout`` setting); one used since is trusted,
-  like the "alive bypass window" of database pools.
+  like the "alive bypass window" of database pools. A trusted connection that turns out dead
+  fails its request, and the transport's retry rules (``_redis_transport``) decide what to do.
+* After a connection error every idle connection of the node is dropped (:meth:`Connections.drop_idle`):
+  they are likely dead too, and a retry takes a new connection (:meth:`Connections.fresh`).
 * A forked child never writes to its parent's sockets: a fork bumps a generation number, and
   connections of an older generation are dropped (closing the child's copy of the descriptor only).
 
-Connections are made by the redis-py pool's own class and settings (TLS, auth, database), so
-they speak exactly what the engine's client speaks.
+Connections are made by the caller's factory: redis-py's public ``Connection`` classes with the
+settings read from the engine URL (TLS, auth, database).
 """
 
 from __future__ import annotations
@@ -44,17 +47,18 @@ os.register_at_fork(after_in_child=_forked)
 
 
 class Connections:
-    """A free list of redis-py connections built like ``pool``'s (thread-safe: ``list`` pop and
-    append are atomic).
+    """A free list of redis-py connections (thread-safe: ``list`` pop and append are atomic).
 
     Args:
-        pool: the redis-py ``ConnectionPool`` whose connection class and settings to use.
+        make: builds a new, not yet connected, redis-py connection.
         keep: most idle connections kept; more are closed when returned.
         monotonic: seconds for idle times (tests inject a manual one).
     """
 
-    def __init__(self, pool: Any, keep: int, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._make: Callable[[], Any] = lambda: pool.connection_class(**pool.connection_kwargs)
+    def __init__(
+        self, make: Callable[[], Any], keep: int, monotonic: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._make = make
         self._keep = keep
         self._now = monotonic
         self._free: list[tuple[Any, int, float]] = []
@@ -72,15 +76,27 @@ class Connections:
             try:
                 conn, generation, used = self._free.pop()
             except IndexError:
-                conn = self._make()
-                conn.connect()
-                return conn
+                return self.fresh()
             if generation != _generation:
                 conn.disconnect()  # the parent's socket: redis-py only closes our descriptor
                 continue
             if self._now() - used > IDLE_CHECK_S:
                 _refresh(conn)
             return conn
+
+    def fresh(self) -> Any:
+        """A new connection, connected now (never one from the free list).
+
+        Raises:
+            redis.exceptions.ConnectionError, redis.exceptions.TimeoutError: cannot connect.
+        """
+        conn = self._make()
+        conn.connect()
+        return conn
+
+    def drop_idle(self) -> None:
+        """Disconnect every free connection (after an error: they likely died with it)."""
+        _disconnect_all(self._free)
 
     def give(self, conn: Any) -> None:
         """Return a connection that is clean (its last reply fully read) or disconnected."""

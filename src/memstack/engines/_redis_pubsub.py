@@ -66,16 +66,9 @@ class Listener:
             if channel in self._live:
                 self._barrier(channel)
                 return
-            if self._pubsub is not None:
-                with contextlib.suppress(Exception):  # a dead connection: the thread reconnects
-                    self._pubsub.subscribe(channel)
-            deadline = time.monotonic() + self._wait
-            while channel not in self._live:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self._drop(channel)
-                    raise EngineUnavailable(f"{self._url}: subscribing to {channel!r} was not confirmed")
-                self._cond.wait(remaining)
+            self._subscribe_and_wait(
+                channel, channel, self._live, f"subscribing to {channel!r} was not confirmed"
+            )
 
     def _barrier(self, channel: str) -> None:
         """Wait until every message already on the connection was handed to the dispatcher.
@@ -86,20 +79,25 @@ class Listener:
         """
         self._sync += 1
         token = f"{_SYNC}{id(self)}:{self._sync}"
-        if self._pubsub is not None:
-            with contextlib.suppress(Exception):  # a dead connection: the wait below times out
-                self._pubsub.subscribe(token)
-        deadline = time.monotonic() + self._wait
-        while token not in self._synced:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self._drop(channel)
-                raise EngineUnavailable(f"{self._url}: the pub/sub connection did not answer")
-            self._cond.wait(remaining)
+        self._subscribe_and_wait(token, channel, self._synced, "the pub/sub connection did not answer")
         self._synced.discard(token)
         if self._pubsub is not None:
             with contextlib.suppress(Exception):  # gone anyway once the connection is
                 self._pubsub.unsubscribe(token)
+
+    def _subscribe_and_wait(self, name: str, channel: str, confirmed: set[str], problem: str) -> None:
+        """SUBSCRIBE ``name`` and wait (holding the condition) until it shows up in ``confirmed``;
+        on time-out drop the subscriber of ``channel`` and raise ``EngineUnavailable(problem)``."""
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):  # a dead connection: the thread reconnects
+                self._pubsub.subscribe(name)
+        deadline = time.monotonic() + self._wait
+        while name not in confirmed:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._drop(channel)
+                raise EngineUnavailable(f"{self._url}: {problem}")
+            self._cond.wait(remaining)
 
     def remove(self, channel: str) -> None:
         """Drop one subscriber of ``channel``; unsubscribes when it was the last."""

@@ -8,41 +8,34 @@ system clock the bias is -1 ms and Redis expires keys itself (it drops a key whe
 the seam when ``now >= at``, hence the millisecond); on any other clock it is 100 years, and the
 script purges keys the engine clock says are dead before it touches them, so a manual clock alone
 decides when keys die.
+
+Requests travel the one transport of :mod:`._redis_transport` (connections, retry rules);
+:mod:`._redis_requests` builds script calls (batch ids of :mod:`._redis_dedupe`, ``WAIT``) and
+follows a cluster's redirections; :mod:`._redis_cluster` keeps the slot map; URLs are read by
+:mod:`._redis_url`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, NoReturn, cast
-from urllib.parse import urlsplit, urlunsplit
+from functools import partial
+from typing import Any, Final, NoReturn
 
 import redis as redis_py
-import redis.cluster as redis_cluster
-from redis.backoff import NoBackoff
 from redis.crc import key_slot
-from redis.exceptions import (
-    AskError,
-    ClusterError,
-    MovedError,
-    NoScriptError,
-    RedisClusterException,
-    RedisError,
-    ResponseError,
-    TryAgainError,
-)
-from redis.retry import Retry
+from redis.exceptions import ResponseError
 
 from ..clock import Clock, SystemClock
-from ..errors import CrossSlot, EngineClosed, EngineUnavailable, InvalidUrl, MemstackError
+from ..errors import CrossSlot, EngineClosed, EngineError, InvalidUrl
 from . import _redis_codec as codec
 from ._dispatch import Dispatcher
-from ._redis_conns import Connections
-from ._redis_lua import SCRIPT
+from ._redis_cluster import Topology
+from ._redis_dedupe import dedupe_key, is_dedupe_key
 from ._redis_pubsub import Listener
-from .base import BatchResult, Engine, Op, Subscription
+from ._redis_requests import ScriptRunner, head
+from ._redis_transport import Transport
+from ._redis_url import Address, parse
+from .base import WRITES, BatchResult, Engine, Op, Subscription
 
 __all__ = ["MANUAL_CLOCK_BIAS_MS", "SYSTEM_CLOCK_BIAS_MS", "RedisEngine"]
 
@@ -51,20 +44,8 @@ MANUAL_CLOCK_BIAS_MS: Final = 100 * 36525 * 86_400_000 // 100
 SYSTEM_CLOCK_BIAS_MS: Final = -1
 """Added to physical expire-times under the system clock: Redis keeps a key alive at ``now == at``."""
 
-_SHA: Final = hashlib.sha1(SCRIPT.encode()).hexdigest()
-_SCAN_COUNT: Final = 1000
-
-
-def _unavailable_errors() -> tuple[type[BaseException], ...]:
-    # ClusterDownError and TryAgainError are ResponseErrors to redis-py, outages to us.
-    return (
-        redis_py.ConnectionError,
-        redis_py.TimeoutError,
-        RedisClusterException,
-        ClusterError,
-        TryAgainError,
-        OSError,
-    )
+_SCAN_COUNT: Final = "1000"
+_PUBSUB_SLOT: Final = 0
 
 
 class RedisEngine(Engine):
@@ -72,15 +53,23 @@ class RedisEngine(Engine):
 
     Args:
         url: ``redis://host:port/db``, ``rediss://…``, ``unix:///path?db=N`` or
-            ``redis+cluster://host:port`` / ``rediss+cluster://…`` (any node of the cluster).
+            ``redis+cluster://host:port[,host:port…]`` / ``rediss+cluster://…`` (any nodes of the
+            cluster: every node learned later is remembered too). ``?wait_replicas=N&wait_ms=M``
+            runs ``WAIT N M`` after each write batch (see :mod:`._redis_requests`).
         clock: time source for TTLs (default: the system clock).
-        socket_timeout: seconds one command may take before :class:`EngineUnavailable`.
+        socket_timeout: seconds one request may take before :class:`EngineUnavailable`.
         connect_timeout: seconds a connection attempt may take.
-        max_connections: size of the connection pool, and most idle batch connections kept
-            (per node in a cluster).
+        max_connections: most idle connections kept per node.
+
+    A call that fails with :class:`EngineUnavailable` after its request was sent may have been
+    applied. The engine itself resends a request only when that is safe: it was never fully
+    sent, it only reads, or it is a write batch carrying a batch id (the script answers a repeat
+    with the first reply for :attr:`dedupe_ttl_ms`). Callers that retry on their own make a
+    retry safe with their own idempotency keys: a ``message_id`` for conversation appends (a
+    repeat raises ``AlreadyExists``), the engine's batch id for everything else.
 
     Raises:
-        InvalidUrl: a URL of another scheme.
+        InvalidUrl: not a Redis URL, or a malformed one (hosts, ports, query parameters).
         EngineUnavailable: the server cannot be reached.
     """
 
@@ -94,108 +83,79 @@ class RedisEngine(Engine):
         max_connections: int = 64,
     ) -> None:
         super().__init__(url, clock)
-        scheme = urlsplit(url).scheme.lower()
-        if scheme not in ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"):
+        target = parse(url)
+        if target.wait_replicas and target.wait_ms >= socket_timeout * 1000:
             raise InvalidUrl(
-                f"engine URL {url!r}: not a Redis URL (redis://, rediss://, unix://, redis+cluster://)"
+                f"engine URL {url!r}: wait_ms={target.wait_ms} must be below the socket timeout "
+                f"({socket_timeout * 1000:g} ms)"
             )
-        self.clustered = scheme.endswith("+cluster")
+        self.clustered = target.clustered
         self.name = "redis-cluster" if self.clustered else "redis"
         system = isinstance(self.clock, SystemClock)
         self._bias = SYSTEM_CLOCK_BIAS_MS if system else MANUAL_CLOCK_BIAS_MS
         # Under the system clock Redis' own expiry is the engine's: no per-key probe is needed.
-        self._head_tail = (str(self._bias), "" if system else "1", "")  # ARGV[4]: no dedupe
-        self._options: dict[str, Any] = {
-            "decode_responses": True,
-            "socket_timeout": socket_timeout,
-            "socket_connect_timeout": connect_timeout,
-            # A retried EVALSHA could apply a batch twice; failures surface as EngineUnavailable.
-            "retry": Retry(NoBackoff(), 0),
-            "max_connections": max_connections,
-        }
-        self._client_url = urlunsplit(urlsplit(url)._replace(scheme=scheme.removesuffix("+cluster")))
+        self._bias_text, self._probe = str(self._bias), "" if system else "1"
+        self.dedupe_ttl_ms = int(2000 * (socket_timeout + connect_timeout))
+        """How long a write batch's id is remembered: twice the longest a request and its
+        reconnection can take, so a retry always finds it."""
+        self._dedupe_ttl_text = str(self.dedupe_ttl_ms)
         self._wait = socket_timeout + connect_timeout
         self._closed = False
-        self._lock = threading.Lock()
+        self._transport = Transport(target, url, max_connections, socket_timeout, connect_timeout)
         self._dispatch = Dispatcher(self.name)
         self._listener = Listener(self._pubsub_client, self._dispatch, self._wait, url)
-        self._node_turn = 0
-        self._client: Any = None
-        self._conns: Connections | None = None
-        self._by_node: dict[str, Connections] = {}  # cluster: node name -> batch connections
-        self._max_connections = max_connections
-        self._client = self._connect()
-        if not self.clustered:
-            self._conns = Connections(self._client.connection_pool, max_connections)
+        self._topology: Topology | None = None
         try:
-            self._guard(lambda: self._client.script_load(SCRIPT))
+            if self.clustered:
+                self._topology = Topology(self._transport, target.seeds)
+            self._runner = ScriptRunner(
+                self._transport, self._topology, target.wait_replicas, target.wait_ms, socket_timeout
+            )
+            for address in self._nodes():
+                self._guard(partial(self._runner.script_load, address))
         except BaseException:
             self.close()
             raise
 
-    # -- connections -------------------------------------------------------------------------
-    def _connect(self) -> Any:
-        """A new redis-py client (a cluster client reads the topology, so it may fail)."""
-        if not self.clustered:
-            return redis_py.Redis.from_url(self._client_url, **self._options)
-        try:
-            return redis_cluster.RedisCluster.from_url(  # type: ignore[no-untyped-call] # redis-py leaves it untyped
-                self._client_url, **self._options
-            )
-        except (RedisError, RedisClusterException, OSError) as exc:
-            raise EngineUnavailable(f"{self.url}: cannot reach the Redis Cluster ({exc})") from exc
+    # -- nodes ---------------------------------------------------------------------------------
+    def _nodes(self) -> list[Address]:
+        """Every primary (the one server of a standalone engine)."""
+        if self._topology is None:
+            return [self._transport.target.seeds[0]]
+        return self._topology.primaries()
 
-    def _cluster(self) -> Any:
-        """The client, rebuilt first if an outage invalidated it (cluster only)."""
-        with self._lock:
-            if self._client is None:
-                self._client = self._connect()
-            return self._client
-
-    def _invalidate(self) -> None:
-        """Forget a cluster client whose topology may be stale after a failure."""
-        if self.clustered:
-            self._release_client()
-
-    def _release_client(self) -> None:
-        """Drop the client and the batch connections of cluster nodes, and close them."""
-        with self._lock:
-            client, self._client = self._client, None
-            by_node, self._by_node = self._by_node, {}
-        for conns in by_node.values():
-            conns.close()
-        if client is not None:
-            _close_client(client)
-
-    def _pubsub_client(self) -> Any:
-        if not self.clustered:
-            return self._client
-        nodes = self._cluster().get_nodes()
-        self._node_turn += 1
-        node = nodes[self._node_turn % len(nodes)]
-        options = {k: v for k, v in self._options.items() if k != "max_connections"}
-        return redis_py.Redis(
-            host=node.host, port=node.port, ssl=self._client_url.startswith("rediss"), **options
+    def _pubsub_client(self) -> redis_py.Redis:
+        # A cluster broadcasts PUBLISH over its bus, which orders nothing between nodes. Every
+        # engine listens on, and publishes its publish-only batches to, one node: that of slot 0.
+        node = (
+            self._transport.target.seeds[0] if self._topology is None else self._topology.node(_PUBSUB_SLOT)
         )
+        return self._transport.client(node)
 
     def _guard(self, call: Callable[[], Any]) -> Any:
-        """Run ``call``, turning redis-py failures into memstack errors."""
+        """Run ``call``, turning refusals of admin commands into memstack errors."""
         if self._closed:
             raise EngineClosed(f"{self.url}: engine is closed")
         try:
             return call()
-        except MemstackError:
-            raise
-        except _unavailable_errors() as exc:
-            self._invalidate()
-            raise EngineUnavailable(
-                f"{self.url}: Redis is unavailable ({type(exc).__name__}: {exc})"
-            ) from exc
         except ResponseError as exc:
-            raise codec.script_error(str(exc)) from exc
-        except RedisError as exc:
-            self._invalidate()
-            raise EngineUnavailable(f"{self.url}: Redis failed ({type(exc).__name__}: {exc})") from exc
+            raise EngineError(f"{self.url}: Redis refused a command ({exc})") from exc
+
+    def _admin(self, node: Address, *commands: Sequence[str]) -> list[Any]:
+        """Idempotent commands (one pipeline) on one node; an error reply is raised. A failure
+        makes a cluster re-read its slot map, so the next call sees the current primaries.
+
+        Raises:
+            EngineUnavailable: the node cannot be reached.
+            redis.exceptions.ResponseError: the node refused a command.
+        """
+        topology = self._topology
+        after = None if topology is None else partial(topology.failed, version=topology.version)
+        replies = self._transport.call(lambda: node, commands, idempotent=True, after_failure=after)
+        for reply in replies:
+            if isinstance(reply, ResponseError):
+                raise reply
+        return replies
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
@@ -205,70 +165,33 @@ class RedisEngine(Engine):
             WrongType: a command met a key of another type (nothing applied).
             NotANumber: ``incr``/``hincr`` met a non-number (nothing applied).
             CrossSlot: clustered engine, keys of several slots.
-            EngineUnavailable: Redis cannot be reached.
+            EngineFull: Redis is out of memory (nothing applied).
+            NotReplicated: ``wait_replicas`` asked for more replicas than acknowledged the write.
+            EngineUnavailable: Redis cannot be reached (a write may have been applied).
             EngineClosed: after :meth:`close`.
         """
         if self._closed:
             raise EngineClosed(f"{self.url}: engine is closed")
         if not ops:
             return BatchResult(True, [])
-        keys, argv, plain = codec.encode(ops, (str(self.now_ms()), *self._head_tail))
+        write = False
+        for name, _ in ops:
+            if name in WRITES:
+                write = True
+                break
+        ttl = self._dedupe_ttl_text if write else ""
+        keys, argv, plain = codec.encode(ops, head(self.now_ms(), self._bias_text, self._probe, ttl))
+        slot = None
         if self.clustered:
             slot = self._check_slots(keys)
-            reply = self._guard(lambda: self._run_cluster(keys, argv, ops, slot))
-        else:
-            conns = cast(Connections, self._conns)  # set for every standalone engine
-            reply = self._guard(lambda: self._run(conns, keys, argv))
+            if slot is None and write:
+                # A publish-only batch: on the node of the listeners (see _pubsub_client), so
+                # that they get its messages first-hand, in order, before the call returns.
+                slot = _PUBSUB_SLOT
+        if write:
+            keys.append(dedupe_key(keys[0] if keys else None, slot))
+        reply = self._runner.run(keys, argv, slot, write, idempotent=True)
         return codec.decode(ops, reply, plain)
-
-    def _run(self, conns: Connections, keys: list[str], argv: list[str]) -> str:
-        """One request, packed here, on a connection of :mod:`._redis_conns`: redis-py's
-        per-argument packing and per-checkout pool checks cost a small batch more than the rest
-        of its client side (bench/session_ops.py)."""
-        conn = conns.take()
-        try:
-            try:
-                conn.send_packed_command([codec.pack(["EVALSHA", _SHA, str(len(keys)), *keys, *argv])])
-                reply: str = conn.read_response()
-            except NoScriptError:  # a restarted or flushed server: EVAL caches the script again
-                conn.send_packed_command([codec.pack(["EVAL", SCRIPT, str(len(keys)), *keys, *argv])])
-                reply = conn.read_response()
-        except ResponseError:
-            conns.give(conn)  # a complete reply: the connection is clean
-            raise
-        except BaseException:
-            conn.disconnect()  # a request may be half-sent or a reply half-read
-            conns.give(conn)
-            raise
-        conns.give(conn)
-        return reply
-
-    def _run_cluster(self, keys: list[str], argv: list[str], ops: Sequence[Op], slot: int | None) -> str:
-        client = self._cluster()
-        if slot is not None:
-            conns = self._node_connections(client.nodes_manager.get_node_from_slot(slot))
-            if conns is not None:
-                try:
-                    return self._run(conns, keys, argv)
-                except (MovedError, AskError):
-                    # The slot is moving (resharding): nothing ran. The cluster client follows
-                    # the redirection below and learns the new slot map from it.
-                    pass
-        extra: dict[str, Any] = {}
-        if not keys:
-            # A publish-only batch: the node of the first channel's slot, so that messages of one
-            # channel always leave from one node and arrive in order (PUBLISH is broadcast).
-            channels = [args[0] for name, args in ops if name == "publish"]
-            if channels:
-                slot = key_slot(str(channels[0]).encode())
-                extra["target_nodes"] = client.nodes_manager.get_node_from_slot(slot)
-            else:
-                extra["target_nodes"] = client.RANDOM
-        try:
-            reply: str = client.execute_command("EVALSHA", _SHA, len(keys), *keys, *argv, **extra)
-        except NoScriptError:  # a restarted or flushed server: EVAL caches the script again
-            reply = client.execute_command("EVAL", SCRIPT, len(keys), *keys, *argv, **extra)
-        return reply
 
     def _check_slots(self, keys: list[str]) -> int | None:
         """The one slot of ``keys`` (None without keys); CrossSlot if they span several."""
@@ -281,19 +204,9 @@ class RedisEngine(Engine):
                 _cross_slot(first[0], key)
         return None if first is None else first[1]
 
-    def _node_connections(self, node: Any) -> Connections | None:
-        """The batch connections of a cluster node (None until the client connected to it)."""
-        conns = self._by_node.get(node.name)
-        if conns is None and node.redis_connection is not None:
-            with self._lock:
-                conns = self._by_node.get(node.name)
-                if conns is None:
-                    conns = Connections(node.redis_connection.connection_pool, self._max_connections)
-                    self._by_node[node.name] = conns
-        return conns
-
     def scan(self, prefix: str) -> Iterator[str]:
-        """Live keys starting with ``prefix`` (every primary of a cluster).
+        """Live keys starting with ``prefix`` (every primary of a cluster); never the engine's
+        own batch ids.
 
         Raises:
             EngineUnavailable: Redis cannot be reached.
@@ -302,24 +215,24 @@ class RedisEngine(Engine):
         now = self.now_ms()
 
         def collect() -> list[str]:
-            if not self.clustered:
-                return self._scan_node(self._client, pattern, now)
-            cluster = self._cluster()
             found: list[str] = []
-            for node in cluster.get_primaries():
-                found += self._scan_node(cluster.get_redis_connection(node), pattern, now)
+            for node in self._nodes():
+                found += self._scan_node(node, pattern, now)
             return found
 
         return iter(self._guard(collect))
 
-    def _scan_node(self, client: Any, pattern: str, now: int) -> list[str]:
-        keys = list(dict.fromkeys(client.scan_iter(match=pattern, count=_SCAN_COUNT)))
+    def _scan_node(self, node: Address, pattern: str, now: int) -> list[str]:
+        keys: dict[str, None] = {}
+        cursor = "0"
+        while True:
+            ((cursor, batch),) = self._admin(node, ("SCAN", cursor, "MATCH", pattern, "COUNT", _SCAN_COUNT))
+            keys.update((k, None) for k in batch if not is_dedupe_key(k))
+            if cursor == "0":
+                break
         if not keys:
             return []
-        pipe = client.pipeline(transaction=False)
-        for key in keys:
-            pipe.pexpiretime(key)
-        expires = pipe.execute()
+        expires = self._admin(node, *(("PEXPIRETIME", k) for k in keys))
         return [k for k, e in zip(keys, expires, strict=True) if e == -1 or (e > 0 and e - self._bias > now)]
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
@@ -347,10 +260,9 @@ class RedisEngine(Engine):
         Raises:
             EngineUnavailable: Redis cannot be reached.
         """
-        if self.clustered:
-            self._guard(lambda: self._cluster().flushall(target_nodes=redis_cluster.RedisCluster.PRIMARIES))
-        else:
-            self._guard(self._client.flushdb)
+        command = "FLUSHALL" if self.clustered else "FLUSHDB"
+        for node in self._guard(self._nodes):
+            self._guard(partial(self._admin, node, (command,)))
 
     def close(self) -> None:
         """Stop the listener and release connections; idempotent."""
@@ -359,26 +271,7 @@ class RedisEngine(Engine):
         self._closed = True
         self._listener.close()
         self._dispatch.close()
-        if self._conns is not None:
-            self._conns.close()
-        self._release_client()
-
-
-def _close_client(client: Any) -> None:
-    """Close a client and every connection pool under it.
-
-    A cluster client's per-node clients are built on explicit pools, which ``close()`` leaves
-    open; their sockets would then be closed by the garbage collector (a ResourceWarning).
-    """
-    pools = [client.connection_pool] if hasattr(client, "connection_pool") else []
-    if hasattr(client, "get_nodes"):
-        with contextlib.suppress(Exception):  # a broken topology still has to be released
-            pools += [n.redis_connection.connection_pool for n in client.get_nodes() if n.redis_connection]
-    with contextlib.suppress(Exception):  # a broken client may fail to close; it is dropped anyway
-        client.close()
-    for pool in pools:
-        with contextlib.suppress(Exception):
-            pool.disconnect()
+        self._transport.close()
 
 
 def _cross_slot(a: str, b: str) -> NoReturn:
