@@ -105,7 +105,9 @@ _ENCODER_NAMES: Final[dict[str, Callable[[tuple[Any, ...]], list[str]]]] = {
 _ENCODERS: Final = {n: _ENCODER_NAMES[c.encoder] for n, c in COMMANDS.items() if c.encoder is not None}
 
 
-def encode(ops: Sequence[Op], head: Sequence[str]) -> tuple[list[str], list[str], bool]:
+def encode(
+    ops: Sequence[Op], head: Sequence[str], *, checked: bool = False
+) -> tuple[list[str], list[str], bool]:
     """The keys ``ops`` touch (each once, in order), the script's ``ARGV`` (``head``, then each
     op flat as name, argument count, arguments, all ``str``) and whether every result comes back
     as the script returns it (no op whose reply :func:`decode` converts).
@@ -113,13 +115,15 @@ def encode(ops: Sequence[Op], head: Sequence[str]) -> tuple[list[str], list[str]
     The ops are checked first (``engines._checks``): the Redis engine's ``execute`` encodes every
     batch here, so a batch the seam refuses never reaches the server. (A guard after a write is
     refused by the script, before it writes: :func:`script_error` maps it to InvalidInput.)
+    ``checked``: the caller ran ``check_ops(ops, guards_first=False)`` itself.
 
     Raises:
         InvalidInput: a malformed op (see :func:`~memstack.engines._checks.check_ops`).
         InvalidValue: a NaN score, text with a lone surrogate, a TTL out of range...
         NotANumber: an int increment outside 64 bits.
     """
-    check_ops(ops, guards_first=False)
+    if not checked:
+        check_ops(ops, guards_first=False)
     keys: dict[str, None] = {}
     argv = list(head)
     plain = True

@@ -28,6 +28,7 @@ from redis.exceptions import ResponseError
 from ..clock import Clock, SystemClock
 from ..errors import CrossSlot, EngineClosed, EngineError, InvalidUrl
 from . import _redis_codec as codec
+from ._checks import check_ops
 from ._dispatch import Dispatcher
 from ._redis_cluster import Topology
 from ._redis_dedupe import dedupe_key, is_dedupe_key
@@ -35,7 +36,7 @@ from ._redis_pubsub import Listener
 from ._redis_requests import ScriptRunner, head
 from ._redis_transport import Transport
 from ._redis_url import Address, parse
-from .base import WRITES, BatchResult, Engine, Op, Subscription
+from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["MANUAL_CLOCK_BIAS_MS", "SYSTEM_CLOCK_BIAS_MS", "RedisEngine"]
 
@@ -174,13 +175,12 @@ class RedisEngine(Engine):
             raise EngineClosed(f"{self.url}: engine is closed")
         if not ops:
             return BatchResult(True, [])
-        write = False
-        for name, _ in ops:
-            if name in WRITES:
-                write = True
-                break
+        # Checked before anything else reads the ops: a malformed op is an InvalidInput here too.
+        write = check_ops(ops, guards_first=False)
         ttl = self._dedupe_ttl_text if write else ""
-        keys, argv, plain = codec.encode(ops, head(self.now_ms(), self._bias_text, self._probe, ttl))
+        keys, argv, plain = codec.encode(
+            ops, head(self.now_ms(), self._bias_text, self._probe, ttl), checked=True
+        )
         slot = None
         if self.clustered:
             slot = self._check_slots(keys)
