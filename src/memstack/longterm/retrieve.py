@@ -1,0 +1,121 @@
+"""One search of one scope's cache under a :class:`~memstack.search.SearchProfile`.
+
+BM25 (optionally with RM3 expansion and the conversation-context field), vectors (optionally with
+Rocchio feedback), fusion, then an optional rerank stage. The caller holds the cache's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from ..search import fuse
+from ..search.embedders import Embedder
+from ..search.feedback import rm3_weights, rocchio
+from ..search.rerank import Reranker
+from ..search.retrieval import SearchProfile
+from . import hybrid
+from .entry import SearchHit
+from .index_cache import ScopeCache
+from .vectors import Matrix
+
+__all__ = ["FUSION_DEPTH", "bm25_hits", "ranked"]
+
+log = logging.getLogger("memstack.longterm")
+
+FUSION_DEPTH: Final = 100
+"""Each retriever contributes at least this many hits to fusion (more when more are asked)."""
+
+
+def bm25_hits(
+    cache: ScopeCache, query: str, profile: SearchProfile, allowed: set[str] | None, depth: int
+) -> list[tuple[str, float]]:
+    """The ``depth`` best BM25 ``(id, score)`` pairs: main field (+ RM3) plus the weighted context field."""
+    index = cache.index(profile.bm25)
+    weights: dict[str, float] | None = None
+    if profile.rm3_docs > 0:
+        first = index.search(query, k=profile.rm3_docs, candidates=allowed)
+        feedback = [(index.tokenize(cache.texts[i]), s) for i, s in first]
+        weights = rm3_weights(
+            index.tokenize(query), feedback, terms=profile.rm3_terms, query_weight=profile.rm3_query_weight
+        )
+    main = index.search(query, depth, allowed) if weights is None else index.search_terms(weights, depth, allowed)
+    if not profile.uses_context or not len(cache.threads):
+        return main
+    context = cache.context_index(profile.bm25, profile.context_window)
+    extra = context.search(query, depth, allowed) if weights is None else context.search_terms(weights, depth, allowed)
+    scores = dict(main)
+    for entry_id, score in extra:
+        scores[entry_id] = scores.get(entry_id, 0.0) + profile.context_weight * score
+    # sorted() is stable: ties keep main-field order, then context order
+    return sorted(scores.items(), key=lambda item: -item[1])[:depth]
+
+
+def _vector_hits(
+    cache: ScopeCache,
+    embedder: Embedder,
+    query_vector: Matrix,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+) -> list[tuple[str, float]]:
+    hits = hybrid.vector_hits(cache, embedder, query_vector, allowed, depth)
+    if profile.rocchio_docs <= 0 or not hits:
+        return hits
+    ids, matrix = hybrid.vector_matrix(cache, embedder)
+    row = {entry_id: n for n, entry_id in enumerate(ids)}
+    feedback = matrix[[row[i] for i, _ in hits[: profile.rocchio_docs]]]
+    moved = rocchio(query_vector, feedback, profile.rocchio_weight)
+    return hybrid.vector_hits(cache, embedder, moved, allowed, depth)
+
+
+def ranked(
+    cache: ScopeCache,
+    query: str,
+    profile: SearchProfile,
+    *,
+    embedder: Embedder | None,
+    query_vector: Matrix | None,
+    allowed: set[str] | None,
+    max_results: int,
+    fusion: str,
+    min_similarity: float | None,
+    reranker: Reranker | None,
+) -> list[SearchHit]:
+    """The ``max_results`` best entries for a non-blank ``query``.
+
+    Raises:
+        InvalidConfiguration: an unknown fusion profile.
+    """
+    depth = max(FUSION_DEPTH, 5 * max_results)
+    if reranker is not None:
+        depth = max(depth, reranker.depth)
+    bm25 = bm25_hits(cache, query, profile, allowed, depth)
+    if embedder is None or query_vector is None:
+        hits = [SearchHit(cache.entries[i], s, bm25=s, sources=("bm25",)) for i, s in bm25]
+    else:
+        vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+        fused = fuse(bm25, vector, fusion, min_similarity=min_similarity)
+        hits = [SearchHit(cache.entries[h.id], h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
+    if reranker is not None:
+        hits = _rerank(reranker, query, hits, cache)
+    return [SearchHit(h.entry.copy(), h.score, h.bm25, h.vector, h.sources) for h in hits[:max_results]]
+
+
+def _rerank(reranker: Reranker, query: str, hits: list[SearchHit], cache: ScopeCache) -> list[SearchHit]:
+    head, tail = hits[: reranker.depth], hits[reranker.depth :]
+    if not head:
+        return hits
+    try:
+        scores = reranker.rerank(query, [cache.texts[h.entry.id] for h in head])
+        if len(scores) != len(head):
+            raise ValueError(f"{len(scores)} scores for {len(head)} documents")
+    except Exception:  # a rerank failure degrades to the fused order, as an embedder failure does
+        log.warning("reranking failed; the fused order is kept", exc_info=True)
+        return hits
+    order = sorted(range(len(head)), key=lambda n: -scores[n])
+    reranked = [
+        SearchHit(head[n].entry, float(scores[n]), head[n].bm25, head[n].vector, (*head[n].sources, "rerank"))
+        for n in order
+    ]
+    return reranked + tail
