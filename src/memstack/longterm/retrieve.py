@@ -59,14 +59,17 @@ def _vector_hits(
     allowed: set[str] | None,
     depth: int,
 ) -> list[tuple[str, float]]:
-    hits = hybrid.vector_hits(cache, embedder, query_vector, allowed, depth)
-    if profile.rocchio_docs <= 0 or not hits:
-        return hits
-    ids, matrix = hybrid.vector_matrix(cache, embedder)
-    row = {entry_id: n for n, entry_id in enumerate(ids)}
-    feedback = matrix[[row[i] for i, _ in hits[: profile.rocchio_docs]]]
-    moved = rocchio(query_vector, feedback, profile.rocchio_weight)
-    return hybrid.vector_hits(cache, embedder, moved, allowed, depth)
+    ids, scores = hybrid.cosines(cache, embedder, query_vector)
+    if profile.rocchio_docs > 0 and ids:
+        _, matrix = hybrid.vector_matrix(cache, embedder)
+        first = hybrid.top_hits(ids, scores, allowed, profile.rocchio_docs)
+        row = {entry_id: n for n, entry_id in enumerate(ids)}
+        moved = rocchio(query_vector, matrix[[row[i] for i, _ in first]], profile.rocchio_weight)
+        ids, scores = hybrid.cosines(cache, embedder, moved)
+    if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
+        neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
+        scores = hybrid.with_neighbours(scores, neighbours, profile.context_vector_weight)
+    return hybrid.top_hits(ids, scores, allowed, depth)
 
 
 def ranked(

@@ -8,7 +8,10 @@ conversation context (``context_window`` > 0)
     indexed with a second, lower-weight field: its speaker, its session date and the contents of the
     ``context_window`` turns before and after it in the same conversation. The BM25 score is
     ``main + context_weight * context``, each field scored by its own index (own N, avgdl, df). Entries
-    without provenance have an empty context field and score as before.
+    without provenance have an empty context field and score as before. On the vector side
+    (``context_vector_weight`` > 0) an entry's cosine becomes ``cos + context_vector_weight · max(0,
+    best cosine among the same window of neighbours)``; that score is what fusion and ``SearchHit.vector``
+    then see.
 RM3 (``rm3_docs`` > 0)
     Pseudo-relevance feedback for BM25: the ``rm3_docs`` best hits of the query form a relevance model
     ``P(w|R) = Σ_d (s_d / Σs) · tf(w, d) / |d|``; its ``rm3_terms`` most likely terms (query terms
@@ -59,6 +62,7 @@ class SearchProfile:
     fusion: str = "default"
     context_window: int = 0
     context_weight: float = 0.0
+    context_vector_weight: float = 0.0
     rm3_docs: int = 0
     rm3_terms: int = 10
     rm3_query_weight: float = 0.5
@@ -78,7 +82,7 @@ class SearchProfile:
                 raise InvalidConfiguration(
                     f"SearchProfile {self.name!r}: {field}={value!r} must be an int within [0, 1000]"
                 )
-        for field in ("context_weight", "rocchio_weight"):
+        for field in ("context_weight", "context_vector_weight", "rocchio_weight"):
             value = getattr(self, field)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InvalidConfiguration(f"SearchProfile {self.name!r}: {field}={value!r} must be >= 0")
@@ -95,12 +99,14 @@ class SearchProfile:
 
 
 SEARCH_PROFILES: dict[str, SearchProfile] = {
-    "default": SearchProfile(name="default", context_window=2, context_weight=0.3),
-    "plain": SearchProfile(name="plain"),
+    "default": SearchProfile(name="default", context_window=2, context_weight=0.5, context_vector_weight=0.5),
+    "plain": SearchProfile(name="plain", fusion="equal"),
     "rockbot": SearchProfile(name="rockbot", bm25="rockbot", fusion="rockbot"),
-    "conversation": SearchProfile(name="conversation", context_window=2, context_weight=0.3),
-    "rm3": SearchProfile(name="rm3", rm3_docs=10, rm3_terms=10, rm3_query_weight=0.5),
-    "rocchio": SearchProfile(name="rocchio", rocchio_docs=5, rocchio_weight=0.5),
+    "conversation": SearchProfile(
+        name="conversation", fusion="equal", context_window=2, context_weight=0.5, context_vector_weight=0.5
+    ),
+    "rm3": SearchProfile(name="rm3", fusion="equal", rm3_docs=3, rm3_terms=10, rm3_query_weight=0.7),
+    "rocchio": SearchProfile(name="rocchio", fusion="equal", rocchio_docs=3, rocchio_weight=0.2),
 }
 
 
