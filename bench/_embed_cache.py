@@ -48,7 +48,9 @@ class CachedEmbedder:
         return self._get(texts, query=True)
 
     def _get(self, texts: Sequence[str], *, query: bool) -> npt.NDArray[np.float32]:
-        keys = [("q:" if query else "p:") + hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
+        keys = [
+            ("q:" if query else "p:") + hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts
+        ]
         with self._lock:
             missing = [i for i, k in enumerate(keys) if k not in self._vectors]
         if missing:

@@ -129,7 +129,9 @@ def load(path: Path) -> list[Conversation]:
                 eid = entry_id(turn["dia_id"])
                 if eid is not None:
                     # what an agent saving a turn from its conversation records (longterm.provenance)
-                    meta = conversation_metadata(sample["sample_id"], 10_000 * number + position, turn["speaker"], when)
+                    meta = conversation_metadata(
+                        sample["sample_id"], 10_000 * number + position, turn["speaker"], when
+                    )
                     entries.append(MemoryEntry(id=eid, content=content, created_at=when, metadata=meta))
         known = {e.id for e in entries}
         questions = []
@@ -237,7 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     n_turns = sum(len(c.entries) for c in conversations)
     print(f"LoCoMo {data.name}: {len(conversations)} conversations, {n_turns} turns, ", end="")
     print(f"{n_questions} questions of categories 1-4; split {args.split}", end="")
-    print(f" (tune = half {tune} {', '.join(halves['tune'])}; report = half {report} {', '.join(halves['report'])})")
+    print(
+        f" (tune = half {tune} {', '.join(halves['tune'])};"
+        f" report = half {report} {', '.join(halves['report'])})"
+    )
 
     embedder: Embedder | None = available_embedder(args.embedder)
     cached: CachedEmbedder | None = None
@@ -265,7 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             tables[label] = {name: pooled(per_conv[name], samples) for name in modes}
     for label, results in tables.items():
         samples = halves.get(label, tuple(everything))
-        print_table(f"{label}: {', '.join(samples)} ({sum(len(c.questions) for c in conversations if c.sample_id in samples)} questions)", results)
+        asked = sum(len(c.questions) for c in conversations if c.sample_id in samples)
+        print_table(f"{label}: {', '.join(samples)} ({asked} questions)", results)
     print(f"fill (save every turn{', embed' if embedder else ''}): {fill_seconds:.1f} s", end="")
     print("" if cached is None else f" (embedding cache: {cached.hits} hits, {cached.misses} computed)")
     whole = tables.get("all") or next(iter(tables.values()))

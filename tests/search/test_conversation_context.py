@@ -90,7 +90,9 @@ def test_entries_without_provenance_score_as_in_plain(mem: Memory) -> None:
     for n, text in enumerate(["jazz concert in town", "rock concert tonight", "jazz records"]):
         lt.save(id=f"e{n}", content=text)
     plain = [(h.entry.id, h.score) for h in mem.long_term("carol", profile="plain").search("jazz concert")]
-    default = [(h.entry.id, h.score) for h in mem.long_term("carol", profile="default").search("jazz concert")]
+    default = [
+        (h.entry.id, h.score) for h in mem.long_term("carol", profile="default").search("jazz concert")
+    ]
     assert default == plain
 
 

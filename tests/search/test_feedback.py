@@ -29,7 +29,9 @@ def test_rm3_mixes_query_and_feedback_distributions() -> None:
 def test_rm3_keeps_only_the_most_likely_terms_and_falls_back_to_the_query() -> None:
     feedback = [(["a", "a", "a", "b", "b", "c"], 1.0)]
     assert set(rm3_weights(["q"], feedback, terms=2, query_weight=0.5)) == {"q", "a", "b"}
-    assert rm3_weights(["q", "q", "r"], [], terms=5, query_weight=0.3) == pytest.approx({"q": 2 / 3, "r": 1 / 3})
+    assert rm3_weights(["q", "q", "r"], [], terms=5, query_weight=0.3) == pytest.approx(
+        {"q": 2 / 3, "r": 1 / 3}
+    )
     assert rm3_weights(["q"], feedback, terms=0, query_weight=0.3) == {"q": 1.0}
     assert rm3_weights([], feedback, terms=1, query_weight=0.5) == {"a": 1.0}  # only feedback: renormalised
     with pytest.raises(InvalidInput, match="query_weight"):
@@ -73,7 +75,9 @@ def test_rm3_profile_finds_what_the_feedback_documents_share(mem: Memory) -> Non
     lt.save(id="other", content="gardening lessons for beginners")
     plain = [h.entry.id for h in mem.long_term("fb", profile="plain").search("jazz")]
     assert "sax" not in plain
-    SEARCH_PROFILES["test-rm3"] = SearchProfile(name="test-rm3", rm3_docs=2, rm3_terms=5, rm3_query_weight=0.5)
+    SEARCH_PROFILES["test-rm3"] = SearchProfile(
+        name="test-rm3", rm3_docs=2, rm3_terms=5, rm3_query_weight=0.5
+    )
     try:
         expanded = [h.entry.id for h in mem.long_term("fb", profile="test-rm3").search("jazz")]
     finally:
@@ -92,7 +96,9 @@ def test_rocchio_profile_pulls_in_neighbours_of_the_best_vector_hits(mem: Memory
     SEARCH_PROFILES["test-rocchio"] = SearchProfile(name="test-rocchio", rocchio_docs=1, rocchio_weight=2.0)
     try:
         plain = mem.long_term("rv", profile="plain", embedder=embedder, min_similarity=-1.0).search("alpha")
-        moved = mem.long_term("rv", profile="test-rocchio", embedder=embedder, min_similarity=-1.0).search("alpha")
+        moved = mem.long_term("rv", profile="test-rocchio", embedder=embedder, min_similarity=-1.0).search(
+            "alpha"
+        )
     finally:
         del SEARCH_PROFILES["test-rocchio"]
     cos_plain = {h.entry.id: h.vector for h in plain}

