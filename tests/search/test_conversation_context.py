@@ -11,6 +11,7 @@ import pytest
 from memstack import Memory
 from memstack.longterm import LongTermMemory, MemoryEntry
 from memstack.longterm.provenance import PROVENANCE_KEY, conversation_metadata, provenance
+from memstack.search.embedders import FakeEmbedder
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -114,3 +115,23 @@ def test_provenance_round_trip_and_created_at_fallback() -> None:
     entry = MemoryEntry(id="y", content="hi", created_at=WHEN, metadata=conversation_metadata("c", 1))
     found = provenance(entry)
     assert found is not None and found.time == WHEN and found.speaker is None
+
+
+def test_vector_side_adds_the_best_neighbour_cosine(mem: Memory) -> None:
+    embedder = FakeEmbedder(1024)
+    lt = mem.long_term("vec", embedder=embedder)
+    texts = ["Where did you relocate after college?", "Yes, in Chicago", "Nice", "Indeed", "Great"]
+    for turn, text in enumerate(texts, start=1):
+        say(lt, "c", turn, "Bob", text)
+    assert lt.flush_embeddings(timeout=30)
+    query = "relocate college"
+    cosines = (embedder.embed(texts) @ embedder.embed([query])[0]).tolist()
+    raw = dict(zip([f"c-{n}" for n in range(1, 6)], cosines, strict=True))
+    assert raw["c-1"] > 0.5 and max(raw["c-2"], raw["c-3"], raw["c-4"], raw["c-5"]) == 0.0
+    plain = {h.entry.id for h in mem.long_term("vec", profile="plain", embedder=embedder).search(query)}
+    context = {h.entry.id: h.vector for h in lt.search(query)}  # default: the vector side is on
+    assert plain == {"c-1"}
+    assert context["c-1"] == pytest.approx(raw["c-1"], abs=1e-6)  # its neighbours add nothing
+    assert context["c-2"] == pytest.approx(0.5 * raw["c-1"], abs=1e-6)  # own cosine 0, neighbour's half
+    assert context["c-3"] == pytest.approx(0.5 * raw["c-1"], abs=1e-6)
+    assert "c-4" not in context and "c-5" not in context  # outside window 2 of the only match
