@@ -17,9 +17,10 @@ from ..search.retrieval import SearchProfile
 from . import hybrid
 from .entry import SearchHit
 from .index_cache import ScopeCache
+from .query import document_text
 from .vectors import Matrix
 
-__all__ = ["FUSION_DEPTH", "bm25_hits", "ranked"]
+__all__ = ["FUSION_DEPTH", "bm25_hits", "ranked", "reranked"]
 
 log = logging.getLogger("memstack.longterm")
 
@@ -91,42 +92,43 @@ def ranked(
     max_results: int,
     fusion: str,
     min_similarity: float | None,
-    reranker: Reranker | None,
+    rerank_depth: int = 0,
 ) -> list[SearchHit]:
-    """The ``max_results`` best entries for a non-blank ``query``.
+    """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
+    hand out). The caller holds the cache's lock.
 
     Raises:
         InvalidConfiguration: an unknown fusion profile.
     """
-    depth = max(FUSION_DEPTH, 5 * max_results)
-    if reranker is not None:
-        depth = max(depth, reranker.depth)
+    keep = max(max_results, rerank_depth)
+    depth = max(FUSION_DEPTH, 5 * max_results, rerank_depth)
     bm25 = bm25_hits(cache, query, profile, allowed, depth)
     if embedder is None or query_vector is None:
-        hits = [SearchHit(cache.entries[i], s, bm25=s, sources=("bm25",)) for i, s in bm25]
-    else:
-        vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
-        fused = fuse(bm25, vector, fusion, min_similarity=min_similarity)
-        hits = [SearchHit(cache.entries[h.id], h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
-    if reranker is not None:
-        hits = _rerank(reranker, query, hits, cache)
-    return [SearchHit(h.entry.copy(), h.score, h.bm25, h.vector, h.sources) for h in hits[:max_results]]
+        return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
+    vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+    fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=keep)
+    return [SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
 
 
-def _rerank(reranker: Reranker, query: str, hits: list[SearchHit], cache: ScopeCache) -> list[SearchHit]:
+def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:
+    """``hits`` with the first ``reranker.depth`` re-ordered by the reranker, cut to ``max_results``.
+
+    Called without any lock held (the reranker may be a remote server). A failing reranker leaves the
+    order as it was (a warning is logged), as a failing embedder leaves BM25 alone.
+    """
     head, tail = hits[: reranker.depth], hits[reranker.depth :]
     if not head:
-        return hits
+        return hits[:max_results]
     try:
-        scores = reranker.rerank(query, [cache.texts[h.entry.id] for h in head])
+        scores = reranker.rerank(query, [document_text(h.entry) for h in head])
         if len(scores) != len(head):
             raise ValueError(f"{len(scores)} scores for {len(head)} documents")
     except Exception:  # a rerank failure degrades to the fused order, as an embedder failure does
         log.warning("reranking failed; the fused order is kept", exc_info=True)
-        return hits
+        return hits[:max_results]
     order = sorted(range(len(head)), key=lambda n: -scores[n])
-    reranked = [
+    moved = [
         SearchHit(head[n].entry, float(scores[n]), head[n].bm25, head[n].vector, (*head[n].sources, "rerank"))
         for n in order
     ]
-    return reranked + tail
+    return (moved + tail)[:max_results]

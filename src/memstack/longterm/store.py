@@ -273,7 +273,7 @@ class LongTermMemory:
             if query is None or not query.strip():
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
-            return retrieve.ranked(
+            hits = retrieve.ranked(
                 cache,
                 query,
                 SEARCH_PROFILES[self.profile],
@@ -283,8 +283,9 @@ class LongTermMemory:
                 max_results=max_results,
                 fusion=self.fusion,
                 min_similarity=self.min_similarity,
-                reranker=self.reranker,
+                rerank_depth=0 if self.reranker is None else self.reranker.depth,
             )
+        return hits if self.reranker is None else retrieve.reranked(self.reranker, query, hits, max_results)
 
     # -- vectors -----------------------------------------------------------------------------
     def stale_vectors(self) -> int:
