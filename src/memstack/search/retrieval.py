@@ -43,6 +43,10 @@ on the report half):
     ``plain`` plus feedback (3 documents; RM3: 10 terms, query weight 0.7; Rocchio: weight 0.2). Neither
     beat ``plain`` on the tuning half (recall@10 ties, recall@1 lower for RM3), so neither is a default.
     Cost: one more BM25 search plus tokenising 3 documents (RM3), one more matrix-vector product (Rocchio).
+    Measured per query on the LoCoMo development split (883 searches of scopes of about 570 entries,
+    a shared and loaded 2-core machine, so only same-run ratios mean much): BM25 ``plain`` 1.98 ms,
+    ``rm3`` 4.44 ms, ``default`` 3.58 ms; hybrid ``plain`` 5.49 ms, ``rocchio`` 8.11 ms, ``default``
+    11.0 ms (query embeddings cached, so model time is excluded).
 """
 
 from __future__ import annotations
