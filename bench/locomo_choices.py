@@ -88,6 +88,16 @@ CHOICES: tuple[Choice, ...] = (
         "0.603, R@20 0.754 vs 0.700 -- it wins on B as on A, so it is the default",
     ),
     Choice(
+        "default local embedder",
+        "minilm (all-MiniLM-L6-v2 int8) stays; e5-small selectable by name",
+        "A",
+        "hybrid, default profile: e5-small 0.359 / 0.764 / 0.842 vs minilm 0.330 / 0.769 / 0.840 -- a "
+        "tie on R@10, so the cheaper model stays (minilm: ~5 ms per query, ~10 ms per entry here; "
+        "e5-small: ~16-20 ms per query, ~50-100 ms per entry). Without the context options e5-small is "
+        "behind (0.340 / 0.671 / 0.736 vs 0.302 / 0.693 / 0.780). Measured afterwards on B (not used to "
+        "choose): e5-small 0.355 / 0.697 / 0.775 vs minilm 0.310 / 0.691 / 0.754",
+    ),
+    Choice(
         "the reverse check (same rule, choosing on B; A then plays the report half)",
         "the same window and weight; vector weight 0.3 instead of 0.4",
         "B (a check only: nothing was changed after it)",
