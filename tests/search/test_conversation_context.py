@@ -7,9 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import memstack
 from memstack import Memory
 from memstack.longterm import LongTermMemory, MemoryEntry
+from memstack.longterm.index_cache import ScopeCache, scope_cache
 from memstack.longterm.provenance import PROVENANCE_KEY, conversation_metadata, provenance
 from memstack.search.embedders import FakeEmbedder
 
@@ -135,3 +139,43 @@ def test_vector_side_adds_the_best_neighbour_cosine(mem: Memory) -> None:
     assert context["c-2"] == pytest.approx(0.5 * raw["c-1"], abs=1e-6)  # own cosine 0, neighbour's half
     assert context["c-3"] == pytest.approx(0.5 * raw["c-1"], abs=1e-6)
     assert "c-4" not in context and "c-5" not in context  # outside window 2 of the only match
+
+
+WORDS = ["moved", "chicago", "pizza", "concert", "jazz", "painting", "sunrise", "adoption"]
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["save", "delete", "strip"]),
+        st.integers(0, 7),  # entry number
+        st.sampled_from(["c1", "c2"]),
+        st.integers(0, 9),  # turn
+        st.sampled_from(WORDS),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=OPS)
+def test_incremental_context_index_equals_a_rebuild(ops: list[tuple[str, int, str, int, str]]) -> None:
+    with memstack.open("memory://") as mem:
+        lt = mem.long_term("prop", profile="conversation")
+        lt.search("warm")  # the caches exist from the start, so every later change is applied incrementally
+        for op, n, conv, turn, word in ops:
+            if op == "delete":
+                lt.delete(f"e{n}")
+            elif op == "strip":  # the entry stays, its provenance goes
+                lt.save(id=f"e{n}", content=f"plain {word}")
+            else:
+                meta = conversation_metadata(conv, turn, "Bob", WHEN)
+                lt.save(id=f"e{n}", content=f"{word} number {n}", metadata=meta)
+            lt.search(word)  # applies the change to the live indexes
+        live = scope_cache(mem.engine, "prop")
+        fresh = ScopeCache()
+        with live.lock:
+            live.refresh(mem.engine, lt.keys)
+            fresh.refresh(mem.engine, lt.keys)
+            for word in WORDS:
+                got = live.context_index("default", 2).search(word)
+                want = fresh.context_index("default", 2).search(word)
+                assert dict(got) == pytest.approx(dict(want)), word
