@@ -130,15 +130,20 @@ def with_neighbours(scores: Scores, neighbours: npt.NDArray[np.int64], weight: f
 
 def top_hits(ids: list[str], scores: Scores, allowed: set[str] | None, depth: int) -> list[tuple[str, float]]:
     """The ``depth`` best ``(id, score)`` among ``allowed`` (None: all), best first, ties by row."""
-    if allowed is not None:
-        rows = np.fromiter((n for n, i in enumerate(ids) if i in allowed), dtype=np.int64)
+    if allowed is None:
+        pool = scores
+        rows = None
     else:
-        rows = np.arange(len(ids), dtype=np.int64)
-    if len(rows) > depth:
-        part = scores[rows]
-        rows = rows[np.argpartition(-part, depth - 1)[:depth]]
-    rows = rows[np.lexsort((rows, -scores[rows]))]
-    return [(ids[n], float(scores[n])) for n in rows]
+        rows = np.fromiter((n for n, i in enumerate(ids) if i in allowed), dtype=np.int64)
+        pool = scores[rows]
+    if len(pool) > depth > 0:
+        cut = np.partition(pool, len(pool) - depth)[len(pool) - depth]
+        best = np.flatnonzero(pool >= cut)  # every tie at the cut survives; the sort below picks among them
+    else:
+        best = np.arange(len(pool) if depth > 0 else 0)
+    chosen = best if rows is None else rows[best]
+    chosen = chosen[np.lexsort((chosen, -scores[chosen]))][:depth]
+    return [(ids[n], float(scores[n])) for n in chosen]
 
 
 def vector_hits(
