@@ -53,13 +53,15 @@ def count_stale(cache: ScopeCache, embedder: Embedder) -> int:
 
 
 def vector_matrix(cache: ScopeCache, embedder: Embedder) -> tuple[list[str], Matrix]:
-    """The valid vectors as one matrix (rows in id order), cached until the scope changes."""
+    """The valid vectors as one ``(dim, n)`` matrix, one *column* per id (ids in order), cached until the
+    scope changes. Columns, because ``query @ matrix`` over that layout measured about twice as fast as
+    ``rows @ query`` (100,000 x 384: ~7 ms against ~15-25 ms on a shared 2-core machine)."""
     key = ("matrix", embedder.model_id, embedder.dim)
     found = cache.derived.get(key)
     if found is None:
         ids = valid_vector_ids(cache, embedder)
         rows = [cache.vectors[i].vector for i in ids]
-        matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+        matrix = np.ascontiguousarray(np.vstack(rows).T) if rows else np.zeros((embedder.dim, 0), np.float32)
         found = cache.derived[key] = (ids, matrix)
     return cast(tuple[list[str], Matrix], found)  # derived holds what this function stored
 
@@ -99,7 +101,8 @@ def cosines(cache: ScopeCache, embedder: Embedder, query_vector: Matrix) -> tupl
     norm = float(np.linalg.norm(query_vector))
     if not ids or norm == 0.0:
         return [], np.zeros(0, dtype=np.float32)
-    scores: Scores = matrix @ (query_vector.astype(np.float32) / np.float32(norm))
+    unit: Scores = query_vector.astype(np.float32) / np.float32(norm)
+    scores: Scores = np.dot(unit, matrix)
     return ids, scores
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 from typing import Final
 
+import numpy as np
+
 from ..search import fuse
 from ..search.embedders import Embedder
 from ..search.feedback import rm3_weights, rocchio
@@ -73,7 +75,8 @@ def _vector_hits(
         _, matrix = hybrid.vector_matrix(cache, embedder)
         first = hybrid.top_hits(ids, scores, allowed, profile.rocchio_docs)
         row = {entry_id: n for n, entry_id in enumerate(ids)}
-        moved = rocchio(query_vector, matrix[[row[i] for i, _ in first]], profile.rocchio_weight)
+        feedback = matrix[:, [row[i] for i, _ in first]].T  # columns are entries
+        moved = rocchio(query_vector, np.ascontiguousarray(feedback), profile.rocchio_weight)
         ids, scores = hybrid.cosines(cache, embedder, moved)
     if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
         neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
