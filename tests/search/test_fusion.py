@@ -61,11 +61,13 @@ def test_default_does_not_penalise_entries_both_retrievers_found() -> None:
     assert hits[0].score > hits[1].score
 
 
-def test_default_weighted_sum_of_min_max_scores() -> None:
-    prof = FUSION_PROFILES["default"]
+def test_equal_weighted_sum_of_min_max_scores() -> None:
+    prof = FUSION_PROFILES["equal"]
     assert (prof.method, prof.normalise, prof.min_similarity) == ("weighted", "min-max", 0.3)
     assert (prof.bm25_weight, prof.vector_weight) == (0.5, 0.5)
-    hits = fuse([("a", 3.0), ("b", 1.5), ("e", 1.0)], [("b", 0.9), ("c", 0.5), ("f", 0.4), ("d", 0.1)])
+    hits = fuse(
+        [("a", 3.0), ("b", 1.5), ("e", 1.0)], [("b", 0.9), ("c", 0.5), ("f", 0.4), ("d", 0.1)], "equal"
+    )
     want = {
         "a": 0.5 * 1.0,  # best BM25 candidate
         "b": 0.5 * (0.5 / 2.0) + 0.5 * 1.0,  # BM25 (1.5 - 1) / (3 - 1); best cosine
@@ -80,9 +82,18 @@ def test_default_weighted_sum_of_min_max_scores() -> None:
     assert [h.id for h in hits[:3]] == ["b", "a", "c"]
 
 
+def test_default_weighs_bm25_0_6_and_vectors_0_4() -> None:
+    prof = FUSION_PROFILES["default"]
+    assert (prof.method, prof.normalise, prof.min_similarity) == ("weighted", "min-max", 0.3)
+    assert (prof.bm25_weight, prof.vector_weight) == (0.6, 0.4)
+    hits = fuse([("a", 3.0), ("b", 1.0)], [("b", 0.9), ("c", 0.5)])
+    assert [h.id for h in hits] == ["a", "b", "c"]
+    assert [h.score for h in hits] == pytest.approx([0.6, 0.4, 0.0])
+
+
 def test_default_single_or_equal_scores_normalise_to_one() -> None:
-    assert _scores(fuse([("a", 2.0)], [("b", 0.4)])) == [("a", 0.5), ("b", 0.5)]
-    assert _scores(fuse([("a", 2.0), ("b", 2.0)], [("b", 0.7)])) == [("b", 1.0), ("a", 0.5)]
+    assert _scores(fuse([("a", 2.0)], [("b", 0.4)])) == [("a", 0.6), ("b", 0.4)]
+    assert _scores(fuse([("a", 2.0), ("b", 2.0)], [("b", 0.7)])) == [("b", 1.0), ("a", 0.6)]
     assert fuse([], []) == []
     assert fuse([("a", 0.0)], [("b", 0.1)]) == []  # no positive BM25 score, cosine below 0.3
 

@@ -11,12 +11,25 @@ import logging
 from typing import cast
 
 import numpy as np
+import numpy.typing as npt
 
-from ..search.embedders import Embedder
+from ..search.embedders import Embedder, embed_queries
 from .index_cache import ScopeCache
-from .vectors import MAX_INPUT_CHARS, Matrix, rank_by_cosine, text_hash
+from .vectors import MAX_INPUT_CHARS, Matrix, text_hash
 
-__all__ = ["count_stale", "embed_query", "valid_vector_ids", "vector_hits", "vector_matrix"]
+__all__ = [
+    "cosines",
+    "count_stale",
+    "embed_query",
+    "neighbour_rows",
+    "top_hits",
+    "valid_vector_ids",
+    "vector_hits",
+    "vector_matrix",
+    "with_neighbours",
+]
+
+Scores = npt.NDArray[np.float32]
 
 log = logging.getLogger("memstack.longterm")
 
@@ -40,13 +53,15 @@ def count_stale(cache: ScopeCache, embedder: Embedder) -> int:
 
 
 def vector_matrix(cache: ScopeCache, embedder: Embedder) -> tuple[list[str], Matrix]:
-    """The valid vectors as one matrix (rows in id order), cached until the scope changes."""
+    """The valid vectors as one ``(dim, n)`` matrix, one *column* per id (ids in order), cached until the
+    scope changes. Columns, because ``query @ matrix`` over that layout measured about twice as fast as
+    ``rows @ query`` (100,000 x 384: ~7 ms against ~15-25 ms on a shared 2-core machine)."""
     key = ("matrix", embedder.model_id, embedder.dim)
     found = cache.derived.get(key)
     if found is None:
         ids = valid_vector_ids(cache, embedder)
         rows = [cache.vectors[i].vector for i in ids]
-        matrix = np.vstack(rows) if rows else np.zeros((0, embedder.dim), dtype=np.float32)
+        matrix = np.ascontiguousarray(np.vstack(rows).T) if rows else np.zeros((embedder.dim, 0), np.float32)
         found = cache.derived[key] = (ids, matrix)
     return cast(tuple[list[str], Matrix], found)  # derived holds what this function stored
 
@@ -56,24 +71,87 @@ def embed_query(embedder: Embedder | None, query: str | None) -> Matrix | None:
     if embedder is None or query is None or not query.strip():
         return None
     try:
-        vector: Matrix = embedder.embed([query[:MAX_INPUT_CHARS]])[0]
+        vector: Matrix = embed_queries(embedder, [query[:MAX_INPUT_CHARS]])[0]
     except Exception:  # any embedder failure degrades to BM25, as the seed does
         log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
         return None
     return vector
 
 
-def vector_hits(
-    cache: ScopeCache, embedder: Embedder, query_vector: Matrix, allowed: set[str] | None, depth: int
-) -> list[tuple[str, float]]:
-    """The ``depth`` best ``(id, cosine)`` among ``allowed`` (None: all); warns once about stale vectors."""
-    stale = count_stale(cache, embedder)
-    if stale and embedder.model_id not in cache.warned:
+def _warn_stale(cache: ScopeCache, embedder: Embedder) -> None:
+    if embedder.model_id in cache.warned:
+        return
+    key = ("stale", embedder.model_id, embedder.dim)
+    stale = cache.derived.get(key)
+    if stale is None:  # counted once per change of the scope, not per search
+        stale = cache.derived[key] = count_stale(cache, embedder)
+    if stale:
         cache.warned.add(embedder.model_id)
         log.warning(
             "%d memory vector(s) in %s were computed by another model than %r (dim %d) and are not "
             "used; call reembed() to recompute them",
             stale, cache.name, embedder.model_id, embedder.dim,
         )  # fmt: skip
+
+
+def cosines(cache: ScopeCache, embedder: Embedder, query_vector: Matrix) -> tuple[list[str], Scores]:
+    """Every valid vector's cosine with the query (ids in matrix order); warns once about stale vectors."""
+    _warn_stale(cache, embedder)
     ids, matrix = vector_matrix(cache, embedder)
-    return rank_by_cosine(query_vector, ids, matrix, allowed)[:depth]
+    norm = float(np.linalg.norm(query_vector))
+    if not ids or norm == 0.0:
+        return [], np.zeros(0, dtype=np.float32)
+    unit: Scores = query_vector.astype(np.float32) / np.float32(norm)
+    scores: Scores = np.dot(unit, matrix)
+    return ids, scores
+
+
+def neighbour_rows(cache: ScopeCache, embedder: Embedder, window: int) -> npt.NDArray[np.int64]:
+    """For each matrix row, the rows of its ``window`` conversation neighbours each side (-1: none)."""
+    key = ("neighbours", embedder.model_id, embedder.dim, window)
+    found = cache.derived.get(key)
+    if found is None:
+        ids, _ = vector_matrix(cache, embedder)
+        row = {entry_id: n for n, entry_id in enumerate(ids)}
+        table = np.full((len(ids), 2 * window), -1, dtype=np.int64)
+        for n, entry_id in enumerate(ids):
+            near = [row[i] for i in cache.threads.neighbours(entry_id, window) if i in row]
+            table[n, : len(near)] = near
+        found = cache.derived[key] = table
+    return cast(npt.NDArray[np.int64], found)  # derived holds what this function stored
+
+
+def with_neighbours(scores: Scores, neighbours: npt.NDArray[np.int64], weight: float) -> Scores:
+    """``score + weight · max(0, best neighbour score)`` per row (the vector side of the context field)."""
+    if neighbours.shape[1] == 0 or not len(scores):
+        return scores
+    padded = np.append(scores, np.float32(0.0))  # row -1 reads this 0
+    best = np.maximum(padded[neighbours].max(axis=1), 0.0)
+    out: Scores = (scores + np.float32(weight) * best).astype(np.float32)
+    return out
+
+
+def top_hits(ids: list[str], scores: Scores, allowed: set[str] | None, depth: int) -> list[tuple[str, float]]:
+    """The ``depth`` best ``(id, score)`` among ``allowed`` (None: all), best first, ties by row."""
+    if allowed is None:
+        pool = scores
+        rows = None
+    else:
+        rows = np.fromiter((n for n, i in enumerate(ids) if i in allowed), dtype=np.int64)
+        pool = scores[rows]
+    if len(pool) > depth > 0:
+        cut = np.partition(pool, len(pool) - depth)[len(pool) - depth]
+        best = np.flatnonzero(pool >= cut)  # every tie at the cut survives; the sort below picks among them
+    else:
+        best = np.arange(len(pool) if depth > 0 else 0)
+    chosen = best if rows is None else rows[best]
+    chosen = chosen[np.lexsort((chosen, -scores[chosen]))][:depth]
+    return [(ids[n], float(scores[n])) for n in chosen]
+
+
+def vector_hits(
+    cache: ScopeCache, embedder: Embedder, query_vector: Matrix, allowed: set[str] | None, depth: int
+) -> list[tuple[str, float]]:
+    """The ``depth`` best ``(id, cosine)`` among ``allowed`` (None: all); warns once about stale vectors."""
+    ids, scores = cosines(cache, embedder, query_vector)
+    return top_hits(ids, scores, allowed, depth)

@@ -22,6 +22,7 @@ from typing import Final
 from ..engines import Engine
 from ..errors import InvalidValue
 from ..search import Bm25Index
+from .context import ConversationThreads
 from .entry import MemoryEntry, from_json
 from .layout import ScopeKeys
 from .query import document_text
@@ -61,6 +62,7 @@ class ScopeCache:
         self.texts: dict[str, str] = {}
         self.vectors: dict[str, StoredVector] = {}
         self.indexes: dict[str, Bm25Index] = {}
+        self.threads = ConversationThreads()
         self.derived: dict[object, object] = {}  # e.g. vector matrices; cleared on every change
         self.warned: set[str] = set()
 
@@ -108,6 +110,7 @@ class ScopeCache:
         self.epoch, self.version = epoch, int(result[0] or 0)
         self.entries, self.texts, self.vectors = {}, {}, {}
         self.indexes = {}
+        self.threads = ConversationThreads()
         self.derived = {}
         self._apply(engine, keys, sorted(result[1]))
 
@@ -120,9 +123,12 @@ class ScopeCache:
         batch.hmget(keys.vectors, ids)
         result = batch.execute()
         raw_entries, raw_vectors = result[0], result[1]
+        changed: list[str] = []
         for entry_id, raw, raw_vector in zip(ids, raw_entries, raw_vectors, strict=True):
             old_text = self.texts.get(entry_id)
             entry = None if raw is None else _parse(entry_id, raw)
+            if entry != self.entries.get(entry_id):
+                changed.append(entry_id)
             if entry is None:
                 self.entries.pop(entry_id, None)
                 self.texts.pop(entry_id, None)
@@ -141,6 +147,8 @@ class ScopeCache:
                 for index in self.indexes.values():
                     index.remove(entry_id)
                     index.add(entry_id, text)
+        if changed:
+            self.threads.apply(changed, self.entries)
 
     # -- derived structures ------------------------------------------------------------------
     def index(self, profile: str) -> Bm25Index:
@@ -152,6 +160,10 @@ class ScopeCache:
                 index.add(entry_id, text)
             self.indexes[profile] = index
         return index
+
+    def context_index(self, profile: str, window: int) -> Bm25Index:
+        """The conversation-context index of BM25 ``profile`` and ``window`` (built on first use)."""
+        return self.threads.index(profile, window, self.entries)
 
 
 def _parse(entry_id: str, raw: str) -> MemoryEntry | None:

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, Final
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
 from ..limits import check_text, short_repr
-from ..search import FUSION_PROFILES, PROFILES, fuse
-from . import hybrid
+from ..search import FUSION_PROFILES
+from ..search.retrieval import SEARCH_PROFILES
+from . import hybrid, retrieve
 from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
 from .layout import LOG_MAX, ScopeKeys
@@ -32,6 +33,7 @@ from .vectors import EmbeddingWorker
 
 if TYPE_CHECKING:
     from ..search.embedders import Embedder
+    from ..search.rerank import Reranker
 
 __all__ = ["LongTermMemory"]
 
@@ -39,8 +41,6 @@ log = logging.getLogger("memstack.longterm")
 
 SAVE_ATTEMPTS: Final = 16
 """Optimistic retries of one save racing other writers of the same id."""
-FUSION_DEPTH: Final = 100
-"""Each retriever contributes at least this many hits to fusion (more when more are asked)."""
 
 
 class LongTermMemory:
@@ -49,11 +49,14 @@ class LongTermMemory:
     Args:
         engine: the storage engine.
         scope: whose memories; ``[A-Za-z0-9_.@-]{1,128}``. Scopes never see each other's entries.
-        profile: BM25 profile, ``"default"`` (Lucene BM25, stemming) or ``"rockbot"`` (the seed).
+        profile: search profile, a name of :data:`memstack.search.SEARCH_PROFILES`: ``"default"``,
+            ``"plain"`` (Lucene BM25 with stemming, no option: the previous default), ``"rockbot"``
+            (the seed), ``"conversation"``, ``"rm3"``, ``"rocchio"``.
         embedder: optional; vectors are then computed in the background and searches are hybrid.
-        fusion: fusion profile for hybrid search: ``"default"`` (min-max-normalised weighted sum),
-            ``"weighted-raw"`` (the earlier default), ``"rockbot"`` (the seed's mean) or ``"rrf"``.
+        fusion: fusion profile for hybrid search (None: the search profile's), a name of
+            :data:`memstack.search.FUSION_PROFILES`.
         min_similarity: cosine threshold for vector hits (None: the fusion profile's own).
+        reranker: optional rerank stage (e.g. :class:`memstack.search.rerank.HttpReranker`); off by default.
 
     Raises:
         InvalidKey: a bad scope.
@@ -67,14 +70,19 @@ class LongTermMemory:
         *,
         profile: str = "default",
         embedder: Embedder | None = None,
-        fusion: str = "default",
+        fusion: str | None = None,
         min_similarity: float | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
-        for name, value, known in (("profile", profile, PROFILES), ("fusion", fusion, FUSION_PROFILES)):
-            if not isinstance(value, str) or value not in known:
-                raise InvalidConfiguration(
-                    f"{name} {short_repr(value)}: must be one of {', '.join(sorted(known))}"
-                )
+        if not isinstance(profile, str) or profile not in SEARCH_PROFILES:
+            raise InvalidConfiguration(
+                f"profile {short_repr(profile)}: must be one of {', '.join(sorted(SEARCH_PROFILES))}"
+            )
+        fusion = SEARCH_PROFILES[profile].fusion if fusion is None else fusion
+        if not isinstance(fusion, str) or fusion not in FUSION_PROFILES:
+            raise InvalidConfiguration(
+                f"fusion {short_repr(fusion)}: must be one of {', '.join(sorted(FUSION_PROFILES))}"
+            )
         if min_similarity is not None and (
             isinstance(min_similarity, bool)
             or not isinstance(min_similarity, int | float)
@@ -86,7 +94,7 @@ class LongTermMemory:
         self.engine = engine
         self.scope = check_scope(scope)
         self.profile, self.fusion, self.min_similarity = profile, fusion, min_similarity
-        self.embedder = embedder
+        self.embedder, self.reranker = embedder, reranker
         self.keys = ScopeKeys.of(engine, scope)
         self._worker = EmbeddingWorker(engine, self.keys, embedder) if embedder is not None else None
 
@@ -322,23 +330,19 @@ class LongTermMemory:
             if query is None or not query.strip():
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
-            depth = max(FUSION_DEPTH, 5 * max_results)
-            bm25 = cache.index(self.profile).search(query, k=depth, candidates=allowed)
-            vector_hits = (
-                None
-                if self.embedder is None or query_vector is None
-                else hybrid.vector_hits(cache, self.embedder, query_vector, allowed, depth)
+            hits = retrieve.ranked(
+                cache,
+                query,
+                SEARCH_PROFILES[self.profile],
+                embedder=self.embedder,
+                query_vector=query_vector,
+                allowed=allowed,
+                max_results=max_results,
+                fusion=self.fusion,
+                min_similarity=self.min_similarity,
+                rerank_depth=0 if self.reranker is None else self.reranker.depth,
             )
-            if vector_hits is None:
-                return [
-                    SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",))
-                    for i, s in bm25[:max_results]
-                ]
-            fused = fuse(bm25, vector_hits, self.fusion, min_similarity=self.min_similarity, k=max_results)
-            return [
-                SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources))
-                for h in fused
-            ]
+        return hits if self.reranker is None else retrieve.reranked(self.reranker, query, hits, max_results)
 
     # -- vectors -----------------------------------------------------------------------------
     def stale_vectors(self) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 import numpy as np
 import numpy.typing as npt
@@ -207,13 +207,39 @@ class Bm25Index:
             InvalidInput: ``query`` is not a string, or ``k`` is negative or not an int.
         """
         _check_str("query", query)
+        tokens = self._tokenize(query)
+        return self._search(tokens, dict.fromkeys(tokens, 1.0), k, candidates)
+
+    def search_terms(
+        self, weights: Mapping[str, float], k: int | None = None, candidates: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """Like :meth:`search` for an already tokenised, weighted query: each term's BM25 contribution
+        is multiplied by its weight (terms as :meth:`tokenize` yields them; weights <= 0 are skipped).
+        The phrase bonus of ``rockbot`` does not apply (there is no query text).
+
+        Raises:
+            InvalidInput: a weight is not a finite number, or ``k`` is negative or not an int.
+        """
+        for term, weight in weights.items():
+            if not isinstance(term, str) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+                raise InvalidInput(f"term weight {term!r}={weight!r} must be a str and a finite number")
+        terms = {t: float(w) for t, w in weights.items() if w > 0}
+        return self._search([], terms, k, candidates)
+
+    def tokenize(self, text: str) -> list[str]:
+        """The terms this index makes of ``text`` (its profile's tokeniser)."""
+        return self._tokenize(text)
+
+    def _search(
+        self,
+        tokens: list[str],
+        terms: dict[str, float],
+        k: int | None,
+        candidates: Collection[str] | None,
+    ) -> list[tuple[str, float]]:
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
             raise InvalidInput(f"k={k!r} must be None or an int >= 0")
-        if k == 0:
-            return []
-        tokens = self._tokenize(query)
-        terms = list(dict.fromkeys(tokens))
-        if not terms:
+        if k == 0 or not terms:
             return []
         prof = self._profile
         with self._lock:
@@ -227,7 +253,7 @@ class Bm25Index:
             elif self._dead:
                 mask = self._live[:n]
             scores = self._term_scores(terms, mask if prof.stats == "candidates" else None)
-            if prof.phrase_weight > 0:
+            if prof.phrase_weight > 0 and tokens:
                 self._add_phrases(scores, query_phrases(tokens), mask if prof.stats == "candidates" else None)
             if mask is not None:
                 scores[~mask] = 0.0
@@ -243,14 +269,14 @@ class Bm25Index:
         avgdl = total / count if count and total > 0 else 1.0
         return float(count), avgdl
 
-    def _term_scores(self, terms: list[str], stat_mask: npt.NDArray[np.bool_] | None) -> _F64:
-        """Σ idf·tf over ``terms``; N, avgdl, df over ``stat_mask`` (``None`` = all live slots)."""
+    def _term_scores(self, terms: dict[str, float], stat_mask: npt.NDArray[np.bool_] | None) -> _F64:
+        """Σ weight·idf·tf over ``terms``; N, avgdl, df over ``stat_mask`` (``None`` = all live slots)."""
         prof = self._profile
         k1, b = prof.k1, prof.b
         n_docs, avgdl = self._stats(stat_mask)
         scores = np.zeros(self._nslots, dtype=np.float64)
         dl = self._dl
-        for term in terms:
+        for term, weight in terms.items():
             posting = self._postings.get(term)
             if posting is None or posting.df == 0:
                 continue
@@ -263,7 +289,7 @@ class Bm25Index:
                 df = len(slots)
                 if df == 0:
                     continue
-            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            idf = weight * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
             norm = k1 * (1.0 - b + b * (dl[slots] / avgdl))
             scores[slots] += (idf * (k1 + 1.0)) * tfs / (tfs + norm)
         return scores

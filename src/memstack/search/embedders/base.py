@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "l2_normalise"]
+__all__ = ["Embedder", "embed_queries", "l2_normalise"]
 
 
 @runtime_checkable
@@ -34,4 +34,16 @@ def l2_normalise(vectors: npt.NDArray[np.floating]) -> npt.NDArray[np.float32]:
     out = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     np.divide(out, norms, out=out, where=norms > 0)
+    return out
+
+
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """Embed search queries: an embedder whose model wants queries marked (E5's ``query:`` prefix)
+    has an ``embed_queries`` method, used here; any other embeds queries like entries.
+
+    Raises:
+        Exception: whatever the embedder raises.
+    """
+    method = getattr(embedder, "embed_queries", None)
+    out: npt.NDArray[np.float32] = method(texts) if callable(method) else embedder.embed(texts)
     return out

@@ -1,0 +1,110 @@
+"""The LoCoMo development split used to choose retrieval settings, and every choice made on it.
+
+The six development conversations are split in two fixed halves by sorted ``sample_id``, alternately:
+
+    A = conv-26, conv-41, conv-43        B = conv-30, conv-42, conv-44
+
+Settings are chosen on the *tune* half and reported on the other (``--split tune|report|both``;
+``--reverse`` swaps the halves, for checking that a choice also holds the other way round). A setting
+became a default only if it won on the tune half *and* on the report half. The four held-out
+conversations were never looked at.
+
+Each choice is recorded once below, with the half it was chosen on and the figures that decided it.
+The rule on the tune half: the best recall@10 (of the hybrid mode for settings that touch vectors, of
+BM25 alone otherwise); differences under 0.005 are ties, broken towards the simpler or cheaper setting;
+a setting that loses more than 0.01 of recall@1 against ``plain`` is refused. Figures are
+``R@1 / R@10 / R@20`` on the tune half (480 questions) unless said otherwise; ``plain`` there is BM25
+0.331 / 0.616 / 0.682 and hybrid (MiniLM) 0.302 / 0.693 / 0.780.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HALVES: dict[str, tuple[str, ...]] = {
+    "A": ("conv-26", "conv-41", "conv-43"),
+    "B": ("conv-30", "conv-42", "conv-44"),
+}
+TUNE, REPORT = "A", "B"
+
+
+@dataclass(frozen=True)
+class Choice:
+    setting: str
+    value: str
+    chosen_on: str
+    evidence: str
+
+
+CHOICES: tuple[Choice, ...] = (
+    Choice(
+        "fusion normalisation and threshold",
+        "min-max per retriever, cosines >= 0.3",
+        "whole dev set, before the split existed",
+        "7 variants compared on all 6 conversations (table in memstack.search.fusion); recorded as it "
+        "happened: the figures of that choice are not a held-out measurement",
+    ),
+    Choice(
+        "context_window, context_weight (BM25 context field)",
+        "2, 0.5",
+        "A",
+        "windows 1, 2, 3, 4, 5, 6, 10 x weights 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0 (not every pair), "
+        "BM25 alone: 2/0.5 0.330 / 0.727 / 0.804; 4/0.6 0.321 / 0.731 (a tie, wider window); 2/0.8 "
+        "0.293 / 0.746 and 2/0.6 0.316 / 0.732 lose over 0.01 of R@1; hybrid 2/0.5 0.310 / 0.743 / 0.819",
+    ),
+    Choice(
+        "fusion weights (bm25 / vector) and context_vector_weight",
+        "0.6 / 0.4 and 0.5",
+        "A",
+        "vector weight 0.2, 0.3, 0.4 x context_vector_weight 0.5, 0.8, 1.0, plus vector weight 0.3, 0.4, "
+        "0.6 and context_vector_weight 0.2, 0.3, 0.5, 0.8 alone: best 0.4 / 0.5 hybrid 0.330 / 0.769 / "
+        "0.840 (next 0.764); equal weights without it 0.310 / 0.743 / 0.819",
+    ),
+    Choice(
+        "BM25 k1, b",
+        "unchanged (1.2, 0.75)",
+        "A",
+        "k1 0.9, 1.2, 1.6 x b 0.4, 0.6, 0.75, 0.9 with the context field: R@10 0.721-0.730, all ties; "
+        "lower b raises R@1 (0.364 at 0.9 / 0.4) but the rule ranks by R@10",
+    ),
+    Choice(
+        "RM3 (rm3 profile)",
+        "3 docs, 10 terms, query weight 0.7; not a default",
+        "A",
+        "docs 3, 5 x terms 5, 10, 20 x query weight 0.7, 0.85: R@10 0.604-0.619 against 0.616 (ties) and "
+        "R@1 down to 0.250-0.310; on short conversational turns the feedback documents drift",
+    ),
+    Choice(
+        "Rocchio (rocchio profile)",
+        "3 docs, weight 0.2; not a default",
+        "A",
+        "docs 2, 3, 5 x weight 0.2, 0.4, hybrid: R@10 0.685-0.694 against 0.693 (ties)",
+    ),
+    Choice(
+        "default search profile",
+        "context field (2, 0.5), context_vector_weight 0.5, fusion 0.6 / 0.4",
+        "A, confirmed on B",
+        "report half B (403 questions), default vs plain: BM25 R@10 0.682 vs 0.613, hybrid R@10 0.691 vs "
+        "0.603, R@20 0.754 vs 0.700 -- it wins on B as on A, so it is the default",
+    ),
+    Choice(
+        "default local embedder",
+        "minilm (all-MiniLM-L6-v2 int8) stays; e5-small selectable by name",
+        "A",
+        "hybrid, default profile: e5-small 0.359 / 0.764 / 0.842 vs minilm 0.330 / 0.769 / 0.840 -- a "
+        "tie on R@10, so the cheaper model stays (minilm: ~5 ms per query, ~10 ms per entry here; "
+        "e5-small: ~16-20 ms per query, ~50-100 ms per entry). Without the context options e5-small is "
+        "behind (0.340 / 0.671 / 0.736 vs 0.302 / 0.693 / 0.780). Measured afterwards on B (not used to "
+        "choose): e5-small 0.355 / 0.697 / 0.775 vs minilm 0.310 / 0.691 / 0.754",
+    ),
+    Choice(
+        "the reverse check (same rule, choosing on B; A then plays the report half)",
+        "the same window and weight; vector weight 0.3 instead of 0.4",
+        "B (a check only: nothing was changed after it)",
+        "BM25 grid windows 1-5 x weights 0.2-1.0 on B: best passing 2/0.6 0.304 / 0.684, tied with 2/0.5 "
+        "0.317 / 0.682 (plain 0.313 / 0.613). Hybrid grid (windows 2, 3, 4 x vector weights 0.2-0.5 x "
+        "context_vector_weight 0, 0.5, 1.0): best 2/0.5, vector weight 0.3, context_vector_weight 1.0 "
+        "0.315 / 0.706 / 0.761, tied with 0.5 (0.327 / 0.703 / 0.759); the default scores 0.310 / 0.691 "
+        "/ 0.754 on B. No setting of that grid reaches R@20 0.77 on B (best 0.764), even chosen on B",
+    ),
+)

@@ -1,0 +1,137 @@
+"""One search of one scope's cache under a :class:`~memstack.search.SearchProfile`.
+
+BM25 (optionally with RM3 expansion and the conversation-context field), vectors (optionally with
+Rocchio feedback), fusion, then an optional rerank stage. The caller holds the cache's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+import numpy as np
+
+from ..search import fuse
+from ..search.embedders import Embedder
+from ..search.feedback import rm3_weights, rocchio
+from ..search.rerank import Reranker
+from ..search.retrieval import SearchProfile
+from . import hybrid
+from .entry import SearchHit
+from .index_cache import ScopeCache
+from .query import document_text
+from .vectors import Matrix
+
+__all__ = ["FUSION_DEPTH", "bm25_hits", "ranked", "reranked"]
+
+log = logging.getLogger("memstack.longterm")
+
+FUSION_DEPTH: Final = 100
+"""Each retriever contributes at least this many hits to fusion (more when more are asked)."""
+
+
+def bm25_hits(
+    cache: ScopeCache, query: str, profile: SearchProfile, allowed: set[str] | None, depth: int
+) -> list[tuple[str, float]]:
+    """The ``depth`` best BM25 ``(id, score)`` pairs: main field (+ RM3) plus the weighted context field."""
+    index = cache.index(profile.bm25)
+    weights: dict[str, float] | None = None
+    if profile.rm3_docs > 0:
+        first = index.search(query, k=profile.rm3_docs, candidates=allowed)
+        feedback = [(index.tokenize(cache.texts[i]), s) for i, s in first]
+        weights = rm3_weights(
+            index.tokenize(query), feedback, terms=profile.rm3_terms, query_weight=profile.rm3_query_weight
+        )
+    main = (
+        index.search(query, depth, allowed)
+        if weights is None
+        else index.search_terms(weights, depth, allowed)
+    )
+    if not profile.uses_context or not len(cache.threads):
+        return main
+    context = cache.context_index(profile.bm25, profile.context_window)
+    extra = (
+        context.search(query, depth, allowed)
+        if weights is None
+        else context.search_terms(weights, depth, allowed)
+    )
+    scores = dict(main)
+    for entry_id, score in extra:
+        scores[entry_id] = scores.get(entry_id, 0.0) + profile.context_weight * score
+    # sorted() is stable: ties keep main-field order, then context order
+    return sorted(scores.items(), key=lambda item: -item[1])[:depth]
+
+
+def _vector_hits(
+    cache: ScopeCache,
+    embedder: Embedder,
+    query_vector: Matrix,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+) -> list[tuple[str, float]]:
+    ids, scores = hybrid.cosines(cache, embedder, query_vector)
+    if profile.rocchio_docs > 0 and ids:
+        _, matrix = hybrid.vector_matrix(cache, embedder)
+        first = hybrid.top_hits(ids, scores, allowed, profile.rocchio_docs)
+        row = {entry_id: n for n, entry_id in enumerate(ids)}
+        feedback = matrix[:, [row[i] for i, _ in first]].T  # columns are entries
+        moved = rocchio(query_vector, np.ascontiguousarray(feedback), profile.rocchio_weight)
+        ids, scores = hybrid.cosines(cache, embedder, moved)
+    if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
+        neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
+        scores = hybrid.with_neighbours(scores, neighbours, profile.context_vector_weight)
+    return hybrid.top_hits(ids, scores, allowed, depth)
+
+
+def ranked(
+    cache: ScopeCache,
+    query: str,
+    profile: SearchProfile,
+    *,
+    embedder: Embedder | None,
+    query_vector: Matrix | None,
+    allowed: set[str] | None,
+    max_results: int,
+    fusion: str,
+    min_similarity: float | None,
+    rerank_depth: int = 0,
+) -> list[SearchHit]:
+    """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
+    hand out). The caller holds the cache's lock.
+
+    Raises:
+        InvalidConfiguration: an unknown fusion profile.
+    """
+    keep = max(max_results, rerank_depth)
+    depth = max(FUSION_DEPTH, 5 * max_results, rerank_depth)
+    bm25 = bm25_hits(cache, query, profile, allowed, depth)
+    if embedder is None or query_vector is None:
+        return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
+    vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+    fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=keep)
+    return [SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
+
+
+def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:
+    """``hits`` with the first ``reranker.depth`` re-ordered by the reranker, cut to ``max_results``.
+
+    Called without any lock held (the reranker may be a remote server). A failing reranker leaves the
+    order as it was (a warning is logged), as a failing embedder leaves BM25 alone.
+    """
+    head, tail = hits[: reranker.depth], hits[reranker.depth :]
+    if not head:
+        return hits[:max_results]
+    try:
+        scores = reranker.rerank(query, [document_text(h.entry) for h in head])
+        if len(scores) != len(head):
+            raise ValueError(f"{len(scores)} scores for {len(head)} documents")
+    except Exception:  # a rerank failure degrades to the fused order, as an embedder failure does
+        log.warning("reranking failed; the fused order is kept", exc_info=True)
+        return hits[:max_results]
+    order = sorted(range(len(head)), key=lambda n: -scores[n])
+    moved = [
+        SearchHit(head[n].entry, float(scores[n]), head[n].bm25, head[n].vector, (*head[n].sources, "rerank"))
+        for n in order
+    ]
+    return (moved + tail)[:max_results]

@@ -1,0 +1,134 @@
+"""Search profiles as data: which BM25 profile, fusion and query-time options one search uses.
+
+A :class:`SearchProfile` names a BM25 profile (:data:`~memstack.search.PROFILES`) and a fusion profile
+(:data:`~memstack.search.FUSION_PROFILES`) and switches three options on or off:
+
+conversation context (``context_window`` > 0)
+    An entry that carries conversation provenance (see :mod:`memstack.longterm.provenance`) is also
+    indexed with a second, lower-weight field: its speaker, its session date and the contents of the
+    ``context_window`` turns before and after it in the same conversation. The BM25 score is
+    ``main + context_weight * context``, each field scored by its own index (own N, avgdl, df). Entries
+    without provenance have an empty context field and score as before. On the vector side
+    (``context_vector_weight`` > 0) an entry's cosine becomes ``cos + context_vector_weight · max(0,
+    best cosine among the same window of neighbours)``; that score is what fusion and ``SearchHit.vector``
+    then see.
+RM3 (``rm3_docs`` > 0)
+    Pseudo-relevance feedback for BM25: the ``rm3_docs`` best hits of the query form a relevance model
+    ``P(w|R) = Σ_d (s_d / Σs) · tf(w, d) / |d|``; its ``rm3_terms`` most likely terms (query terms
+    included) are mixed with the query's own term distribution,
+    ``rm3_query_weight · P(w|Q) + (1 - rm3_query_weight) · P(w|R)``, and that weighted query is run
+    again (each term's BM25 contribution multiplied by its weight). Costs one more BM25 search and
+    tokenising the feedback documents.
+Rocchio (``rocchio_docs`` > 0)
+    Pseudo-relevance feedback for vectors: ``q' = q + rocchio_weight · mean(v_1..v_m)`` over the
+    ``rocchio_docs`` nearest entries, normalised, and the cosines are computed again with ``q'``. Costs
+    one more matrix-vector product.
+
+Profiles (every choice, and the half of the LoCoMo development split it was chosen on, is recorded in
+``bench/locomo_choices.py``; the rule: best recall@10 on the tuning half, then kept only if it also wins
+on the report half):
+
+``default``
+    the conversation context field (window 2, weight 0.5, vector side 0.5) and the ``default`` fusion
+    (0.6 BM25 / 0.4 vector). Chosen on the tuning half, confirmed on the report half: BM25 recall@10
+    0.613 -> 0.682 and hybrid 0.603 -> 0.691 there against ``plain``. Entries without conversation
+    provenance are searched exactly as by ``plain`` (BM25) or with the 0.6 / 0.4 fusion (hybrid).
+``plain``
+    the previous default: ``default`` BM25, ``equal`` fusion (0.5 / 0.5), no option.
+``rockbot``
+    the seed's BM25 and fusion exactly.
+``conversation``
+    ``plain``'s equal fusion plus the context field, to measure the field alone.
+``rm3``, ``rocchio``
+    ``plain`` plus feedback (3 documents; RM3: 10 terms, query weight 0.7; Rocchio: weight 0.2). Neither
+    beat ``plain`` on the tuning half (recall@10 ties, recall@1 lower for RM3), so neither is a default.
+    Cost: one more BM25 search plus tokenising 3 documents (RM3), one more matrix-vector product (Rocchio).
+    Measured per query on the LoCoMo development split (883 searches of scopes of about 570 entries,
+    a shared and loaded 2-core machine, so only same-run ratios mean much): BM25 ``plain`` 1.98 ms,
+    ``rm3`` 4.44 ms, ``default`` 3.58 ms; hybrid ``plain`` 5.49 ms, ``rocchio`` 8.11 ms, ``default``
+    11.0 ms (query embeddings cached, so model time is excluded).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from memstack.errors import InvalidConfiguration
+from memstack.search._lookup import lookup
+from memstack.search.fusion import FUSION_PROFILES
+from memstack.search.profiles import PROFILES
+
+__all__ = ["SEARCH_PROFILES", "SearchProfile", "get_search_profile"]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchProfile:
+    """One retrieval configuration (see the module docstring for what each option does).
+
+    Raises:
+        InvalidConfiguration: an unknown BM25 or fusion profile, or an option out of range.
+    """
+
+    name: str
+    bm25: str = "default"
+    fusion: str = "default"
+    context_window: int = 0
+    context_weight: float = 0.0
+    context_vector_weight: float = 0.0
+    rm3_docs: int = 0
+    rm3_terms: int = 10
+    rm3_query_weight: float = 0.5
+    rocchio_docs: int = 0
+    rocchio_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.bm25 not in PROFILES:
+            raise InvalidConfiguration(
+                f"SearchProfile {self.name!r}: bm25={self.bm25!r} is not a BM25 profile"
+            )
+        if self.fusion not in FUSION_PROFILES:
+            raise InvalidConfiguration(
+                f"SearchProfile {self.name!r}: fusion={self.fusion!r} is not a fusion profile"
+            )
+        for field in ("context_window", "rm3_docs", "rm3_terms", "rocchio_docs"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
+                raise InvalidConfiguration(
+                    f"SearchProfile {self.name!r}: {field}={value!r} must be an int within [0, 1000]"
+                )
+        for field in ("context_weight", "context_vector_weight", "rocchio_weight"):
+            value = getattr(self, field)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise InvalidConfiguration(f"SearchProfile {self.name!r}: {field}={value!r} must be >= 0")
+        weight = self.rm3_query_weight
+        if not (isinstance(weight, (int, float)) and 0.0 <= weight <= 1.0):
+            raise InvalidConfiguration(
+                f"SearchProfile {self.name!r}: rm3_query_weight={weight!r} must be within [0, 1]"
+            )
+
+    @property
+    def uses_context(self) -> bool:
+        """True when the conversation-context field takes part."""
+        return self.context_window > 0 and self.context_weight > 0
+
+
+SEARCH_PROFILES: dict[str, SearchProfile] = {
+    "default": SearchProfile(name="default", context_window=2, context_weight=0.5, context_vector_weight=0.5),
+    "plain": SearchProfile(name="plain", fusion="equal"),
+    "rockbot": SearchProfile(name="rockbot", bm25="rockbot", fusion="rockbot"),
+    "conversation": SearchProfile(
+        name="conversation", fusion="equal", context_window=2, context_weight=0.5, context_vector_weight=0.5
+    ),
+    "rm3": SearchProfile(name="rm3", fusion="equal", rm3_docs=3, rm3_terms=10, rm3_query_weight=0.7),
+    "rocchio": SearchProfile(name="rocchio", fusion="equal", rocchio_docs=3, rocchio_weight=0.2),
+}
+
+
+def get_search_profile(profile: str | SearchProfile) -> SearchProfile:
+    """Resolve a search profile name (or pass a :class:`SearchProfile` through).
+
+    Raises:
+        InvalidConfiguration: unknown profile name.
+    """
+    return lookup(SEARCH_PROFILES, profile, SearchProfile, "search")
