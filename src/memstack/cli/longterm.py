@@ -89,7 +89,11 @@ def search(
     category: str = typer.Option(None, "--category", help="Only this category and its sub-categories."),
     tags: str = typer.Option(None, "--tags", help="Only memories with every one of these tags."),
     limit: int = typer.Option(20, "--limit", min=1, help="Most results to show."),
-    profile: str = typer.Option("default", "--profile", help="BM25 profile: default or rockbot."),
+    profile: str = typer.Option(
+        "default",
+        "--profile",
+        help="Search profile: default, plain, conversation, rm3, rocchio or rockbot (the seed's).",
+    ),
     scope: str = SCOPE,
 ) -> None:
     """Search memories by BM25; prints scores and which retrievers found each one."""
