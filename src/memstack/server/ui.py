@@ -56,7 +56,11 @@ async def board_events(request: Request, memory: Memory, name: str) -> AsyncIter
     subscriptions = request.app.state.metrics.subscriptions
     subscriptions.inc()
     try:
-        yield _event("snapshot", {"name": name, "snapshot": shared.to_dict()})
+        structured = shared.to_dict()
+        # Flat (reserved keys, then custom ones), as each change names one key.
+        snapshot = {key: value for key, value in structured.items() if key != "custom"}
+        snapshot.update(structured.get("custom") or {})
+        yield _event("snapshot", {"name": name, "snapshot": snapshot})
         while True:
             try:
                 change = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
@@ -69,10 +73,19 @@ async def board_events(request: Request, memory: Memory, name: str) -> AsyncIter
         shared.close()
 
 
+def _tenant_memory(request: Request) -> Memory:
+    """The caller's tenant Memory, resolved as for ``/v1`` (401/404 as there)."""
+    from .app import resolve_tenant  # the app module imports this one
+
+    state = request.app.state
+    headers = request.headers
+    tenant = resolve_tenant(state, headers.get("authorization"), headers.get("x-memstack-tenant"))
+    memory: Memory = state.tenants.get(tenant)
+    return memory
+
+
 def install(app: FastAPI) -> None:
     """Serve the inspector at ``/ui`` and its board stream (needs ``app.state.metrics``)."""
-    from .app import tenant_memory  # the app module imports this one
-
     app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="ui-static")
 
     @app.get("/ui", include_in_schema=False)
@@ -85,7 +98,7 @@ def install(app: FastAPI) -> None:
 
     @app.get("/ui/api/shared/{name}/events", include_in_schema=False)
     def ui_board_events(
-        request: Request, name: str, memory: Annotated[Memory, Depends(tenant_memory)]
+        request: Request, name: str, memory: Annotated[Memory, Depends(_tenant_memory)]
     ) -> StreamingResponse:
         SharedMemory(memory.engine, name, enable_cache=False).close()  # a bad name fails before streaming
         return StreamingResponse(

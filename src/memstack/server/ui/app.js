@@ -6,6 +6,7 @@ const $ = (id) => document.getElementById(id);
 const auth = { key: sessionStorage.getItem("memstack.key") || "", tenant: sessionStorage.getItem("memstack.tenant") || "" };
 let boardStream = null;
 let ttlTimer = null;
+let searchTurn = 0;
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -16,7 +17,7 @@ function h(tag, attrs, ...children) {
     else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
     else el.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -151,7 +152,7 @@ async function pagedList(path, listId, moreId, label, onPick, cursor) {
 }
 
 // -- sessions -------------------------------------------------------------------------------
-const loadSessions = () => pagedList("/v1/sessions", "session-list", "session-more", "sessions", openSession);
+function loadSessions() { return pagedList("/v1/sessions", "session-list", "session-more", "sessions", openSession); }
 
 async function openSession(id) {
   const [view, hist] = await Promise.all([
@@ -176,7 +177,9 @@ async function openSession(id) {
 }
 
 // -- conversations --------------------------------------------------------------------------
-const loadConversations = () => pagedList("/v1/conversations", "conversation-list", "conversation-more", "conversations", openConversation);
+function loadConversations() {
+  return pagedList("/v1/conversations", "conversation-list", "conversation-more", "conversations", openConversation);
+}
 
 async function openConversation(id) {
   const started = performance.now();
@@ -237,12 +240,14 @@ function scope() { return $("memory-scope").value.trim() || "default"; }
 async function searchMemories(event) {
   if (event) event.preventDefault();
   const started = performance.now();
+  const turn = ++searchTurn;
   const params = { scope: scope(), query: $("memory-query").value.trim(), category: $("memory-category").value.trim(), limit: 50 };
   const [page, cats, tags] = await Promise.all([
     api("GET", "/v1/memories?" + q(params)),
     api("GET", "/v1/memory-categories?" + q({ scope: scope() })),
     api("GET", "/v1/memory-tags?" + q({ scope: scope() })),
   ]);
+  if (turn !== searchTurn) return;  // a newer search was started meanwhile: its answer wins
   const mode = page.items.length ? [...new Set(page.items.flatMap((hit) => hit.sources))].sort().join(" + ") : "";
   $("memory-summary").textContent = params.query
     ? page.items.length + " results for “" + params.query + "”" + (mode ? " · mode: " + mode : "")
@@ -304,7 +309,9 @@ async function deleteMemory(e) {
 // -- working memory -------------------------------------------------------------------------
 async function loadWorking(event) {
   if (event) event.preventDefault();
-  const params = { namespace: $("working-namespace").value.trim() || "default", prefix: $("working-prefix").value.trim(), limit: 500 };
+  const namespace = $("working-namespace").value.trim();
+  if (!namespace) { say("Name a namespace of two segments, e.g. session/abc."); return; }
+  const params = { namespace, prefix: $("working-prefix").value.trim(), limit: 500 };
   const page = await api("GET", "/v1/working?" + q(params));
   $("working-entries").tBodies[0].replaceChildren(...page.items.map((e) =>
     h("tr", {}, h("th", { scope: "row", text: e.key }), h("td", {}, h("pre", { text: json(e.value) })),
