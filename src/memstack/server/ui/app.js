@@ -347,6 +347,7 @@ function applyChange(change) {
   else {
     const row = boardRow(change.key, change.value, iso(change.timestamp));
     row.classList.add("flash");
+    row.dataset.at = String(Date.now());  // when it reached the screen (the benchmark reads it)
     if (existing) existing.replaceWith(row); else body.append(row);
   }
   const log = $("board-log");
