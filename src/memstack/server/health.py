@@ -25,5 +25,6 @@ def install(app: FastAPI, engine: Engine) -> None:
         try:
             engine.ping()
         except MemstackError as exc:
-            return problems.problem(503, "EngineUnavailable", f"engine {engine.name!r}: {exc}")
+            name = type(exc).__name__
+            return problems.problem(503, name, f"engine {engine.name!r} is not ready: {exc}", error=name)
         return JSONResponse({"status": "ok", "engine": engine.name, "version": __version__})
