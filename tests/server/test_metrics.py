@@ -97,7 +97,7 @@ def test_readyz_is_503_once_the_engine_stops_answering(engine: Engine) -> None:
 def test_docs_reference_no_other_host(client: TestClient, path: str) -> None:
     html = client.get(path).text
     assert "openapi.json" in html
-    assert re.findall(r"(?:src|href)=[\"']?(?:https?:)?//", html) == []
+    assert "://" not in html and re.findall(r"(?:src|href)=[\"']?//", html) == []
     for asset in re.findall(r"[\"'](/docs-assets/[^\"']+)[\"']", html):
         response = client.get(asset)
         assert response.status_code == 200 and len(response.content) > 1000, asset
@@ -106,7 +106,7 @@ def test_docs_reference_no_other_host(client: TestClient, path: str) -> None:
 def test_ui_is_served_from_the_package(client: TestClient) -> None:
     page = client.get("/ui/")
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
-    assert "//" not in re.sub(r"<!--.*?-->", "", page.text).replace("http://www.w3.org", "")
+    assert "//" not in page.text
     for asset in ["/ui/static/app.js", "/ui/static/app.css"]:
         assert client.get(asset).status_code == 200
     assert client.get("/ui", follow_redirects=False).status_code == 307
