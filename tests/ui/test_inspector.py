@@ -75,7 +75,7 @@ def test_conversation_tree_draws_branches_and_the_active_thread(live: Live, page
     sign_in(page, live, "conversations")
     page.get_by_role("button", name="chat-1").click()
     expect(page.locator("#conversation-summary")).to_have_text(
-        "4 messages · 1 branch points · active thread 3 messages, "
+        "4 messages · 1 branch point · active thread 3 messages, "
         + str(sum(m["token_count"] for m in live.api.get("/v1/conversations/chat-1/thread").json()["items"]))
         + " tokens"
     )
@@ -99,7 +99,7 @@ def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any,
     page.get_by_label("Scope").fill("ana")
     page.get_by_label("Query").fill("tea")
     page.get_by_role("button", name="Search").click()
-    expect(page.locator("#memory-summary")).to_contain_text("1 results for “tea”")
+    expect(page.locator("#memory-summary")).to_contain_text("1 result for “tea”")
     row = page.locator("#memory-results tbody tr[data-memory-id]")
     expect(row).to_have_count(1)
     expect(row).to_contain_text("green tea")
@@ -149,13 +149,12 @@ def test_shared_board_updates_live(live: Live, page: Any, shoot: Any) -> None:
     live.api.put("/v1/shared/pipeline/keys/draft", json={"value": {"words": 120}}).raise_for_status()
     expect(page.locator('#board-keys tr[data-key="draft"]')).to_contain_text("120")
     expect(page.locator("#board-log li")).to_have_count(2)
+    assert "memstack_subscriptions 1.0" in live.api.get("/metrics").text  # this page's one stream
     # Deletes publish no change in shared memory; a new snapshot (Watch again) drops the key.
     live.api.delete("/v1/shared/pipeline/keys/draft").raise_for_status()
     page.get_by_role("button", name="Watch").click()
     expect(page.locator('#board-keys tr[data-key="draft"]')).to_have_count(0)
     expect(status).to_contain_text("writing")
-    metrics = live.api.get("/metrics").text
-    assert "memstack_subscriptions 1.0" in metrics
     shoot("board")
     page.get_by_role("button", name="Sessions").click()  # leaving the view ends the stream
     expect(page.locator("#board-state")).to_be_hidden()

@@ -68,6 +68,7 @@ const json = (value) => JSON.stringify(value, null, 2);
 const num = (value) => (value === null || value === undefined ? "–" : Number(value).toFixed(3));
 const q = (params) => new URLSearchParams(Object.entries(params).filter(([, v]) => v !== "" && v !== null && v !== undefined)).toString();
 const enc = encodeURIComponent;
+const count = (n, one, many) => n + " " + (n === 1 ? one : many || one + "s");
 
 // -- sign in --------------------------------------------------------------------------------
 async function signIn(event) {
@@ -229,7 +230,8 @@ async function openConversation(id) {
   $("conversation-detail").replaceChildren(
     h("h3", { text: "Conversation " + id }),
     h("p", { class: "summary", id: "conversation-summary",
-      text: messages.length + " messages · " + branchPoints + " branch points · active thread " + thread.items.length + " messages, " + tokens + " tokens" }),
+      text: count(messages.length, "message") + " · " + count(branchPoints, "branch point") + " · active thread " +
+        count(thread.items.length, "message") + ", " + count(tokens, "token") }),
     tree);
   document.body.dataset.treeMs = String(Math.round(performance.now() - started));
 }
@@ -250,8 +252,8 @@ async function searchMemories(event) {
   if (turn !== searchTurn) return;  // a newer search was started meanwhile: its answer wins
   const mode = page.items.length ? [...new Set(page.items.flatMap((hit) => hit.sources))].sort().join(" + ") : "";
   $("memory-summary").textContent = params.query
-    ? page.items.length + " results for “" + params.query + "”" + (mode ? " · mode: " + mode : "")
-    : page.items.length + " newest memories";
+    ? count(page.items.length, "result") + " for “" + params.query + "”" + (mode ? " · mode: " + mode : "")
+    : count(page.items.length, "newest memory", "newest memories");
   $("memory-results").tBodies[0].replaceChildren(...page.items.map(memoryRow));
   $("memory-categories").replaceChildren(...cats.items.map((c) => h("li", {}, h("button", { type: "button", class: "chip", text: c,
     onclick: () => { $("memory-category").value = c; searchMemories().catch(fail); } }))));
@@ -267,7 +269,7 @@ function memoryRow(hit) {
     h("td", {}, e.category ? h("span", { class: "badge", text: e.category }) : null, " ", e.tags.map((t) => h("span", { class: "chip", text: t }))),
     h("td", { class: "num", text: num(hit.score) }), h("td", { class: "num", text: num(hit.bm25) }),
     h("td", { class: "num", text: num(hit.vector) }), h("td", { class: "num", text: iso(e.created_at) }),
-    h("td", {}, h("button", { type: "button", "aria-label": "Edit memory " + e.id, text: "Edit", onclick: () => editMemory(row, e) }), " ",
+    h("td", { class: "actions" }, h("button", { type: "button", "aria-label": "Edit memory " + e.id, text: "Edit", onclick: () => editMemory(row, e) }), " ",
       h("button", { type: "button", class: "danger", "aria-label": "Delete memory " + e.id, text: "Delete", onclick: () => deleteMemory(e).catch(fail) })));
   return row;
 }
