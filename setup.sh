@@ -1,15 +1,34 @@
 #!/usr/bin/env bash
-# One-command set-up on a fresh machine: a .venv with memstack, its optional extras and the test
-# tools, plus Debian's redis-server (the Redis tests start real servers). Idempotent.
+# One-command set-up on a fresh machine, idempotent.
+#   ./setup.sh        what serving needs: a .venv with memstack, its `server` extra (FastAPI,
+#                     uvicorn, MCP, Prometheus client, offline API-docs assets) and exact token
+#                     counts. BM25 is the default retrieval, so no embedding model is installed.
+#   ./setup.sh --dev  also every optional extra (embeddings, adapters), the benchmark libraries,
+#                     the test and lint tools, Playwright, and Debian's redis-server and chromium
+#                     (the Redis tests start real servers; the inspector tests drive Chromium).
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if ! command -v redis-server >/dev/null 2>&1; then
+dev=0
+for arg in "$@"; do
+  case "$arg" in
+    --dev) dev=1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument $arg (expected --dev)" >&2; exit 2 ;;
+  esac
+done
+
+apt_missing=()
+if [ "$dev" = 1 ]; then
+  command -v redis-server >/dev/null 2>&1 || apt_missing+=(redis-server)
+  command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
+fi
+if [ "${#apt_missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_missing[@]}" >/dev/null
   else
-    echo "setup.sh: redis-server not found; Redis tests will be skipped (apt-get install redis-server)" >&2
+    echo "setup.sh: ${apt_missing[*]} not found; their tests will be skipped (apt-get install ${apt_missing[*]})" >&2
   fi
 fi
 
@@ -17,5 +36,10 @@ python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install -q --disable-pip-version-check -U pip
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[tokens,embeddings,server,langgraph,llamaindex,dev]'
+pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir)
+"${pip[@]}" -U pip
+if [ "$dev" = 1 ]; then
+  "${pip[@]}" -e '.[tokens,embeddings,server,langgraph,llamaindex,bench,dev]'
+else
+  "${pip[@]}" -e '.[tokens,server]'
+fi

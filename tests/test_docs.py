@@ -47,6 +47,6 @@ def test_readme_python_blocks_run() -> None:
 def test_readme_shows_the_two_commands() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "./setup.sh && .venv/bin/memstack serve" in readme
-    assert "./setup.sh && .venv/bin/python -m pytest" in readme
+    assert "./setup.sh --dev && .venv/bin/python -m pytest" in readme
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "./setup.sh && .venv/bin/python -m pytest" in ci
+    assert "./setup.sh --dev && .venv/bin/python -m pytest" in ci

@@ -21,7 +21,7 @@ from .. import __version__
 from .._memory import Memory
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
-from . import problems
+from . import docs_assets, health, metrics, problems, ui
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
 from .middleware import LimitsMiddleware, Receive, Scope, Send
@@ -161,7 +161,8 @@ def create_app(
     settings = settings or ServerSettings()
     keys = ApiKeyStore(engine)
     auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
-    tenants = _Tenants(engine)
+    observed = metrics.Metrics()
+    tenants = _Tenants(metrics.TimedEngine(engine, observed))
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
 
@@ -182,6 +183,8 @@ def create_app(
         description="Memory for LLM agents and pipelines: sessions, conversations, long-term, working "
         "and shared memory, the per-turn context and the agent memory tools.",
         lifespan=lifespan,
+        docs_url=None,  # served by docs_assets from local files (no CDN)
+        redoc_url=None,
     )
     app.state.engine = engine
     app.state.keys = keys
@@ -190,10 +193,9 @@ def create_app(
     app.state.settings = settings
     problems.install(app)
 
-    @app.get("/healthz", tags=["service"], summary="Liveness and engine reachability")
-    def healthz() -> dict[str, str]:
-        engine.ping()
-        return {"status": "ok", "engine": engine.name, "version": __version__}
+    health.install(app, engine)
+    docs_assets.install(app)
+    ui.install(app)
 
     if extra_routers:
         # Key management exists only where keys do: in no-auth mode /v1/keys is a plain 404.
@@ -209,6 +211,7 @@ def create_app(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
         )
     app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes)
+    metrics.install(app, observed)
     return app
 
 

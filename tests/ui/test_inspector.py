@@ -1,0 +1,169 @@
+"""The inspector in a real Chromium: sign in, find data made through the API, watch a board live."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memstack.engines import Engine
+from ui._live import Live, live_server
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect
+
+
+@pytest.fixture
+def live(engine: Engine) -> Iterator[Live]:
+    with live_server(engine) as server:
+        yield server
+
+
+def sign_in(page: Any, live: Live, view: str = "sessions") -> None:
+    page.goto(f"{live.url}/ui/#{view}")
+    page.get_by_label("API key").fill(live.token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("navigation", name="Memory tiers")).to_be_visible()
+
+
+def test_sign_in_refuses_a_wrong_key_and_keeps_the_key_out_of_urls(live: Live, page: Any, shoot: Any) -> None:
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    page.goto(f"{live.url}/ui")
+    page.get_by_label("API key").fill("msk_wrong_key")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("This key is not valid here.")
+    shoot("refused")
+    sign_in(page, live)
+    shoot("signed-in")
+    assert urls and all(live.token not in url for url in urls)
+    assert live.token not in page.url
+    page.reload()  # the key lives in the tab's session storage: still signed in
+    expect(page.get_by_role("navigation", name="Memory tiers")).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.get_by_label("API key")).to_be_focused()
+
+
+def test_sessions_show_values_and_history(live: Live, page: Any, shoot: Any) -> None:
+    live.api.post("/v1/sessions", json={"session_id": "support-42"}).raise_for_status()
+    topic = {"value": {"product": "kettle"}}
+    live.api.put("/v1/sessions/support-42/keys/topic", json=topic).raise_for_status()
+    live.api.post("/v1/sessions/support-42/keys/turns/increment", json={"amount": 3}).raise_for_status()
+    sign_in(page, live)
+    page.get_by_role("button", name="support-42").click()
+    values = page.get_by_role("table", name="Values of session support-42")
+    expect(values).to_contain_text("kettle")
+    expect(values.get_by_role("row", name="turns")).to_contain_text("3")
+    history = page.get_by_role("table", name="History of session support-42")
+    expect(history.get_by_role("row")).to_have_count(3)  # header + put + increment
+    expect(history).to_contain_text("Z")  # ISO-8601 UTC
+    shoot("session")
+
+
+def test_conversation_tree_draws_branches_and_the_active_thread(live: Live, page: Any, shoot: Any) -> None:
+    post = live.api.post
+    for role, text, mid, parent in [
+        ("user", "What is a good tea?", "m1", None),
+        ("assistant", "Sencha is a fine green tea.", "m2", "m1"),
+        ("assistant", "Try an oolong, lightly roasted.", "m3", "m1"),  # a regeneration: a second branch
+        ("user", "How hot should the water be?", "m4", "m3"),
+    ]:
+        body = {"role": role, "content": text, "message_id": mid, "parent_message_id": parent}
+        post("/v1/conversations/chat-1/messages", json=body).raise_for_status()
+    sign_in(page, live, "conversations")
+    page.get_by_role("button", name="chat-1").click()
+    expect(page.locator("#conversation-summary")).to_have_text(
+        "4 messages · 1 branch point · active thread 3 messages, "
+        + str(sum(m["token_count"] for m in live.api.get("/v1/conversations/chat-1/thread").json()["items"]))
+        + " tokens"
+    )
+    branches = page.get_by_role("list", name="2 branches")
+    expect(branches).to_be_visible()
+    expect(branches.locator(".branch-label")).to_have_text(["Branch 1 of 2", "Branch 2 of 2 (active)"])
+    active = page.locator("article.msg.active")
+    expect(active).to_have_count(3)
+    expect(page.locator('article[data-message-id="m2"]')).not_to_have_class("msg active")
+    expect(page.locator('article[data-message-id="m3"]')).to_contain_text("tokens")
+    shoot("tree")
+
+
+def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any, shoot: Any) -> None:
+    save = live.api.post
+    tea = {"content": "Ana drinks green tea every morning", "category": "food", "tags": ["drinks"]}
+    save("/v1/memories?scope=ana", json=tea).raise_for_status()
+    runs = {"content": "Ana runs on Sundays", "category": "sport"}
+    save("/v1/memories?scope=ana", json=runs).raise_for_status()
+    sign_in(page, live, "memories")
+    page.get_by_label("Scope").fill("ana")
+    page.get_by_label("Query").fill("tea")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator("#memory-summary")).to_contain_text("1 result for “tea”")
+    row = page.locator("#memory-results tbody tr[data-memory-id]")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("green tea")
+    cells = row.locator("td.num")
+    assert float(cells.nth(0).inner_text()) > 0 and float(cells.nth(1).inner_text()) > 0  # fused, BM25
+    expect(page.get_by_role("list").filter(has_text="sport")).to_be_visible()  # categories facet
+    shoot("search")
+    memory_id = row.get_attribute("data-memory-id")
+    page.get_by_role("button", name=f"Edit memory {memory_id}").click()
+    page.get_by_label("Content").fill("Ana drinks jasmine tea every morning")
+    page.get_by_label("Tags (comma-separated)").fill("drinks, mornings")
+    page.get_by_role("button", name="Save").click()
+    expect(row).to_contain_text("jasmine")
+    stored = live.api.get(f"/v1/memories/{memory_id}?scope=ana").json()
+    assert stored["content"] == "Ana drinks jasmine tea every morning"
+    assert stored["tags"] == ["drinks", "mornings"]
+    shoot("edited")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name=f"Delete memory {memory_id}").click()
+    expect(page.locator("#memory-results tbody tr")).to_have_count(0)
+    assert live.api.get(f"/v1/memories/{memory_id}?scope=ana").status_code == 404
+
+
+def test_working_memory_counts_down_ttls(live: Live, page: Any, shoot: Any) -> None:
+    body = {"value": {"step": 2}, "ttl_seconds": 120, "category": "plan"}
+    live.api.put("/v1/working/plan?namespace=agent/7", json=body).raise_for_status()
+    sign_in(page, live, "working")
+    page.get_by_label("Namespace").fill("agent/7")
+    page.get_by_role("button", name="List").click()
+    row = page.locator("#working-entries tbody tr")
+    expect(row).to_contain_text("plan")
+    ttl = row.locator("td.ttl")
+    expect(ttl).to_have_text(re.compile(r"^(1 min \d+ s|\d+ s)$"))
+    shoot("working")
+
+
+def test_shared_board_updates_live(live: Live, page: Any, shoot: Any) -> None:
+    live.api.put("/v1/shared/pipeline/keys/status", json={"value": "planning"}).raise_for_status()
+    sign_in(page, live, "shared")
+    page.get_by_label("Board", exact=True).fill("pipeline")
+    page.get_by_role("button", name="Watch").click()
+    expect(page.locator("#board-state")).to_have_text(re.compile(r"^live: pipeline \(\d+ keys\)$"))
+    status = page.locator('#board-keys tr[data-key="status"]')
+    expect(status).to_contain_text("planning")
+    live.api.put("/v1/shared/pipeline/keys/status", json={"value": "writing"}).raise_for_status()
+    expect(status).to_contain_text("writing")
+    live.api.put("/v1/shared/pipeline/keys/draft", json={"value": {"words": 120}}).raise_for_status()
+    expect(page.locator('#board-keys tr[data-key="draft"]')).to_contain_text("120")
+    expect(page.locator("#board-log li")).to_have_count(2)
+    assert "memstack_subscriptions 1.0" in live.api.get("/metrics").text  # this page's one stream
+    # Deletes publish no change in shared memory; a new snapshot (Watch again) drops the key.
+    live.api.delete("/v1/shared/pipeline/keys/draft").raise_for_status()
+    page.get_by_role("button", name="Watch").click()
+    expect(page.locator('#board-keys tr[data-key="draft"]')).to_have_count(0)
+    expect(status).to_contain_text("writing")
+    shoot("board")
+    page.get_by_role("button", name="Sessions").click()  # leaving the view ends the stream
+    expect(page.locator("#board-state")).to_be_hidden()
+
+
+def test_keyboard_moves_between_tabs(live: Live, page: Any) -> None:
+    sign_in(page, live)
+    page.get_by_role("button", name="Sessions").focus()
+    page.keyboard.press("ArrowRight")
+    expect(page.get_by_role("button", name="Conversations")).to_have_attribute("aria-current", "page")
+    expect(page.get_by_role("heading", name="Conversations", exact=True)).to_be_visible()
+    assert page.url.endswith("#conversations")
