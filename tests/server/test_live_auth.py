@@ -31,8 +31,8 @@ from .live import OwnRedis, memstack_serve, own_redis
 
 REQUESTS = 1000
 REFUSED = {401, 404, 503}
-# Liveness and the API's own description answer everyone; they hold no tenant data.
-OPEN_PATHS = {"/healthz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
+# Liveness, readiness and the API's own description answer everyone; they hold no tenant data.
+OPEN_PATHS = {"/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
 MCP_CALL = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -49,6 +49,8 @@ def _routes(spec: dict[str, Any]) -> list[tuple[str, str]]:
             continue
         filled = re.sub(r"\{[^}]+\}", "board", path)
         routes += [(method.upper(), filled) for method in operations]
+    # Outside the OpenAPI document but holding tenant data: the inspector's live board stream.
+    routes.append(("GET", "/ui/api/shared/board/events"))
     return routes
 
 

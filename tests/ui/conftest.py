@@ -54,7 +54,9 @@ def _require_browser() -> tuple[Any, str]:
     return sync_playwright, path
 
 
-@pytest.fixture(scope="session")
+# Package scope: Playwright's sync API runs an event loop on this thread while it is open, so it
+# must close before tests outside tests/ui call asyncio.run (tests/cli/test_service_cli.py).
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     """One headless Chromium for the whole run, with a fresh profile."""
     sync_playwright, path = _require_browser()
