@@ -39,7 +39,7 @@ fi
 pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir)
 "${pip[@]}" -U pip
 if [ "$dev" = 1 ]; then
-  "${pip[@]}" -e '.[tokens,embeddings,server,langgraph,llamaindex,bench,dev]'
+  "${pip[@]}" -e '.[tokens,embeddings,e5,server,langgraph,llamaindex,bench,dev]'
 else
   "${pip[@]}" -e '.[tokens,server]'
 fi
