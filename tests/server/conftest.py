@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -39,24 +34,3 @@ def tenant_clients(engine: Engine) -> Iterator[tuple[TestClient, TestClient]]:
         a.headers["Authorization"] = f"Bearer {token_a}"
         b.headers["Authorization"] = f"Bearer {token_b}"
         yield a, b
-
-
-@contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Run ``app`` under uvicorn on a free loopback port in a thread; yield its base URL."""
-    import uvicorn
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)

@@ -20,10 +20,9 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from _serving import serving
 from memstack.engines import Engine
 from memstack.server import ServerSettings, create_app
-
-from .conftest import serving
 
 MARK = "__hostile__"
 EXAMPLES = 20

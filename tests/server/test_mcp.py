@@ -14,14 +14,13 @@ import httpx
 from mcp import Client
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
+from _serving import serving
 from memstack import Memory
 from memstack.engines import Engine
 from memstack.server import ServerSettings, create_app
 from memstack.server.keys import ApiKeyStore
 from memstack.server.mcp import build_server
 from memstack.server.toolbox import run_tool
-
-from .conftest import serving
 
 
 def _text(result: Any) -> str:

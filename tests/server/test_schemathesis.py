@@ -22,10 +22,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from _serving import serving
 from memstack.engines.memory import MemoryEngine
 from memstack.server import ServerSettings, create_app
-
-from .conftest import serving
 
 
 @pytest.fixture(scope="module")

@@ -16,14 +16,33 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import MemstackError
+from ..errors import InvalidConfiguration, MemstackError
 
-__all__ = ["MAX_RETRY_AFTER", "post_json", "retry_after"]
+__all__ = ["MAX_RETRY_AFTER", "check_client", "post_json", "retry_after"]
 
 log = logging.getLogger("memstack.llm")
 
 MAX_RETRY_AFTER: Final = 30.0
 """A server's ``Retry-After`` is honoured up to this many seconds."""
+
+
+def check_client(base_url: object, model: object, timeout: float, retries: object, backoff: float) -> None:
+    """The settings every OpenAI-compatible client shares (chat, embeddings).
+
+    Raises:
+        InvalidConfiguration: a base URL that is not http(s), a blank model, a timeout that is not
+            > 0, retries that are not an int >= 0, a negative backoff.
+    """
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise InvalidConfiguration(f"base_url={base_url!r} must start with http:// or https://")
+    if not isinstance(model, str) or not model:
+        raise InvalidConfiguration(f"model={model!r} must be a non-empty string")
+    if not timeout > 0:
+        raise InvalidConfiguration(f"timeout={timeout!r} must be > 0 seconds")
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise InvalidConfiguration(f"retries={retries!r} must be an int >= 0")
+    if not backoff >= 0:
+        raise InvalidConfiguration(f"backoff={backoff!r} must be >= 0 seconds")
 
 
 def retry_after(value: str | None) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ChatError, InvalidConfiguration
-from ._http import post_json
+from ._http import check_client, post_json
 
 __all__ = ["ChatClient", "ChatModel", "chat_model_from_env", "message_text"]
 
@@ -64,16 +64,7 @@ class ChatClient:
         json_mode: bool = False,
         temperature: float | None = 0.0,
     ) -> None:
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise InvalidConfiguration(f"base_url={base_url!r} must start with http:// or https://")
-        if not isinstance(model, str) or not model:
-            raise InvalidConfiguration(f"model={model!r} must be a non-empty string")
-        if not timeout > 0:
-            raise InvalidConfiguration(f"timeout={timeout!r} must be > 0 seconds")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidConfiguration(f"retries={retries!r} must be an int >= 0")
-        if not backoff >= 0:
-            raise InvalidConfiguration(f"backoff={backoff!r} must be >= 0 seconds")
+        check_client(base_url, model, timeout, retries, backoff)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key_env = api_key_env

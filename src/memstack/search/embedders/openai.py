@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
-from memstack.llm._http import post_json
+from memstack.llm._http import check_client, post_json
 from memstack.search.embedders.base import l2_normalise
 
 __all__ = ["OpenAIEmbedder"]
@@ -58,22 +58,13 @@ class OpenAIEmbedder:
         encoding_format: Literal["float", "base64"] = "float",
         backoff: float = 0.5,
     ) -> None:
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise InvalidConfiguration(f"base_url={base_url!r} must start with http:// or https://")
-        if not isinstance(model, str) or not model:
-            raise InvalidConfiguration(f"model={model!r} must be a non-empty string")
-        if not timeout > 0:
-            raise InvalidConfiguration(f"timeout={timeout!r} must be > 0 seconds")
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise InvalidConfiguration(f"retries={retries!r} must be an int >= 0")
+        check_client(base_url, model, timeout, retries, backoff)
         if dimensions is not None and (not isinstance(dimensions, int) or dimensions < 1):
             raise InvalidConfiguration(f"dimensions={dimensions!r} must be None or an int >= 1")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidConfiguration(f"batch_size={batch_size!r} must be an int >= 1")
         if encoding_format not in ("float", "base64"):
             raise InvalidConfiguration(f"encoding_format={encoding_format!r} must be 'float' or 'base64'")
-        if not backoff >= 0:
-            raise InvalidConfiguration(f"backoff={backoff!r} must be >= 0 seconds")
         self._url = base_url.rstrip("/") + "/embeddings"
         self._model = model
         self._api_key = api_key
