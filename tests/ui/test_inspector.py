@@ -198,11 +198,11 @@ def test_dream_view_shows_a_dedupe_diff_and_undoes_it(live: Live, page: Any, sho
         dialog.accept()
 
     page.once("dialog", accept)
-    page.get_by_role("button", name=f"Undo record {ran['id']}").click()
+    page.get_by_role("button", name=f"Undo this pass: record {ran['id']}").click()
     undo_summary = re.compile(r"^2 entries restored · \d+ removed · \d+ kept$")
     expect(page.locator("#dream-undo-summary")).to_have_text(undo_summary)
     expect(row).to_contain_text("undone")
-    expect(page.get_by_role("button", name=f"Undo record {ran['id']}")).to_have_count(0)
+    expect(page.get_by_role("button", name=f"Undo this pass: record {ran['id']}")).to_have_count(0)
     assert dialogs and ran["id"] in dialogs[0]
     shoot("dream-undone")
     assert all(live.api.get(f"/v1/memories/{i}?scope=zoe").status_code == 200 for i in ids)

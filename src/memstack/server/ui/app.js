@@ -409,7 +409,7 @@ async function loadDream(event) {
   const page = await api("GET", "/v1/dream/records?" + q({ scope: dreamScope(), limit: 200 }));
   $("dream-records").tBodies[0].replaceChildren(...page.items.map((r) =>
     h("tr", { "data-record-id": r.id },
-      h("td", { class: "num" }, h("button", { type: "button", class: "link", "aria-label": "Open record " + r.id + " (" + r.kind + ", " + r.status + ")",
+      h("td", { class: "num" }, h("button", { type: "button", class: "link", "aria-label": iso(r.at) + ": open record " + r.id + " (" + r.kind + ", " + r.status + ")",
         text: iso(r.at) || r.id, onclick: () => openDream(r.id).catch(fail) })),
       h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
       h("td", { class: "num", text: String(r.retired.length) }), h("td", { class: "num", text: String(r.created.length) }),
@@ -437,7 +437,7 @@ async function openDream(id) {
         h("ul", { class: "entries" }, r.created.map((e) => dreamEntry(e, e.sourceIds && e.sourceIds.length ? " · from " + e.sourceIds.join(", ") : ""))))),
   ];
   if (r.status === "applied") {
-    parts.push(h("button", { type: "button", class: "danger", text: "Undo this pass", "aria-label": "Undo record " + r.id,
+    parts.push(h("button", { type: "button", class: "danger", text: "Undo this pass", "aria-label": "Undo this pass: record " + r.id,
       onclick: () => undoDream(r).catch(fail) }));
   }
   parts.push(h("div", { id: "dream-undo", role: "status" }));
