@@ -96,7 +96,7 @@ def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any,
     runs = {"content": "Ana runs on Sundays", "category": "sport"}
     save("/v1/memories?scope=ana", json=runs).raise_for_status()
     sign_in(page, live, "memories")
-    page.get_by_label("Scope").fill("ana")
+    page.get_by_label("Scope", exact=True).fill("ana")
     page.get_by_label("Query").fill("tea")
     page.get_by_role("button", name="Search").click()
     expect(page.locator("#memory-summary")).to_contain_text("1 result for “tea”")
@@ -167,3 +167,44 @@ def test_keyboard_moves_between_tabs(live: Live, page: Any) -> None:
     expect(page.get_by_role("button", name="Conversations")).to_have_attribute("aria-current", "page")
     expect(page.get_by_role("heading", name="Conversations", exact=True)).to_be_visible()
     assert page.url.endswith("#conversations")
+
+
+def test_dream_view_shows_a_dedupe_diff_and_undoes_it(live: Live, page: Any, shoot: Any) -> None:
+    texts = ["Zoe drinks coffee every single morning", "zoe drinks coffee every single morning.", "Zoe swims"]
+    ids = [live.api.post("/v1/memories?scope=zoe", json={"content": t}).json()["id"] for t in texts]
+    ran = live.api.post("/v1/dream/runs?scope=zoe", json={"passes": ["dedupe"]}).json()["items"][0]
+    assert ran["status"] == "applied"
+    (gone,) = set(ids[:2]) - {ran["created"][0]["id"]}
+    assert live.api.get(f"/v1/memories/{gone}?scope=zoe").status_code == 404
+    sign_in(page, live, "dream")
+    page.get_by_label("Dream scope").fill("zoe")
+    page.get_by_role("button", name="Show records").click()
+    row = page.locator(f'#dream-records tr[data-record-id="{ran["id"]}"]')
+    expect(row).to_contain_text("dedupe")
+    expect(row).to_contain_text("applied")
+    page.get_by_role("button", name=f"Open record {ran['id']}").click()
+    retired = page.get_by_role("region", name="Retired entries")
+    expect(retired.locator("li.entry")).to_have_count(2)
+    expect(retired).to_contain_text("zoe drinks coffee every single morning.")
+    created = page.get_by_role("region", name="Created entries")
+    expect(created.locator("li.entry")).to_have_count(1)
+    expect(created).to_contain_text("from ")
+    expect(created).to_contain_text(gone)
+    shoot("dream-diff")
+    dialogs: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    page.get_by_role("button", name=f"Undo this pass: record {ran['id']}").click()
+    undo_summary = re.compile(r"^2 entries restored · \d+ removed · \d+ kept$")
+    expect(page.locator("#dream-undo-summary")).to_have_text(undo_summary)
+    expect(row).to_contain_text("undone")
+    expect(page.get_by_role("button", name=f"Undo this pass: record {ran['id']}")).to_have_count(0)
+    assert dialogs and ran["id"] in dialogs[0]
+    shoot("dream-undone")
+    assert all(live.api.get(f"/v1/memories/{i}?scope=zoe").status_code == 200 for i in ids)
+    status = live.api.get(f"/v1/dream/records/{ran['id']}?scope=zoe").json()["status"]
+    assert status == "undone"

@@ -106,7 +106,7 @@ function enter() {
 }
 
 // -- views ----------------------------------------------------------------------------------
-const loaders = { sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null };
+const loaders = { sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null, dream: loadDream };
 
 function show(name) {
   if (!(name in loaders)) name = "sessions";
@@ -401,6 +401,60 @@ async function watchBoard(event) {
   }
 }
 
+// -- dream records -------------------------------------------------------------------------
+function dreamScope() { return $("dream-scope").value.trim() || "default"; }
+
+async function loadDream(event) {
+  if (event) event.preventDefault();
+  const page = await api("GET", "/v1/dream/records?" + q({ scope: dreamScope(), limit: 200 }));
+  $("dream-records").tBodies[0].replaceChildren(...page.items.map((r) =>
+    h("tr", { "data-record-id": r.id },
+      h("td", { class: "num" }, h("button", { type: "button", class: "link", "aria-label": iso(r.at) + ": open record " + r.id + " (" + r.kind + ", " + r.status + ")",
+        text: iso(r.at) || r.id, onclick: () => openDream(r.id).catch(fail) })),
+      h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
+      h("td", { class: "num", text: String(r.retired.length) }), h("td", { class: "num", text: String(r.created.length) }),
+      h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })))));
+  say(page.items.length ? "" : "No dream records in scope " + dreamScope() + ".");
+}
+
+function dreamEntry(e, extra) {
+  return h("li", { class: "entry", "data-entry-id": e.id },
+    h("p", { text: e.content }),
+    h("p", { class: "hint" }, "id " + e.id, e.category ? " · " + e.category : "", e.tags.length ? " · " + e.tags.join(", ") : "",
+      " · created " + iso(e.createdAt), extra || ""));
+}
+
+async function openDream(id) {
+  const r = await api("GET", "/v1/dream/records/" + enc(id) + "?" + q({ scope: dreamScope() }));
+  const parts = [
+    h("h3", { text: "Record " + r.id + " · " + r.kind + " · " + r.status }),
+    h("p", { class: "summary", text: "At " + iso(r.at) + (r.model ? " · model " + r.model : "") + (r.undone_at ? " · undone " + iso(r.undone_at) : "") +
+      (r.reason ? " · " + r.reason : "") + (r.dropped ? " · " + count(r.dropped, "plan item") + " dropped" : "") }),
+    h("div", { class: "diff" },
+      h("section", { "aria-label": "Retired entries", class: "retired" }, h("h4", { text: "Retired (" + r.retired.length + ")" }),
+        h("ul", { class: "entries" }, r.retired.map((e) => dreamEntry(e)))),
+      h("section", { "aria-label": "Created entries", class: "created" }, h("h4", { text: "Created (" + r.created.length + ")" }),
+        h("ul", { class: "entries" }, r.created.map((e) => dreamEntry(e, e.sourceIds && e.sourceIds.length ? " · from " + e.sourceIds.join(", ") : ""))))),
+  ];
+  if (r.status === "applied") {
+    parts.push(h("button", { type: "button", class: "danger", text: "Undo this pass", "aria-label": "Undo this pass: record " + r.id,
+      onclick: () => undoDream(r).catch(fail) }));
+  }
+  parts.push(h("div", { id: "dream-undo", role: "status" }));
+  $("dream-detail").replaceChildren(...parts);
+}
+
+async function undoDream(r) {
+  if (!confirm("Undo the " + r.kind + " pass " + r.id + "? Retired entries come back; created ones are removed unless edited since.")) return;
+  const report = await api("POST", "/v1/dream/records/" + enc(r.id) + "/undo?" + q({ scope: dreamScope() }));
+  await loadDream();
+  await openDream(r.id);
+  $("dream-undo").replaceChildren(h("h4", { text: "Undo report" }),
+    h("p", { id: "dream-undo-summary", text: count(report.restored.length, "entry", "entries") + " restored · " + report.removed.length + " removed · " + report.kept.length + " kept" }),
+    h("pre", { text: json(report) }));
+  say("Undid " + r.id + ".");
+}
+
 // -- start ----------------------------------------------------------------------------------
 document.addEventListener("DOMContentLoaded", () => {
   $("signin-form").addEventListener("submit", signIn);
@@ -417,6 +471,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("memory-search").addEventListener("submit", (e) => searchMemories(e).catch(fail));
   $("working-form").addEventListener("submit", (e) => loadWorking(e).catch(fail));
   $("board-form").addEventListener("submit", watchBoard);
+  $("dream-form").addEventListener("submit", (e) => loadDream(e).catch(fail));
   window.addEventListener("hashchange", () => { if (!$("tabs").hidden) show(location.hash.slice(1)); });
   if (sessionStorage.getItem("memstack.key") !== null) enter(); else $("key").focus();
   document.body.dataset.ready = "1";
