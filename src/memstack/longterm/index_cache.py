@@ -22,6 +22,7 @@ from typing import Final
 from ..engines import Engine
 from ..errors import InvalidValue
 from ..search import Bm25Index
+from ..shared.mirror import changed_ids as changes_since  # one rule for every change log
 from .context import ConversationThreads
 from .entry import MemoryEntry, from_json
 from .layout import ScopeKeys
@@ -34,20 +35,6 @@ log = logging.getLogger("memstack.longterm")
 
 MAX_CACHED_SCOPES: Final = 256
 """Scopes whose caches one process keeps (least recently used dropped first)."""
-
-
-def changes_since(cached: int, version: int, log: Sequence[str]) -> set[str] | None:
-    """Ids changed after version ``cached``, given the current ``version`` and its ``log``.
-
-    The log holds the last ``len(log)`` changes, the final one being ``version``'s. None when
-    the log no longer reaches back to ``cached + 1`` (the caller rebuilds).
-    """
-    missing = version - cached
-    if missing <= 0:
-        return set()
-    if missing > len(log):
-        return None
-    return {line.split(" ", 1)[1] for line in log[len(log) - missing :] if " " in line}
 
 
 class ScopeCache:
