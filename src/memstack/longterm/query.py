@@ -5,6 +5,7 @@ Spec items 12, 13 and 16 of the RockBot long-term store.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,12 +28,14 @@ def document_text(entry: MemoryEntry) -> str:
 @dataclass(frozen=True, slots=True)
 class Filters:
     """Structural filters, ANDed: category (exact or ``prefix/``, case-insensitive), every tag
-    (case-insensitive), inclusive creation-time bounds."""
+    (case-insensitive), inclusive creation-time bounds, top-level metadata equality (``metadata``
+    holds ``(key, canonical JSON)`` pairs, see :func:`~memstack.longterm.search_request.metadata_pairs`)."""
 
     category: str | None = None
     tags: tuple[str, ...] = ()
     created_after: datetime | None = None
     created_before: datetime | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -42,6 +45,7 @@ class Filters:
             and not self.tags
             and self.created_after is None
             and self.created_before is None
+            and not self.metadata
         )
 
     def passes(self, entry: MemoryEntry) -> bool:
@@ -58,11 +62,23 @@ class Filters:
                 return False
         if self.created_after is not None and entry.created_at < self.created_after:
             return False
+        if self.metadata and not _metadata_matches(entry, self.metadata):
+            return False
         return not (self.created_before is not None and entry.created_at > self.created_before)
 
     def apply(self, entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
         """The entries that pass, in the given order."""
         return [e for e in entries if self.passes(e)]
+
+
+def _metadata_matches(entry: MemoryEntry, pairs: tuple[tuple[str, str], ...]) -> bool:
+    have = entry.metadata or {}
+    for key, want in pairs:
+        if key not in have:
+            return False
+        if json.dumps(have[key], sort_keys=True, separators=(",", ":"), ensure_ascii=False) != want:
+            return False
+    return True
 
 
 def most_recent(entries: Iterable[MemoryEntry], limit: int) -> list[MemoryEntry]:

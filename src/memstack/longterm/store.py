@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
-from ..limits import check_text, short_repr
+from ..limits import short_repr
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
 from . import hybrid, retrieve
 from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
 from .layout import LOG_MAX, ScopeKeys
-from .query import Filters, distinct_sorted, document_text, most_recent
+from .query import distinct_sorted, document_text, most_recent
+from .search_request import search_request
 from .similar import DedupeMode, check_mode, find_duplicate
 from .validate import (
     check_category,
@@ -295,46 +296,64 @@ class LongTermMemory:
         self,
         query: str | None = None,
         *,
+        mode: str = "auto",
         category: str | None = None,
         tags: Iterable[str] | str | None = None,
         created_after: datetime | float | None = None,
         created_before: datetime | float | None = None,
-        max_results: int = 20,
+        metadata: Mapping[str, object] | None = None,
+        limit: int | None = None,
+        min_score: float | None = None,
+        max_results: int | None = None,
     ) -> list[SearchHit]:
         """Search the scope: structural filters, then BM25 (hybrid with an embedder).
 
-        A blank or None query lists the most recently changed entries. Zero BM25 scores are
-        dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
+        The parameters are the ones every surface takes (see
+        :mod:`memstack.longterm.search_request`); ``max_results`` is the seed's name for ``limit``
+        (default 20). A blank or None query lists the most recently changed entries. Zero BM25
+        scores are dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
 
         Raises:
-            InvalidValue: ``max_results`` below 1, a bad time or tag, a ``query`` or ``category``
-                that is not a string (or None) or holds a lone surrogate (names the field).
+            InvalidValue: a parameter breaking its rule (names it): ``limit``/``max_results`` below 1
+                or both given with different values, an unknown ``mode``, ``mode="hybrid"`` without
+                an embedder, a bad time, tag or metadata value, a ``query`` or ``category`` that is
+                not a string (or None) or holds a lone surrogate.
         """
-        if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
-            raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int >= 1")
-        if query is not None:
-            check_text(query, "query")
-        if category is not None:
-            check_text(category, "category")
-        filters = Filters(
-            category=category.strip() if isinstance(category, str) and category.strip() else None,
-            tags=check_tags(tags),
-            created_after=check_time(created_after, "created_after"),
-            created_before=check_time(created_before, "created_before"),
+        if limit is not None and max_results is not None and limit != max_results:
+            raise InvalidValue(
+                f"limit {short_repr(limit)} and max_results {short_repr(max_results)}: give one of them"
+            )
+        wanted = limit if limit is not None else max_results
+        request = search_request(
+            query,
+            mode=mode,
+            category=category,
+            tags=tags,
+            created_after=created_after,
+            created_before=created_before,
+            metadata=metadata,
+            limit=20 if wanted is None else wanted,
+            min_score=min_score,
+            limit_name="limit" if limit is not None else "max_results",
         )
-        query_vector = hybrid.embed_query(self.embedder, query)  # before the lock: the slow part
+        if request.mode == "hybrid" and self.embedder is None:
+            raise InvalidValue(f"mode 'hybrid': scope {short_repr(self.scope)} has no embedder configured")
+        embedder = None if request.mode == "bm25" else self.embedder
+        filters, max_results = request.filters, request.limit
+        query_vector = hybrid.embed_query(embedder, query) if request.ranked else None  # before the lock
         cache = scope_cache(self.engine, self.scope)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
             allowed = None if filters.empty else {e.id for e in filters.apply(cache.entries.values())}
-            if query is None or not query.strip():
+            if not request.ranked:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
+            assert query is not None  # request.ranked says so
             hits = retrieve.ranked(
                 cache,
                 query,
                 SEARCH_PROFILES[self.profile],
-                embedder=self.embedder,
+                embedder=embedder,
                 query_vector=query_vector,
                 allowed=allowed,
                 max_results=max_results,
@@ -342,7 +361,11 @@ class LongTermMemory:
                 min_similarity=self.min_similarity,
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
             )
-        return hits if self.reranker is None else retrieve.reranked(self.reranker, query, hits, max_results)
+        if self.reranker is not None:
+            hits = retrieve.reranked(self.reranker, query, hits, max_results)
+        if request.min_score is not None:
+            hits = [h for h in hits if h.score >= request.min_score]
+        return hits
 
     # -- vectors -----------------------------------------------------------------------------
     def stale_vectors(self) -> int:
