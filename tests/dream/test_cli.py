@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -10,9 +12,17 @@ from typer.testing import CliRunner
 
 import memstack
 from memstack.cli import app
+from memstack.engines.prefixed import tenant_engine
 
 from ._helpers import answer
 from ._openai_server import fake_openai
+
+
+@contextmanager
+def default_tenant(url: str) -> Iterator[memstack.Memory]:
+    """The data the CLI sees: tenant ``default`` (as the keyless server stores it)."""
+    with memstack.open(url) as whole:
+        yield memstack.Memory(tenant_engine(whole.engine, "default"))
 
 
 def run(url: str, *args: str, code: int = 0) -> str:
@@ -23,7 +33,7 @@ def run(url: str, *args: str, code: int = 0) -> str:
 
 def test_dedupe_history_show_undo(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
-    with memstack.open(url) as mem:
+    with default_tenant(url) as mem:
         memory = mem.long_term("bob")
         memory.save(content="Bob likes the colour blue a lot")
         memory.save(content="bob likes the colour blue a lot!")
@@ -47,7 +57,7 @@ def test_consolidate_with_a_model_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = f"sqlite:///{tmp_path / 'cli.db'}"
-    with memstack.open(url) as mem:
+    with default_tenant(url) as mem:
         memory = mem.long_term("amy")
         first = memory.save(content="Amy likes tea")
         memory.save(content="Amy likes green tea")
@@ -62,5 +72,5 @@ def test_consolidate_with_a_model_from_the_environment(
         out = run(url, "dream", "run", "--scope", "amy", "--pass", "consolidate")
     assert "consolidate: applied" in out
     assert "- [correction] tea is not coffee" in server.requests[0]["messages"][1]["content"]
-    with memstack.open(url) as mem:
+    with default_tenant(url) as mem:
         assert mem.long_term("amy").get(first.id) is None

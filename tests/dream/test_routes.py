@@ -40,7 +40,7 @@ def test_dedupe_run_history_show_undo(client: TestClient) -> None:
     assert client.get("/v1/dream/records?scope=zoe").json()["items"] == []
     ran = client.post("/v1/dream/runs?scope=zoe", json={"passes": ["dedupe"]}).json()["items"][0]
     assert ran["status"] == "applied" and {e["id"] for e in ran["retired"]} == set(ids[:2])
-    assert sorted(ran["created"][0]["sourceIds"]) == sorted(ids[:2])
+    assert sorted(ran["created"][0]["source_ids"]) == sorted(ids[:2])
     assert [r["id"] for r in client.get("/v1/dream/records?scope=zoe").json()["items"]] == [ran["id"]]
     assert client.get(f"/v1/dream/records/{ran['id']}?scope=zoe").json()["id"] == ran["id"]
     (gone,) = set(ids[:2]) - {ran["created"][0]["id"]}

@@ -68,7 +68,7 @@ def test_change_to_dict_drops_none_and_round_trips() -> None:
         "key": "k",
         "value": 1,
         "writer": "w",
-        "timestamp": "2026-01-02T03:04:05+00:00",
+        "timestamp": "2026-01-02T03:04:05.000000Z",
     }
     assert MemoryChange.from_dict(change.to_dict()) == change
     assert json.loads(change.to_json()) == change.to_dict()

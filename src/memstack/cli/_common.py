@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,9 +25,9 @@ from ..engines import default_url
 from ..engines.prefixed import tenant_engine
 from ..engines.sqlite import sqlite_path
 from ..errors import InvalidUrl, MemstackError
+from ..timefmt import iso_utc
 from ._errors import EXIT, fail
 from ._state import state
-from ._time import iso_utc
 
 __all__ = [
     "EXIT",
@@ -141,9 +142,18 @@ def emit_table(
         # ids (the first column) and times must stay whole to be copied; other columns wrap.
         table.add_column(column, no_wrap=index == 0 or column in times)
     for row in rows:
-        table.add_row(*(_cell(iso_utc(row.get(c)) if c in times else row.get(c)) for c in columns))
+        table.add_row(*(_cell(_short_time(row.get(c)) if c in times else row.get(c)) for c in columns))
     # Piped output has no terminal width to fit: a wide page keeps ids and times on one line.
     (console if console.is_terminal else Console(width=_PIPED_WIDTH)).print(table)
+
+
+def _short_time(value: Any) -> str | None:
+    """A time for a table cell, to the millisecond: wire dicts carry ISO text, some rows epoch seconds."""
+    if isinstance(value, str):
+        return iso_utc(datetime.fromisoformat(value), digits=3)
+    if value is None or isinstance(value, datetime):
+        return iso_utc(value, digits=3)
+    return iso_utc(float(value), digits=3)
 
 
 def _cell(value: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from ..context import ContextBuilder
+from ..wire import context_json
 from ._common import emit, state, tenant_memory
 
 __all__ = ["context"]
@@ -40,17 +41,7 @@ def context(
         )
         built = builder.build(session, message, namespace=namespace, dry_run=not mark_injected)
         if state.as_json:
-            emit(
-                {
-                    "messages": built.messages,
-                    "explain": [
-                        {"kind": i.kind, "id": i.ident, "included": i.included, "reason": i.reason}
-                        for i in built.explain
-                    ],
-                    "tokens": built.tokens,
-                    "over_budget": built.over_budget,
-                }
-            )
+            emit(context_json(built))
             return
         # Plain echo, not rich: the exact text matters and must not be re-wrapped.
         for message_ in built.messages:

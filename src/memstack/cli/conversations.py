@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from ..conversation.store import LATEST
+from ..wire import message_json
 from ._common import emit, emit_table, state, tenant_memory
 
 __all__ = ["app"]
@@ -45,7 +46,7 @@ def add(
             parent_message_id=LATEST if parent is None else (parent or None),
             workflow_run_id=run_id,
         )
-        emit(message.to_dict(), message.message_id)
+        emit(message_json(message), message.message_id)
 
 
 @app.command()
@@ -56,7 +57,7 @@ def thread(
     """Show the active thread ending at the current message, oldest first."""
     with tenant_memory() as mem:
         messages = mem.conversations.thread(conversation_id, message)
-        rows = [m.to_dict() for m in messages]
+        rows = [message_json(m) for m in messages]
         if state.as_json or not rows:
             emit(rows, f"conversation {conversation_id} has no messages")
         else:

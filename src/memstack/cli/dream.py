@@ -11,7 +11,7 @@ import typer
 from ..dream import PASSES, Dreamer
 from ..errors import InvalidInput
 from ..llm.chat import chat_model_from_env
-from ._common import emit, emit_table, memory
+from ._common import emit, emit_table, tenant_memory
 
 __all__ = ["app"]
 
@@ -31,7 +31,7 @@ def run(
 ) -> None:
     """Run passes over a scope and print their records."""
     passes = pass_ or ["consolidate", "preferences"]
-    with memory() as mem:
+    with tenant_memory() as mem:
         for name in passes:
             if name not in PASSES:
                 raise InvalidInput(f"--pass {name!r}: must be one of {', '.join(PASSES)}")
@@ -49,7 +49,7 @@ def run(
 @app.command()
 def history(scope: str = SCOPE, limit: int = typer.Option(50, "--limit", min=1)) -> None:
     """The scope's dream records, newest first."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         rows = [r.summary() for r in Dreamer(mem.long_term(scope)).history(limit)]
         emit_table(
             rows, ["id", "kind", "status", "at", "model", "retired", "created", "reason"], "dream records"
@@ -59,13 +59,13 @@ def history(scope: str = SCOPE, limit: int = typer.Option(50, "--limit", min=1))
 @app.command()
 def show(record_id: str, scope: str = SCOPE) -> None:
     """One record: every retired entry and every created entry with its sources."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         record = Dreamer(mem.long_term(scope)).show(record_id)
         data = record.to_dict()
         lines = [f"{record.kind} {record.status} at {data['at']} model={record.model or '-'}"]
         lines += [f"- retired [{e['id']}] {e['content']}" for e in data["retired"]]
         lines += [
-            f"+ created [{e['id']}] {e['content']} <- {', '.join(e['sourceIds'])}" for e in data["created"]
+            f"+ created [{e['id']}] {e['content']} <- {', '.join(e['source_ids'])}" for e in data["created"]
         ]
         emit(data, "\n".join(lines))
 
@@ -73,7 +73,7 @@ def show(record_id: str, scope: str = SCOPE) -> None:
 @app.command()
 def undo(record_id: str, scope: str = SCOPE) -> None:
     """Undo an applied pass: retired entries back, created ones removed unless changed since."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         report = Dreamer(mem.long_term(scope)).undo(record_id)
         emit(
             report.to_dict(),
@@ -89,6 +89,6 @@ def feedback(
     scope: str = SCOPE,
 ) -> None:
     """Record a feedback signal; the next passes show the last 7 days of them to the model."""
-    with memory() as mem:
+    with tenant_memory() as mem:
         signal = Dreamer(mem.long_term(scope)).feedback.add(kind, text)
         emit(signal.to_dict(), f"recorded {signal.kind} feedback")

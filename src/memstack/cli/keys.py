@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import typer
 
 from ..server.keys import ApiKeyStore
+from ..wire import api_key_json
 from ._common import emit, emit_table, memory
 
 app = typer.Typer(no_args_is_help=True)
@@ -39,16 +38,7 @@ def list_keys() -> None:
     """List keys (ids, tenants, labels; never secrets)."""
     with memory() as mem:
         keys = ApiKeyStore(mem.engine).list()
-    rows = [
-        {
-            "key_id": k.key_id,
-            "tenants": ",".join(k.tenants),
-            "label": k.label,
-            "admin": k.admin,
-            "created_at": datetime.fromtimestamp(k.created_at, UTC).isoformat().replace("+00:00", "Z"),
-        }
-        for k in keys
-    ]
+    rows = [api_key_json(k) for k in keys]
     emit_table(rows, ["key_id", "tenants", "label", "admin", "created_at"], title="API keys")
 
 

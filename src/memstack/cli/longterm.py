@@ -17,8 +17,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import EntryNotFound, InvalidInput
-from ..longterm import MemoryEntry, SearchHit, export_dir, import_dir
-from ._common import EXIT, console, emit, emit_table, iso_utc, state, tenant_memory
+from ..longterm import SearchHit, export_dir, import_dir
+from ..wire import hit_json, memory_json
+from ._common import EXIT, console, emit, emit_table, state, tenant_memory
 from ._errors import report as report_error
 from ._values import split_tags
 
@@ -29,29 +30,6 @@ app = typer.Typer(no_args_is_help=True, help="Long-term memories: save, search, 
 _SHOWN_SKIPS = 20  # skipped files listed for humans (all of them under --json)
 
 SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an agent).")
-
-
-def _entry_row(entry: MemoryEntry) -> dict[str, Any]:
-    return {
-        "id": entry.id,
-        "category": entry.category,
-        "tags": list(entry.tags),
-        "created_at": iso_utc(entry.created_at, digits=6),  # as the HTTP API writes it
-        "updated_at": iso_utc(entry.updated_at, digits=6),
-        "content": entry.content,
-        "metadata": entry.metadata,
-    }
-
-
-def _hit_json(hit: SearchHit) -> dict[str, Any]:
-    """A hit as the HTTP API writes it (``GET /v1/memories`` items)."""
-    return {
-        "entry": _entry_row(hit.entry),
-        "score": hit.score,
-        "bm25": hit.bm25,
-        "vector": hit.vector,
-        "sources": list(hit.sources),
-    }
 
 
 def _hit_cells(hit: SearchHit) -> dict[str, Any]:
@@ -80,7 +58,7 @@ def save(
         entry = mem.long_term(scope).save(
             content=content, category=category, tags=split_tags(tags), id=memory_id
         )
-        emit(_entry_row(entry), f"saved {entry.id}")
+        emit(memory_json(entry), f"saved {entry.id}")
 
 
 @app.command()
@@ -102,7 +80,7 @@ def search(
             query, category=category, tags=split_tags(tags), max_results=limit
         )
         if state.as_json:
-            emit([_hit_json(h) for h in hits])
+            emit([hit_json(h) for h in hits])
         elif not hits:
             emit([], "no memories found")
         else:

@@ -12,6 +12,7 @@ import json
 import typer
 
 from ..errors import SessionExists
+from ..wire import history_json
 from ._common import emit, emit_table, state, tenant_memory
 from ._values import JSON_VALUE, TEXT, parse_number, parse_value
 
@@ -124,7 +125,7 @@ def history(
             for e in entries
         ]
         if state.as_json:
-            emit(entries)
+            emit([history_json(e) for e in entries])
         else:
             columns = ["timestamp", "op", "key", "detail"]
             emit_table(rows, columns, title=f"history of {session_id}", times=["timestamp"])

@@ -15,6 +15,7 @@ import typer
 from .._memory import Memory
 from ..context.format import format_remaining
 from ..errors import EntryNotFound, InvalidKey
+from ..wire import working_json
 from ..working import WorkingEntry, WorkingMemory
 from ._common import emit, emit_table, state, tenant_memory
 from ._values import JSON_VALUE, TEXT, parse_value, split_tags
@@ -42,16 +43,10 @@ def _plain_needs_namespace(key: str, namespace: str | None) -> None:
 
 
 def _row(entry: WorkingEntry, now: float, with_value: bool) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "key": entry.key,
-        "expires_in": format_remaining(entry.remaining(now)),
-        "expires_at": entry.expires_at,
-        "stored_at": entry.stored_at,
-        "category": entry.category,
-        "tags": list(entry.tags),
-    }
-    if with_value:
-        row["value"] = entry.value
+    row = working_json(entry)
+    if not with_value:
+        del row["value"]
+    row["expires_in"] = format_remaining(entry.remaining(now))  # the CLI's one extra: for humans
     return row
 
 

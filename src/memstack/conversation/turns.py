@@ -21,7 +21,6 @@ import json
 import re
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,6 +28,7 @@ from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
 from ..limits import short_repr
+from ..timefmt import iso_utc
 
 __all__ = ["Turn", "TurnMemory"]
 
@@ -46,7 +46,7 @@ class Turn:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form with an ISO-8601 UTC ``timestamp``."""
-        when = datetime.fromtimestamp(self.timestamp, UTC).isoformat().replace("+00:00", "Z")
+        when = iso_utc(self.timestamp)
         return {"role": self.role, "content": self.content, "timestamp": when}
 
 

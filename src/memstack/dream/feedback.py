@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidValue
 from ..limits import check_text
 from ..longterm.validate import check_scope
+from ..timefmt import iso_utc
 from .keys import FEEDBACK_MAX, DreamKeys
 
 __all__ = ["FEEDBACK_DAYS", "FEEDBACK_LIMIT", "FeedbackLog", "FeedbackSignal"]
@@ -32,7 +32,7 @@ class FeedbackSignal:
     timestamp: float
 
     def to_dict(self) -> dict[str, Any]:
-        when = datetime.fromtimestamp(self.timestamp, UTC).isoformat().replace("+00:00", "Z")
+        when = iso_utc(self.timestamp)
         return {"kind": self.kind, "text": self.text, "timestamp": when}
 
 

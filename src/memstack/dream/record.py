@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import EntryNotFound, InvalidKey
 from ..longterm import MemoryEntry
-from ..longterm.entry import entry_to_dict, from_json
+from ..longterm.entry import from_json
+from ..timefmt import iso_utc
+from ..wire import memory_json
 from .keys import DreamKeys
 
 __all__ = [
@@ -40,9 +41,7 @@ def new_record_id() -> str:
 
 
 def _iso(seconds: float | None) -> str | None:
-    if seconds is None:
-        return None
-    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+    return None if seconds is None else iso_utc(seconds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,8 +146,8 @@ class DreamRecord:
             "at": _iso(self.at),
             "model": self.model,
             "prompt_digest": self.prompt_digest,
-            "retired": [entry_to_dict(a.entry) for a in self.retired],
-            "created": [{**entry_to_dict(c.entry), "sourceIds": list(c.source_ids)} for c in self.created],
+            "retired": [memory_json(a.entry) for a in self.retired],
+            "created": [{**memory_json(c.entry), "source_ids": list(c.source_ids)} for c in self.created],
             "unknown_ids": list(self.unknown),
             "dropped": self.dropped,
             "reason": self.reason,

@@ -11,6 +11,7 @@ from typing import Any
 from ..clock import Clock, SystemClock
 from ..errors import InvalidValue
 from ..limits import short_repr
+from ..timefmt import iso_utc
 
 __all__ = ["MemoryChange"]
 
@@ -56,7 +57,7 @@ class MemoryChange:
             "previous": self.previous,
             "writer": self.writer,
             "network_name": self.network_name,
-            "timestamp": self.timestamp.isoformat(),
+            "timestamp": iso_utc(self.timestamp),
             "correlation_id": self.correlation_id,
         }
         return {k: v for k, v in out.items() if v is not None}

@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from ...context import ContextBuilder
+from ...wire import context_json
 from ..app import TenantMemory
 from ._common import ERRORS
 
@@ -28,7 +29,7 @@ class ContextIn(BaseModel):
 
 class ExplainOut(BaseModel):
     kind: str
-    ident: str
+    id: str
     included: bool
     reason: str
 
@@ -55,14 +56,4 @@ def build(mem: TenantMemory, body: ContextIn) -> ContextOut:
     if body.record_turn:
         mem.turns.add(body.session_id, "user", body.message)
     built = builder.build(body.session_id, body.message, namespace=body.namespace)
-    return ContextOut(
-        session_id=built.session_id,
-        namespace=built.namespace,
-        messages=built.messages,
-        explain=[
-            ExplainOut(kind=e.kind, ident=e.ident, included=e.included, reason=e.reason)
-            for e in built.explain
-        ],
-        tokens=built.tokens,
-        over_budget=built.over_budget,
-    )
+    return ContextOut.model_validate(context_json(built))

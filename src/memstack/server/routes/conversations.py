@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, status
@@ -11,6 +10,7 @@ from pydantic import BaseModel, Field
 from ...conversation import Message, TokenBudget
 from ...conversation.store import LATEST
 from ...errors import EntryNotFound
+from ...wire import message_json
 from ..app import TenantMemory
 from ._common import ERRORS, page_of
 
@@ -44,7 +44,7 @@ class MessageOut(BaseModel):
     content: str
     files: list[dict[str, Any]]
     token_count: int
-    created_at: float
+    created_at: str = Field(description="ISO-8601 UTC.")
     workflow_run_id: str | None = None
 
 
@@ -69,7 +69,7 @@ class Deleted(BaseModel):
 
 
 def _out(message: Message) -> MessageOut:
-    return MessageOut.model_validate(json.loads(message.to_json()))
+    return MessageOut.model_validate(message_json(message))
 
 
 @router.get("", response_model=ConversationPage, summary="List conversations (sorted, paginated)")

@@ -41,10 +41,13 @@ class EntryOut(BaseModel):
     content: str
     category: str | None
     tags: list[str]
-    createdAt: str  # noqa: N815 - the entry's published JSON form
-    updatedAt: str | None  # noqa: N815 - same
+    created_at: str
+    updated_at: str | None
     metadata: dict[str, Any] | None
-    sourceIds: list[str] | None = None  # noqa: N815 - same
+
+
+class CreatedOut(EntryOut):
+    source_ids: list[str]
 
 
 class RecordOut(BaseModel):
@@ -56,7 +59,7 @@ class RecordOut(BaseModel):
     model: str | None
     prompt_digest: str | None
     retired: list[EntryOut]
-    created: list[EntryOut]
+    created: list[CreatedOut]
     unknown_ids: list[str]
     dropped: int
     reason: str | None

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from fastapi import APIRouter, Request, status
 from pydantic import BaseModel, Field
 
 from ...errors import EntryNotFound
+from ...wire import api_key_json
 from ..app import AdminKey
 from ..keys import ApiKey, ApiKeyStore
 from ._common import ERRORS
@@ -45,10 +44,7 @@ class Revoked(BaseModel):
 
 
 def _view(key: ApiKey) -> KeyView:
-    created = datetime.fromtimestamp(key.created_at, UTC).isoformat().replace("+00:00", "Z")
-    return KeyView(
-        key_id=key.key_id, tenants=list(key.tenants), label=key.label, admin=key.admin, created_at=created
-    )
+    return KeyView.model_validate(api_key_json(key))
 
 
 def _store(request: Request) -> ApiKeyStore:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import EntryNotFound
 from ...longterm import MemoryEntry, SearchHit
+from ...wire import hit_json, memory_json
 from ..app import TenantMemory
 from ._common import ERRORS
 
@@ -30,8 +31,8 @@ class MemoryOut(BaseModel):
     content: str
     category: str | None
     tags: list[str]
-    created_at: datetime
-    updated_at: datetime | None
+    created_at: str = Field(description="ISO-8601 UTC.")
+    updated_at: str | None = Field(description="ISO-8601 UTC.")
     metadata: dict[str, Any] | None
 
 
@@ -57,15 +58,7 @@ class Names(BaseModel):
 
 
 def _out(entry: MemoryEntry) -> MemoryOut:
-    return MemoryOut(
-        id=entry.id,
-        content=entry.content,
-        category=entry.category,
-        tags=list(entry.tags),
-        created_at=entry.created_at,
-        updated_at=entry.updated_at,
-        metadata=entry.metadata,
-    )
+    return MemoryOut.model_validate(memory_json(entry))
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -74,9 +67,7 @@ def _utc(value: datetime | None) -> datetime | None:
 
 
 def _hit(hit: SearchHit) -> HitOut:
-    return HitOut(
-        entry=_out(hit.entry), score=hit.score, bm25=hit.bm25, vector=hit.vector, sources=list(hit.sources)
-    )
+    return HitOut.model_validate(hit_json(hit))
 
 
 @router.post(

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, Field
 
 from ...errors import NotANumber
+from ...wire import history_json
 from ..app import TenantMemory
 from ..error_table import scrub
 from ._common import ERRORS, page_of
@@ -131,4 +132,6 @@ def increment(mem: TenantMemory, session_id: str, key: str, body: Increment) -> 
 def history(
     mem: TenantMemory, session_id: str, limit: Annotated[int, Query(ge=0, le=10_000)] = 50
 ) -> History:
-    return History(session_id=session_id, entries=mem.sessions.history(session_id, limit))
+    return History(
+        session_id=session_id, entries=[history_json(e) for e in mem.sessions.history(session_id, limit)]
+    )

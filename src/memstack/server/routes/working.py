@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from ...errors import EntryNotFound
+from ...wire import working_json
 from ...working import WorkingEntry, WorkingMemory
 from ..app import TenantMemory
 from ._common import ERRORS
@@ -27,8 +28,8 @@ class EntryIn(BaseModel):
 class EntryOut(BaseModel):
     key: str
     value: Any
-    stored_at: float
-    expires_at: float
+    stored_at: str = Field(description="ISO-8601 UTC.")
+    expires_at: str = Field(description="ISO-8601 UTC.")
     category: str | None
     tags: list[str]
 
@@ -47,14 +48,7 @@ class Cleared(BaseModel):
 
 
 def _out(entry: WorkingEntry) -> EntryOut:
-    return EntryOut(
-        key=entry.key,
-        value=entry.value,
-        stored_at=entry.stored_at,
-        expires_at=entry.expires_at,
-        category=entry.category,
-        tags=list(entry.tags),
-    )
+    return EntryOut.model_validate(working_json(entry))
 
 
 @router.get("", response_model=EntryList, summary="List (whole-segment prefix) or search entries")

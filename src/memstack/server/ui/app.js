@@ -327,7 +327,7 @@ async function loadWorking(event) {
 function tickTtl() {
   const now = Date.now() / 1000;
   document.querySelectorAll("#working-entries td.ttl").forEach((cell) => {
-    const left = Math.max(0, Number(cell.dataset.expires) - now);
+    const left = Math.max(0, Date.parse(cell.dataset.expires) / 1000 - now);
     cell.textContent = left <= 0 ? "expired" : left >= 60 ? Math.floor(left / 60) + " min " + Math.floor(left % 60) + " s" : Math.floor(left) + " s";
   });
 }
@@ -421,7 +421,7 @@ function dreamEntry(e, extra) {
   return h("li", { class: "entry", "data-entry-id": e.id },
     h("p", { text: e.content }),
     h("p", { class: "hint" }, "id " + e.id, e.category ? " · " + e.category : "", e.tags.length ? " · " + e.tags.join(", ") : "",
-      " · created " + iso(e.createdAt), extra || ""));
+      " · created " + iso(e.created_at), extra || ""));
 }
 
 async function openDream(id) {
@@ -434,7 +434,7 @@ async function openDream(id) {
       h("section", { "aria-label": "Retired entries", class: "retired" }, h("h4", { text: "Retired (" + r.retired.length + ")" }),
         h("ul", { class: "entries" }, r.retired.map((e) => dreamEntry(e)))),
       h("section", { "aria-label": "Created entries", class: "created" }, h("h4", { text: "Created (" + r.created.length + ")" }),
-        h("ul", { class: "entries" }, r.created.map((e) => dreamEntry(e, e.sourceIds && e.sourceIds.length ? " · from " + e.sourceIds.join(", ") : ""))))),
+        h("ul", { class: "entries" }, r.created.map((e) => dreamEntry(e, e.source_ids && e.source_ids.length ? " · from " + e.source_ids.join(", ") : ""))))),
   ];
   if (r.status === "applied") {
     parts.push(h("button", { type: "button", class: "danger", text: "Undo this pass", "aria-label": "Undo this pass: record " + r.id,

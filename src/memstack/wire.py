@@ -1,0 +1,113 @@
+"""The one JSON shape of each object on every surface (CLI ``--json``, HTTP, MCP, the inspector).
+
+Field names are the library's; every time is :func:`memstack.timefmt.iso_utc` text. HTTP response
+models validate these dicts, the CLI prints them, MCP tools return them; tests/test_one_serializer.py
+compares the surfaces. Objects with their own ``to_dict`` (dream records, changes, forget
+reports) follow the same rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .timefmt import iso_utc
+
+if TYPE_CHECKING:
+    from .context.budget import ExplainItem
+    from .context.builder import BuiltContext
+    from .conversation.message import Message
+    from .longterm.entry import MemoryEntry, SearchHit
+    from .server.keys import ApiKey
+    from .working.entry import WorkingEntry
+
+__all__ = [
+    "api_key_json",
+    "context_json",
+    "explanation_json",
+    "history_json",
+    "hit_json",
+    "memory_json",
+    "message_json",
+    "working_json",
+]
+
+
+def memory_json(entry: MemoryEntry) -> dict[str, Any]:
+    """A long-term entry."""
+    return {
+        "id": entry.id,
+        "content": entry.content,
+        "category": entry.category,
+        "tags": list(entry.tags),
+        "created_at": iso_utc(entry.created_at),
+        "updated_at": iso_utc(entry.updated_at),
+        "metadata": entry.metadata,
+    }
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    """A search hit: the entry and what each retriever said (``sources`` is always a list)."""
+    return {
+        "entry": memory_json(hit.entry),
+        "score": hit.score,
+        "bm25": hit.bm25,
+        "vector": hit.vector,
+        "sources": list(hit.sources),
+    }
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A conversation message (the stored record with ``created_at`` as ISO text)."""
+    data = message.to_dict()
+    data["created_at"] = iso_utc(message.created_at)
+    return data
+
+
+def working_json(entry: WorkingEntry) -> dict[str, Any]:
+    """A working-memory entry (``value`` None in a value-less listing)."""
+    return {
+        "key": entry.key,
+        "value": entry.value,
+        "stored_at": iso_utc(entry.stored_at),
+        "expires_at": iso_utc(entry.expires_at),
+        "category": entry.category,
+        "tags": list(entry.tags),
+    }
+
+
+def history_json(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A session history entry: its fields as stored, ``timestamp`` as ISO text."""
+    data = dict(item)
+    stamp = data.get("timestamp")
+    if isinstance(stamp, int | float) and not isinstance(stamp, bool):
+        data["timestamp"] = iso_utc(stamp)
+    return data
+
+
+def api_key_json(key: ApiKey) -> dict[str, Any]:
+    """An API key's public record (never its secret)."""
+    return {
+        "key_id": key.key_id,
+        "tenants": list(key.tenants),
+        "label": key.label,
+        "admin": key.admin,
+        "created_at": iso_utc(key.created_at),
+    }
+
+
+def explanation_json(item: ExplainItem) -> dict[str, Any]:
+    """Why one item is (or is not) in a built context."""
+    return {"kind": item.kind, "id": item.ident, "included": item.included, "reason": item.reason}
+
+
+def context_json(built: BuiltContext) -> dict[str, Any]:
+    """A built context: the messages for the model and why each item is in or out."""
+    return {
+        "session_id": built.session_id,
+        "namespace": built.namespace,
+        "messages": built.messages,
+        "explain": [explanation_json(e) for e in built.explain],
+        "tokens": built.tokens,
+        "over_budget": built.over_budget,
+    }

@@ -1,0 +1,151 @@
+"""One serializer per object: the CLI's ``--json``, HTTP and MCP write the same fields with the same
+ISO-8601 ``Z`` times as :mod:`memstack.wire` (issue 16, item 6)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+import memstack
+from memstack import wire
+from memstack.cli import app as cli_app
+from memstack.engines.prefixed import tenant_engine
+from memstack.server import create_app
+from memstack.server.toolbox import call_tool
+from memstack.shared.change import MemoryChange
+
+ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+TIME_FIELDS = {"created_at", "updated_at", "stored_at", "expires_at", "timestamp", "at", "undone_at"}
+runner = CliRunner()
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'wire.db'}"
+
+
+@pytest.fixture
+def client(url: str) -> Iterator[TestClient]:
+    with memstack.open(url) as mem, TestClient(create_app(mem.engine)) as test_client:
+        yield test_client
+
+
+def cli(url: str, *args: str) -> Any:
+    result = runner.invoke(cli_app, ["--url", url, "--json", *args])
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+def times_are_iso(value: Any) -> int:
+    """How many time fields ``value`` holds (recursively); fails on one that is not ISO ``Z`` text."""
+    found = 0
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in TIME_FIELDS and item is not None:
+                assert isinstance(item, str) and ISO_Z.match(item), f"{key}={item!r}"
+                found += 1
+            found += times_are_iso(item)
+    elif isinstance(value, list):
+        found += sum(times_are_iso(item) for item in value)
+    return found
+
+
+def test_the_time_format_is_checked() -> None:
+    assert times_are_iso({"created_at": "2026-11-23T20:16:47.123456Z", "x": [{"at": None}]}) == 1
+    for bad in (1795465007.1, "2026-11-23T20:16:47+00:00", "2026-11-23T20:16:47Z"):
+        with pytest.raises(AssertionError):
+            times_are_iso({"created_at": bad})
+
+
+def test_long_term_entry_and_hit(url: str, client: TestClient) -> None:
+    saved_cli = cli(url, "memories", "save", "Alice plays the violin", "--tags", "music")
+    saved_http = client.post("/v1/memories", json={"content": "Bob plays chess", "tags": ["games"]}).json()
+    assert set(saved_cli) == set(saved_http)
+    assert times_are_iso(saved_cli) == times_are_iso(saved_http) == 1  # updated_at is None until an update
+    with memstack.open(url) as mem:
+        entry = tenant_engine_memory(mem).long_term().get(saved_cli["id"])
+        assert entry is not None
+        assert wire.memory_json(entry) == saved_cli
+    hits_cli = cli(url, "memories", "search", "violin")
+    hits_http = client.get("/v1/memories", params={"query": "violin"}).json()["items"]
+    assert hits_cli == hits_http
+    assert isinstance(hits_http[0]["sources"], list)
+    assert times_are_iso(hits_http) >= 1
+
+
+def tenant_engine_memory(mem: memstack.Memory) -> memstack.Memory:
+    """The CLI's and the keyless server's view: tenant ``default``."""
+    return memstack.Memory(tenant_engine(mem.engine, "default"))
+
+
+def test_conversation_message(url: str, client: TestClient) -> None:
+    added = cli(url, "conversations", "add", "c1", "user", "hello")
+    thread_http = client.get("/v1/conversations/c1/thread").json()["items"]
+    thread_cli = cli(url, "conversations", "thread", "c1")
+    assert thread_http == thread_cli == [added]
+    assert times_are_iso(added) == 1
+
+
+def test_working_entry(url: str, client: TestClient) -> None:
+    stored = client.put("/v1/working/notes", params={"namespace": "session/s1"}, json={"value": 1})
+    assert stored.status_code == 200, stored.text
+    via_http = client.get("/v1/working/notes", params={"namespace": "session/s1"}).json()
+    via_cli = cli(url, "working", "get", "notes", "--namespace", "session/s1")
+    assert via_cli.pop("expires_in")  # the CLI's one extra field, for humans
+    assert via_cli == via_http
+    assert times_are_iso(via_http) == 2
+
+
+def test_session_history(url: str, client: TestClient) -> None:
+    client.post("/v1/sessions", json={"session_id": "s1"})
+    assert client.put("/v1/sessions/s1/keys/k", json={"value": 1}).status_code == 200
+    via_http = client.get("/v1/sessions/s1/history").json()["entries"]
+    via_cli = cli(url, "sessions", "history", "s1")
+    assert via_cli == via_http
+    assert times_are_iso(via_http) >= 1
+
+
+def test_context_explanation(url: str, client: TestClient) -> None:
+    cli(url, "memories", "save", "Alice plays the violin")
+    via_cli = cli(url, "context", "violin?", "--session", "s1")  # a dry run: marks nothing injected
+    via_http = client.post("/v1/context", json={"session_id": "s1", "message": "violin?"}).json()
+    assert via_cli == via_http
+    assert via_http["explain"] and set(via_http["explain"][0]) == {"kind", "id", "included", "reason"}
+
+
+def test_dream_record_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
+    for _ in range(2):
+        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    via_http = client.post("/v1/dream/runs", json={"passes": ["dedupe"], "dry_run": True}).json()["items"]
+    with memstack.open(url) as mem:
+        via_mcp = json.loads(call_tool(tenant_engine_memory(mem), "dream_dry_run", {"pass_name": "dedupe"}))
+    assert set(via_mcp) == set(via_http[0])
+    assert via_mcp["retired"] == via_http[0]["retired"]
+    assert times_are_iso(via_mcp) >= 2 and times_are_iso(via_http) >= 2
+    for _ in range(2):
+        cli(url, "memories", "save", "Bob plays chess")
+    via_cli = cli(url, "dream", "run", "--pass", "dedupe", "--dry-run")
+    assert set(via_cli[0]) == set(via_http[0])
+    assert times_are_iso(via_cli) >= 2
+
+
+def test_shared_change() -> None:
+    change = MemoryChange.from_dict({"key": "k", "value": 1, "timestamp": "2026-01-02T03:04:05+00:00"})
+    data = change.to_dict()
+    assert times_are_iso(data) == 1
+    assert MemoryChange.from_dict(data) == change
+
+
+def test_api_key(url: str) -> None:
+    created = cli(url, "keys", "create", "--tenant", "acme")
+    listed = cli(url, "keys", "list")
+    assert listed[0]["key_id"] == created["key_id"]
+    assert listed[0]["tenants"] == ["acme"]
+    assert times_are_iso(listed) == 1
