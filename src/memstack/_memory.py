@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
@@ -13,11 +14,15 @@ if TYPE_CHECKING:
     from .conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
     from .dream import Dreamer
     from .longterm import LongTermMemory
+    from .search.embedders import Embedder
     from .session import SessionStore
     from .shared import SharedMemory
     from .working import WorkingMemory
 
-__all__ = ["Memory", "open"]
+__all__ = ["SCOPES_KEPT", "Memory", "open"]
+
+SCOPES_KEPT: Final = 1024
+"""Long-term scopes a :class:`Memory` keeps built (see :meth:`Memory.long_term`)."""
 
 
 class Memory:
@@ -27,10 +32,12 @@ class Memory:
     :func:`memstack.open`.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, embedder: Embedder | None = None) -> None:
         self.engine = engine
+        self.embedder = embedder
         self._lock = threading.Lock()
         self._closables: list[Any] = []
+        self._scopes: OrderedDict[str, LongTermMemory] = OrderedDict()
 
     @property
     def clock(self) -> Clock:
@@ -82,10 +89,34 @@ class Memory:
         return TurnMemory(self.engine)
 
     def long_term(self, scope: str = "default", **options: Any) -> LongTermMemory:
-        """Long-term memories of one scope (a user or an agent), searched by BM25 (+ vectors)."""
+        """Long-term memories of one scope (a user or an agent), searched by BM25 (+ vectors).
+
+        Without ``options`` the scope uses this memory's :attr:`embedder` and is kept (the last
+        :data:`SCOPES_KEPT` scopes), so its background vector worker is shared by every caller.
+        ``options`` go to :class:`~memstack.longterm.LongTermMemory` (``embedder`` defaults to
+        :attr:`embedder`).
+
+        Raises:
+            InvalidKey: a bad scope.
+            InvalidConfiguration: a bad option.
+        """
         from .longterm import LongTermMemory
 
-        return LongTermMemory(self.engine, scope, **options)
+        if options:
+            options.setdefault("embedder", self.embedder)
+            return LongTermMemory(self.engine, scope, **options)
+        with self._lock:
+            kept = self._scopes.get(scope)
+            if kept is not None:
+                self._scopes.move_to_end(scope)
+                return kept
+        made = LongTermMemory(self.engine, scope, embedder=self.embedder)
+        with self._lock:
+            kept = self._scopes.setdefault(scope, made)
+            self._scopes.move_to_end(scope)
+            while len(self._scopes) > SCOPES_KEPT:
+                self._scopes.popitem(last=False)  # its worker finishes its queue on its own
+        return kept
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:
         """The dream passes of one long-term scope (``options``: see :class:`memstack.dream.Dreamer`;
@@ -131,14 +162,25 @@ class Memory:
         return f"<Memory {self.engine.url!r}>"
 
 
-def open(url: str | None = None, *, clock: Clock | None = None) -> Memory:  # noqa: A001 - the library's entry point, like io.open
+def open(  # noqa: A001 - the library's entry point, like io.open
+    url: str | None = None, *, clock: Clock | None = None, embedder: Embedder | str | None = None
+) -> Memory:
     """Open a :class:`Memory` on the engine at ``url``.
 
     With no URL, ``$MEMSTACK_URL`` is used, else the embedded SQLite file in the user's data
-    directory (``$MEMSTACK_HOME`` overrides it).
+    directory (``$MEMSTACK_HOME`` overrides it). ``embedder`` is the retrieval setting of every
+    long-term scope opened through this memory: an :class:`~memstack.search.embedders.Embedder`,
+    a setting text (``"local"``, ``"openai:URL#MODEL"``, ``"none"``, ``"auto"``; see
+    :mod:`memstack.search.embedders.setting`), or None for BM25 alone (the library default: a
+    model is loaded only when asked for).
 
     Raises:
         InvalidUrl: unknown scheme or malformed URL.
         EngineUnavailable: the engine cannot be reached.
+        InvalidConfiguration: a bad embedder setting.
     """
-    return Memory(open_engine(url, clock=clock or SystemClock()))
+    if isinstance(embedder, str):
+        from .search.embedders.setting import embedder_from_setting
+
+        embedder = embedder_from_setting(embedder)
+    return Memory(open_engine(url, clock=clock or SystemClock()), embedder=embedder)

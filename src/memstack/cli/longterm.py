@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import EntryNotFound, InvalidInput
 from ..longterm import SearchHit, export_dir, import_dir
+from ..longterm.search_request import metadata_from_text
 from ..wire import hit_json, memory_json
 from ._common import EXIT, console, emit, emit_table, state, tenant_memory
 from ._errors import report as report_error
@@ -67,6 +69,13 @@ def search(
     category: str = typer.Option(None, "--category", help="Only this category and its sub-categories."),
     tags: str = typer.Option(None, "--tags", help="Only memories with every one of these tags."),
     limit: int = typer.Option(20, "--limit", min=1, help="Most results to show."),
+    mode: str = typer.Option("auto", "--mode", help="auto, bm25 or hybrid (hybrid needs an embedder)."),
+    created_after: datetime = typer.Option(None, "--created-after", help="ISO time; UTC if no offset."),
+    created_before: datetime = typer.Option(None, "--created-before", help="ISO time; UTC if no offset."),
+    metadata: str = typer.Option(
+        None, "--metadata", help='JSON object every hit\'s metadata matches: {"k": 1}.'
+    ),
+    min_score: float = typer.Option(None, "--min-score", help="Drop ranked hits scoring below this."),
     profile: str = typer.Option(
         "default",
         "--profile",
@@ -74,10 +83,20 @@ def search(
     ),
     scope: str = SCOPE,
 ) -> None:
-    """Search memories by BM25; prints scores and which retrievers found each one."""
+    """Search memories (BM25, hybrid with an embedder); prints scores and which retrievers found
+    each one. The parameters are the ones every surface takes (README: search parameters)."""
     with tenant_memory() as mem:
-        hits = mem.long_term(scope, profile=profile).search(
-            query, category=category, tags=split_tags(tags), max_results=limit
+        lt = mem.long_term(scope) if profile == "default" else mem.long_term(scope, profile=profile)
+        hits = lt.search(
+            query,
+            mode=mode,
+            category=category,
+            tags=split_tags(tags),
+            created_after=_utc(created_after),
+            created_before=_utc(created_before),
+            metadata=metadata_from_text(metadata),
+            limit=limit,
+            min_score=min_score,
         )
         if state.as_json:
             emit([hit_json(h) for h in hits])
@@ -87,6 +106,11 @@ def search(
             columns = ["id", "score", "sources", "category", "tags", "created_at", "content"]
             rows = [_hit_cells(h) for h in hits]
             emit_table(rows, columns, title=f"scope {scope}", times=["created_at"])
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """A time given without an offset is UTC (as over HTTP)."""
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
 @app.command()

@@ -20,6 +20,7 @@ from ._common import EXIT, console, emit, emit_table, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
     from ..dream.scheduler import DreamScheduler
+    from ..search.embedders import Embedder
     from ..server.auth import AuthMode
 
 __all__ = ["doctor", "export", "import_", "serve"]
@@ -48,6 +49,13 @@ def serve(
     dream_interval: float = typer.Option(
         0.0, "--dream-interval", help="Seconds between dream passes per scope (default tenant); 0: off."
     ),
+    embedder: str = typer.Option(
+        None,
+        "--embedder",
+        help="local, minilm, e5-small, openai:BASE_URL[#MODEL] or none (key from "
+        "MEMSTACK_EMBEDDER_API_KEY or OPENAI_API_KEY). Default: $MEMSTACK_EMBEDDER, else local when "
+        "installed (hybrid search), else none (BM25).",
+    ),
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
 
@@ -65,13 +73,15 @@ def serve(
             f"[red]error[/red]: the server extra is not installed ({exc}); pip install 'memstack[server]'"
         )
         raise typer.Exit(1) from exc
+    vectors = _embedder(embedder)
     with memory() as mem:
+        mem.embedder = vectors
         if stdio:
             from ..server.mcp import run_stdio
 
             run_stdio(mem)
             return
-        settings = ServerSettings(max_body_bytes=max_body_bytes, auth=mode, host=host)
+        settings = ServerSettings(max_body_bytes=max_body_bytes, auth=mode, host=host, embedder=vectors)
         try:
             app = create_app(mem.engine, settings)
         except InvalidConfiguration as exc:
@@ -144,6 +154,17 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _embedder(setting: str | None) -> Embedder | None:
+    """The retrieval setting, resolved once at start; a bad one stops the start (exit 2)."""
+    from ..search.embedders.setting import embedder_from_setting
+
+    try:
+        return embedder_from_setting(setting)
+    except InvalidConfiguration as exc:
+        err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT["usage"]) from None
+
+
 def _dream_scheduler(mem: Memory, interval: float) -> DreamScheduler | None:
     """The background dream passes of ``serve`` over the default tenant, started (None when off)."""
     if interval <= 0:
@@ -159,8 +180,13 @@ def _dream_scheduler(mem: Memory, interval: float) -> DreamScheduler | None:
     return scheduler
 
 
-def doctor() -> None:
-    """Check the engine, print versions and which optional extras are installed."""
+def doctor(
+    embedder: str = typer.Option(
+        None, "--embedder", help="The retrieval setting to check (default: as serve resolves it)."
+    ),
+) -> None:
+    """Check the engine, print versions, the optional extras installed and the retrieval setting
+    ``serve`` would use (mode, model, dimensions, entries still waiting for a vector)."""
     rows = [{"check": "python", "result": sys.version.split()[0]}]
     for dist in ("memstack", "redis"):
         rows.append({"check": dist, "result": _version(dist)})
@@ -173,12 +199,32 @@ def doctor() -> None:
         with memory() as mem:
             mem.engine.ping()
             rows.append({"check": "engine", "result": f"{mem.engine.name} reachable at {mem.engine.url}"})
+            rows.append({"check": "retrieval", "result": _retrieval(mem, embedder)})
     except typer.Exit as exc:
         rows.append({"check": "engine", "result": "unreachable"})
         code = exc.exit_code
     emit_table(rows, ["check", "result"], title="memstack doctor")
     if code:
         raise typer.Exit(code)
+
+
+def _retrieval(mem: Memory, setting: str | None) -> str:
+    """``mode model (dims d), N entries waiting for a vector`` (what ``GET /v1/info`` reports)."""
+    from ..longterm.backfill import pending_vectors
+    from ..search.embedders.setting import describe_embedder, embedder_from_setting, resolve_setting
+
+    try:
+        vectors = embedder_from_setting(setting)
+        described = describe_embedder(vectors)
+    except Exception as exc:  # a diagnosis reports a bad setting or an unreachable endpoint, never dies
+        return f"setting {resolve_setting(setting)!r} fails: {exc}"
+    if vectors is None:
+        return f"bm25 (setting {resolve_setting(setting)!r}: no embedder)"
+    pending = pending_vectors(mem.engine, vectors)
+    return (
+        f"hybrid {described['model']} (dims {described['dims']}), "
+        f"{pending} entries waiting for a vector (serve fills them in)"
+    )
 
 
 def _version(dist: str) -> str:

@@ -124,7 +124,13 @@ class ContextBuilder:
             from ..llm.tokens import token_counter as make_counter
 
             self.counter = make_counter(token_counter)
-        self.long_term = long_term if long_term is not None else LongTermMemory(self.engine, scope)
+        if long_term is None:  # a Memory's scopes carry its retrieval setting (embedder)
+            long_term = (
+                mem_or_engine.long_term(scope)
+                if isinstance(mem_or_engine, Memory)
+                else LongTermMemory(self.engine, scope)
+            )
+        self.long_term = long_term
         self.tracker = InjectionTracker(self.engine)
         # A Memory's own turn tier carries its options (retention, idle timeout); share it.
         self._turns: TurnMemory | None = mem_or_engine.turns if isinstance(mem_or_engine, Memory) else None

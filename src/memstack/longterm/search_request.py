@@ -27,7 +27,7 @@ from ..limits import check_text, encode_json, short_repr
 from .query import Filters
 from .validate import check_tags, check_time
 
-__all__ = ["MODES", "SearchRequest", "metadata_pairs", "search_request"]
+__all__ = ["MODES", "SearchRequest", "metadata_from_text", "metadata_pairs", "search_request"]
 
 MODES: Final = ("auto", "bm25", "hybrid")
 """Search modes, in the order surfaces list them."""
@@ -70,6 +70,24 @@ def metadata_pairs(metadata: object) -> tuple[tuple[str, str], ...]:
         encode_json(value, f"metadata[{key!r}]")  # the limits' rules, with the field named
         pairs.append((key, json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)))
     return tuple(sorted(pairs))
+
+
+def metadata_from_text(text: str | None) -> dict[str, object] | None:
+    """A metadata filter given as JSON object text (CLI ``--metadata``, HTTP ``?metadata=``);
+    None or blank gives None.
+
+    Raises:
+        InvalidValue: not JSON, or JSON that is not an object (names ``metadata``).
+    """
+    if text is None or not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InvalidValue(f"metadata {short_repr(text)}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise InvalidValue(f"metadata {short_repr(text)}: must be a JSON object of key to value")
+    return value
 
 
 def search_request(

@@ -21,6 +21,8 @@ from .. import __version__
 from .._memory import Memory
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
+from ..longterm.backfill import Backfill
+from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
@@ -40,6 +42,7 @@ __all__ = [
 ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
 ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
 ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
+ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
 
 
 class ServerSettings:
@@ -52,6 +55,10 @@ class ServerSettings:
             :func:`memstack.server.auth.decide_mode`). ``require_auth=True/False`` is the same as
             ``auth="keys"/"none"``.
         host: the interface the server listens on (``none`` is refused off loopback).
+        embedder: the retrieval setting of every tenant's long-term scopes, the MCP tools and the
+            context builder (None: BM25 alone); ``memstack serve --embedder`` resolves it with
+            :func:`memstack.search.embedders.setting.embedder_from_setting`. With one, the vectors
+            of entries stored before are filled in by a background pass at start.
     """
 
     def __init__(
@@ -62,6 +69,7 @@ class ServerSettings:
         require_auth: bool | None = None,
         max_wait_seconds: float = 30.0,
         host: str = "127.0.0.1",
+        embedder: Embedder | None = None,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -69,13 +77,14 @@ class ServerSettings:
         self.auth: AuthMode | None = auth
         self.max_wait_seconds = max_wait_seconds
         self.host = host
+        self.embedder = embedder
 
 
 class _Tenants:
     """One Memory per tenant, created on first use, closed with the app."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, embedder: Embedder | None = None) -> None:
+        self.engine, self.embedder = engine, embedder
         self._memories: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
@@ -83,7 +92,9 @@ class _Tenants:
         with self._lock:
             memory = self._memories.get(tenant)
             if memory is None:
-                memory = self._memories[tenant] = Memory(tenant_engine(self.engine, tenant))
+                memory = self._memories[tenant] = Memory(
+                    tenant_engine(self.engine, tenant), embedder=self.embedder
+                )
             return memory
 
     def close(self) -> None:
@@ -162,12 +173,15 @@ def create_app(
     keys = ApiKeyStore(engine)
     auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
     observed = metrics.Metrics()
-    tenants = _Tenants(metrics.TimedEngine(engine, observed))
+    tenants = _Tenants(metrics.TimedEngine(engine, observed), settings.embedder)
+    backfill = None if settings.embedder is None else Backfill(engine, settings.embedder)
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
+        if backfill is not None:
+            backfill.start()
         try:
             if mcp_endpoint is None:
                 yield
@@ -175,6 +189,8 @@ def create_app(
                 async with mcp_endpoint.running():
                     yield
         finally:
+            if backfill is not None:
+                backfill.stop(timeout=5)
             tenants.close()
 
     app = FastAPI(
@@ -191,6 +207,7 @@ def create_app(
     app.state.tenants = tenants
     app.state.auth = auth
     app.state.settings = settings
+    app.state.backfill = backfill
     problems.install(app)
 
     health.install(app, engine)

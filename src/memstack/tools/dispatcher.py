@@ -66,7 +66,13 @@ class MemoryTools:
     ) -> None:
         engine = mem_or_engine.engine if isinstance(mem_or_engine, Memory) else mem_or_engine
         self.session_id = check_session_id(session_id)
-        self.long_term = long_term if long_term is not None else LongTermMemory(engine, scope)
+        if long_term is None:  # a Memory's scopes carry its retrieval setting (embedder)
+            long_term = (
+                mem_or_engine.long_term(scope)
+                if isinstance(mem_or_engine, Memory)
+                else LongTermMemory(engine, scope)
+            )
+        self.long_term = long_term
         self.working = (
             working
             if working is not None

@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from datetime import datetime
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +39,18 @@ class SearchMemoryArgs(_Args):
     tags: str | None = Field(
         None, description="Only memories carrying every one of these comma-separated tags."
     )
+    mode: Literal["auto", "bm25", "hybrid"] = Field(
+        "auto", description="auto (hybrid when an embedder is configured), bm25 or hybrid."
+    )
+    created_after: datetime | None = Field(None, description="Only memories created at or after (ISO time).")
+    created_before: datetime | None = Field(
+        None, description="Only memories created at or before (ISO time)."
+    )
+    metadata: dict[str, Any] | None = Field(
+        None, description="Only memories whose metadata has these values."
+    )
+    limit: int = Field(20, ge=1, le=100, description="Most memories to return (default 20, the seed's).")
+    min_score: float | None = Field(None, description="Drop ranked memories scoring below this.")
 
 
 class DeleteMemoryArgs(_Args):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, Field
 
 from ...errors import EntryNotFound
 from ...longterm import MemoryEntry, SearchHit
+from ...longterm.search_request import metadata_from_text
 from ...wire import hit_json, memory_json
 from ..app import TenantMemory
 from ._common import ERRORS
@@ -89,15 +90,25 @@ def search(
     tags: Annotated[list[str] | None, Query()] = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
+    metadata: Annotated[
+        str | None, Query(max_length=4000, description='JSON object every hit\'s metadata matches: {"k": 1}.')
+    ] = None,
+    mode: Annotated[
+        Literal["auto", "bm25", "hybrid"], Query(description="hybrid needs an embedder.")
+    ] = "auto",
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
+    min_score: Annotated[float | None, Query(description="Drop ranked hits scoring below this.")] = None,
 ) -> HitPage:
     hits = mem.long_term(scope).search(
         query,
+        mode=mode,
         category=category,
         tags=tags,
         created_after=_utc(created_after),
         created_before=_utc(created_before),
-        max_results=limit,
+        metadata=metadata_from_text(metadata),
+        limit=limit,
+        min_score=min_score,
     )
     return HitPage(items=[_hit(h) for h in hits])
 
