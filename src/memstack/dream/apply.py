@@ -12,7 +12,8 @@ from typing import Final
 from ..errors import Conflict
 from ..longterm import LongTermMemory
 from ..longterm.entry import from_json, to_json
-from ..longterm.layout import LOG_MAX, ScopeKeys
+from ..longterm.layout import ScopeKeys
+from ..longterm.layout import log_change as layout_log_change
 from ..longterm.query import document_text
 from .plan import Plan, check_plan
 from .record import ArchivedEntry, CreatedEntry, DreamRecord, RecordStore, new_record_id
@@ -25,9 +26,7 @@ APPLY_ATTEMPTS: Final = 8
 
 def log_change(batch: object, keys: ScopeKeys, op: str, entry_id: str) -> None:
     """Queue the long-term change-log entry that keeps every process's search cache fresh."""
-    batch.incr(keys.version)  # type: ignore[attr-defined]  # a Batch; typed loosely to stay import-light
-    batch.rpush(keys.log, f"{op} {entry_id}")  # type: ignore[attr-defined]  # same
-    batch.ltrim(keys.log, -LOG_MAX, -1)  # type: ignore[attr-defined]  # same
+    layout_log_change(batch, keys, op, entry_id)
 
 
 def apply_plan(

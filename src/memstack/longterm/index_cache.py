@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final
@@ -67,10 +66,9 @@ class ScopeCache:
             raise
 
     def _refresh(self, engine: Engine, keys: ScopeKeys) -> None:
+        # No epoch: the scope was never written or was wiped; a read must not create one (the
+        # next write does, in its own batch: layout.log_change). tests/test_reads_never_write.py
         raw_version, epoch = engine.mget([keys.version, keys.epoch])
-        if epoch is None:
-            engine.set(keys.epoch, uuid.uuid4().hex, nx=True)
-            epoch = engine.get(keys.epoch)
         version = int(raw_version or 0)
         if epoch != self.epoch or self.version < 0:
             self._rebuild(engine, keys, epoch)

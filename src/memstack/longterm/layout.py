@@ -7,7 +7,8 @@
 | ``lt:{scope}:vec`` | hash | id → vector payload (model, dim, text hash, base64 float32) |
 | ``lt:{scope}:ver`` | string | change counter: +1 per save, delete and vector write |
 | ``lt:{scope}:log`` | list | ``"{op} {id}"`` per change, the last :data:`LOG_MAX` kept |
-| ``lt:{scope}:epoch`` | string | random token: a new one means caches built before are void |
+| ``lt:{scope}:epoch`` | string | random token, set by the first write after the scope was empty or
+  wiped: a new one means caches built before are void (reads never create it) |
 | ``lt:~inj:{session}`` | set | memory ids already injected in a session |
 
 Scopes never contain ``~`` or ``:``, so the two families never collide. All keys of one
@@ -17,12 +18,13 @@ The log entry of version ``v`` sits at position ``v - ver + len(log) - 1``.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from ..engines import Engine
 
-__all__ = ["LOG_MAX", "PREFIX", "ScopeKeys", "injected_key"]
+__all__ = ["LOG_MAX", "PREFIX", "ScopeKeys", "injected_key", "log_change"]
 
 PREFIX: Final = "lt:"
 LOG_MAX: Final = 1000
@@ -70,3 +72,15 @@ class ScopeKeys:
 def injected_key(engine: Engine, session_id: str) -> str:
     """The set of memory ids injected in ``session_id``."""
     return f"{PREFIX}~inj:{engine.tag(session_id)}"  # "~" never occurs in a scope
+
+
+def log_change(batch: Any, keys: ScopeKeys, op: str, entry_id: str) -> None:
+    """Queue, in a write's own batch, what keeps every process's search cache fresh: the epoch
+    (created here if the scope had none, never by a read), the version and the log entry.
+
+    ``batch`` is an engine :class:`~memstack.engines.base.Batch`.
+    """
+    batch.set(keys.epoch, uuid.uuid4().hex, nx=True)
+    batch.incr(keys.version)
+    batch.rpush(keys.log, f"{op} {entry_id}")
+    batch.ltrim(keys.log, -LOG_MAX, -1)

@@ -16,7 +16,7 @@ from ..search.retrieval import SEARCH_PROFILES
 from . import hybrid, retrieve
 from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
-from .layout import LOG_MAX, ScopeKeys
+from .layout import ScopeKeys, log_change
 from .query import distinct_sorted, document_text, most_recent
 from .search_request import search_request
 from .similar import DedupeMode, check_mode, find_duplicate
@@ -236,9 +236,7 @@ class LongTermMemory:
         return True
 
     def _log_change(self, batch: Any, op: str, entry_id: str) -> None:
-        batch.incr(self.keys.version)
-        batch.rpush(self.keys.log, f"{op} {entry_id}")
-        batch.ltrim(self.keys.log, -LOG_MAX, -1)
+        log_change(batch, self.keys, op, entry_id)
 
     def delete(self, id: str) -> bool:  # noqa: A002 - the field is called id everywhere in the seed
         """Delete a memory and its vector; False when the id is unknown.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from .layout import LOG_MAX, ScopeKeys
+from .layout import ScopeKeys, log_change
 
 if TYPE_CHECKING:
     from ..engines import Engine
@@ -164,8 +164,6 @@ class EmbeddingWorker:
             batch = self._engine.batch()
             batch.require_exists(self._keys.entry(entry_id))
             batch.hset(self._keys.vectors, {entry_id: encode_vector(self._embedder.model_id, text, vector)})
-            batch.incr(self._keys.version)
-            batch.rpush(self._keys.log, f"vec {entry_id}")
-            batch.ltrim(self._keys.log, -LOG_MAX, -1)
+            log_change(batch, self._keys, "vec", entry_id)
             written += bool(batch.execute().applied)
         return written

@@ -1,0 +1,97 @@
+"""Reads never write (issue 14, item 6): the keyspace, byte for byte, is the same before and after
+every read-only call of the public API, on every engine, with good and odd-but-valid arguments."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memstack import ContextBuilder, Memory
+from memstack.dump import dump_lines
+from memstack.errors import MemstackError
+from memstack.longterm.tracker import InjectionTracker
+
+
+def keyspace(mem: Memory) -> list[tuple[str, str, Any, bool]]:
+    """Every key with its type, value and whether it expires (not the remaining time: it runs)."""
+    return sorted(
+        (line["key"], line["type"], repr(line["value"]), line["pttl"] is not None)
+        for line in dump_lines(mem.engine)
+    )
+
+
+def seed(mem: Memory) -> None:
+    mem.sessions.create("s1")
+    mem.sessions.put("s1", "k", {"v": 1})
+    mem.sessions.increment("s1", "n", 2)
+    mem.conversations.append("c1", "user", "hello")
+    mem.long_term("alice").save(content="Alice plays the violin", tags=["music"], category="hobby")
+    mem.working("session/s1").set("draft", {"to": "bob"}, ttl=300)
+    board = mem.shared("team")
+    board["plan"] = ["research"]
+    mem.turns.add("s1", "user", "where does alice play")
+
+
+READS: list[tuple[str, Callable[[Memory], Any]]] = [
+    ("sessions.list", lambda m: m.sessions.list()),
+    ("sessions.exists", lambda m: m.sessions.exists("s1")),
+    ("sessions.exists missing", lambda m: m.sessions.exists("nobody")),
+    ("sessions.get", lambda m: m.sessions.get("s1", "k")),
+    ("sessions.get missing", lambda m: m.sessions.get("nobody", "k")),
+    ("sessions.items", lambda m: m.sessions.items("s1")),
+    ("sessions.keys", lambda m: m.sessions.keys("s1")),
+    ("sessions.history", lambda m: m.sessions.history("s1")),
+    ("sessions.history missing", lambda m: m.sessions.history("nobody")),
+    ("conversations.conversations", lambda m: m.conversations.conversations()),
+    ("conversations.count", lambda m: m.conversations.count("c1")),
+    ("conversations.messages", lambda m: m.conversations.messages("c1")),
+    ("conversations.thread", lambda m: m.conversations.thread("c1")),
+    ("conversations.thread missing", lambda m: m.conversations.thread("nobody")),
+    ("conversations.history", lambda m: m.conversations.history("c1")),
+    ("long_term.get", lambda m: m.long_term("alice").get("nope")),
+    ("long_term.entries", lambda m: m.long_term("alice").entries()),
+    ("long_term.search", lambda m: m.long_term("alice").search("violin", tags=["music"])),
+    ("long_term.search empty scope", lambda m: m.long_term("nobody").search("violin")),
+    ("long_term.search odd scope", lambda m: m.long_term("..").search("violin")),
+    ("long_term.list_categories", lambda m: m.long_term("nobody").list_categories()),
+    ("long_term.list_tags", lambda m: m.long_term("alice").list_tags()),
+    ("working.get", lambda m: m.working("session/s1").get("draft")),
+    ("working.get missing", lambda m: m.working("session/zz").get("draft")),
+    ("working.list", lambda m: m.working("session/s1").list()),
+    ("working.search", lambda m: m.working("session/s1").search("bob")),
+    ("shared.keys", lambda m: m.shared("team").keys()),
+    ("shared.get", lambda m: m.shared("team").get("plan")),
+    ("shared.get missing board", lambda m: m.shared("nobody").get("plan")),
+    ("shared.to_dict", lambda m: m.shared("team").to_dict()),
+    ("turns.turns", lambda m: m.turns.turns("s1")),
+    ("turns.recent", lambda m: m.turns.recent("s1")),
+    ("turns.sessions", lambda m: m.turns.sessions()),
+    ("turns.log_entries", lambda m: m.turns.log_entries()),
+    ("dream.history", lambda m: m.dream("alice").history()),
+    ("dream.history empty", lambda m: m.dream("nobody").history()),
+    ("dream.show missing", lambda m: m.dream("alice").show("dnope")),
+    ("shared.get with wait", lambda m: m.shared("team").get("plan", wait=0.01)),
+    ("long_term.stale_vectors", lambda m: m.long_term("alice").stale_vectors()),
+    ("conversations.history_text", lambda m: m.conversations.history_text("c1")),
+    ("tracker.was_injected", lambda m: InjectionTracker(m.engine).was_injected("s1", "x")),
+    ("context dry run", lambda m: ContextBuilder(m, scope="alice").build("s1", "violin?", dry_run=True)),
+]
+
+
+@pytest.mark.parametrize(("name", "read"), READS, ids=[name for name, _ in READS])
+def test_a_read_leaves_the_keyspace_unchanged(mem: Memory, name: str, read: Callable[[Memory], Any]) -> None:
+    seed(mem)
+    before = keyspace(mem)
+    with contextlib.suppress(MemstackError):  # a typed refusal is a read too; it must not write either
+        read(mem)
+    assert keyspace(mem) == before, name
+
+
+def test_the_snapshot_sees_a_write(mem: Memory) -> None:
+    seed(mem)
+    before = keyspace(mem)
+    mem.long_term("bob").save(content="x")
+    assert keyspace(mem) != before
