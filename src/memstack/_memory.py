@@ -13,6 +13,7 @@ from .engines import Engine, open_engine
 if TYPE_CHECKING:
     from .conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
     from .dream import Dreamer
+    from .forget import ForgetReport
     from .longterm import LongTermMemory
     from .search.embedders import Embedder
     from .session import SessionStore
@@ -140,6 +141,35 @@ class Memory:
         memory = SharedMemory(self.engine, name, **options)
         self._closables.append(memory)
         return memory
+
+    # -- forgetting --------------------------------------------------------------------------
+    def forget(
+        self,
+        *,
+        session: str | None = None,
+        conversation: str | None = None,
+        scope: str | None = None,
+        namespace: str | None = None,
+        board: str | None = None,
+    ) -> ForgetReport:
+        """Remove every trace of exactly one session, conversation, long-term scope, working-memory
+        namespace (a segment-aware prefix) or shared board, and verify it (see
+        :mod:`memstack.forget.run` for what each selector reaches).
+
+        Returns a :class:`~memstack.forget.ForgetReport` whose ``remaining`` is 0 when nothing is
+        left. Interrupted (a crash, the engine gone), it finishes when called again.
+
+        Raises:
+            InvalidValue: none or several selectors.
+            InvalidKey: a value that breaks its tier's id rule.
+            Conflict: another forget is rewriting the turn log (call again).
+            EngineUnavailable: the engine went away (call again).
+        """
+        from .forget.run import forget
+
+        return forget(
+            self, session=session, conversation=conversation, scope=scope, namespace=namespace, board=board
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:

@@ -99,6 +99,24 @@ class TurnMemory:
         self._base = f"{PREFIX}{engine.tag('turns')}:"
         self._file_lock = threading.Lock()
 
+    @property
+    def log_key(self) -> str:
+        """The shared turn-log list (for :mod:`memstack.forget`)."""
+        return self._base + "log"
+
+    @property
+    def sessions_key(self) -> str:
+        """The set of session ids with turns (for :mod:`memstack.forget`)."""
+        return self._base + "sessions"
+
+    def session_key(self, session_id: str) -> str:
+        """The list of one session's turns.
+
+        Raises:
+            InvalidSessionId: a malformed session id.
+        """
+        return self._key(session_id)
+
     def _key(self, session_id: str) -> str:
         if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
             raise InvalidSessionId(

@@ -74,6 +74,9 @@ def connect(path: str, busy_timeout: float) -> sqlite3.Connection:
         if str(mode).lower() != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # Freed pages are zeroed, so a deleted value does not linger in the file: forgetting is
+        # real (tests/forget/test_forget_sqlite_bytes.py; its cost: bench/session_ops.py).
+        conn.execute("PRAGMA secure_delete = ON")
     except BaseException:
         conn.close()
         raise

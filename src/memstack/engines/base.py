@@ -208,6 +208,16 @@ class Engine(Commands):
     def close(self) -> None:
         """Release connections and background threads; idempotent."""
 
+    def compact(self) -> None:
+        """Make deleted data unrecoverable from the engine's own files where it keeps any (SQLite:
+        checkpoint and truncate the WAL, whose frames may still hold deleted pages); a no-op for
+        engines that keep no such copies (memory) or cannot be told to (Redis: its AOF/RDB
+        rewrite is the server operator's).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+
     def ping(self) -> bool:
         """True when the engine answers (raises EngineUnavailable otherwise)."""
         self.exists("__memstack_ping__")

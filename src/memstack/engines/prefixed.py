@@ -77,6 +77,10 @@ class PrefixedEngine(Engine):
         for key in keys:
             self.inner.delete(key)
 
+    def compact(self) -> None:
+        """The inner engine's (its files hold every tenant's pages)."""
+        self.inner.compact()
+
     def close(self) -> None:
         """A no-op: the inner engine belongs to whoever opened it."""
 

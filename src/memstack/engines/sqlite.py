@@ -228,6 +228,25 @@ class SqliteEngine(Engine):
                 self._rollback()
                 raise self._error(exc) from exc
 
+    def compact(self) -> None:
+        """Checkpoint the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``):
+        with ``secure_delete`` on, deleted values then exist in neither file.
+
+        Raises:
+            EngineClosed: the engine was closed.
+            EngineUnavailable: another connection kept the WAL busy past the busy timeout.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                busy, _, _ = self._cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+        if busy:
+            raise EngineUnavailable(
+                f"{self.url}: the WAL is in use by another connection; compact again later"
+            )
+
     def close(self) -> None:
         """Stop the sweeper and listener threads and close the file; idempotent."""
         with self._lock:

@@ -133,6 +133,9 @@ class TimedEngine(Engine):
     def flush(self) -> None:
         self.inner.flush()
 
+    def compact(self) -> None:
+        self.inner.compact()
+
     def close(self) -> None:
         """Nothing to release: the caller owns the inner engine."""
 
