@@ -34,6 +34,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("service", "export"),
     ("service", "import_"),
     ("context", "context"),
+    ("forget", "forget"),
 ]
 
 ENGINE_WIDE: frozenset[str] = frozenset({"serve", "keys", "doctor", "export", "import"})

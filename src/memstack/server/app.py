@@ -42,6 +42,7 @@ __all__ = [
 ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
 ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
 ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
+ROUTERS.append("forget")  # POST /v1/forget: the deletion report
 ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
 
 

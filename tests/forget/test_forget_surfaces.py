@@ -1,0 +1,47 @@
+"""``memstack forget`` and ``POST /v1/forget``: the same report as the library, for the caller's
+tenant only; bad selectors are typed errors that change nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+import memstack
+from memstack.cli import app as cli_app
+from memstack.engines.prefixed import tenant_engine
+from memstack.forget import TIERS
+from memstack.server import create_app
+
+
+def test_cli_and_http_forget_the_tenants_data_with_one_report(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'forget.db'}"
+    with memstack.open(url) as whole:
+        default = memstack.Memory(tenant_engine(whole.engine, "default"))
+        other = memstack.Memory(tenant_engine(whole.engine, "other"))
+        for mem in (default, other):
+            mem.long_term("alice").save(content="Alice plays the violin")
+            mem.sessions.create("s1")
+            mem.sessions.put("s1", "k", 1)
+        with TestClient(create_app(whole.engine)) as client:
+            via_http = client.post("/v1/forget", json={"scope": "alice"})
+            assert via_http.status_code == 200, via_http.text
+            report = via_http.json()
+            assert report["selector"] == {"scope": "alice"} and report["remaining"] == 0
+            assert list(report["deleted"]) == list(TIERS) and report["deleted"]["long_term"] >= 1
+            bad = client.post("/v1/forget", json={"scope": "alice", "session": "s1"})
+            assert bad.status_code == 400 and "exactly one of" in bad.json()["detail"]
+            assert client.post("/v1/forget", json={"subject": "x"}).status_code == 422
+        result = CliRunner().invoke(cli_app, ["--url", url, "--json", "forget", "--session", "s1"])
+        assert result.exit_code == 0, result.output
+        via_cli = json.loads(result.stdout)
+        assert set(via_cli) == set(report) and via_cli["selector"] == {"session": "s1"}
+        assert via_cli["remaining"] == 0 and via_cli["deleted"]["sessions"] >= 1
+        assert default.long_term("alice").entries() == [] and not default.sessions.exists("s1")
+        assert len(other.long_term("alice").entries()) == 1 and other.sessions.exists("s1")
+    human = CliRunner().invoke(cli_app, ["--url", url, "forget", "--scope", "alice"])
+    assert human.exit_code == 0 and "forgot scope alice: 0 removed, 0 remaining" in human.stdout
+    none = CliRunner().invoke(cli_app, ["--url", url, "forget"])
+    assert none.exit_code == 2 and "exactly one of" in none.stderr
