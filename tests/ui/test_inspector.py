@@ -208,3 +208,28 @@ def test_dream_view_shows_a_dedupe_diff_and_undoes_it(live: Live, page: Any, sho
     assert all(live.api.get(f"/v1/memories/{i}?scope=zoe").status_code == 200 for i in ids)
     status = live.api.get(f"/v1/dream/records/{ran['id']}?scope=zoe").json()["status"]
     assert status == "undone"
+
+
+def test_forget_view_removes_a_scope_and_shows_the_report(live: Live, page: Any, shoot: Any) -> None:
+    for text in ("Yara keeps bees", "Yara lives in Porto"):
+        assert live.api.post("/v1/memories?scope=yara", json={"content": text}).status_code == 201
+    assert live.api.post("/v1/memories?scope=kept", json={"content": "Kim stays"}).status_code == 201
+    sign_in(page, live, "forget")
+    page.get_by_label("What to forget").select_option("scope")
+    page.get_by_label("Id or name").fill("yara")
+    dialogs: list[str] = []
+
+    def accept(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", accept)
+    page.get_by_role("button", name="Forget it").click()
+    expect(page.locator("#forget-summary")).to_have_text(
+        re.compile(r"^Forgot scope yara: \d+ keys removed, 0 remaining\.$")
+    )
+    expect(page.locator("#forget-table")).to_contain_text("long_term")
+    assert dialogs and "yara" in dialogs[0]
+    shoot("forget-report")
+    assert live.api.get("/v1/memories?scope=yara").json()["items"] == []
+    assert len(live.api.get("/v1/memories?scope=kept").json()["items"]) == 1

@@ -106,7 +106,7 @@ function enter() {
 }
 
 // -- views ----------------------------------------------------------------------------------
-const loaders = { sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null, dream: loadDream };
+const loaders = { sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null, dream: loadDream, forget: null };
 
 function show(name) {
   if (!(name in loaders)) name = "sessions";
@@ -455,6 +455,24 @@ async function undoDream(r) {
   say("Undid " + r.id + ".");
 }
 
+// -- forget ---------------------------------------------------------------------------------
+async function forgetOne(event) {
+  event.preventDefault();
+  const kind = $("forget-kind").value, value = $("forget-value").value.trim();
+  if (!value) return;
+  if (!confirm("Forget " + kind + " " + value + " everywhere in this tenant? This cannot be undone.")) return;
+  const report = await api("POST", "/v1/forget", { [kind]: value });
+  const rows = Object.entries(report.deleted).map(([tier, n]) =>
+    h("tr", {}, h("th", { scope: "row", text: tier }), h("td", { class: "num", text: String(n) })));
+  $("forget-report").replaceChildren(
+    h("h3", { text: "Deletion report" }),
+    h("p", { id: "forget-summary", text: "Forgot " + kind + " " + value + ": " + count(report.total, "key", "keys") + " removed, " + report.remaining + " remaining" + (report.complete ? "." : " (incomplete: run it again).") }),
+    h("table", { id: "forget-table" }, h("caption", { class: "sr-only", text: "Removed per tier" }),
+      h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Tier" }), h("th", { scope: "col", text: "Removed" }))),
+      h("tbody", {}, ...rows)));
+  say("Forgot " + kind + " " + value + ".");
+}
+
 // -- start ----------------------------------------------------------------------------------
 document.addEventListener("DOMContentLoaded", () => {
   $("signin-form").addEventListener("submit", signIn);
@@ -472,6 +490,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("working-form").addEventListener("submit", (e) => loadWorking(e).catch(fail));
   $("board-form").addEventListener("submit", watchBoard);
   $("dream-form").addEventListener("submit", (e) => loadDream(e).catch(fail));
+  $("forget-form").addEventListener("submit", (e) => forgetOne(e).catch(fail));
   window.addEventListener("hashchange", () => { if (!$("tabs").hidden) show(location.hash.slice(1)); });
   if (sessionStorage.getItem("memstack.key") !== null) enter(); else $("key").focus();
   document.body.dataset.ready = "1";
