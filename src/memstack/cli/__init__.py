@@ -25,6 +25,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("memories", "longterm", "Long-term memories: save, search, export, import."),
     ("working", "working", "Working memory: list, get, search, set, delete."),
     ("dream", "dream", "Dream passes: consolidation, preferences, dedupe; history, undo."),
+    ("tenants", "tenants", "Whole tenants: purge every key and API key of one (whole engine)."),
 ]
 
 # (module under memstack.cli, function name): top-level commands such as ``memstack serve``.
@@ -37,7 +38,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("forget", "forget"),
 ]
 
-ENGINE_WIDE: frozenset[str] = frozenset({"serve", "keys", "doctor", "export", "import"})
+ENGINE_WIDE: frozenset[str] = frozenset({"serve", "keys", "doctor", "export", "import", "tenants"})
 """Commands that work on the whole engine, not on one tenant's data: ``--tenant`` is refused."""
 
 app = typer.Typer(

@@ -18,6 +18,7 @@ TIERS: Final = (
     "semantic_cache",
     "subject_index",
     "api_keys",
+    "other",
 )
 """The tiers a report counts, in the order every surface prints them."""
 

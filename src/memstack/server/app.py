@@ -224,6 +224,7 @@ def create_app(
             app.include_router(router, dependencies=[Depends(tenant_memory)])
         if auth.mode == "keys":  # key management exists only where keys do (else a plain 404)
             app.include_router(importlib.import_module(f"{__package__}.routes.keys").router)
+            app.include_router(importlib.import_module(f"{__package__}.routes.admin").router)
     if mcp_endpoint is not None:
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
