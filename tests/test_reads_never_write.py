@@ -10,9 +10,12 @@ from typing import Any
 import pytest
 
 from memstack import ContextBuilder, Memory
+from memstack.clock import ManualClock
+from memstack.conversation.turns import TurnMemory
 from memstack.dump import dump_lines
 from memstack.errors import MemstackError
 from memstack.longterm.tracker import InjectionTracker
+from memstack.session.store import SessionStore
 
 
 def keyspace(mem: Memory) -> list[tuple[str, str, Any, bool]]:
@@ -94,4 +97,21 @@ def test_the_snapshot_sees_a_write(mem: Memory) -> None:
     seed(mem)
     before = keyspace(mem)
     mem.long_term("bob").save(content="x")
+    assert keyspace(mem) != before
+
+
+def test_listings_skip_expired_things_without_removing_them(mem: Memory, clock: ManualClock) -> None:
+    sessions = SessionStore(mem.engine, session_ttl_hours=0.5)
+    sessions.create("old")
+    turns = mem.turns
+    short = TurnMemory(mem.engine, idle_timeout=60)
+    short.add("old-turns", "user", "hi")
+    mem.working("session/old").set("draft", 1, ttl=10)
+    clock.advance(3600)
+    before = keyspace(mem)
+    assert sessions.list() == []
+    assert "old-turns" not in short.sessions() and "old-turns" not in turns.sessions()
+    assert mem.working("session/old").list("") == []
+    assert keyspace(mem) == before
+    assert sessions.prune() == 1 and short.prune() == 1  # the writes that clean up
     assert keyspace(mem) != before

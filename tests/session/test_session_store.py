@@ -269,6 +269,8 @@ def test_stale_registered_id_is_dropped_and_recreatable(mem: Memory) -> None:
     e = mem.engine
     e.sadd(SESSIONS_KEY, "ghost")  # as if a create crashed after registering
     assert mem.sessions.list() == []
+    assert e.smembers(SESSIONS_KEY) == {"ghost"}  # a listing is a read: it never writes
+    assert mem.sessions.prune() == 1
     assert e.smembers(SESSIONS_KEY) == set()
     mem.sessions.create("ghost")
     assert mem.sessions.list() == ["ghost"]

@@ -76,6 +76,8 @@ def test_expired_session_is_absent_everywhere_and_purged(mem: Memory, clock: Man
     s.put("old", "k", 1)
     clock.advance(1800.002)
     assert s.list() == ["keep"]
+    assert mem.engine.smembers(SESSIONS_KEY) == {"keep", "old"}  # listing is a read
+    assert s.prune() == 1
     assert mem.engine.smembers(SESSIONS_KEY) == {"keep"}
     for call in (
         lambda: s.get("old", "k"),

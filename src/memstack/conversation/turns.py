@@ -197,7 +197,7 @@ class TurnMemory:
         return bool(batch.result.results[0])
 
     def sessions(self) -> list[str]:
-        """Ids of the live sessions, sorted (expired ones are dropped from the index)."""
+        """Ids of the live sessions, sorted (expired ones are skipped; :meth:`prune` drops them)."""
         ids = sorted(self.engine.smembers(self._base + "sessions"))
         if not ids:
             return []
@@ -205,10 +205,16 @@ class TurnMemory:
             for session_id in ids:
                 batch.exists(self._key(session_id))
         assert batch.result is not None
-        gone = [s for s, live in zip(ids, batch.result.results, strict=True) if not live]
-        if gone:
-            self.engine.srem(self._base + "sessions", *gone)
-        return [s for s in ids if s not in gone]
+        gone = {s for s, live in zip(ids, batch.result.results, strict=True) if not live}
+        return [s for s in ids if s not in gone]  # a read: prune() removes the expired ids
+
+    def prune(self) -> int:
+        """Drop expired sessions from the index; returns how many (a write, run by the retention
+        sweep: reads never write)."""
+        ids = sorted(self.engine.smembers(self._base + "sessions"))
+        live = set(self.sessions())
+        gone = [s for s in ids if s not in live]
+        return int(self.engine.srem(self._base + "sessions", *gone)) if gone else 0
 
     def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones.

@@ -101,6 +101,7 @@ def apply_plan(
             log_change(batch, keys, "put", new.entry.id)
         records.write(batch, record, retention)
         if batch.execute().applied:
+            records.prune()  # a write path: expired records leave the history index here
             for new in plan.create:
                 memory.embed_later(new.entry.id, document_text(new.entry))
             return record
@@ -129,6 +130,8 @@ def skip_record(
         reason=reason,
     )
     batch = memory.engine.batch()
-    RecordStore(memory.engine, memory.scope).write(batch, record, retention)
+    records = RecordStore(memory.engine, memory.scope)
+    records.write(batch, record, retention)
     batch.execute()
+    records.prune()  # a write path: expired records leave the history index here
     return record

@@ -195,15 +195,22 @@ class RecordStore:
         return DreamRecord.from_json(raw), raw
 
     def history(self, limit: int = 50) -> list[DreamRecord]:
-        """The newest ``limit`` records, newest first (expired ones are dropped from the index)."""
+        """The newest ``limit`` records, newest first (expired ones are skipped: a read never
+        writes; the next :meth:`write` drops them from the index)."""
         ids = [m for m, _ in self.engine.zrange(self.keys.records, 0, -1, desc=True)]
         if not ids:
             return []
         raws = self.engine.mget([self.keys.record(i) for i in ids])
-        gone = [i for i, r in zip(ids, raws, strict=True) if r is None]
-        if gone:
-            self.engine.zrem(self.keys.records, *gone)
         return [DreamRecord.from_json(r) for r in raws if r is not None][:limit]
+
+    def prune(self) -> int:
+        """Drop expired records from the history index; returns how many."""
+        ids = [m for m, _ in self.engine.zrange(self.keys.records, 0, -1)]
+        if not ids:
+            return 0
+        raws = self.engine.mget([self.keys.record(i) for i in ids])
+        gone = [i for i, r in zip(ids, raws, strict=True) if r is None]
+        return int(self.engine.zrem(self.keys.records, *gone)) if gone else 0
 
     def write(self, batch: Any, record: DreamRecord, retention: float) -> None:
         """Queue the record and its history entry on ``batch``."""

@@ -255,19 +255,25 @@ class SessionStore:
         return sorted(keys)
 
     def list(self) -> builtins.list[str]:
-        """Ids of the live sessions, sorted; drops ids whose session expired.
+        """Ids of the live sessions, sorted (a read: expired ids are skipped, never removed here;
+        :meth:`prune` removes them).
 
         Raises:
             EngineUnavailable: the engine cannot be reached.
         """
-        ids = self.engine.smembers(SESSIONS_KEY)
-        live = []
-        for sid, alive in self._live(ids):
-            if alive:
-                live.append(sid)
-            else:
-                self._purge(sid, self._layout(sid))
-        return live
+        return [sid for sid, alive in self._live(self.engine.smembers(SESSIONS_KEY)) if alive]
+
+    def prune(self) -> int:
+        """Drop the ids of expired sessions from the registry; returns how many went (a write,
+        run by the retention sweep: reads never write).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        dead = [sid for sid, alive in self._live(self.engine.smembers(SESSIONS_KEY)) if not alive]
+        for sid in dead:
+            self._purge(sid, self._layout(sid))
+        return len(dead)
 
     # -- keys --------------------------------------------------------------------------------
     def put(self, session_id: str, key: str, value: Any) -> None:

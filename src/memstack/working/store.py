@@ -245,6 +245,21 @@ class WorkingMemory:
         if self.engine.exists(self._keys(namespace)[0]):
             self.engine.sadd(ns_set, namespace)
 
+    def prune(self) -> int:
+        """Unregister every namespace whose entries all expired; returns how many (a write, run by
+        the retention sweep: listings never write).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        pruned = 0
+        for top in sorted(self.engine.smembers(f"{self._registry}:tops")):
+            for namespace in sorted(self.engine.smembers(self._ns_set(top))):
+                if not self.engine.exists(self._keys(namespace)[0]):
+                    self._unregister_if_empty(namespace)
+                    pruned += 1
+        return pruned
+
     # -- reads ---------------------------------------------------------------------------------
     def get(self, key: str) -> WorkingEntry | None:
         """The live entry at ``key`` (plain → own namespace, full path → any), else None.
@@ -289,16 +304,12 @@ class WorkingMemory:
         needed = sorted({ns for group in spaces for ns in group})
         read = {ns: (metas, values) for ns, metas, values in self._read_namespaces(needed, with_values)}
         now = self.engine.now_ms()
-        pruned: builtins.set[str] = set()
         results: builtins.list[builtins.list[WorkingEntry]] = []
         for target, group in zip(targets, spaces, strict=True):
             found: builtins.list[WorkingEntry] = []
             for namespace in group:
                 metas, values = read[namespace]
-                if not metas:
-                    if "/" not in target and namespace not in pruned:  # listed by the registry
-                        pruned.add(namespace)
-                        self._unregister_if_empty(namespace)
+                if not metas:  # an emptied namespace: skipped here, unregistered by prune()
                     continue
                 for key, meta in metas.items():
                     if not wkeys.covers(target, key):
