@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
+from .forget.retention import Retention
 
 if TYPE_CHECKING:
     from .conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
@@ -33,9 +34,12 @@ class Memory:
     :func:`memstack.open`.
     """
 
-    def __init__(self, engine: Engine, *, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, engine: Engine, *, embedder: Embedder | None = None, retention: Retention | None = None
+    ) -> None:
         self.engine = engine
         self.embedder = embedder
+        self.retention = retention if retention is not None else Retention()
         self._lock = threading.Lock()
         self._closables: list[Any] = []
         self._scopes: OrderedDict[str, LongTermMemory] = OrderedDict()
@@ -126,6 +130,8 @@ class Memory:
 
         lt_options = {k: options.pop(k) for k in ("embedder", "profile", "fusion") if k in options}
         options.setdefault("turns", self.turns)
+        if self.retention.archive_max_age is not None:  # the archive policy (memstack.forget.retention)
+            options.setdefault("retention", self.retention.archive_max_age)
         return Dreamer(self.long_term(scope, **lt_options), **options)
 
     def working(self, namespace: str, **options: Any) -> WorkingMemory:
@@ -193,7 +199,11 @@ class Memory:
 
 
 def open(  # noqa: A001 - the library's entry point, like io.open
-    url: str | None = None, *, clock: Clock | None = None, embedder: Embedder | str | None = None
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    embedder: Embedder | str | None = None,
+    retention: Retention | str | None = None,
 ) -> Memory:
     """Open a :class:`Memory` on the engine at ``url``.
 
@@ -202,15 +212,21 @@ def open(  # noqa: A001 - the library's entry point, like io.open
     long-term scope opened through this memory: an :class:`~memstack.search.embedders.Embedder`,
     a setting text (``"local"``, ``"openai:URL#MODEL"``, ``"none"``, ``"auto"``; see
     :mod:`memstack.search.embedders.setting`), or None for BM25 alone (the library default: a
-    model is loaded only when asked for).
+    model is loaded only when asked for). ``retention``: the tiers' retention policies, a
+    :class:`~memstack.forget.retention.Retention` or its text form (``"long_term_max_age=90d"``);
+    enforced by :func:`memstack.forget.retention.sweep` and the dream records' TTL.
 
     Raises:
         InvalidUrl: unknown scheme or malformed URL.
         EngineUnavailable: the engine cannot be reached.
-        InvalidConfiguration: a bad embedder setting.
+        InvalidConfiguration: a bad embedder or retention setting.
     """
     if isinstance(embedder, str):
         from .search.embedders.setting import embedder_from_setting
 
         embedder = embedder_from_setting(embedder)
-    return Memory(open_engine(url, clock=clock or SystemClock()), embedder=embedder)
+    if isinstance(retention, str):
+        from .forget.retention import parse_retention
+
+        retention = parse_retention(retention)
+    return Memory(open_engine(url, clock=clock or SystemClock()), embedder=embedder, retention=retention)

@@ -16,6 +16,7 @@ from .._memory import Memory
 from ..dump import export_jsonl, import_jsonl
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidConfiguration
+from ..forget.retention import Retention, parse_retention
 from ._common import EXIT, console, emit, emit_table, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
@@ -56,6 +57,15 @@ def serve(
         "MEMSTACK_EMBEDDER_API_KEY or OPENAI_API_KEY). Default: $MEMSTACK_EMBEDDER, else local when "
         "installed (hybrid search), else none (BM25).",
     ),
+    retention: str = typer.Option(
+        None,
+        "--retention",
+        help="Retention policies, e.g. long_term_max_age=90d,turn_log_max_age=7d (default: "
+        "$MEMSTACK_RETENTION; unset: keep everything).",
+    ),
+    retention_interval: float = typer.Option(
+        3600.0, "--retention-interval", min=1, help="Seconds between sweeps."
+    ),
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
 
@@ -74,6 +84,7 @@ def serve(
         )
         raise typer.Exit(1) from exc
     vectors = _embedder(embedder)
+    policies = _retention(retention)
     with memory() as mem:
         mem.embedder = vectors
         if stdio:
@@ -81,7 +92,14 @@ def serve(
 
             run_stdio(mem)
             return
-        settings = ServerSettings(max_body_bytes=max_body_bytes, auth=mode, host=host, embedder=vectors)
+        settings = ServerSettings(
+            max_body_bytes=max_body_bytes,
+            auth=mode,
+            host=host,
+            embedder=vectors,
+            retention=policies,
+            retention_interval=retention_interval,
+        )
         try:
             app = create_app(mem.engine, settings)
         except InvalidConfiguration as exc:
@@ -165,6 +183,15 @@ def _embedder(setting: str | None) -> Embedder | None:
         raise typer.Exit(EXIT["usage"]) from None
 
 
+def _retention(setting: str | None) -> Retention:
+    """The retention policies, read once at start; a bad one stops the start (exit 2)."""
+    try:
+        return parse_retention(setting)
+    except InvalidConfiguration as exc:
+        err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT["usage"]) from None
+
+
 def _dream_scheduler(mem: Memory, interval: float) -> DreamScheduler | None:
     """The background dream passes of ``serve`` over the default tenant, started (None when off)."""
     if interval <= 0:
@@ -200,6 +227,7 @@ def doctor(
             mem.engine.ping()
             rows.append({"check": "engine", "result": f"{mem.engine.name} reachable at {mem.engine.url}"})
             rows.append({"check": "retrieval", "result": _retrieval(mem, embedder)})
+            rows.extend(_policies())
     except typer.Exit as exc:
         rows.append({"check": "engine", "result": "unreachable"})
         code = exc.exit_code
@@ -225,6 +253,22 @@ def _retrieval(mem: Memory, setting: str | None) -> str:
         f"hybrid {described['model']} (dims {described['dims']}), "
         f"{pending} entries waiting for a vector (serve fills them in)"
     )
+
+
+def _policies() -> list[dict[str, str]]:
+    """One row per retention policy ``serve`` would enforce (from ``$MEMSTACK_RETENTION``)."""
+    try:
+        rows = parse_retention().describe()
+    except InvalidConfiguration as exc:
+        return [{"check": "retention", "result": f"setting fails: {exc}"}]
+    return [
+        {
+            "check": f"retention {r['policy']}",
+            "result": ("keep forever" if r["seconds"] is None else f"{r['seconds']:g} s")
+            + f" ({r['tier']}: {r['does']}; {r['enforced_by']})",
+        }
+        for r in rows
+    ]
 
 
 def _version(dist: str) -> str:

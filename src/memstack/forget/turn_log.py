@@ -20,14 +20,19 @@ from typing import Final
 from ..conversation.turns import TurnMemory
 from ..errors import Conflict
 
-__all__ = ["forget_session_turns"]
+__all__ = ["forget_session_turns", "lease"]
 
 LEASE_MS: Final = 30_000
 _LEASE_TRIES: Final = 100
 
 
 @contextlib.contextmanager
-def _lease(turns: TurnMemory) -> Iterator[None]:
+def lease(turns: TurnMemory) -> Iterator[None]:
+    """Hold the turn log's rewrite lease (one rewrite or trim at a time).
+
+    Raises:
+        Conflict: another holder kept it for about five seconds.
+    """
     key, token = turns.log_key + ":forget-lease", uuid.uuid4().hex
     for _ in range(_LEASE_TRIES):
         if turns.engine.set(key, token, nx=True, px=LEASE_MS):
@@ -63,7 +68,7 @@ def forget_session_turns(turns: TurnMemory, session_id: str) -> int:
     removed += int(batch.result.results[0])
     log = engine.lrange(turns.log_key, 0, -1)
     if any(_of_session(line, session_id) for line in log):
-        with _lease(turns):
+        with lease(turns):
             log = engine.lrange(turns.log_key, 0, -1)
             kept = [line for line in log if not _of_session(line, session_id)]
             with engine.batch() as batch:

@@ -21,6 +21,8 @@ from .. import __version__
 from .._memory import Memory
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
+from ..forget.retention import Retention
+from ..forget.sweeper import RetentionSweeper
 from ..longterm.backfill import Backfill
 from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
@@ -60,6 +62,8 @@ class ServerSettings:
             context builder (None: BM25 alone); ``memstack serve --embedder`` resolves it with
             :func:`memstack.search.embedders.setting.embedder_from_setting`. With one, the vectors
             of entries stored before are filled in by a background pass at start.
+        retention: the tiers' retention policies (:mod:`memstack.forget.retention`); with any
+            sweep-enforced policy set, every tenant is swept every ``retention_interval`` seconds.
     """
 
     def __init__(
@@ -71,6 +75,8 @@ class ServerSettings:
         max_wait_seconds: float = 30.0,
         host: str = "127.0.0.1",
         embedder: Embedder | None = None,
+        retention: Retention | None = None,
+        retention_interval: float = 3600.0,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -79,13 +85,17 @@ class ServerSettings:
         self.max_wait_seconds = max_wait_seconds
         self.host = host
         self.embedder = embedder
+        self.retention = retention if retention is not None else Retention()
+        self.retention_interval = retention_interval
 
 
 class _Tenants:
     """One Memory per tenant, created on first use, closed with the app."""
 
-    def __init__(self, engine: Engine, embedder: Embedder | None = None) -> None:
-        self.engine, self.embedder = engine, embedder
+    def __init__(
+        self, engine: Engine, embedder: Embedder | None = None, retention: Retention | None = None
+    ) -> None:
+        self.engine, self.embedder, self.retention = engine, embedder, retention
         self._memories: dict[str, Memory] = {}
         self._lock = threading.Lock()
 
@@ -94,7 +104,7 @@ class _Tenants:
             memory = self._memories.get(tenant)
             if memory is None:
                 memory = self._memories[tenant] = Memory(
-                    tenant_engine(self.engine, tenant), embedder=self.embedder
+                    tenant_engine(self.engine, tenant), embedder=self.embedder, retention=self.retention
                 )
             return memory
 
@@ -174,7 +184,11 @@ def create_app(
     keys = ApiKeyStore(engine)
     auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
     observed = metrics.Metrics()
-    tenants = _Tenants(metrics.TimedEngine(engine, observed), settings.embedder)
+    tenants = _Tenants(metrics.TimedEngine(engine, observed), settings.embedder, settings.retention)
+    swept = any(
+        r["seconds"] is not None and r["enforced_by"] == "sweep" for r in settings.retention.describe()
+    )
+    sweeper = RetentionSweeper(engine, settings.retention, settings.retention_interval) if swept else None
     backfill = None if settings.embedder is None else Backfill(engine, settings.embedder)
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
@@ -183,6 +197,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> Any:
         if backfill is not None:
             backfill.start()
+        if sweeper is not None:
+            sweeper.start()
         try:
             if mcp_endpoint is None:
                 yield
@@ -192,6 +208,8 @@ def create_app(
         finally:
             if backfill is not None:
                 backfill.stop(timeout=5)
+            if sweeper is not None:
+                sweeper.stop(timeout=5)
             tenants.close()
 
     app = FastAPI(
