@@ -152,18 +152,23 @@ class Memory:
     def forget(
         self,
         *,
+        subject: str | None = None,
         session: str | None = None,
         conversation: str | None = None,
         scope: str | None = None,
         namespace: str | None = None,
         board: str | None = None,
+        vacuum: bool = False,
     ) -> ForgetReport:
-        """Remove every trace of exactly one session, conversation, long-term scope, working-memory
-        namespace (a segment-aware prefix) or shared board, and verify it (see
+        """Remove every trace of exactly one subject (the end user given as ``subject=`` on writes:
+        everything about them in every tier), session, conversation, long-term scope,
+        working-memory namespace (a segment-aware prefix) or shared board, and verify it (see
         :mod:`memstack.forget.run` for what each selector reaches).
 
         Returns a :class:`~memstack.forget.ForgetReport` whose ``remaining`` is 0 when nothing is
-        left. Interrupted (a crash, the engine gone), it finishes when called again.
+        left. Interrupted (a crash, the engine gone), it finishes when called again. The engine is
+        compacted afterwards; ``vacuum=True`` also rebuilds a SQLite file, so not even unused page
+        space keeps a copy (:meth:`memstack.engines.Engine.compact`; slow on large files).
 
         Raises:
             InvalidValue: none or several selectors.
@@ -174,7 +179,14 @@ class Memory:
         from .forget.run import forget
 
         return forget(
-            self, session=session, conversation=conversation, scope=scope, namespace=namespace, board=board
+            self,
+            subject=subject,
+            session=session,
+            conversation=conversation,
+            scope=scope,
+            namespace=namespace,
+            board=board,
+            vacuum=vacuum,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -157,3 +157,37 @@ def test_bad_selectors_are_refused_and_change_nothing(
 def test_an_unknown_selector_from_a_surface_is_named(mem: Memory) -> None:
     with pytest.raises(InvalidValue, match="unknown: subjekt"):
         forget(mem, subjekt="a")
+
+
+def seed_subject(mem: Memory, marker: str) -> str:
+    """Data about one end user, in objects shared with other users (scope, namespace, board)."""
+    subject = f"user-{marker}"
+    mem.sessions.create(f"s-{marker}", subject=subject)
+    mem.sessions.put(f"s-{marker}", "name", f"value {marker}")
+    mem.conversations.append(f"c-{marker}", "user", f"question {marker}", subject=subject)
+    lt = mem.long_term("common", embedder=FakeEmbedder(dim=32))
+    lt.save(id=f"{marker}-fact", content=f"fact about {marker}", subject=subject)
+    lt.save(id=f"{marker}-dup", content=f"fact about {marker}!", subject=subject)
+    lt.reembed()
+    InjectionTracker(mem.engine).try_mark("shared-session", f"{marker}-fact")
+    mem.working("agent/common").set(f"agent/common/{marker}", {"note": marker}, subject=subject)
+    board = mem.shared("common")
+    board.set(f"k-{marker}", {"v": marker}, subject=subject)
+    return subject
+
+
+SEEDS["subject"] = seed_subject
+
+
+def test_a_subject_leaves_shared_objects_to_the_others(mem: Memory) -> None:
+    seed_subject(mem, "aaaa")
+    seed_subject(mem, "bbbb")
+    mem.dream("common").dedupe()  # a record holding copies of both users' entries
+    report = mem.forget(subject="user-aaaa")
+    assert report.remaining == 0
+    assert any("bbbb" in e.content for e in mem.long_term("common").entries())
+    assert all("aaaa" not in e.id for e in mem.long_term("common").entries())
+    assert mem.working("agent/common").get("agent/common/bbbb") is not None
+    assert mem.shared("common").get("k-bbbb") == {"v": "bbbb"}
+    with pytest.raises(InvalidValue, match="subject"):
+        mem.long_term("common").save(content="x", subject="bad subject!")

@@ -1,5 +1,7 @@
-"""On SQLite, forgotten bytes do not linger: with ``secure_delete`` and the WAL checkpointed and
-truncated by the forget, neither the database file nor its WAL holds the marker any more."""
+"""On SQLite, forgotten bytes do not linger: with ``secure_delete``, the WAL checkpointed and
+truncated, and the file rebuilt (``vacuum=True``), neither the database file nor its WAL holds the
+marker any more. Without the rebuild a stale copy of a cell, left in a live page's unused space by
+a page split before the delete, survived in 5 of 12 trials: hence the option."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ def test_the_database_file_no_longer_contains_what_was_forgotten(tmp_path: Path)
         mem.engine.compact()
         assert gone.encode() in file_bytes(path)
         mem.forget(scope=f"u{gone}")
-        mem.forget(session=f"s{gone}")
+        mem.forget(session=f"s{gone}", vacuum=True)
         assert gone.encode() not in file_bytes(path)
         assert kept.encode() in file_bytes(path)
         assert len(mem.long_term(f"u{kept}").entries()) == 200

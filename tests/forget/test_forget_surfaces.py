@@ -33,7 +33,7 @@ def test_cli_and_http_forget_the_tenants_data_with_one_report(tmp_path: Path) ->
             assert list(report["deleted"]) == list(TIERS) and report["deleted"]["long_term"] >= 1
             bad = client.post("/v1/forget", json={"scope": "alice", "session": "s1"})
             assert bad.status_code == 400 and "exactly one of" in bad.json()["detail"]
-            assert client.post("/v1/forget", json={"subject": "x"}).status_code == 422
+            assert client.post("/v1/forget", json={"subjekt": "x"}).status_code == 422
         result = CliRunner().invoke(cli_app, ["--url", url, "--json", "forget", "--session", "s1"])
         assert result.exit_code == 0, result.output
         via_cli = json.loads(result.stdout)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines.base import Engine
 from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
+from ..forget.subjects import check_subject, register
 from ..limits import short_repr
 from ..llm.tokens import TokenCounter, token_counter
 from .budget import TokenBudget, resolve_token_limit
@@ -95,6 +96,7 @@ class ConversationStore:
         files: Sequence[FileRef | Mapping[str, Any]] | None = None,
         token_count: int | None = None,
         workflow_run_id: str | None = None,
+        subject: str | None = None,
     ) -> Message:
         """Append one message and return it.
 
@@ -104,6 +106,7 @@ class ConversationStore:
                 conversation (None for the first one). None starts a new thread; ``UUID_NIL``
                 marks a legacy message. A regenerated answer names the question it answers again.
             token_count: tokens of ``content`` (default: counted with the store's counter).
+            subject: the end user the conversation is about (:mod:`memstack.forget.subjects`).
 
         Raises:
             InvalidSessionId, InvalidKey, InvalidValue: a malformed id, role, content or file.
@@ -124,9 +127,12 @@ class ConversationStore:
                     "workflow_run_id": workflow_run_id,
                 }
             ],
+            subject=subject,
         )[0]
 
-    def extend(self, conversation_id: str, messages: Sequence[Mapping[str, Any]]) -> list[Message]:
+    def extend(
+        self, conversation_id: str, messages: Sequence[Mapping[str, Any]], *, subject: str | None = None
+    ) -> list[Message]:
         """Append several messages in one atomic batch (fields as :meth:`append`'s arguments).
 
         A parent may be an earlier message of the same call; the default parent is the message
@@ -136,6 +142,8 @@ class ConversationStore:
             The errors of :meth:`append`.
         """
         base = self._base(conversation_id)
+        if subject is not None:
+            check_subject(subject)
         drafts = [draft_message(m, self.count_tokens) for m in messages]
         ids = [d["message_id"] for d in drafts]
         if len(set(ids)) != len(ids):
@@ -174,6 +182,7 @@ class ConversationStore:
             for parent in sorted(external):
                 batch.require_exists(base + "id:" + parent)
             batch.set(base + "n", str(count + len(built)))
+            register(self.engine, batch, subject, "conversation", conversation_id)
             batch.rpush(base + "log", *(m.to_json() for m in built))
             for offset, message_id in enumerate(ids):
                 batch.set(base + "id:" + message_id, str(count + offset))

@@ -208,11 +208,12 @@ class Engine(Commands):
     def close(self) -> None:
         """Release connections and background threads; idempotent."""
 
-    def compact(self) -> None:
+    def compact(self, *, vacuum: bool = False) -> None:
         """Make deleted data unrecoverable from the engine's own files where it keeps any (SQLite:
-        checkpoint and truncate the WAL, whose frames may still hold deleted pages); a no-op for
-        engines that keep no such copies (memory) or cannot be told to (Redis: its AOF/RDB
-        rewrite is the server operator's).
+        checkpoint and truncate the WAL, whose frames may still hold deleted pages; with
+        ``vacuum``, also rebuild the file, the only way to drop stale cell copies that earlier
+        page splits left in unused page space); a no-op for engines that keep no such copies
+        (memory) or cannot be told to (Redis: its AOF/RDB rewrite is the server operator's).
 
         Raises:
             EngineUnavailable: the engine cannot be reached.

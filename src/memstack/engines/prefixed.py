@@ -77,9 +77,9 @@ class PrefixedEngine(Engine):
         for key in keys:
             self.inner.delete(key)
 
-    def compact(self) -> None:
+    def compact(self, *, vacuum: bool = False) -> None:
         """The inner engine's (its files hold every tenant's pages)."""
-        self.inner.compact()
+        self.inner.compact(vacuum=vacuum)
 
     def close(self) -> None:
         """A no-op: the inner engine belongs to whoever opened it."""

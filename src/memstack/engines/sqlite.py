@@ -228,9 +228,13 @@ class SqliteEngine(Engine):
                 self._rollback()
                 raise self._error(exc) from exc
 
-    def compact(self) -> None:
-        """Checkpoint the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``):
-        with ``secure_delete`` on, deleted values then exist in neither file.
+    def compact(self, *, vacuum: bool = False) -> None:
+        """Checkpoint the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``);
+        ``vacuum`` first rebuilds the file (``VACUUM``, its cost grows with the file).
+
+        ``secure_delete`` zeroes deleted cells and freed pages, but a page split before the delete
+        may have left a stale copy of a cell in a live page's unused space: only ``vacuum`` makes
+        the file provably free of it (tests/forget/test_forget_sqlite_bytes.py).
 
         Raises:
             EngineClosed: the engine was closed.
@@ -239,6 +243,9 @@ class SqliteEngine(Engine):
         with self._lock:
             self._check_open()
             try:
+                if vacuum:
+                    self._cache.clear()
+                    self._cur.execute("VACUUM")
                 busy, _, _ = self._cur.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error as exc:
                 raise self._error(exc) from exc

@@ -22,6 +22,7 @@ from ..longterm.validate import check_scope
 from ..session.layout import PREFIX as SESSION_PREFIX
 from ..session.layout import SESSIONS_KEY
 from .report import ForgetReport
+from .subjects import check_subject, subject_key
 from .sweep import BATCH_KEYS, delete_keys, delete_prefix
 from .turn_log import forget_session_turns
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PLANS", "SELECTORS", "forget"]
 
-SELECTORS: Final = ("session", "conversation", "scope", "namespace", "board")
+SELECTORS: Final = ("subject", "session", "conversation", "scope", "namespace", "board")
 """The selectors of :func:`forget`, one per call."""
 
 Counts = dict[str, int]
@@ -313,17 +314,74 @@ def _check_board(board: str) -> str:
     return check_name(board)
 
 
+# -- subject -------------------------------------------------------------------------------------
+def _subject(mem: Memory, subject: str) -> Counts:
+    """Every object registered for the subject (:mod:`memstack.forget.subjects`); each member
+    leaves the set once its object is gone, so a re-run goes on where a crash stopped."""
+    from ..dream.record import RecordStore
+    from ..shared import SharedMemory
+
+    engine = mem.engine
+    key = subject_key(engine, subject)
+    counts: Counts = {}
+
+    def add(more: Mapping[str, int]) -> None:
+        for tier, count in more.items():
+            counts[tier] = counts.get(tier, 0) + count
+
+    entries: dict[str, list[str]] = {}
+    for member in sorted(engine.smembers(key)):
+        tier, *parts = member.split("\t")
+        if tier in ("session", "conversation") and len(parts) == 1:
+            whole = forget(mem, session=parts[0]) if tier == "session" else forget(mem, conversation=parts[0])
+            add(whole.deleted)
+        elif tier == "long_term" and len(parts) == 2:
+            entries.setdefault(parts[0], []).append(parts[1])
+            continue  # removed below, scope by scope, with their traces
+        elif tier == "working" and len(parts) == 2:
+            add({"working": int(mem.working(parts[0]).delete(parts[1]))})
+        elif tier == "shared" and len(parts) == 2:
+            board = SharedMemory(engine, parts[0])
+            try:
+                add({"shared": int(board.delete(parts[1]) is not None)})
+            finally:
+                board.close()
+        add({"subject_index": int(engine.srem(key, member))})
+    for scope, ids in sorted(entries.items()):
+        memories = mem.long_term(scope, embedder=None)
+        for key_name in sorted(engine.scan(f"{LT_PREFIX}~inj:")):
+            add({"subject_index": int(engine.srem(key_name, *ids))})
+        records = RecordStore(engine, scope)
+        for record in records.history(limit=1 << 30):  # records holding a copy of a forgotten entry
+            held = {a.entry.id for a in record.retired} | {c.entry.id for c in record.created}
+            if held & set(ids):
+                add({"dream": int(engine.delete(records.keys.record(record.id)))})
+                engine.zrem(records.keys.records, record.id)
+        for entry_id in ids:
+            add({"long_term": int(memories.delete(entry_id))})
+            add({"subject_index": int(engine.srem(key, f"long_term\t{scope}\t{entry_id}"))})
+    return counts
+
+
+def _subject_leftovers(mem: Memory, subject: str) -> int:
+    return int(mem.engine.scard(subject_key(mem.engine, subject)))
+
+
 PLANS: Final[Mapping[str, Plan]] = {
     "session": Plan(_check_session, (_session_state, _session_traces), _session_leftovers),
     "conversation": Plan(_check_conversation, (_conversation,), _conversation_leftovers),
     "scope": Plan(check_scope, (_scope_entries, _scope_dream), _scope_leftovers),
     "namespace": Plan(_check_namespace, (_forget_namespace,), _namespace_leftovers),
     "board": Plan(_check_board, (_board,), _board_leftovers),
+    "subject": Plan(check_subject, (_subject,), _subject_leftovers),
 }
 
 
-def forget(mem: Memory, **selector: str | None) -> ForgetReport:
+def forget(mem: Memory, *, vacuum: bool = False, **selector: str | None) -> ForgetReport:
     """Remove every trace of exactly one selector (see :data:`SELECTORS`), then verify.
+
+    The engine is compacted afterwards (SQLite: WAL checkpointed); ``vacuum`` also rebuilds a
+    SQLite file so no stale copy survives in unused page space (slow on large files).
 
     Raises:
         InvalidValue: no selector, more than one, or an unknown one (the message lists them).
@@ -345,5 +403,5 @@ def forget(mem: Memory, **selector: str | None) -> ForgetReport:
     for step in plan.steps:
         for tier, count in step(mem, value).items():
             deleted[tier] = deleted.get(tier, 0) + count
-    mem.engine.compact()
+    mem.engine.compact(vacuum=vacuum)
     return ForgetReport({kind: value}, deleted, plan.leftovers(mem, value))

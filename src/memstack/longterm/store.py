@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
+from ..forget.subjects import check_subject, register
 from ..limits import short_repr
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
@@ -111,6 +112,7 @@ class LongTermMemory:
         id: str | None = None,  # noqa: A002 - the field is called id everywhere in the seed
         created_at: datetime | float | None = None,
         dedupe: DedupeMode | None = None,
+        subject: str | None = None,
     ) -> MemoryEntry:
         """Save a memory (an upsert by id) and return it as stored.
 
@@ -123,6 +125,9 @@ class LongTermMemory:
         holds a duplicate of ``content``, nothing new is created: the oldest duplicate gets the
         given tags merged into its own and ``updated_at`` now, and is returned (same id).
 
+        ``subject``: the end user the memory is about (see :mod:`memstack.forget.subjects`);
+        ``Memory.forget(subject=…)`` then removes it.
+
         Raises:
             InvalidValue: blank content, bad tags/metadata/time, both ``entry`` and fields, an
                 unknown ``dedupe`` mode, or ``dedupe`` with an id; text with a lone surrogate,
@@ -132,6 +137,8 @@ class LongTermMemory:
             InvalidKey: a bad id.
             Conflict: the id kept changing under concurrent writers.
         """
+        if subject is not None:
+            check_subject(subject)
         if check_mode(dedupe) is not None:
             if entry is not None or id is not None:
                 raise InvalidValue(f"save(dedupe={dedupe!r}): only for a new entry (no id, no MemoryEntry)")
@@ -147,6 +154,7 @@ class LongTermMemory:
                     metadata=existing.metadata,
                     id=existing.id,
                     created_at=existing.created_at,
+                    subject=subject,
                 )
         if entry is not None:
             if content is not None or id is not None:
@@ -171,7 +179,7 @@ class LongTermMemory:
                 new = replace(template, created_at=given_created or now)
             else:
                 new = replace(template, created_at=given_created or old.created_at, updated_at=now)
-            if self._write(new, old_raw, old):
+            if self._write(new, old_raw, old, subject):
                 return new.copy()
         raise Conflict(
             f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
@@ -219,11 +227,14 @@ class LongTermMemory:
         if self._worker is not None:
             self._worker.submit(entry_id, text)
 
-    def _write(self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None) -> bool:
+    def _write(
+        self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None, subject: str | None = None
+    ) -> bool:
         text = document_text(new)
         text_changed = old is None or document_text(old) != text
         batch = self.engine.batch()
         batch.require_equal(self.keys.entry(new.id), old_raw)
+        register(self.engine, batch, subject, "long_term", self.scope, new.id)
         batch.set(self.keys.entry(new.id), to_json(new))
         batch.sadd(self.keys.ids, new.id)
         if text_changed:

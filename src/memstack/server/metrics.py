@@ -133,8 +133,8 @@ class TimedEngine(Engine):
     def flush(self) -> None:
         self.inner.flush()
 
-    def compact(self) -> None:
-        self.inner.compact()
+    def compact(self, *, vacuum: bool = False) -> None:
+        self.inner.compact(vacuum=vacuum)
 
     def close(self) -> None:
         """Nothing to release: the caller owns the inner engine."""

@@ -23,6 +23,7 @@ from ..errors import (
     SessionLimitReached,
     SessionNotFound,
 )
+from ..forget.subjects import check_subject, register
 from ..limits import short_repr
 from .layout import SESSIONS_KEY, Layout
 from .summary import plan_summary
@@ -165,21 +166,25 @@ class SessionStore:
         return list(zip(ids, batch.execute().results, strict=True))
 
     # -- sessions ----------------------------------------------------------------------------
-    def create(self, session_id: str, *, ttl_hours: float | None = None) -> None:
-        """Create an empty session; ``ttl_hours`` overrides the store's default (0 = no TTL).
+    def create(self, session_id: str, *, ttl_hours: float | None = None, subject: str | None = None) -> None:
+        """Create an empty session; ``ttl_hours`` overrides the store's default (0 = no TTL);
+        ``subject``: the end user it is about (:mod:`memstack.forget.subjects`).
 
         Raises:
             InvalidSessionId: malformed id.
             InvalidValue: a TTL that is not a number, negative, not finite or over ten years.
             SessionExists: the session is live.
             SessionLimitReached: ``max_sessions`` live sessions exist already.
+            InvalidValue: a malformed subject.
         """
+        if subject is not None:
+            check_subject(subject)
         hours = self.session_ttl_hours if ttl_hours is None else _check_hours(ttl_hours)
         if isinstance(hours, float) and hours.is_integer():
             hours = int(hours)  # meta says "86400" for 24 h, like the seed
-        self._create(session_id, hours * 3600 if hours else None)
+        self._create(session_id, hours * 3600 if hours else None, subject)
 
-    def _create(self, session_id: str, ttl_seconds: float | None) -> None:
+    def _create(self, session_id: str, ttl_seconds: float | None, subject: str | None = None) -> None:
         lay = self._layout(session_id)
         ms = ttl_ms(ttl_seconds)
         stale, live = self._read_stale(lay)
@@ -191,6 +196,7 @@ class SessionStore:
             self.engine.sadd(SESSIONS_KEY, session_id)
         batch = self.engine.batch()
         batch.require_missing(lay.meta)
+        register(self.engine, batch, subject, "session", session_id)
         # Leftovers of a session that died between the two calls of delete() go first.
         batch.delete(*lay.structural(), *(lay.data(k) for k in stale))
         batch.hset(lay.meta, {"created_at": str(self._now()), "ttl_seconds": str(ttl_seconds)})

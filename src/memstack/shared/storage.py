@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidValue
+from ..forget.subjects import register
 from ..limits import MAX_VALUE_BYTES
 from .serialize import decode_entry, dumps, encode_entry
 
@@ -97,11 +98,13 @@ class SharedStorage:
         writer: str | None,
         correlation_id: str | None = None,
         expect: Callable[[list[Entry]], None] | None = None,
+        subject: str | None = None,
     ) -> list[tuple[Entry, Any]]:
         """Apply ``writes`` in one batch (retrying on a lost race); returns (old entry, new value).
 
         ``expect(entries)`` may raise to refuse the write after reading (compare-and-set); it is
-        re-checked on each retry.
+        re-checked on each retry. ``subject``: the end user the written keys are about
+        (:mod:`memstack.forget.subjects`), recorded with the write.
 
         Raises:
             InvalidValue: a new value would exceed 1 MiB of JSON (a list grown by appends);
@@ -124,6 +127,7 @@ class SharedStorage:
             for w, entry, value, text in zip(writes, entries, values, texts, strict=True):
                 version = entry.version + 1
                 batch.set(self.entry_key(w.key), text)
+                register(self.engine, batch, subject, "shared", self.name, w.key)
                 if w.custom and not entry.exists:
                     batch.zadd(self.index, {w.key: float(now)})
                 if w.notify:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
 from ..errors import Conflict, InvalidInput, InvalidKey
+from ..forget.subjects import check_subject
 from ..limits import check_int, check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
@@ -130,8 +131,11 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
         return [*rs.RESERVED, *self.keys()]
 
     # -- writes ------------------------------------------------------------------------------
-    def set(self, key: str, value: Any, *, correlation_id: str | None = None) -> Any:
+    def set(
+        self, key: str, value: Any, *, correlation_id: str | None = None, subject: str | None = None
+    ) -> Any:
         """Store ``value`` at ``key`` and return it; custom keys notify subscribers and waiters.
+        ``subject``: the end user the value is about (:mod:`memstack.forget.subjects`).
 
         Raises:
             InvalidKey: bad key.
@@ -149,8 +153,13 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
         check_value(value)
         if correlation_id is not None:
             check_text(correlation_id, "correlation_id", max_bytes=1024)
+        if subject is not None:
+            check_subject(subject)
         self._store.write(
-            [Write(key, lambda _: value)], writer=self.current_writer, correlation_id=correlation_id
+            [Write(key, lambda _: value)],
+            writer=self.current_writer,
+            correlation_id=correlation_id,
+            subject=subject,
         )
         return value
 

@@ -33,6 +33,7 @@ from typing import Any, Final
 from .. import limits
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidValue, NamespaceFull
+from ..forget.subjects import check_subject, register
 from ..limits import short_repr
 from . import keys as wkeys
 from .entry import (
@@ -118,8 +119,10 @@ class WorkingMemory:
         ttl: float | None = None,
         category: str | None = None,
         tags: Sequence[str] | None = None,
+        subject: str | None = None,
     ) -> WorkingEntry:
-        """Store ``value`` under ``key`` (plain → ``{namespace}/{key}``) for ``ttl`` seconds.
+        """Store ``value`` under ``key`` (plain → ``{namespace}/{key}``) for ``ttl`` seconds;
+        ``subject``: the end user it is about (:mod:`memstack.forget.subjects`).
 
         Overwriting a live key is always allowed; a new key needs room under the cap.
 
@@ -135,6 +138,8 @@ class WorkingMemory:
         px = self._default_px if ttl is None else check_ttl(ttl)
         category = check_category(category)
         tag_list = check_tags(tags)
+        if subject is not None:
+            check_subject(subject)
         payload = dump_value(value, self.max_value_bytes)
         meta_key, data_key, version_key = self._keys(self.namespace)
         if self.engine.clustered:
@@ -167,6 +172,7 @@ class WorkingMemory:
                 batch.hdel(data_key, *stale)
             batch.hset(meta_key, {full: encode_meta(expires, now, category, tag_list)})
             batch.hset(data_key, {full: payload})
+            register(self.engine, batch, subject, "working", self.namespace, full)
             batch.set(version_key, uuid.uuid4().hex, px=keep_ms)
             batch.pexpire(meta_key, keep_ms)
             batch.pexpire(data_key, keep_ms)

@@ -14,11 +14,13 @@ router = APIRouter(prefix="/v1", tags=["forget"], responses=ERRORS)
 
 class ForgetIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    subject: str | None = Field(None, max_length=256)
     session: str | None = Field(None, max_length=256)
     conversation: str | None = Field(None, max_length=256)
     scope: str | None = Field(None, max_length=128)
     namespace: str | None = Field(None, max_length=300)
     board: str | None = Field(None, max_length=128)
+    vacuum: bool = Field(False, description="SQLite: also rebuild the file (slow on large files).")
 
 
 class ReportOut(BaseModel):
