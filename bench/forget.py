@@ -1,15 +1,15 @@
 """Forgetting users: how long one user's forget takes, that nothing is left, that nobody else is touched.
 
-A user here owns a long-term scope of 100 entries, a session with a few keys and turns, and a
-conversation (per-user ``subject`` indexes are not built yet: a user is forgotten selector by
-selector, scope, session and conversation, and timed as one). 1,000 users (100 with ``--quick``)
-share the engine. Then:
+A user (a ``subject``) has 100 long-term entries in a scope shared with 9 other users, a session
+with a few keys and a conversation, all written with ``subject=``. 1,000 users (100 with
+``--quick``) share the engine. Then:
 
 1. every read path of every tier is run once while the key count is watched
    (``read_paths_write_keys`` = keys a read created, must be 0);
-2. 50 users (20 with ``--quick``) are forgotten one by one; ``forget_p50_ms`` / ``forget_p99_ms``
-   time the three calls of one user; ``remaining`` sums the reports' verification scans;
-3. ``others_intact`` = 1 when every key of 20 users that were not forgotten is byte-identical.
+2. 50 users (20 with ``--quick``) are forgotten one by one (``forget(subject=…)``);
+   ``forget_p50_ms`` / ``forget_p99_ms`` time one call; ``remaining`` sums the verification scans;
+3. ``others_intact`` = 1 when every entry, session key and message of 20 users that were not
+   forgotten is byte-identical.
 
     python bench/forget.py [--url URL] [--quick]
 
@@ -34,40 +34,54 @@ from memstack.dump import dump_lines
 ENTRIES_PER_USER = 100
 
 
+USERS_PER_SCOPE = 10
+
+
 def seed(mem: memstack.Memory, users: int) -> None:
     for u in range(users):
-        lt = mem.long_term(f"user{u}")
+        subject = f"user{u}"
+        lt = mem.long_term(f"team{u // USERS_PER_SCOPE}")
         for n in range(ENTRIES_PER_USER):
-            lt.save(content=f"user {u} fact {n}: likes item {n * 7 % 97} and place {n % 13}")
+            lt.save(
+                id=f"u{u}n{n}",
+                content=f"user {u} fact {n}: likes item {n * 7 % 97} and place {n % 13}",
+                subject=subject,
+            )
         sid = f"sess{u}"
-        mem.sessions.create(sid)
+        mem.sessions.create(sid, subject=subject)
         for k in range(5):
             mem.sessions.put(sid, f"k{k}", {"user": u, "k": k})
         mem.turns.add(sid, "user", f"hello from user {u}")
-        first = mem.conversations.append(f"conv{u}", "user", f"question of user {u}")
+        first = mem.conversations.append(f"conv{u}", "user", f"question of user {u}", subject=subject)
         mem.conversations.append(f"conv{u}", "assistant", "an answer", parent_message_id=first.message_id)
 
 
 def user_keys(mem: memstack.Memory, u: int) -> dict[str, Any]:
-    prefixes = (f"lt:{mem.engine.tag(f'user{u}')}:", f"rr:memory:{mem.engine.tag(f'sess{u}')}:")
-    return {line["key"]: line["value"] for prefix in prefixes for line in dump_lines(mem.engine, prefix)}
+    """Everything of user ``u``: entries, session keys, messages (to compare before and after)."""
+    team = mem.engine.tag(f"team{u // USERS_PER_SCOPE}")
+    session = mem.engine.tag(f"sess{u}")
+    return {
+        "entries": {line["key"]: line["value"] for line in dump_lines(mem.engine, f"lt:{team}:e:u{u}n")},
+        "session": {line["key"]: line["value"] for line in dump_lines(mem.engine, f"rr:memory:{session}:")},
+        "messages": [m.to_json() for m in mem.conversations.messages(f"conv{u}")],
+    }
 
 
 def read_paths(mem: memstack.Memory) -> int:
     """Run every tier's read paths once; the number of keys they created."""
     before = sum(1 for _ in mem.engine.scan(""))
-    mem.long_term("user0").search("item place")
+    mem.long_term("team0").search("item place")
     mem.long_term("nobody").search("item")
     mem.long_term("..").search("item")
-    mem.long_term("user0").list_categories()
+    mem.long_term("team0").list_categories()
     mem.sessions.get("sess0", "k0")
     mem.sessions.history("sess1")
     mem.conversations.thread("conv0")
     mem.conversations.thread("nobody")
     mem.working("session/nobody").list()
     mem.turns.turns("sess0")
-    mem.dream("user0").history()
-    ContextBuilder(mem, scope="user0").build("sess0", "item?", dry_run=True)
+    mem.dream("team0").history()
+    ContextBuilder(mem, scope="team0").build("sess0", "item?", dry_run=True)
     return sum(1 for _ in mem.engine.scan("")) - before
 
 
@@ -93,13 +107,10 @@ def main() -> None:
             timings, remaining = [], 0
             for u in range(forgotten):
                 start = time.perf_counter()
-                reports = [
-                    mem.forget(scope=f"user{u}"),
-                    mem.forget(session=f"sess{u}"),
-                    mem.forget(conversation=f"conv{u}"),
-                ]
+                report = mem.forget(subject=f"user{u}")
                 timings.append((time.perf_counter() - start) * 1000)
-                remaining += sum(r.remaining for r in reports)
+                remaining += report.remaining
+                assert report.deleted["long_term"] >= ENTRIES_PER_USER, report
             intact = int(all(user_keys(mem, u) == before[u] for u in watched))
             if args.url:
                 mem.engine.flush()
