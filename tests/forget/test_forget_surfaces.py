@@ -45,3 +45,31 @@ def test_cli_and_http_forget_the_tenants_data_with_one_report(tmp_path: Path) ->
     assert human.exit_code == 0 and "forgot scope alice: 0 removed, 0 remaining" in human.stdout
     none = CliRunner().invoke(cli_app, ["--url", url, "forget"])
     assert none.exit_code == 2 and "exactly one of" in none.stderr
+
+
+def test_subject_given_on_writes_over_http_and_the_cli_is_forgotten_everywhere(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'subject.db'}"
+    runner = CliRunner()
+    for args in (
+        ["memories", "save", "Zed likes jazz", "--subject", "zed"],
+        ["sessions", "create", "zs", "--subject", "zed"],
+        ["working", "set", "note", "1", "--namespace", "agent/z", "--subject", "zed"],
+        ["conversations", "add", "zc", "user", "hello", "--subject", "zed"],
+        ["memories", "save", "Amy likes rock", "--subject", "amy"],
+    ):
+        result = runner.invoke(cli_app, ["--url", url, *args])
+        assert result.exit_code == 0, (args, result.output)
+    with memstack.open(url) as whole, TestClient(create_app(whole.engine)) as client:
+        assert (
+            client.post("/v1/memories", json={"content": "Zed owns a cat", "subject": "zed"}).status_code
+            == 201
+        )
+        assert client.put("/v1/shared/b/keys/z", json={"value": 1, "subject": "zed"}).status_code == 200
+        bad = client.post("/v1/memories", json={"content": "x", "subject": "no spaces"})
+        assert bad.status_code == 400 and "subject" in bad.json()["detail"]
+        report = client.post("/v1/forget", json={"subject": "zed"}).json()
+        assert report["remaining"] == 0 and report["deleted"]["long_term"] == 2
+        assert report["deleted"]["sessions"] >= 1 and report["deleted"]["conversations"] >= 1
+        assert report["deleted"]["working"] == 1 and report["deleted"]["shared"] == 1
+        left = client.get("/v1/memories").json()["items"]
+        assert [h["entry"]["content"] for h in left] == ["Amy likes rock"]

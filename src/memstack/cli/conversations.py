@@ -35,6 +35,7 @@ def add(
         None, "--parent", help="Parent message id (default: the newest message; '' starts a new thread)."
     ),
     run_id: str = typer.Option(None, "--run-id", help="Workflow run id of the message."),
+    subject: str = typer.Option(None, "--subject", help="The end user this is about (for forget)."),
 ) -> None:
     """Append a message (ROLE: user, assistant, system or tool)."""
     with tenant_memory() as mem:
@@ -45,6 +46,7 @@ def add(
             message_id=message_id,
             parent_message_id=LATEST if parent is None else (parent or None),
             workflow_run_id=run_id,
+            subject=subject,
         )
         emit(message_json(message), message.message_id)
 

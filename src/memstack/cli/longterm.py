@@ -53,12 +53,13 @@ def save(
     category: str = typer.Option(None, "--category", help="A path such as user-preferences/music."),
     tags: str = typer.Option(None, "--tags", help="Comma-separated tags: a,b,c."),
     memory_id: str = typer.Option(None, "--id", help="Update this id instead of creating one."),
+    subject: str = typer.Option(None, "--subject", help="The end user this is about (for forget)."),
     scope: str = SCOPE,
 ) -> None:
     """Save a memory (an update when --id names an existing one)."""
     with tenant_memory() as mem:
         entry = mem.long_term(scope).save(
-            content=content, category=category, tags=split_tags(tags), id=memory_id
+            content=content, category=category, tags=split_tags(tags), id=memory_id, subject=subject
         )
         emit(memory_json(entry), f"saved {entry.id}")
 

@@ -36,10 +36,11 @@ def list_sessions() -> None:
 def create(
     session_id: str,
     ttl_hours: float = typer.Option(0.0, "--ttl-hours", help="Whole-session TTL in hours (0 = never)."),
+    subject: str = typer.Option(None, "--subject", help="The end user this is about (for forget)."),
 ) -> None:
     """Create an empty session."""
     with tenant_memory() as mem:
-        mem.sessions.create(session_id, ttl_hours=ttl_hours)
+        mem.sessions.create(session_id, ttl_hours=ttl_hours, subject=subject)
         emit({"session_id": session_id, "created": True}, f"created session {session_id}")
 
 

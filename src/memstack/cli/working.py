@@ -113,6 +113,7 @@ def set_(
     ttl: float = typer.Option(None, "--ttl", help="Seconds to live (default 300)."),
     category: str = typer.Option(None, "--category"),
     tags: str = typer.Option(None, "--tags", help="Comma-separated tags."),
+    subject: str = typer.Option(None, "--subject", help="The end user this is about (for forget)."),
     as_text: bool = TEXT,
     as_json_value: bool = JSON_VALUE,
 ) -> None:
@@ -120,7 +121,7 @@ def set_(
     stored = parse_value(value, as_text=as_text, as_json=as_json_value)
     with tenant_memory() as mem:
         wm = _bind(mem, namespace, for_write=True)
-        entry = wm.set(key, stored, ttl=ttl, category=category, tags=split_tags(tags))
+        entry = wm.set(key, stored, ttl=ttl, category=category, tags=split_tags(tags), subject=subject)
         emit(_row(entry, mem.engine.now_ms() / 1000, True), f"saved {entry.key}")
 
 

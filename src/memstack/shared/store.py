@@ -219,7 +219,7 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             return rs.default_of(key), 0
         return entry.value, entry.version
 
-    def set_if(self, key: str, value: Any, *, version: int | None) -> int:
+    def set_if(self, key: str, value: Any, *, version: int | None, subject: str | None = None) -> int:
         """Write ``key`` only if its version is ``version`` (0 or None: only if absent).
 
         Atomic on every engine; notifies like :meth:`set`. Returns the new version.
@@ -229,6 +229,8 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             InvalidKey: bad or reserved key.
             InvalidValue: ``value`` is not JSON, ``version`` is not None nor an int from 0 to 2**53.
         """
+        if subject is not None:
+            check_subject(subject)
         key = check_key(key)
         if key in rs.RESERVED:
             raise InvalidKey(
@@ -246,7 +248,7 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
                 )
 
         [(old, _)] = self._store.write(
-            [Write(key, partial(_const, value))], writer=self.current_writer, expect=expect
+            [Write(key, partial(_const, value))], writer=self.current_writer, expect=expect, subject=subject
         )
         return old.version + 1
 

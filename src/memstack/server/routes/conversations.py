@@ -35,6 +35,7 @@ class MessageIn(BaseModel):
     )
     files: list[FileIn] = Field(default_factory=list)
     workflow_run_id: str | None = None
+    subject: str | None = Field(None, max_length=256, description="The end user this is about (for forget).")
 
 
 class MessageOut(BaseModel):
@@ -98,6 +99,7 @@ def append(mem: TenantMemory, conversation_id: str, body: MessageIn) -> MessageO
         parent_message_id=parent,
         files=[f.model_dump(exclude_none=True) for f in body.files],
         workflow_run_id=body.workflow_run_id,
+        subject=body.subject,
     )
     return _out(message)
 

@@ -25,6 +25,7 @@ class MemoryIn(BaseModel):
     category: str | None = Field(None, description="A path such as user-preferences/music.")
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] | None = None
+    subject: str | None = Field(None, max_length=256, description="The end user this is about (for forget).")
 
 
 class MemoryOut(BaseModel):
@@ -76,7 +77,11 @@ def _hit(hit: SearchHit) -> HitOut:
 )
 def save(mem: TenantMemory, body: MemoryIn, scope: ScopeParam = "default") -> MemoryOut:
     entry = mem.long_term(scope).save(
-        content=body.content, category=body.category, tags=body.tags, metadata=body.metadata
+        content=body.content,
+        category=body.category,
+        tags=body.tags,
+        metadata=body.metadata,
+        subject=body.subject,
     )
     return _out(entry)
 
@@ -124,7 +129,12 @@ def get(mem: TenantMemory, memory_id: str, scope: ScopeParam = "default") -> Mem
 @router.put("/memories/{memory_id}", response_model=MemoryOut, summary="Save under a given id (upsert)")
 def put(mem: TenantMemory, memory_id: str, body: MemoryIn, scope: ScopeParam = "default") -> MemoryOut:
     entry = mem.long_term(scope).save(
-        id=memory_id, content=body.content, category=body.category, tags=body.tags, metadata=body.metadata
+        id=memory_id,
+        content=body.content,
+        category=body.category,
+        tags=body.tags,
+        metadata=body.metadata,
+        subject=body.subject,
     )
     return _out(entry)
 

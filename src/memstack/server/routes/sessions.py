@@ -19,6 +19,7 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERRORS)
 class SessionCreate(BaseModel):
     session_id: str = Field(description="1-128 characters of A-Z a-z 0-9 _ -")
     ttl_hours: float | None = Field(None, ge=0, description="Whole-session TTL (fractions allowed).")
+    subject: str | None = Field(None, max_length=256, description="The end user this is about (for forget).")
 
 
 class SessionRef(BaseModel):
@@ -77,7 +78,7 @@ def list_sessions(
 
 @router.post("", response_model=SessionRef, status_code=status.HTTP_201_CREATED, summary="Create a session")
 def create_session(mem: TenantMemory, body: SessionCreate) -> SessionRef:
-    mem.sessions.create(body.session_id, ttl_hours=body.ttl_hours)
+    mem.sessions.create(body.session_id, ttl_hours=body.ttl_hours, subject=body.subject)
     return SessionRef(session_id=body.session_id)
 
 

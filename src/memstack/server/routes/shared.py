@@ -20,6 +20,7 @@ class ValueIn(BaseModel):
     version: int | None = Field(
         None, ge=0, description="Compare-and-set: write only if the key is at this version (0: absent)."
     )
+    subject: str | None = Field(None, max_length=256, description="The end user this is about (for forget).")
 
 
 class KeyValue(BaseModel):
@@ -72,9 +73,9 @@ async def get(
 def put(mem: TenantMemory, name: str, key: str, body: ValueIn) -> KeyValue:
     with _open(mem, name) as shared:
         if body.version is not None:
-            version = shared.set_if(key, body.value, version=body.version)
+            version = shared.set_if(key, body.value, version=body.version, subject=body.subject)
         else:
-            shared[key] = body.value
+            shared.set(key, body.value, subject=body.subject)
             version = shared.version(key)
         return KeyValue(name=name, key=key, value=body.value, version=version)
 

@@ -23,6 +23,7 @@ class EntryIn(BaseModel):
     ttl_seconds: float | None = Field(None, gt=0, description="Default: 300 s.")
     category: str | None = None
     tags: list[str] | None = None
+    subject: str | None = Field(None, max_length=256, description="The end user this is about (for forget).")
 
 
 class EntryOut(BaseModel):
@@ -76,7 +77,16 @@ def clear(
 @router.put("/{key:path}", response_model=EntryOut, summary="Store an entry in the own namespace")
 def put(mem: TenantMemory, key: str, namespace: Namespace, body: EntryIn) -> EntryOut:
     working = WorkingMemory(mem.engine, namespace)
-    return _out(working.set(key, body.value, ttl=body.ttl_seconds, category=body.category, tags=body.tags))
+    return _out(
+        working.set(
+            key,
+            body.value,
+            ttl=body.ttl_seconds,
+            category=body.category,
+            tags=body.tags,
+            subject=body.subject,
+        )
+    )
 
 
 @router.get("/{key:path}", response_model=EntryOut, summary="Read an entry (plain key or full path)")
