@@ -1,6 +1,6 @@
 """BM25 speed: memstack's incremental index against bm25s, rank_bm25, SQLite FTS5 and tantivy.
 
-    python bench/search_speed.py [--quick] [--entries N] [--queries N]
+    python bench/search_speed.py [--quick] [--entries N] [--queries N] [--filtered-entries N]
 
 Corpus: memory-like entries of 8-30 words sampled by frequency from wordfreq's English list (seeded, so
 every run uses the same corpus). Queries: 2-5 words sampled by frequency from the same list minus its
@@ -14,6 +14,11 @@ Queries are OR queries (any term) in every engine. "add" is the time to make one
 memstack, FTS5 (one INSERT, autocommit) and tantivy (add + commit + reload) add incrementally; bm25s and
 rank_bm25 have no incremental add, so their "add" is a full rebuild of the index with one more entry.
 rank_bm25 scores every document in Python per query, so its queries are capped (see its row).
+
+Filtered: another corpus of 200,000 entries (20,000 with ``--quick``; ``--filtered-entries``) saved
+through ``LongTermMemory`` (BM25, ``memory://``) with one of 20 tags each; the same queries searched
+without and with a one-tag filter. ``filtered_vs_unfiltered`` is the ratio of the p50s (target <= 2):
+filters are answered from postings kept with the cache (``memstack.longterm.filter_index``).
 
 Hybrid: the same corpus saved through ``LongTermMemory`` (``memory://`` engine) with the ``default`` search
 profile and a vector per entry, then the same queries searched (top 10, BM25 + cosine over every entry
@@ -320,6 +325,28 @@ def run_hybrid(docs: list[str], queries: list[str]) -> dict[str, Any]:
     return {"fill_s": fill, "times": times, "embed_times": embed_times, "query_model": model}
 
 
+FILTER_TAGS = 20
+
+
+def run_filtered(docs: list[str], queries: list[str]) -> dict[str, Any]:
+    """BM25 search of a ``LongTermMemory`` (``memory://``) with and without a tag filter (one tag of
+    20, so about 5 % of the entries pass): the filter is answered from postings, not by testing
+    every entry."""
+    import memstack
+
+    with memstack.open("memory://") as mem:
+        lt = mem.long_term("filtered")
+        for i, text in enumerate(docs):
+            lt.save(id=f"e{i}", content=text, tags=[f"t{i % FILTER_TAGS}"])
+        lt.search(queries[0], max_results=TOP_K)  # builds the index: not timed
+        plain, _ = timed_queries(lambda q: [h.entry.id for h in lt.search(q, max_results=TOP_K)], queries)
+        tagged, tops = timed_queries(
+            lambda q: [h.entry.id for h in lt.search(q, tags=["t3"], max_results=TOP_K)], queries
+        )
+        wrong = sum(1 for top in tops for entry_id in top if int(entry_id[1:]) % FILTER_TAGS != 3)
+    return {"plain": plain, "tagged": tagged, "wrong": wrong}
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -332,7 +359,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20,000 entries and 300 queries (< 60 s)")
     parser.add_argument("--entries", type=int, default=None)
     parser.add_argument("--queries", type=int, default=None)
-    parser.add_argument("--worker", choices=[*ENGINES, "hybrid"], help=argparse.SUPPRESS)
+    parser.add_argument("--filtered-entries", type=int, default=None, help="default 200,000 (--quick 20,000)")
+    parser.add_argument("--worker", choices=[*ENGINES, "hybrid", "filtered"], help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--query-cap", type=int, default=10**9, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -340,6 +368,11 @@ def main() -> None:
         with open(args.data) as fh:
             data = json.load(fh)
         print(json.dumps(run_hybrid(data["docs"], data["queries"])))
+        return
+    if args.worker == "filtered":
+        with open(args.data) as fh:
+            data = json.load(fh)
+        print(json.dumps(run_filtered(data["docs"], data["queries"])))
         return
     if args.worker:
         worker(args.worker, args.data, args.query_cap)
@@ -385,6 +418,16 @@ def main() -> None:
         if proc.returncode != 0:
             raise SystemExit(f"hybrid: failed\n{proc.stderr[-2000:]}")
         hybrid = json.loads(proc.stdout.strip().splitlines()[-1])
+        filtered_entries = args.filtered_entries or (20_000 if args.quick else 200_000)
+        filtered_docs, _ = make_corpus(filtered_entries, 1, seed=11)
+        filtered_path = os.path.join(tmp, "filtered.json")
+        with open(filtered_path, "w") as fh:
+            json.dump({"docs": filtered_docs, "queries": queries}, fh)
+        cmd = [sys.executable, __file__, "--worker", "filtered", "--data", filtered_path]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+        if proc.returncode != 0:
+            raise SystemExit(f"filtered: failed\n{proc.stderr[-2000:]}")
+        filtered = json.loads(proc.stdout.strip().splitlines()[-1])
 
     ours = results["memstack"]
     print()
@@ -426,6 +469,11 @@ def main() -> None:
           f"fill {hybrid['fill_s']:.1f} s; search p50 {h50:.3f} ms, p99 {h99:.3f} ms "
           f"({len(hybrid['times'])} queries); of which query embedding p50 {e50:.3f} ms")  # fmt: skip
 
+    f_plain, f_tagged = pct(filtered["plain"], 0.5) * 1e3, pct(filtered["tagged"], 0.5) * 1e3
+    print(f"filtered (LongTermMemory BM25, {filtered_entries:,} entries, a tag on 1 in {FILTER_TAGS}): "
+          f"unfiltered p50 {f_plain:.3f} ms, filtered p50 {f_tagged:.3f} ms, "
+          f"hits outside the filter: {filtered['wrong']}")  # fmt: skip
+
     p50 = pct(ours["times"], 0.5) * 1e3
     p99 = pct(ours["times"], 0.99) * 1e3
     add = ours["add_s"] * 1e3
@@ -435,6 +483,7 @@ def main() -> None:
         line += f" p50_vs_bm25s={p50 / (pct(peer['times'], 0.5) * 1e3):.3f}"
         line += f" add_vs_bm25s={add / (peer['add_s'] * 1e3):.6f}"
     line += f" hybrid_p50_ms={h50:.4f} hybrid_p99_ms={h99:.4f} hybrid_embed_p50_ms={e50:.4f}"
+    line += f" filtered_p50_ms={f_tagged:.4f} filtered_vs_unfiltered={f_tagged / f_plain:.3f}"
     print(line)
 
 

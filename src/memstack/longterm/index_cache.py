@@ -24,6 +24,7 @@ from ..search import Bm25Index
 from ..shared.mirror import changed_ids as changes_since  # one rule for every change log
 from .context import ConversationThreads
 from .entry import MemoryEntry, from_json
+from .filter_index import FilterIndex
 from .layout import ScopeKeys
 from .query import document_text
 from .vectors import StoredVector, decode_vector
@@ -48,6 +49,7 @@ class ScopeCache:
         self.texts: dict[str, str] = {}
         self.vectors: dict[str, StoredVector] = {}
         self.indexes: dict[str, Bm25Index] = {}
+        self.filters = FilterIndex()
         self.threads = ConversationThreads()
         self.derived: dict[object, object] = {}  # e.g. vector matrices; cleared on every change
         self.warned: set[str] = set()
@@ -95,6 +97,7 @@ class ScopeCache:
         self.epoch, self.version = epoch, int(result[0] or 0)
         self.entries, self.texts, self.vectors = {}, {}, {}
         self.indexes = {}
+        self.filters = FilterIndex()
         self.threads = ConversationThreads()
         self.derived = {}
         self._apply(engine, keys, sorted(result[1]))
@@ -114,6 +117,10 @@ class ScopeCache:
             entry = None if raw is None else _parse(entry_id, raw)
             if entry != self.entries.get(entry_id):
                 changed.append(entry_id)
+                if entry is None:
+                    self.filters.remove(entry_id)
+                else:
+                    self.filters.add(entry)
             if entry is None:
                 self.entries.pop(entry_id, None)
                 self.texts.pop(entry_id, None)

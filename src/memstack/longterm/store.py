@@ -353,7 +353,7 @@ class LongTermMemory:
         cache = scope_cache(self.engine, self.scope)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
-            allowed = None if filters.empty else {e.id for e in filters.apply(cache.entries.values())}
+            allowed = cache.filters.allowed(filters)
             if not request.ranked:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
