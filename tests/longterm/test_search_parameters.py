@@ -73,3 +73,26 @@ def test_modes(engine: Engine, memories: LongTermMemory) -> None:
 def test_bad_metadata_filters_are_refused(memories: LongTermMemory, bad: object) -> None:
     with pytest.raises(InvalidValue, match="metadata"):
         memories.search(None, metadata=bad)  # type: ignore[arg-type]  # the point of the test
+
+
+def test_a_filtered_search_sees_every_change_since_the_last(engine: Engine) -> None:
+    memories = LongTermMemory(engine, "masks")
+    first = memories.save(content="tea notes", tags=["a"])
+    memories.save(content="tea elsewhere", tags=["b"])
+    assert [h.entry.id for h in memories.search("tea", tags=["a"])] == [first.id]  # mask made here
+    second = memories.save(content="more tea", tags=["a"])
+    assert {h.entry.id for h in memories.search("tea", tags=["a"])} == {first.id, second.id}
+    memories.save(id=first.id, content="tea notes", tags=["b"])  # moved out of the filter
+    memories.delete(second.id)
+    assert memories.search("tea", tags=["a"]) == []
+
+
+def test_a_mask_search_equals_an_id_search() -> None:
+    from memstack.search import Bm25Index
+
+    index = Bm25Index()
+    for n in range(50):
+        index.add(f"d{n}", f"tea {'green' if n % 3 else 'black'} number {n}")
+    index.remove("d4")
+    allowed = {f"d{n}" for n in range(0, 50, 2)}
+    assert index.search("green tea", 10, index.mask(allowed)) == index.search("green tea", 10, allowed)

@@ -7,11 +7,12 @@ Rocchio feedback), fusion, then an optional rerank stage. The caller holds the c
 from __future__ import annotations
 
 import logging
-from typing import Final
+from typing import Final, cast
 
 import numpy as np
+import numpy.typing as npt
 
-from ..search import fuse
+from ..search import Bm25Index, fuse
 from ..search.embedders import Embedder
 from ..search.feedback import rm3_weights, rocchio
 from ..search.rerank import Reranker
@@ -30,30 +31,56 @@ FUSION_DEPTH: Final = 100
 """Each retriever contributes at least this many hits to fusion (more when more are asked)."""
 
 
+def _candidates(
+    cache: ScopeCache, index: Bm25Index, name: object, allowed: set[str] | None, key: object | None
+) -> set[str] | npt.NDArray[np.bool_] | None:
+    """``allowed`` as the index's slot mask, kept in ``cache.derived`` under ``key`` (the filters)
+    until the next change: a filtered search then costs what an unfiltered one does
+    (``filtered_vs_unfiltered`` in bench/search_speed.py)."""
+    if allowed is None or key is None:
+        return allowed
+    found = cache.derived.get((name, key))
+    if found is None:
+        found = cache.derived[(name, key)] = index.mask(allowed)
+    return cast(npt.NDArray[np.bool_], found)  # derived holds what this function stored
+
+
 def bm25_hits(
-    cache: ScopeCache, query: str, profile: SearchProfile, allowed: set[str] | None, depth: int
+    cache: ScopeCache,
+    query: str,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+    allowed_key: object | None = None,
 ) -> list[tuple[str, float]]:
-    """The ``depth`` best BM25 ``(id, score)`` pairs: main field (+ RM3) plus the weighted context field."""
+    """The ``depth`` best BM25 ``(id, score)`` pairs: main field (+ RM3) plus the weighted context field.
+
+    ``allowed_key`` (hashable, e.g. the filters) lets the candidate mask be reused until the cache
+    changes."""
     index = cache.index(profile.bm25)
+    candidates = _candidates(cache, index, ("bm25", profile.bm25), allowed, allowed_key)
     weights: dict[str, float] | None = None
     if profile.rm3_docs > 0:
-        first = index.search(query, k=profile.rm3_docs, candidates=allowed)
+        first = index.search(query, k=profile.rm3_docs, candidates=candidates)
         feedback = [(index.tokenize(cache.texts[i]), s) for i, s in first]
         weights = rm3_weights(
             index.tokenize(query), feedback, terms=profile.rm3_terms, query_weight=profile.rm3_query_weight
         )
     main = (
-        index.search(query, depth, allowed)
+        index.search(query, depth, candidates)
         if weights is None
-        else index.search_terms(weights, depth, allowed)
+        else index.search_terms(weights, depth, candidates)
     )
     if not profile.uses_context or not len(cache.threads):
         return main
     context = cache.context_index(profile.bm25, profile.context_window)
+    in_context = _candidates(
+        cache, context, ("context", profile.bm25, profile.context_window), allowed, allowed_key
+    )
     extra = (
-        context.search(query, depth, allowed)
+        context.search(query, depth, in_context)
         if weights is None
-        else context.search_terms(weights, depth, allowed)
+        else context.search_terms(weights, depth, in_context)
     )
     scores = dict(main)
     for entry_id, score in extra:
@@ -96,6 +123,7 @@ def ranked(
     fusion: str,
     min_similarity: float | None,
     rerank_depth: int = 0,
+    allowed_key: object | None = None,
 ) -> list[SearchHit]:
     """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
     hand out). The caller holds the cache's lock.
@@ -105,7 +133,7 @@ def ranked(
     """
     keep = max(max_results, rerank_depth)
     depth = max(FUSION_DEPTH, 5 * max_results, rerank_depth)
-    bm25 = bm25_hits(cache, query, profile, allowed, depth)
+    bm25 = bm25_hits(cache, query, profile, allowed, depth, allowed_key)
     if embedder is None or query_vector is None:
         return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
     vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)

@@ -369,6 +369,7 @@ class LongTermMemory:
                 fusion=self.fusion,
                 min_similarity=self.min_similarity,
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
+                allowed_key=filters,
             )
         if self.reranker is not None:
             hits = retrieve.reranked(self.reranker, query, hits, max_results)

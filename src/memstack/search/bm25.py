@@ -194,13 +194,25 @@ class Bm25Index:
         if self._nslots == 0:
             self._clear()
 
+    def mask(self, candidates: Collection[str]) -> npt.NDArray[np.bool_]:
+        """``candidates`` as a boolean array over this index's slots: pass it as ``candidates`` to
+        reuse it across searches while the index is unchanged (cheaper than an id collection)."""
+        with self._lock:
+            out = np.zeros(self._nslots, dtype=bool)
+            out[[s for s in map(self._slot_of.get, candidates) if s is not None]] = True
+            return out
+
     def search(
-        self, query: str, k: int | None = None, candidates: Collection[str] | None = None
+        self,
+        query: str,
+        k: int | None = None,
+        candidates: Collection[str] | npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[str, float]]:
         """Score ``query`` and return ``(id, score)`` pairs, best first.
 
         Zero scores are dropped; ties keep first-insertion order; ``k`` caps the result (``None`` = all).
-        ``candidates`` restricts the result to those ids (unknown ids are ignored); with a profile whose
+        ``candidates`` restricts the result to those ids (unknown ids are ignored), or is a
+        :meth:`mask` made while the index had its current slots; with a profile whose
         ``stats`` is ``"candidates"`` (``rockbot``), N, avgdl and df are computed over the candidates only.
 
         Raises:
@@ -211,7 +223,10 @@ class Bm25Index:
         return self._search(tokens, dict.fromkeys(tokens, 1.0), k, candidates)
 
     def search_terms(
-        self, weights: Mapping[str, float], k: int | None = None, candidates: Collection[str] | None = None
+        self,
+        weights: Mapping[str, float],
+        k: int | None = None,
+        candidates: Collection[str] | npt.NDArray[np.bool_] | None = None,
     ) -> list[tuple[str, float]]:
         """Like :meth:`search` for an already tokenised, weighted query: each term's BM25 contribution
         is multiplied by its weight (terms as :meth:`tokenize` yields them; weights <= 0 are skipped).
@@ -235,7 +250,7 @@ class Bm25Index:
         tokens: list[str],
         terms: dict[str, float],
         k: int | None,
-        candidates: Collection[str] | None,
+        candidates: Collection[str] | npt.NDArray[np.bool_] | None,
     ) -> list[tuple[str, float]]:
         if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
             raise InvalidInput(f"k={k!r} must be None or an int >= 0")
@@ -247,7 +262,13 @@ class Bm25Index:
             if n == 0:
                 return []
             mask: npt.NDArray[np.bool_] | None = None  # None: every slot is live and a candidate
-            if candidates is not None:
+            if isinstance(candidates, np.ndarray):
+                mask = np.zeros(n, dtype=bool)
+                size = min(n, len(candidates))
+                mask[:size] = candidates[:size]
+                if self._dead:
+                    mask &= self._live[:n]
+            elif candidates is not None:
                 mask = np.zeros(n, dtype=bool)
                 mask[[s for s in map(self._slot_of.get, candidates) if s is not None]] = True
             elif self._dead:
