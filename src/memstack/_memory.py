@@ -197,6 +197,9 @@ class Memory:
         try:
             for item in reversed(closables):
                 item.close()
+            from .longterm.snapshotter import flush_all
+
+            flush_all(self.engine)  # a bulk import that exits at once still leaves its snapshot
         finally:
             self.engine.close()
 

@@ -61,7 +61,8 @@ def _scope_entries(mem: Memory, scope: str) -> Counts:
         if ids:  # injection trackers first: while the ids exist, a re-run finds them again
             for key in sorted(engine.scan(f"{LT_PREFIX}~inj:")):
                 untracked += int(engine.srem(key, *ids))
-        engine.delete(keys.epoch)  # every process's cache rebuilds instead of serving what goes
+        # every process's cache rebuilds instead of serving what goes; no snapshot keeps its terms
+        engine.delete(keys.epoch, keys.snapshot, keys.snapshot_version)
         for start in range(0, len(ids), BATCH_KEYS):
             chunk = ids[start : start + BATCH_KEYS]
             with engine.batch() as batch:
@@ -74,7 +75,15 @@ def _scope_entries(mem: Memory, scope: str) -> Counts:
             engine,
             keys.ids,
             sorted(engine.scan(keys.entry_prefix)),
-            (keys.epoch, keys.vectors, keys.version, keys.log),
+            (
+                keys.epoch,
+                keys.vectors,
+                keys.version,
+                keys.log,
+                keys.snapshot,
+                keys.snapshot_version,
+                keys.deletions,
+            ),
         )
         removed += count
         if done:

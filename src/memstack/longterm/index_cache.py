@@ -33,6 +33,9 @@ __all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "scope_cache"]
 
 log = logging.getLogger("memstack.longterm")
 
+APPLY_CHUNK: Final = 2000
+"""Entries read per engine call while (re)building a cache."""
+
 MAX_CACHED_SCOPES: Final = 256
 """Scopes whose caches one process keeps (least recently used dropped first)."""
 
@@ -53,6 +56,11 @@ class ScopeCache:
         self.threads = ConversationThreads()
         self.derived: dict[object, object] = {}  # e.g. vector matrices; cleared on every change
         self.warned: set[str] = set()
+        self.warm = False  # the last refresh completed: the cache is the scope as of ``version``
+        # Cold start (see .cold): a snapshot-restored index answering plain BM25 searches until the
+        # cache is built; guarded by ``cold_lock`` so that those searches never wait for ``lock``.
+        self.cold_lock = threading.Lock()
+        self.cold: object | None = None
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: ScopeKeys) -> None:
@@ -65,7 +73,11 @@ class ScopeCache:
             self._refresh(engine, keys)
         except BaseException:
             self.version = -1  # half-applied changes must never pass for a fresh cache
+            self.warm = False
             raise
+        if not self.warm:
+            with self.cold_lock:
+                self.warm, self.cold = True, None
 
     def _refresh(self, engine: Engine, keys: ScopeKeys) -> None:
         # No epoch: the scope was never written or was wiped; a read must not create one (the
@@ -106,12 +118,26 @@ class ScopeCache:
         if not ids:
             return
         self.derived = {}
-        batch = engine.batch()
-        batch.mget([keys.entry(i) for i in ids])
-        batch.hmget(keys.vectors, ids)
-        result = batch.execute()
-        raw_entries, raw_vectors = result[0], result[1]
         changed: list[str] = []
+        # In chunks, so a rebuild of a big scope never holds the engine for seconds (a cold search
+        # answered from a snapshot meanwhile waits for no more than one chunk: longterm/cold.py).
+        for start in range(0, len(ids), APPLY_CHUNK):
+            chunk = ids[start : start + APPLY_CHUNK]
+            batch = engine.batch()
+            batch.mget([keys.entry(i) for i in chunk])
+            batch.hmget(keys.vectors, chunk)
+            result = batch.execute()
+            self._take(chunk, result[0], result[1], changed)
+        if changed:
+            self.threads.apply(changed, self.entries)
+
+    def _take(
+        self,
+        ids: Sequence[str],
+        raw_entries: Sequence[str | None],
+        raw_vectors: Sequence[str | None],
+        changed: list[str],
+    ) -> None:
         for entry_id, raw, raw_vector in zip(ids, raw_entries, raw_vectors, strict=True):
             old_text = self.texts.get(entry_id)
             entry = None if raw is None else _parse(entry_id, raw)
@@ -139,8 +165,6 @@ class ScopeCache:
                 for index in self.indexes.values():
                     index.remove(entry_id)
                     index.add(entry_id, text)
-        if changed:
-            self.threads.apply(changed, self.entries)
 
     # -- derived structures ------------------------------------------------------------------
     def index(self, profile: str) -> Bm25Index:

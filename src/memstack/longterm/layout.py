@@ -9,6 +9,9 @@
 | ``lt:{scope}:log`` | list | ``"{op} {id}"`` per change, the last :data:`LOG_MAX` kept |
 | ``lt:{scope}:epoch`` | string | random token, set by the first write after the scope was empty or
   wiped: a new one means caches built before are void (reads never create it) |
+| ``lt:{scope}:snap`` | string | BM25 snapshot for cold starts (:mod:`.snapshot`), written by writers |
+| ``lt:{scope}:snapver`` | string | the version that snapshot was taken at |
+| ``lt:{scope}:dels`` | string | deletion counter: a snapshot taken before a deletion is never written |
 | ``lt:~inj:{session}`` | set | memory ids already injected in a session |
 
 Scopes never contain ``~`` or ``:``, so the two families never collide. All keys of one
@@ -67,6 +70,18 @@ class ScopeKeys:
     @property
     def epoch(self) -> str:
         return f"{self.base}epoch"
+
+    @property
+    def snapshot(self) -> str:
+        return f"{self.base}snap"
+
+    @property
+    def snapshot_version(self) -> str:
+        return f"{self.base}snapver"
+
+    @property
+    def deletions(self) -> str:
+        return f"{self.base}dels"
 
 
 def injected_key(engine: Engine, session_id: str) -> str:

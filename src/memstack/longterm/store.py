@@ -14,13 +14,15 @@ from ..forget.subjects import check_subject, register
 from ..limits import short_repr
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
-from . import hybrid, retrieve
+from . import cold, hybrid, retrieve
 from .entry import MemoryEntry, SearchHit, from_json, to_json
 from .index_cache import ScopeCache, scope_cache
 from .layout import ScopeKeys, log_change
 from .query import distinct_sorted, document_text, most_recent
 from .search_request import search_request
 from .similar import DedupeMode, check_mode, find_duplicate
+from .snapshot import take
+from .snapshotter import snapshotter
 from .validate import (
     check_category,
     check_content,
@@ -244,6 +246,7 @@ class LongTermMemory:
             return False
         if self._worker is not None and text_changed:
             self._worker.submit(new.id, text)
+        snapshotter(self.engine, self.scope).touch()
         return True
 
     def _log_change(self, batch: Any, op: str, entry_id: str) -> None:
@@ -261,8 +264,15 @@ class LongTermMemory:
         batch.delete(self.keys.entry(entry_id))
         batch.srem(self.keys.ids, entry_id)
         batch.hdel(self.keys.vectors, entry_id)
+        # The snapshot may hold the entry's terms: it goes with the entry, and the counter keeps a
+        # snapshot taken before this deletion from landing after it (longterm/snapshot.py).
+        batch.delete(self.keys.snapshot, self.keys.snapshot_version)
+        batch.incr(self.keys.deletions)
         self._log_change(batch, "del", entry_id)
-        return bool(batch.execute().applied)
+        if not batch.execute().applied:
+            return False
+        snapshotter(self.engine, self.scope).touch()
+        return True
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id everywhere in the seed
@@ -293,6 +303,17 @@ class LongTermMemory:
         """Distinct tags (case-insensitively; the oldest entry's spelling wins), sorted
         case-insensitively."""
         return distinct_sorted([t for e in self.entries() for t in e.tags])
+
+    def snapshot(self) -> bool:
+        """Write the scope's BM25 snapshot now (normally written in the background after writes
+        settle, for scopes of 5,000 entries or more): a new process then answers its first plain
+        BM25 search from it instead of building its cache first (see :mod:`memstack.longterm.cold`).
+        False when the scope is empty or a deletion happened meanwhile.
+
+        Raises:
+            EngineError: the engine failed (nothing is written).
+        """
+        return take(self.engine, self.scope)
 
     def _fresh_cache(self) -> ScopeCache:
         cache = scope_cache(self.engine, self.scope)
@@ -351,6 +372,15 @@ class LongTermMemory:
         filters, max_results = request.filters, request.limit
         query_vector = hybrid.embed_query(embedder, query) if request.ranked else None  # before the lock
         cache = scope_cache(self.engine, self.scope)
+        keep = max(max_results, 0 if self.reranker is None else self.reranker.depth)
+        cold_hits = (
+            cold.search(self.engine, self.keys, cache, query, SEARCH_PROFILES[self.profile], keep)
+            if request.ranked and query is not None and embedder is None and filters.empty
+            else None
+        )
+        if cold_hits is not None and query is not None:
+            hits = [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in cold_hits]
+            return self._finish(query, hits, max_results, request.min_score)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
             allowed = cache.filters.allowed(filters)
@@ -371,10 +401,15 @@ class LongTermMemory:
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
                 allowed_key=filters,
             )
+        return self._finish(query, hits, max_results, request.min_score)
+
+    def _finish(
+        self, query: str, hits: list[SearchHit], limit: int, min_score: float | None
+    ) -> list[SearchHit]:
         if self.reranker is not None:
-            hits = retrieve.reranked(self.reranker, query, hits, max_results)
-        if request.min_score is not None:
-            hits = [h for h in hits if h.score >= request.min_score]
+            hits = retrieve.reranked(self.reranker, query, hits, limit)
+        if min_score is not None:
+            hits = [h for h in hits if h.score >= min_score]
         return hits
 
     # -- vectors -----------------------------------------------------------------------------

@@ -23,10 +23,12 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 import numpy.typing as npt
 
-from memstack.errors import InvalidInput
+from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
 from memstack.search.postings import Posting
 from memstack.search.profiles import Bm25Profile, get_profile
+from memstack.search.slot_terms import SlotTerms
 from memstack.search.tokenize import get_tokenizer
 
 __all__ = ["Bm25Index"]
@@ -55,7 +57,7 @@ class Bm25Index:
         self._postings: dict[str, Posting] = {}
         self._slot_of: dict[str, int] = {}
         self._ids: list[str] = []
-        self._terms: list[tuple[str, ...]] = []  # distinct terms per slot, to undo df on removal
+        self._terms = SlotTerms()  # distinct terms per slot, to undo df on removal
         self._raw: list[str] = []  # lower-cased raw text per slot, only for phrase profiles
         self._dl: _F64 = np.zeros(16, dtype=np.float64)
         self._live = np.zeros(16, dtype=bool)
@@ -182,7 +184,7 @@ class Bm25Index:
             del slots, tfs
         self._postings = postings
         self._ids = [self._ids[s] for s in live_slots]
-        self._terms = [self._terms[s] for s in live_slots]
+        self._terms = SlotTerms([self._terms[s] for s in live_slots.tolist()])
         if self._raw:
             self._raw = [self._raw[s] for s in live_slots]
         self._slot_of = {doc_id: i for i, doc_id in enumerate(self._ids)}
@@ -193,6 +195,86 @@ class Bm25Index:
         self._dead = 0
         if self._nslots == 0:
             self._clear()
+
+    def export_state(self) -> Bm25State:
+        """The live documents and their postings as arrays (see :mod:`memstack.search.bm25_state`).
+
+        Raises:
+            InvalidConfiguration: a profile with a phrase bonus (its raw texts are not exported).
+        """
+        with self._lock:
+            if self._profile.phrase_weight > 0:
+                raise InvalidConfiguration(
+                    f"BM25 profile {self._profile.name!r}: phrase scores cannot be exported"
+                )
+            live = np.flatnonzero(self._live[: self._nslots])
+            new_of_old = np.full(self._nslots, -1, dtype=np.int32)
+            new_of_old[live] = np.arange(len(live), dtype=np.int32)
+            keep = self._live[: self._nslots]
+            terms: list[str] = []
+            slot_parts: list[npt.NDArray[np.int32]] = []
+            tf_parts: list[npt.NDArray[np.int32]] = []
+            for term, posting in self._postings.items():
+                if posting.df == 0:
+                    continue
+                slots, tfs = posting.views()
+                alive = keep[slots]
+                terms.append(term)
+                slot_parts.append(new_of_old[slots[alive]])
+                tf_parts.append(tfs[alive].copy())
+                del slots, tfs  # the views pin the arrays' buffers
+            counts = np.array([len(p) for p in slot_parts], dtype=np.int64)
+            offsets = np.zeros(len(terms) + 1, dtype=np.int64)
+            np.cumsum(counts, out=offsets[1:])
+            empty = np.zeros(0, dtype=np.int32)
+            return Bm25State(
+                profile=self._profile.name,
+                ids=[self._ids[s] for s in live.tolist()],
+                lengths=self._dl[live].copy(),
+                seq=self._seq[live].copy(),
+                terms=terms,
+                offsets=offsets,
+                slots=np.concatenate(slot_parts) if slot_parts else empty,
+                tfs=np.concatenate(tf_parts) if tf_parts else empty,
+            )
+
+    @classmethod
+    def from_state(cls, state: Bm25State) -> Bm25Index:
+        """An index holding exactly what :meth:`export_state` exported (checked first).
+
+        Raises:
+            InvalidValue: arrays that contradict each other.
+            InvalidConfiguration: an unknown profile, or one with a phrase bonus.
+        """
+        state.check()
+        index = cls(state.profile)
+        if index._profile.phrase_weight > 0:
+            raise InvalidConfiguration(f"BM25 profile {state.profile!r}: phrase scores cannot be restored")
+        n = len(state.ids)
+        index._ids = list(state.ids)
+        index._slot_of = dict(zip(state.ids, range(n), strict=True))
+        size = max(16, n)
+        index._dl = np.zeros(size, dtype=np.float64)
+        index._dl[:n] = state.lengths
+        index._seq = np.zeros(size, dtype=np.int64)
+        index._seq[:n] = state.seq
+        index._live = np.zeros(size, dtype=bool)
+        index._live[:n] = True
+        index._nslots = n
+        index._next_seq = int(state.seq.max()) + 1 if n else 0
+        index._total_len = float(state.lengths.sum())
+        bounds = (4 * state.offsets).tolist()  # byte offsets into the int32 arrays
+        slot_bytes = np.ascontiguousarray(state.slots).data.cast("B")
+        tf_bytes = np.ascontiguousarray(state.tfs).data.cast("B")
+        postings = index._postings
+        for t, term in enumerate(state.terms):
+            start, end = bounds[t], bounds[t + 1]
+            posting = postings[term] = Posting()
+            posting.slots.frombytes(slot_bytes[start:end])
+            posting.tfs.frombytes(tf_bytes[start:end])
+            posting.df = (end - start) >> 2
+        index._terms = SlotTerms.restored(state.terms, state.offsets, state.slots, n)
+        return index
 
     def mask(self, candidates: Collection[str]) -> npt.NDArray[np.bool_]:
         """``candidates`` as a boolean array over this index's slots: pass it as ``candidates`` to
