@@ -85,7 +85,8 @@ def undo(record_id: str, scope: str = SCOPE) -> None:
 @app.command()
 def feedback(
     kind: str = typer.Argument(..., help="correction, positive, negative…"),
-    text: str = typer.Argument(..., help="What the user said about the assistant."),
+    # Named by meaning: a bare TEXT reads as the type of the value (see ``_help``).
+    text: str = typer.Argument(..., metavar="FEEDBACK", help="What the user said about the assistant."),
     scope: str = SCOPE,
 ) -> None:
     """Record a feedback signal; the next passes show the last 7 days of them to the model."""
