@@ -149,3 +149,28 @@ def test_api_key(url: str) -> None:
     assert listed[0]["key_id"] == created["key_id"]
     assert listed[0]["tenants"] == ["acme"]
     assert times_are_iso(listed) == 1
+
+
+def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
+    for _ in range(2):
+        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
+    via_http = client.get("/v1/dream/records").json()["items"]
+    via_cli = cli(url, "dream", "history")
+    with memstack.open(url) as mem:
+        mine = tenant_engine_memory(mem)
+        via_mcp = json.loads(call_tool(mine, "dream_history", {}))
+        record = memstack.dream.Dreamer(mine.long_term()).show(ran["id"])
+    assert via_http == via_cli == via_mcp == [wire.dream_summary_json(record)]
+    assert via_http[0]["retired_count"] == len(ran["retired"]) >= 1
+    assert times_are_iso(via_http) == 1  # at; undone_at is None until an undo
+
+
+def test_one_dream_record_on_cli_and_http(url: str, client: TestClient) -> None:
+    for _ in range(2):
+        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
+    via_http = client.get(f"/v1/dream/records/{ran['id']}").json()
+    via_cli = cli(url, "dream", "show", ran["id"])
+    assert via_http == via_cli == ran
+    assert isinstance(via_http["retired"], list) and times_are_iso(via_http) >= 2
