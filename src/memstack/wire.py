@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "api_key_json",
     "context_json",
+    "document_json",
     "dream_record_json",
     "dream_summary_json",
     "explanation_json",
@@ -96,6 +97,19 @@ def api_key_json(key: ApiKey) -> dict[str, Any]:
         "label": key.label,
         "admin": key.admin,
         "created_at": iso_utc(key.created_at),
+    }
+
+
+def document_json(name: str, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A document of shared memory ``name``, from :meth:`DocumentStore.get
+    <memstack.shared.documents.DocumentStore.get>` (which keeps the stored epoch milliseconds)."""
+    return {
+        "name": name,
+        "key": doc["key"],
+        "text": doc["text"],
+        "metadata": doc["metadata"],
+        "created_at": iso_utc(doc["created"] / 1000),
+        "updated_at": iso_utc(doc["updated"] / 1000),
     }
 
 
