@@ -20,6 +20,7 @@ from memstack.engines.prefixed import tenant_engine
 from memstack.server import create_app
 from memstack.server.toolbox import call_tool
 from memstack.shared.change import MemoryChange
+from memstack.shared.documents import DocumentStore
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TIME_FIELDS = {"created_at", "updated_at", "stored_at", "expires_at", "timestamp", "at", "undone_at"}
@@ -149,3 +150,56 @@ def test_api_key(url: str) -> None:
     assert listed[0]["key_id"] == created["key_id"]
     assert listed[0]["tenants"] == ["acme"]
     assert times_are_iso(listed) == 1
+
+
+def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
+    for _ in range(2):
+        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
+    via_http = client.get("/v1/dream/records").json()["items"]
+    via_cli = cli(url, "dream", "history")
+    with memstack.open(url) as mem:
+        mine = tenant_engine_memory(mem)
+        via_mcp = json.loads(call_tool(mine, "dream_history", {}))
+        record = memstack.dream.Dreamer(mine.long_term()).show(ran["id"])
+    assert via_http == via_cli == via_mcp == [wire.dream_summary_json(record)]
+    assert via_http[0]["retired_count"] == len(ran["retired"]) >= 1
+    assert times_are_iso(via_http) == 1  # at; undone_at is None until an undo
+
+
+def test_one_dream_record_on_cli_and_http(url: str, client: TestClient) -> None:
+    for _ in range(2):
+        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
+    via_http = client.get(f"/v1/dream/records/{ran['id']}").json()
+    via_cli = cli(url, "dream", "show", ran["id"])
+    assert via_http == via_cli == ran
+    assert isinstance(via_http["retired"], list) and times_are_iso(via_http) >= 2
+
+
+def test_shared_document_on_http_and_mcp(url: str, client: TestClient) -> None:
+    put = client.put(
+        "/v1/shared/kb/documents/readme", json={"content": "Set REDIS_URL.", "metadata": {"v": 1}}
+    )
+    assert put.status_code == 200, put.text
+    via_http = client.get("/v1/shared/kb/documents/readme").json()
+    assert via_http == put.json()
+    with memstack.open(url) as mem:
+        mine = tenant_engine_memory(mem)
+        via_mcp = json.loads(call_tool(mine, "document_get", {"name": "kb", "key": "readme"}))
+        stored = DocumentStore(mine.engine, "kb").get("readme")
+    assert stored is not None
+    assert via_http == via_mcp == wire.document_json("kb", stored)
+    assert set(via_http) == {"name", "key", "text", "metadata", "created_at", "updated_at"}
+    assert times_are_iso(via_http) == 2
+    assert via_http["created_at"] == wire.iso_utc(stored["created"] / 1000)
+
+
+def test_session_history_tool_matches_http(url: str, client: TestClient) -> None:
+    client.post("/v1/sessions", json={"session_id": "s1"})
+    assert client.put("/v1/sessions/s1/keys/k", json={"value": 1}).status_code == 200
+    via_http = client.get("/v1/sessions/s1/history").json()["entries"]
+    with memstack.open(url) as mem:
+        via_mcp = json.loads(call_tool(tenant_engine_memory(mem), "session_history", {}, session_id="s1"))
+    assert via_mcp == via_http
+    assert times_are_iso(via_mcp) >= 1

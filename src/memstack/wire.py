@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .context.budget import ExplainItem
     from .context.builder import BuiltContext
     from .conversation.message import Message
+    from .dream.record import DreamRecord
     from .longterm.entry import MemoryEntry, SearchHit
     from .server.keys import ApiKey
     from .working.entry import WorkingEntry
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 __all__ = [
     "api_key_json",
     "context_json",
+    "document_json",
+    "dream_record_json",
+    "dream_summary_json",
     "explanation_json",
     "history_json",
     "hit_json",
@@ -96,6 +100,19 @@ def api_key_json(key: ApiKey) -> dict[str, Any]:
     }
 
 
+def document_json(name: str, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A document of shared memory ``name``, from :meth:`DocumentStore.get
+    <memstack.shared.documents.DocumentStore.get>` (which keeps the stored epoch milliseconds)."""
+    return {
+        "name": name,
+        "key": doc["key"],
+        "text": doc["text"],
+        "metadata": doc["metadata"],
+        "created_at": iso_utc(doc["created"] / 1000),
+        "updated_at": iso_utc(doc["updated"] / 1000),
+    }
+
+
 def explanation_json(item: ExplainItem) -> dict[str, Any]:
     """Why one item is (or is not) in a built context."""
     return {"kind": item.kind, "id": item.ident, "included": item.included, "reason": item.reason}
@@ -110,4 +127,29 @@ def context_json(built: BuiltContext) -> dict[str, Any]:
         "explain": [explanation_json(e) for e in built.explain],
         "tokens": built.tokens,
         "over_budget": built.over_budget,
+    }
+
+
+def dream_record_json(record: DreamRecord) -> dict[str, Any]:
+    """A whole dream record: every retired and created entry (``show``, ``run``, a dry run)."""
+    return record.to_dict()
+
+
+def dream_summary_json(record: DreamRecord) -> dict[str, Any]:
+    """A dream record in a history listing: counts instead of entries.
+
+    The counts are ``retired_count`` / ``created_count``, never ``retired`` / ``created``: those
+    name lists in :func:`dream_record_json`, and one field name keeps one type.
+    """
+    return {
+        "id": record.id,
+        "scope": record.scope,
+        "kind": record.kind,
+        "status": record.status,
+        "at": iso_utc(record.at),
+        "model": record.model,
+        "retired_count": len(record.retired),
+        "created_count": len(record.created),
+        "reason": record.reason,
+        "undone_at": iso_utc(record.undone_at),
     }

@@ -54,6 +54,23 @@ def test_help_shows_flags_without_type_noise(path: tuple[str, ...]) -> None:
     for noise in ("<bool>", "BOOLEAN", "<boolean>"):
         assert noise not in result.stdout
     assert "--help" in result.stdout
+    assert not TYPE_NOISE.search(result.stdout), TYPE_NOISE.findall(result.stdout)
+    assert not BARE_TYPE.search(result.stdout), BARE_TYPE.findall(result.stdout)
+
+
+# Typer's type metavars (`query <str>`, `--limit <int range>`, `--pass <list[str]>`) and click's
+# upper-case ones: a help page names what to type (`--limit N`, `--ttl SECONDS`), never a type.
+TYPE_NOISE = re.compile(r"<[a-z][a-z_ \[\]|,]*>")
+BARE_TYPE = re.compile(r"\b(?:INTEGER|FLOAT|BOOLEAN|TEXT|DATETIME|FILENAME)\b")
+
+
+def test_help_names_values_by_meaning() -> None:
+    out = runner.invoke(app, ["memories", "search", "--help"]).stdout
+    for shown in ("[QUERY]", "--limit N ", "--created-after TIME", "--category PATH", "--metadata JSON"):
+        assert shown in out
+    out = runner.invoke(app, ["working", "set", "--help"]).stdout
+    assert "--ttl SECONDS" in out and "--scope" not in out and "--text  " in out
+    assert "--pass PASS" in runner.invoke(app, ["dream", "run", "--help"]).stdout
 
 
 def test_root_help_names_the_global_options() -> None:

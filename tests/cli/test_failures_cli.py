@@ -69,7 +69,7 @@ def url(tmp_path: Path) -> str:
         ),
         (["conversations", "add", "c", "user", b"\xed\xa0\x80"], 2, "CONTENT: contains a lone surrogate"),
         # Usage, not found, runtime.
-        (["sessions", "put", "s"], 2, "error: MissingParameter: Missing argument 'key'."),
+        (["sessions", "put", "s"], 2, "error: MissingParameter: Missing argument 'KEY'."),
         (["sessions", "list", "--bogus"], 2, "error: NoSuchOption: No such option: --bogus"),
         (["nope"], 2, "error: UsageError: No such command 'nope'."),
         (["sessions", "get", "missing", "k"], 3, "error: SessionNotFound:"),

@@ -42,7 +42,7 @@ def test_dedupe_history_show_undo(tmp_path: Path) -> None:
     (record,) = json.loads(run(url, "--json", "dream", "run", "--scope", "bob", "--pass", "dedupe"))
     assert record["status"] == "applied" and len(record["retired"]) == 2
     history = json.loads(run(url, "--json", "dream", "history", "--scope", "bob"))
-    assert [(h["id"], h["retired"], h["created"]) for h in history] == [(record["id"], 2, 1)]
+    assert [(h["id"], h["retired_count"], h["created_count"]) for h in history] == [(record["id"], 2, 1)]
     assert "dream records" in run(url, "dream", "history", "--scope", "bob")
     shown = run(url, "dream", "show", record["id"], "--scope", "bob")
     assert "- retired" in shown and "+ created" in shown

@@ -60,7 +60,9 @@ def test_documents_over_http(client: TestClient) -> None:
     assert client.get(base).json() == {"name": "kb", "items": ["faq", "readme"]}
     hits = client.post(f"{base}/search", json={"query": "configure redis"}).json()["items"]
     assert [h["key"] for h in hits] == ["readme"] and hits[0]["score"] > 0
-    assert client.get(f"{base}/faq").json()["text"] == "Workers restart on deploy."
+    faq = client.get(f"{base}/faq").json()
+    assert faq["text"] == "Workers restart on deploy."
+    assert faq["created_at"] == faq["updated_at"] and faq["created_at"].endswith("Z")  # ISO-8601 UTC
     assert client.delete(f"{base}/faq").json() == {"name": "kb", "key": "faq", "deleted": True}
     assert client.delete(f"{base}/faq").status_code == 404
     assert client.get(f"{base}/faq").status_code == 404

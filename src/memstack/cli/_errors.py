@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 
 from ..errors import EngineUnavailable, InvalidInput, MemstackError, NotFound
 from ..limits import check_text
+from ._help import name_values
 from ._state import state
 
 __all__ = ["EXIT", "GuardedGroup", "exit_code", "fail", "report"]
@@ -126,6 +127,7 @@ class GuardedGroup(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> int:
+        name_values(self)  # before any help page: what to type, never a type name
         for command in _commands(self):
             if command.callback is not None and not hasattr(command.callback, "__memstack_guarded__"):
                 command.callback = _guard(command.callback, command.params)

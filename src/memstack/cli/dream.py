@@ -11,6 +11,7 @@ import typer
 from ..dream import PASSES, Dreamer
 from ..errors import InvalidInput
 from ..llm.chat import chat_model_from_env
+from ..wire import dream_record_json, dream_summary_json
 from ._common import emit, emit_table, tenant_memory
 
 __all__ = ["app"]
@@ -43,17 +44,16 @@ def run(
             + (f": {r.reason}" if r.reason else "")
             for r in records
         ]
-        emit([r.to_dict() for r in records], "\n".join(lines) or "nothing to do")
+        emit([dream_record_json(r) for r in records], "\n".join(lines) or "nothing to do")
 
 
 @app.command()
 def history(scope: str = SCOPE, limit: int = typer.Option(50, "--limit", min=1)) -> None:
     """The scope's dream records, newest first."""
     with tenant_memory() as mem:
-        rows = [r.summary() for r in Dreamer(mem.long_term(scope)).history(limit)]
-        emit_table(
-            rows, ["id", "kind", "status", "at", "model", "retired", "created", "reason"], "dream records"
-        )
+        rows = [dream_summary_json(r) for r in Dreamer(mem.long_term(scope)).history(limit)]
+        columns = ["id", "kind", "status", "at", "model", "retired_count", "created_count", "reason"]
+        emit_table(rows, columns, "dream records", times=["at"])
 
 
 @app.command()
@@ -61,7 +61,7 @@ def show(record_id: str, scope: str = SCOPE) -> None:
     """One record: every retired entry and every created entry with its sources."""
     with tenant_memory() as mem:
         record = Dreamer(mem.long_term(scope)).show(record_id)
-        data = record.to_dict()
+        data = dream_record_json(record)
         lines = [f"{record.kind} {record.status} at {data['at']} model={record.model or '-'}"]
         lines += [f"- retired [{e['id']}] {e['content']}" for e in data["retired"]]
         lines += [
@@ -85,7 +85,8 @@ def undo(record_id: str, scope: str = SCOPE) -> None:
 @app.command()
 def feedback(
     kind: str = typer.Argument(..., help="correction, positive, negative…"),
-    text: str = typer.Argument(..., help="What the user said about the assistant."),
+    # Named by meaning: a bare TEXT reads as the type of the value (see ``_help``).
+    text: str = typer.Argument(..., metavar="FEEDBACK", help="What the user said about the assistant."),
     scope: str = SCOPE,
 ) -> None:
     """Record a feedback signal; the next passes show the last 7 days of them to the model."""

@@ -17,7 +17,7 @@ from ..errors import EntryNotFound, InvalidKey
 from ..longterm import MemoryEntry
 from ..longterm.entry import from_json
 from ..timefmt import iso_utc
-from ..wire import memory_json
+from ..wire import dream_summary_json, memory_json
 from .keys import DreamKeys
 
 __all__ = [
@@ -156,17 +156,8 @@ class DreamRecord:
         }
 
     def summary(self) -> dict[str, Any]:
-        """Counts only: the history listing's form."""
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "status": self.status,
-            "at": _iso(self.at),
-            "model": self.model,
-            "retired": len(self.retired),
-            "created": len(self.created),
-            "reason": self.reason,
-        }
+        """Counts only: the history listing's form (:func:`memstack.wire.dream_summary_json`)."""
+        return dream_summary_json(self)
 
     def with_status(self, status: str, **changes: Any) -> DreamRecord:
         return replace(self, status=status, **changes)

@@ -15,6 +15,7 @@ from .._memory import Memory
 from ..dream import Dreamer
 from ..llm.chat import chat_model_from_env
 from ..tools.schemas import ToolSpec
+from ..wire import dream_record_json, dream_summary_json
 
 __all__ = ["DREAM_HELPERS"]
 
@@ -37,14 +38,14 @@ def _dry_run(mem: Memory, session_id: str, args: DreamDryRunArgs) -> str:
     records = dreamer.run([args.pass_name], dry_run=True)
     if not records:
         return f"The {args.pass_name} pass has nothing to do in scope '{args.scope}'."
-    return json.dumps(records[0].to_dict(), ensure_ascii=False)
+    return json.dumps(dream_record_json(records[0]), ensure_ascii=False)
 
 
 def _history(mem: Memory, session_id: str, args: DreamHistoryArgs) -> str:
     records = Dreamer(mem.long_term(args.scope)).history(args.limit)
     if not records:
         return f"No dream records in scope '{args.scope}'."
-    return json.dumps([r.summary() for r in records], ensure_ascii=False)
+    return json.dumps([dream_summary_json(r) for r in records], ensure_ascii=False)
 
 
 DREAM_HELPERS: dict[str, tuple[ToolSpec, Any]] = {

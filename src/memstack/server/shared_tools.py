@@ -18,6 +18,7 @@ from .._memory import Memory
 from ..shared.cache import SemanticCache, default_embedder
 from ..shared.documents import DocumentStore
 from ..tools.schemas import ToolSpec
+from ..wire import document_json
 
 __all__ = ["SHARED_TOOLS"]
 
@@ -94,6 +95,13 @@ def _document_keys(mem: Memory, sid: str, a: NameArgs) -> str:
     return json.dumps(DocumentStore(mem.engine, a.name).keys(), ensure_ascii=False)
 
 
+def _document_get(mem: Memory, sid: str, a: DocumentKeyArgs) -> str:
+    doc = DocumentStore(mem.engine, a.name).get(a.key)
+    if doc is None:
+        return f"No document '{a.key}' in '{a.name}'."
+    return json.dumps(document_json(a.name, doc), ensure_ascii=False)
+
+
 def _document_delete(mem: Memory, sid: str, a: DocumentKeyArgs) -> str:
     if DocumentStore(mem.engine, a.name).delete(a.key):
         return f"Deleted document '{a.key}' from '{a.name}'."
@@ -119,6 +127,10 @@ _TABLE: tuple[tuple[ToolSpec, Callable[[Memory, str, Any], str]], ...] = (
         _document_search,
     ),
     (ToolSpec("document_keys", "Keys of the stored documents.", NameArgs), _document_keys),
+    (
+        ToolSpec("document_get", "One stored document with its metadata and times.", DocumentKeyArgs),
+        _document_get,
+    ),
     (ToolSpec("document_delete", "Delete a stored document.", DocumentKeyArgs), _document_delete),
 )
 

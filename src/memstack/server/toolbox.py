@@ -22,6 +22,7 @@ from ..errors import MemstackError, SessionExists, SessionNotFound
 from ..tools import TOOLS, MemoryTools
 from ..tools.dispatcher import decode_arguments, failed, parse_arguments, unknown_tool
 from ..tools.schemas import ToolSpec
+from ..wire import history_json
 from .dream_tools import DREAM_HELPERS
 from .shared_tools import SHARED_TOOLS
 
@@ -97,7 +98,9 @@ def _session_put(mem: Memory, sid: str, a: SessionPutArgs) -> str:
 def _session_history(mem: Memory, sid: str, a: SessionHistoryArgs) -> str:
     if not mem.sessions.exists(sid):
         return f"Session '{sid}' has no history."
-    return json.dumps(mem.sessions.history(sid, a.limit), ensure_ascii=False)
+    # The HTTP route's form: stored epoch seconds leave as ISO text (memstack.wire).
+    history = [history_json(item) for item in mem.sessions.history(sid, a.limit)]
+    return json.dumps(history, ensure_ascii=False)
 
 
 def _conversation_history(mem: Memory, sid: str, a: ConversationHistoryArgs) -> str:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ...dream import Dreamer
 from ...llm.chat import chat_model_from_env
+from ...wire import dream_record_json, dream_summary_json
 from ..app import TenantMemory
 from ._common import ERRORS
 
@@ -71,6 +72,25 @@ class RecordPage(BaseModel):
     items: list[RecordOut]
 
 
+class SummaryOut(BaseModel):
+    """A record in the history listing (:func:`~memstack.wire.dream_summary_json`)."""
+
+    id: str
+    scope: str
+    kind: str
+    status: str
+    at: str | None
+    model: str | None
+    retired_count: int
+    created_count: int
+    reason: str | None
+    undone_at: str | None
+
+
+class SummaryPage(BaseModel):
+    items: list[SummaryOut]
+
+
 class UndoOut(BaseModel):
     record_id: str
     restored: list[str]
@@ -87,20 +107,24 @@ def _dreamer(mem: Any, scope: str, passes: Sequence[str] | None = None) -> Dream
 def run(mem: TenantMemory, body: RunIn, scope: ScopeParam = "default") -> RecordPage:
     passes = list(dict.fromkeys(body.passes))
     records = _dreamer(mem, scope, passes).run(passes, dry_run=body.dry_run, force=body.force)
-    return RecordPage(items=[RecordOut.model_validate(r.to_dict()) for r in records])
+    return RecordPage(items=[RecordOut.model_validate(dream_record_json(r)) for r in records])
 
 
-@router.get("/records", response_model=RecordPage, summary="The scope's dream records, newest first")
+@router.get(
+    "/records",
+    response_model=SummaryPage,
+    summary="The scope's dream records, newest first (counts; one record's entries: GET its id)",
+)
 def history(
     mem: TenantMemory, scope: ScopeParam = "default", limit: Annotated[int, Query(ge=1, le=1000)] = 50
-) -> RecordPage:
+) -> SummaryPage:
     records = Dreamer(mem.long_term(scope)).history(limit)
-    return RecordPage(items=[RecordOut.model_validate(r.to_dict()) for r in records])
+    return SummaryPage(items=[SummaryOut.model_validate(dream_summary_json(r)) for r in records])
 
 
 @router.get("/records/{record_id}", response_model=RecordOut, summary="One dream record")
 def show(mem: TenantMemory, record_id: RecordId, scope: ScopeParam = "default") -> RecordOut:
-    return RecordOut.model_validate(Dreamer(mem.long_term(scope)).show(record_id).to_dict())
+    return RecordOut.model_validate(dream_record_json(Dreamer(mem.long_term(scope)).show(record_id)))
 
 
 @router.post("/records/{record_id}/undo", response_model=UndoOut, summary="Undo an applied pass")

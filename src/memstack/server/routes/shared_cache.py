@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from ...errors import EntryNotFound
 from ...shared.cache import SemanticCache, default_embedder
 from ...shared.documents import DocumentStore
+from ...wire import document_json
 from ..app import TenantMemory
 from ._common import ERRORS
 
@@ -92,12 +93,14 @@ class DocumentIn(BaseModel):
 
 
 class Document(BaseModel):
+    """A document (:func:`~memstack.wire.document_json`)."""
+
     name: str
     key: str
     text: str
     metadata: dict[str, Any]
-    created: int
-    updated: int
+    created_at: str = Field(description="ISO-8601 UTC.")
+    updated_at: str = Field(description="ISO-8601 UTC.")
 
 
 class DocumentHit(BaseModel):
@@ -212,4 +215,4 @@ def _document(documents: DocumentStore, name: str, key: str) -> Document:
     doc = documents.get(key)
     if doc is None:
         raise EntryNotFound(f"shared memory {name!r} has no document {key!r}")
-    return Document(name=name, **doc)
+    return Document.model_validate(document_json(name, doc))

@@ -412,7 +412,7 @@ async function loadDream(event) {
       h("td", { class: "num" }, h("button", { type: "button", class: "link", "aria-label": iso(r.at) + ": open record " + r.id + " (" + r.kind + ", " + r.status + ")",
         text: iso(r.at) || r.id, onclick: () => openDream(r.id).catch(fail) })),
       h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
-      h("td", { class: "num", text: String(r.retired.length) }), h("td", { class: "num", text: String(r.created.length) }),
+      h("td", { class: "num", text: String(r.retired_count) }), h("td", { class: "num", text: String(r.created_count) }),
       h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })))));
   say(page.items.length ? "" : "No dream records in scope " + dreamScope() + ".");
 }
