@@ -1,0 +1,200 @@
+"""Writes of the LangGraph store: put, delete and TTL refresh, one guarded batch each.
+
+A put reads the item's old record (for ``created_at`` and the guard) together with what its
+batch needs to keep counts exact, in one read batch, then writes everything in one batch
+guarded by ``require_equal(item, old)``: the record (with the engine's TTL), the ``ids`` set,
+the vectors, the expiry zset, the namespace's live count, the registries and the change log.
+A concurrent writer of the same key makes the guard fail; the put then reads and tries again.
+Up to :data:`PRUNE` expired items of the namespace are pruned by the same batch (each guarded
+by ``require_missing``), so counts and sets do not keep growing with expired items.
+
+On a Redis Cluster the registries live in another slot than the namespace: a write that may be
+the namespace's first (its count read as 0) registers it before its batch (crash-safe: the
+registries never shrink, and a namespace is listed only while its count is positive).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..engines import Engine
+from ..engines.base import Batch
+from ..errors import Conflict
+from ..limits import short_repr
+from ..longterm.layout import log_change
+from ._lg_embed import Matrix, encode_vectors
+from ._lg_layout import (
+    NamespaceKeys,
+    Record,
+    decode_record,
+    encode_record,
+    now_datetime,
+    registry_keys,
+    ttl_ms,
+)
+
+__all__ = ["ATTEMPTS", "PRUNE", "delete_item", "put_item", "refresh_ttl"]
+
+ATTEMPTS: Final = 16
+"""Optimistic retries of one write racing other writers of the same key."""
+PRUNE: Final = 8
+"""Expired items of the namespace a write removes for good, at most."""
+
+
+class _Seen:
+    """What the read before a write found."""
+
+    def __init__(self, engine: Engine, keys: NamespaceKeys, key: str) -> None:
+        batch = engine.batch()
+        batch.get(keys.item(key))
+        batch.zscore(keys.expiry, key)
+        batch.zrangebyscore(keys.expiry, -math.inf, engine.now_ms(), count=PRUNE + 1)
+        batch.get(keys.scope.version)
+        batch.get(keys.count)
+        batch.zcard(keys.expiry)
+        result = batch.execute()
+        self.raw: str | None = result[0]
+        self.old = None if self.raw is None else decode_record(self.raw)
+        # An expired item is still counted (and in the ids set) until pruned or re-put.
+        self.counted = self.raw is not None or result[1] is not None
+        self.expired = [k for k, _ in result[2] if k != key][:PRUNE]
+        self.version = int(result[3] or 0)
+        self.count = int(result[4] or 0)
+        self.expiring = int(result[5])
+
+
+def put_item(
+    engine: Engine,
+    keys: NamespaceKeys,
+    key: str,
+    value: Mapping[str, Any],
+    ttl: float | None,
+    vectors: Matrix | None,
+) -> None:
+    """Store ``value`` under ``key`` (``vectors``: its embedded rows, None = not embedded).
+
+    Raises:
+        InvalidValue: the value is not JSON, or a bad ``ttl``.
+        Conflict: the key kept changing under :data:`ATTEMPTS` concurrent writes.
+        EngineError: the engine failed.
+    """
+    px = None if ttl is None else ttl_ms(ttl)
+    payload = None if vectors is None or not len(vectors) else encode_vectors(vectors)
+    for _ in range(ATTEMPTS):
+        seen = _Seen(engine, keys, key)
+        now = now_datetime(engine)
+        old = seen.old
+        record = Record(
+            value=dict(value),
+            created_at=now if old is None else old.created_at,
+            updated_at=now,
+            seq=seen.version + 1 if old is None else old.seq,
+            ttl=ttl,
+            expires_ms=None if px is None else engine.now_ms() + px,
+            vectors=payload is not None,
+        )
+        raw = encode_record(record)
+        _register(engine, keys, seen, px is not None)
+        batch = engine.batch()
+        batch.require_equal(keys.item(key), seen.raw)
+        _queue_prune(batch, keys, seen.expired)
+        batch.set(keys.item(key), raw, px=px)
+        if not seen.counted:
+            batch.sadd(keys.scope.ids, key)
+            batch.incr(keys.count)
+        if payload is not None:
+            batch.hset(keys.scope.vectors, {key: payload})
+        elif seen.counted and (old is None or old.vectors):
+            batch.hdel(keys.scope.vectors, key)
+        if record.expires_ms is not None:
+            batch.zadd(keys.expiry, {key: float(record.expires_ms)})
+        elif seen.counted and (old is None or old.ttl is not None):
+            batch.zrem(keys.expiry, key)
+        _queue_registry(engine, batch, keys, new=not seen.counted, expiring=px is not None)
+        log_change(batch, keys.scope, "put", key)
+        if batch.execute().applied:
+            return
+    raise Conflict(f"LangGraph item {short_repr(key)}: changed concurrently {ATTEMPTS} times; put abandoned")
+
+
+def delete_item(engine: Engine, keys: NamespaceKeys, key: str) -> None:
+    """Delete ``key`` (a no-op when absent).
+
+    Raises:
+        Conflict: as :func:`put_item`.
+        EngineError: the engine failed.
+    """
+    for _ in range(ATTEMPTS):
+        seen = _Seen(engine, keys, key)
+        if not seen.counted and not seen.expired:
+            return
+        batch = engine.batch()
+        batch.require_equal(keys.item(key), seen.raw)
+        _queue_prune(batch, keys, seen.expired)
+        if seen.counted:
+            _queue_removal(batch, keys, key)
+        if batch.execute().applied:
+            return
+    raise Conflict(
+        f"LangGraph item {short_repr(key)}: changed concurrently {ATTEMPTS} times; delete abandoned"
+    )
+
+
+def refresh_ttl(engine: Engine, keys: NamespaceKeys, key: str, raw: str) -> None:
+    """Count the TTL of the item stored as ``raw`` again from now (LangGraph's ``refresh_ttl``,
+    a documented write); nothing when the item changed meanwhile (that write set its own TTL).
+
+    Raises:
+        EngineError: the engine failed.
+    """
+    record = decode_record(raw)
+    if record.ttl is None:
+        return
+    fresh = record.refreshed(engine.now_ms())
+    assert fresh.expires_ms is not None
+    batch = engine.batch()
+    batch.require_equal(keys.item(key), raw)
+    batch.set(keys.item(key), encode_record(fresh), px=ttl_ms(record.ttl))
+    batch.zadd(keys.expiry, {key: float(fresh.expires_ms)})
+    log_change(batch, keys.scope, "put", key)  # every cache learns the new expire-at
+    batch.execute()
+
+
+def _queue_removal(batch: Batch, keys: NamespaceKeys, key: str) -> None:
+    batch.delete(keys.item(key))
+    batch.srem(keys.scope.ids, key)
+    batch.hdel(keys.scope.vectors, key)
+    batch.zrem(keys.expiry, key)
+    batch.incr(keys.count, -1)
+    log_change(batch, keys.scope, "del", key)
+
+
+def _queue_prune(batch: Batch, keys: NamespaceKeys, expired: list[str]) -> None:
+    """Guards first (a batch's guards precede its writes), then the removals."""
+    for key in expired:
+        batch.require_missing(keys.item(key))
+    for key in expired:
+        _queue_removal(batch, keys, key)
+
+
+def _queue_registry(engine: Engine, batch: Batch, keys: NamespaceKeys, *, new: bool, expiring: bool) -> None:
+    if engine.clustered:
+        return  # another slot: see _register
+    names, ttls = registry_keys(engine)
+    if new:
+        batch.sadd(names, keys.code)
+    if expiring:
+        batch.sadd(ttls, keys.code)
+
+
+def _register(engine: Engine, keys: NamespaceKeys, seen: _Seen, expiring: bool) -> None:
+    """On a cluster, before the batch: the registries of a namespace that may be new to them."""
+    if not engine.clustered:
+        return
+    names, ttls = registry_keys(engine)
+    if seen.count <= 0 and not seen.counted:
+        engine.sadd(names, keys.code)
+    if expiring and not seen.expiring:
+        engine.sadd(ttls, keys.code)
