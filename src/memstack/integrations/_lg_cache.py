@@ -28,10 +28,10 @@ from ..longterm.layout import ScopeKeys
 from ..search import Bm25Index
 from ..shared.mirror import changed_ids as changes_since  # one rule for every change log
 from ._lg_embed import Matrix, decode_vectors
-from ._lg_layout import NamespaceKeys, Record, decode_record
+from ._lg_layout import NamespaceKeys, Record, RegistryKeys, decode_record
 from ._lg_query import text_of
 
-__all__ = ["MAX_CACHED_NAMESPACES", "Cached", "NamespaceCache", "clear_caches", "namespace_cache"]
+__all__ = ["MAX_CACHED_NAMESPACES", "Cached", "NamespaceCache", "clear_caches", "namespace_cache", "registry"]
 
 log = logging.getLogger("memstack.integrations.langgraph")
 
@@ -138,10 +138,7 @@ class NamespaceCache:
     # -- views -------------------------------------------------------------------------------
     def live(self, now_ms: int) -> list[str]:
         """Live keys in first-insertion order (expired items left out)."""
-        order = self.derived.get("order")
-        if order is None:
-            order = self.derived["order"] = sorted(self.items, key=lambda k: (self.items[k].record.seq, k))
-        assert isinstance(order, list)
+        order = self._order()
         expiring = self.derived.get("expiring")
         if expiring is None:
             expiring = self.derived["expiring"] = any(
@@ -151,12 +148,22 @@ class NamespaceCache:
             return order
         return [k for k in order if _alive(self.items[k].record, now_ms)]
 
+    def _order(self) -> list[str]:
+        """Every cached key in first-insertion order (kept until the next change)."""
+        order = self.derived.get("order")
+        if order is None:
+            order = self.derived["order"] = sorted(self.items, key=lambda k: (self.items[k].record.seq, k))
+        assert isinstance(order, list)
+        return order
+
     def vector_rows(self, dims: int) -> tuple[list[str], Matrix, np.ndarray]:
         """``(keys, rows, starts)``: every item's vectors of ``dims`` stacked; the rows of
         ``keys[i]`` start at ``starts[i]`` (cached until the next change)."""
         found = self.derived.get(("rows", dims))
         if found is None:
-            keys = sorted(k for k, m in self.vectors.items() if m.shape[1] == dims and len(m))
+            # Insertion order, so that equal cosines keep it (as LangGraph's stable sort does).
+            keys = [k for k in self._order() if (m := self.vectors.get(k)) is not None and m.shape[1] == dims]
+            keys = [k for k in keys if len(self.vectors[k])]
             blocks = [self.vectors[k] for k in keys]
             rows = np.vstack(blocks) if blocks else np.zeros((0, dims), dtype=np.float32)
             starts = np.cumsum([0] + [len(b) for b in blocks[:-1]]) if blocks else np.zeros(0, dtype=np.int64)
@@ -195,7 +202,42 @@ def namespace_cache(engine: Engine, code: str, profile: str) -> NamespaceCache:
         return cache
 
 
+@dataclass(slots=True)
+class _Registry:
+    epoch: str | None = None
+    version: int = -1
+    names: frozenset[str] = frozenset()
+    ttls: frozenset[str] = frozenset()
+
+
+_registries: dict[str, _Registry] = {}
+_registries_lock = threading.Lock()
+
+
+def registry(engine: Engine) -> tuple[frozenset[str], frozenset[str]]:
+    """``(namespaces ever used, those that ever held a TTL item)``, from the process's copy when
+    the registry's version and epoch (one call) say it is current."""
+    keys = RegistryKeys.of(engine)
+    raw_version, epoch = engine.mget([keys.version, keys.epoch])
+    with _registries_lock:
+        cached = _registries.get(engine.identity)
+    if cached is not None and cached.epoch == epoch and cached.version == int(raw_version or 0):
+        return cached.names, cached.ttls
+    batch = engine.batch()
+    batch.get(keys.version)
+    batch.get(keys.epoch)
+    batch.smembers(keys.names)
+    batch.smembers(keys.ttls)
+    result = batch.execute()
+    fresh = _Registry(result[1], int(result[0] or 0), frozenset(result[2]), frozenset(result[3]))
+    with _registries_lock:
+        _registries[engine.identity] = fresh
+    return fresh.names, fresh.ttls
+
+
 def clear_caches() -> None:
     """Forget every cached namespace (tests simulate another process with it)."""
     with _caches_lock:
         _caches.clear()
+    with _registries_lock:
+        _registries.clear()

@@ -12,10 +12,11 @@ JSON, so one batch may touch any of them on a Redis Cluster:
 | ``lg:{code}:exp`` | zset | key -> expire-at (ms) of every item with a TTL |
 | ``lg:{code}:n`` | string | items counted live by the writes (expired ones until pruned) |
 
-Two keys share the tag ``~lg`` (a code always starts with ``[``, so never collides):
-``lg:{~lg}:ns``, the set of namespaces that ever held an item, and ``lg:{~lg}:ttl``, those that
-ever held an item with a TTL. Neither shrinks (a read never writes); a namespace is listed while
-``n`` minus its expired items is positive.
+The registry's keys share the tag ``~lg`` (a code always starts with ``[``, so never collides):
+``lg:{~lg}:ns``, the set of namespaces that ever held an item, ``lg:{~lg}:ttl``, those that ever
+held an item with a TTL, and ``nsver``/``nsepoch``, which let every process keep the two sets
+cached (+1 per registration; a new epoch after a flush). The sets never shrink (a read never
+writes); a namespace is listed while ``n`` minus its expired items is positive.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ __all__ = [
     "GLOBAL_TAG",
     "NamespaceKeys",
     "Record",
+    "RegistryKeys",
     "decode_record",
     "encode_record",
     "ns_code",
-    "registry_keys",
 ]
 
 GLOBAL_TAG: Final = "~lg"
@@ -48,10 +49,20 @@ def ns_code(namespace: tuple[str, ...]) -> str:
     return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
-def registry_keys(engine: Engine) -> tuple[str, str]:
-    """``(namespaces ever used, namespaces that ever held a TTL item)``: one slot."""
-    base = f"lg:{engine.tag(GLOBAL_TAG)}:"
-    return base + "ns", base + "ttl"
+@dataclass(frozen=True, slots=True)
+class RegistryKeys:
+    """The registry's keys (one slot): ``names`` and ``ttls`` (sets of codes), ``version`` (+1
+    per registration) and ``epoch`` (random, set by the first registration after a flush)."""
+
+    names: str
+    ttls: str
+    version: str
+    epoch: str
+
+    @classmethod
+    def of(cls, engine: Engine) -> RegistryKeys:
+        base = f"lg:{engine.tag(GLOBAL_TAG)}:"
+        return cls(base + "ns", base + "ttl", base + "nsver", base + "nsepoch")
 
 
 @dataclass(frozen=True, slots=True)

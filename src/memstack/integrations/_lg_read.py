@@ -12,7 +12,6 @@ LangGraph's stores fill a page with unembedded items).
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import math
@@ -25,9 +24,9 @@ from langgraph.store.base import SearchItem, SearchOp
 
 from ..engines import Engine
 from ..search import fuse
-from ._lg_cache import Cached, NamespaceCache, namespace_cache
+from ._lg_cache import Cached, NamespaceCache, namespace_cache, registry
 from ._lg_embed import Matrix, VectorIndex
-from ._lg_layout import NamespaceKeys, ns_code, registry_keys
+from ._lg_layout import NamespaceKeys, ns_code
 from ._lg_query import matches_filter
 
 __all__ = ["Found", "live_namespaces", "search"]
@@ -50,27 +49,18 @@ class Found:
         return SearchItem(
             namespace=self.namespace,
             key=self.key,
-            value=copy.deepcopy(record.value),  # the cache's own dict must not be changed by callers
+            value=_copy(record.value),  # the cache's own dict must not be changed by callers
             created_at=record.created_at,
             updated_at=record.updated_at,
             score=self.score,
         )
 
 
-def _registry(engine: Engine) -> tuple[set[str], set[str]]:
-    names, ttls = registry_keys(engine)
-    batch = engine.batch()
-    batch.smembers(names)
-    batch.smembers(ttls)
-    result = batch.execute()
-    return result[0], result[1]
-
-
-def _under(codes: set[str], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+def _under(codes: frozenset[str], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
     """``(namespace, code)`` of the codes under ``prefix``, sorted by namespace."""
     if prefix:
         head = ns_code(prefix)[:-1]  # '["a","b"' : a code under it continues with ',' or ']'
-        codes = {c for c in codes if c.startswith(head) and c[len(head)] in ",]"}
+        codes = frozenset(c for c in codes if c.startswith(head) and c[len(head)] in ",]")
     return sorted((tuple(json.loads(c)), c) for c in codes)
 
 
@@ -80,7 +70,7 @@ def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
     Raises:
         EngineError: the engine failed.
     """
-    codes, expiring = _registry(engine)
+    codes, expiring = registry(engine)
     pairs = _under(codes, ())
     now = engine.now_ms()
     groups = [[p] for p in pairs] if engine.clustered else [pairs]
@@ -136,13 +126,13 @@ def search(
         ValueError: an unknown filter operator.
         EngineError: the engine failed.
     """
-    codes, _ = _registry(engine)
+    codes, _ = registry(engine)
     query = op.query if op.query and op.query.strip() else None
     query_vector = _query_vector(vectors, query)
-    stop = op.offset + op.limit if query is None else None
+    end = op.offset + op.limit
     now = engine.now_ms()
-    pool: list[Found] = []
-    bm25: list[tuple[str, float]] = []
+    pool: list[Found] = []  # every candidate a page may need, in namespace then insertion order
+    bm25: list[tuple[str, float]] = []  # (position in pool, score)
     cosine: list[tuple[str, float]] = []
     for namespace, code in _under(codes, op.namespace_prefix):
         keys = NamespaceKeys.of(engine, code)
@@ -151,19 +141,25 @@ def search(
             cache.refresh(engine, keys)
             passing = _passing(cache, op.filter)
             live = [k for k in cache.live(now) if passing is None or k in passing]
-            base = len(pool)
-            slot = {key: str(base + n) for n, key in enumerate(live)}
-            pool.extend(Found(namespace, keys, key, cache.items[key], None) for key in live)
-            if query is not None:
-                candidates = None if len(live) == len(cache.items) else set(live)
+            candidates = None if len(live) == len(cache.items) else set(live)
+            if query is None:
+                picked = live[: max(0, end - len(pool))]
+            elif vectors is None:  # BM25 alone: a namespace's best `end` hits are all a page can use
+                hits = cache.index.search(query, max(0, end), candidates)
+                picked = [k for k, _ in hits]
+                bm25.extend((str(len(pool) + n), score) for n, (_, score) in enumerate(hits))
+            else:  # hybrid: every live item is a candidate (unscored ones fill the page)
+                picked = live
+                slot = {key: str(len(pool) + n) for n, key in enumerate(live)}
                 bm25.extend((slot[k], s) for k, s in cache.index.search(query, None, candidates))
                 if query_vector is not None:
                     cosine.extend((slot[k], s) for k, s in _cosines(cache, query_vector, set(live)))
-        if stop is not None and len(pool) >= stop:
+            pool.extend(Found(namespace, keys, key, cache.items[key], None) for key in picked)
+        if query is None and len(pool) >= end:
             break
     if query is None:
-        return pool[op.offset : stop]
-    return _ranked(pool, bm25, cosine, vectors is not None, fusion)[op.offset : op.offset + op.limit]
+        return pool[op.offset : end]
+    return _ranked(pool, bm25, cosine, vectors is not None, fusion)[op.offset : end]
 
 
 def _query_vector(vectors: VectorIndex | None, query: str | None) -> Matrix | None:
@@ -192,6 +188,15 @@ def _ranked(
     seen = {int(h.id) for h in fused}
     ranked = [_scored(pool[int(h.id)], h.score) for h in fused]
     return ranked + [f for n, f in enumerate(pool) if n not in seen]
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a JSON value (several times faster than ``copy.deepcopy`` on one)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
 
 
 def _scored(found: Found, score: float) -> Found:

@@ -8,14 +8,15 @@ A concurrent writer of the same key makes the guard fail; the put then reads and
 Up to :data:`PRUNE` expired items of the namespace are pruned by the same batch (each guarded
 by ``require_missing``), so counts and sets do not keep growing with expired items.
 
-On a Redis Cluster the registries live in another slot than the namespace: a write that may be
-the namespace's first (its count read as 0) registers it before its batch (crash-safe: the
-registries never shrink, and a namespace is listed only while its count is positive).
+A write that may be the namespace's first (its count read as 0) registers it; on a Redis Cluster
+the registry lives in another slot, so that happens in a batch of its own before the write
+(crash-safe: the registry never shrinks, and a namespace is listed only while its count is positive).
 """
 
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -28,10 +29,10 @@ from ._lg_embed import Matrix, encode_vectors
 from ._lg_layout import (
     NamespaceKeys,
     Record,
+    RegistryKeys,
     decode_record,
     encode_record,
     now_datetime,
-    registry_keys,
     ttl_ms,
 )
 
@@ -96,10 +97,10 @@ def put_item(
             vectors=payload is not None,
         )
         raw = encode_record(record)
-        _register(engine, keys, seen, px is not None)
         batch = engine.batch()
         batch.require_equal(keys.item(key), seen.raw)
         _queue_prune(batch, keys, seen.expired)
+        _register(engine, keys, seen, px is not None, batch)
         batch.set(keys.item(key), raw, px=px)
         if not seen.counted:
             batch.sadd(keys.scope.ids, key)
@@ -112,7 +113,6 @@ def put_item(
             batch.zadd(keys.expiry, {key: float(record.expires_ms)})
         elif seen.counted and (old is None or old.ttl is not None):
             batch.zrem(keys.expiry, key)
-        _queue_registry(engine, batch, keys, new=not seen.counted, expiring=px is not None)
         log_change(batch, keys.scope, "put", key)
         if batch.execute().applied:
             return
@@ -179,22 +179,24 @@ def _queue_prune(batch: Batch, keys: NamespaceKeys, expired: list[str]) -> None:
         _queue_removal(batch, keys, key)
 
 
-def _queue_registry(engine: Engine, batch: Batch, keys: NamespaceKeys, *, new: bool, expiring: bool) -> None:
-    if engine.clustered:
-        return  # another slot: see _register
-    names, ttls = registry_keys(engine)
-    if new:
-        batch.sadd(names, keys.code)
-    if expiring:
-        batch.sadd(ttls, keys.code)
+def _register(engine: Engine, keys: NamespaceKeys, seen: _Seen, expiring: bool, batch: Batch) -> None:
+    """Register a namespace its count says may be new to the registry (a positive count means a
+    write registered it before), and one getting its first TTL item (the same for ``exp``).
 
-
-def _register(engine: Engine, keys: NamespaceKeys, seen: _Seen, expiring: bool) -> None:
-    """On a cluster, before the batch: the registries of a namespace that may be new to them."""
-    if not engine.clustered:
+    On a cluster the registry is in another slot: registered in a batch of its own, before the
+    write (crash-safe: the registry never shrinks); otherwise in the write's own batch.
+    """
+    names = seen.count <= 0 and not seen.counted
+    ttls = expiring and not seen.expiring
+    if not names and not ttls:
         return
-    names, ttls = registry_keys(engine)
-    if seen.count <= 0 and not seen.counted:
-        engine.sadd(names, keys.code)
-    if expiring and not seen.expiring:
-        engine.sadd(ttls, keys.code)
+    registry = RegistryKeys.of(engine)
+    target = engine.batch() if engine.clustered else batch
+    if names:
+        target.sadd(registry.names, keys.code)
+    if ttls:
+        target.sadd(registry.ttls, keys.code)
+    target.set(registry.epoch, uuid.uuid4().hex, nx=True)
+    target.incr(registry.version)
+    if engine.clustered:
+        target.execute()
