@@ -6,17 +6,17 @@ JSON, so one batch may touch any of them on a Redis Cluster:
 | key | type | holds |
 |---|---|---|
 | ``lg:{code}:e:{key}`` | string | the item's record (JSON, see :class:`Record`), with the engine's TTL |
-| ``lg:{code}:ids`` | set | every key of the namespace (expired ones until pruned) |
+| ``lg:{code}:ids`` | set | every key of the namespace (expired ones until pruned): its size is
+  the namespace's count |
 | ``lg:{code}:vec`` | hash | key -> the item's vectors (see ``_lg_embed``) |
 | ``lg:{code}:ver``, ``:log``, ``:epoch`` | | the change log of :func:`memstack.longterm.layout.log_change` |
 | ``lg:{code}:exp`` | zset | key -> expire-at (ms) of every item with a TTL |
-| ``lg:{code}:n`` | string | items counted live by the writes (expired ones until pruned) |
 
 The registry's keys share the tag ``~lg`` (a code always starts with ``[``, so never collides):
 ``lg:{~lg}:ns``, the set of namespaces that ever held an item, ``lg:{~lg}:ttl``, those that ever
 held an item with a TTL, and ``nsver``/``nsepoch``, which let every process keep the two sets
 cached (+1 per registration; a new epoch after a flush). The sets never shrink (a read never
-writes); a namespace is listed while ``n`` minus its expired items is positive.
+writes); a namespace is listed while its count minus its expired items is positive.
 """
 
 from __future__ import annotations
@@ -82,10 +82,6 @@ class NamespaceKeys:
     @property
     def expiry(self) -> str:
         return self.scope.base + "exp"
-
-    @property
-    def count(self) -> str:
-        return self.scope.base + "n"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ LangGraph's stores fill a page with unembedded items).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -61,7 +62,13 @@ def _under(codes: frozenset[str], prefix: tuple[str, ...]) -> list[tuple[tuple[s
     if prefix:
         head = ns_code(prefix)[:-1]  # '["a","b"' : a code under it continues with ',' or ']'
         codes = frozenset(c for c in codes if c.startswith(head) and c[len(head)] in ",]")
-    return sorted((tuple(json.loads(c)), c) for c in codes)
+    return sorted((_namespace(c), c) for c in codes)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _namespace(code: str) -> tuple[str, ...]:
+    """The namespace of a code (decoded once per process: listings decode every code)."""
+    return tuple(json.loads(code))
 
 
 def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
@@ -77,16 +84,18 @@ def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
     live: list[tuple[str, ...]] = []
     for group in groups:
         batch = engine.batch()
-        batch.mget([NamespaceKeys.of(engine, code).count for _, code in group])
+        for _, code in group:
+            batch.scard(NamespaceKeys.of(engine, code).scope.ids)
         timed = [code for _, code in group if code in expiring]
         for code in timed:
             keys = NamespaceKeys.of(engine, code)
             batch.zcard(keys.expiry)
             batch.zrangebyscore(keys.expiry, now + 1, math.inf, count=1)
         result = batch.execute()
-        counts = {code: int(n or 0) for (_, code), n in zip(group, result[0], strict=True)}
+        counts = {code: int(n) for (_, code), n in zip(group, result.results, strict=False)}
         for i, code in enumerate(timed):
-            with_ttl, unexpired = int(result[1 + 2 * i]), result[2 + 2 * i]
+            at = len(group) + 2 * i
+            with_ttl, unexpired = int(result[at]), result[at + 1]
             # Counted items without a TTL, or a TTL item not yet expired.
             counts[code] = 1 if counts[code] - with_ttl > 0 or unexpired else 0
         live.extend(ns for ns, code in group if counts[code] > 0)

@@ -3,7 +3,7 @@
 A put reads the item's old record (for ``created_at`` and the guard) together with what its
 batch needs to keep counts exact, in one read batch, then writes everything in one batch
 guarded by ``require_equal(item, old)``: the record (with the engine's TTL), the ``ids`` set,
-the vectors, the expiry zset, the namespace's live count, the registries and the change log.
+the vectors, the expiry zset, the registry (when the namespace may be new to it) and the change log.
 A concurrent writer of the same key makes the guard fail; the put then reads and tries again.
 Up to :data:`PRUNE` expired items of the namespace are pruned by the same batch (each guarded
 by ``require_missing``), so counts and sets do not keep growing with expired items.
@@ -53,7 +53,7 @@ class _Seen:
         batch.zscore(keys.expiry, key)
         batch.zrangebyscore(keys.expiry, -math.inf, engine.now_ms(), count=PRUNE + 1)
         batch.get(keys.scope.version)
-        batch.get(keys.count)
+        batch.scard(keys.scope.ids)
         batch.zcard(keys.expiry)
         result = batch.execute()
         self.raw: str | None = result[0]
@@ -104,7 +104,6 @@ def put_item(
         batch.set(keys.item(key), raw, px=px)
         if not seen.counted:
             batch.sadd(keys.scope.ids, key)
-            batch.incr(keys.count)
         if payload is not None:
             batch.hset(keys.scope.vectors, {key: payload})
         elif seen.counted and (old is None or old.vectors):
@@ -167,7 +166,6 @@ def _queue_removal(batch: Batch, keys: NamespaceKeys, key: str) -> None:
     batch.srem(keys.scope.ids, key)
     batch.hdel(keys.scope.vectors, key)
     batch.zrem(keys.expiry, key)
-    batch.incr(keys.count, -1)
     log_change(batch, keys.scope, "del", key)
 
 
