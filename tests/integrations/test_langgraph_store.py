@@ -19,7 +19,7 @@ from memstack.clock import ManualClock
 from memstack.engines import Engine, open_engine
 from memstack.integrations._lg_cache import clear_caches
 from memstack.integrations._lg_layout import NamespaceKeys, ns_code
-from memstack.integrations._lg_write import PRUNE
+from memstack.integrations._lg_write import PRUNE, PRUNE_GRACE_MS
 from memstack.integrations.langgraph import MemstackStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +83,7 @@ def test_writes_prune_expired_items(engine: Engine, clock: ManualClock) -> None:
     store = MemstackStore(engine)
     for n in range(PRUNE + 2):
         store.put(("p",), f"old{n}", {"v": n}, ttl=1.0)
-    clock.advance(61)
+    clock.advance(60 + PRUNE_GRACE_MS / 1000)
     store.put(("p",), "new1", {"v": 1})
     store.put(("p",), "new2", {"v": 2})
     assert _count(engine, ("p",)) == 2

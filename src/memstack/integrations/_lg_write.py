@@ -42,16 +42,19 @@ ATTEMPTS: Final = 16
 """Optimistic retries of one write racing other writers of the same key."""
 PRUNE: Final = 8
 """Expired items of the namespace a write removes for good, at most."""
+PRUNE_GRACE_MS: Final = 5_000
+"""Only items expired this long ago are pruned: a Redis server whose clock runs behind ours may
+still hold a key we think expired, and its prune guard would fail the write."""
 
 
 class _Seen:
     """What the read before a write found."""
 
-    def __init__(self, engine: Engine, keys: NamespaceKeys, key: str) -> None:
+    def __init__(self, engine: Engine, keys: NamespaceKeys, key: str, prune: bool) -> None:
         batch = engine.batch()
         batch.get(keys.item(key))
         batch.zscore(keys.expiry, key)
-        batch.zrangebyscore(keys.expiry, -math.inf, engine.now_ms(), count=PRUNE + 1)
+        batch.zrangebyscore(keys.expiry, -math.inf, engine.now_ms() - PRUNE_GRACE_MS, count=PRUNE + 1)
         batch.get(keys.scope.version)
         batch.scard(keys.scope.ids)
         batch.zcard(keys.expiry)
@@ -60,7 +63,8 @@ class _Seen:
         self.old = None if self.raw is None else decode_record(self.raw)
         # An expired item is still counted (and in the ids set) until pruned or re-put.
         self.counted = self.raw is not None or result[1] is not None
-        self.expired = [k for k, _ in result[2] if k != key][:PRUNE]
+        # Pruning is left to the first attempt: a retry must not fail on another item's guard.
+        self.expired = [k for k, _ in result[2] if k != key][:PRUNE] if prune else []
         self.version = int(result[3] or 0)
         self.count = int(result[4] or 0)
         self.expiring = int(result[5])
@@ -83,8 +87,8 @@ def put_item(
     """
     px = None if ttl is None else ttl_ms(ttl)
     payload = None if vectors is None or not len(vectors) else encode_vectors(vectors)
-    for _ in range(ATTEMPTS):
-        seen = _Seen(engine, keys, key)
+    for attempt in range(ATTEMPTS):
+        seen = _Seen(engine, keys, key, prune=attempt == 0)
         now = now_datetime(engine)
         old = seen.old
         record = Record(
@@ -125,8 +129,8 @@ def delete_item(engine: Engine, keys: NamespaceKeys, key: str) -> None:
         Conflict: as :func:`put_item`.
         EngineError: the engine failed.
     """
-    for _ in range(ATTEMPTS):
-        seen = _Seen(engine, keys, key)
+    for attempt in range(ATTEMPTS):
+        seen = _Seen(engine, keys, key, prune=attempt == 0)
         if not seen.counted and not seen.expired:
             return
         batch = engine.batch()
