@@ -9,6 +9,9 @@ the version before the data keeps this safe across processes without locks. A re
 
 Items that expire (engine TTL) are not logged; the cache knows each record's expire-at and
 leaves expired items out (:meth:`NamespaceCache.live`). A TTL refresh is a logged write.
+
+The namespace registry is kept the same way (:func:`registry`): its version and epoch are read
+in one call, the two sets only when a registration happened since.
 """
 
 from __future__ import annotations

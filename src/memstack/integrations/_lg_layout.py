@@ -21,6 +21,7 @@ writes); a namespace is listed while its count minus its expired items is positi
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, replace
@@ -44,8 +45,9 @@ __all__ = [
 GLOBAL_TAG: Final = "~lg"
 
 
+@functools.lru_cache(maxsize=4096)
 def ns_code(namespace: tuple[str, ...]) -> str:
-    """The namespace as compact JSON: what its keys embed."""
+    """The namespace as compact JSON: what its keys embed (memoised: every op computes it)."""
     return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
