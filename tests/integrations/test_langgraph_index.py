@@ -137,10 +137,25 @@ def test_bad_configurations_are_refused(engine: Engine) -> None:
         MemstackStore(engine, index=IndexConfig(dims=4))  # no embed
     with pytest.raises(InvalidConfiguration):
         MemstackStore(engine, index=IndexConfig(dims=0, embed=concept_embed))
+    with pytest.raises(InvalidConfiguration):
+        MemstackStore(engine, index=IndexConfig(dims=4, embed=concept_embed, fields="text"))  # type: ignore[typeddict-item]
     store = MemstackStore(engine, index=IndexConfig(dims=8, embed=concept_embed))
     with pytest.raises(InvalidValue):
         store.put(("m",), "k", {"text": "tea"})  # 4 dims answered, 8 configured
     assert store.get(("m",), "k") is None
+
+
+def test_a_failing_query_embedding_falls_back_to_bm25(engine: Engine) -> None:
+    def fragile(texts: Sequence[str]) -> list[list[float]]:
+        if any("boom" in t for t in texts):
+            raise RuntimeError("embedding service down")
+        return concept_embed(texts)
+
+    store = MemstackStore(engine, index=IndexConfig(dims=4, embed=fragile))
+    _fill(store)
+    hits = store.search(("m",), query="boom dog")
+    assert hits[0].key == "dog" and hits[0].score is not None
+    assert [h.score for h in hits[1:]] == [None, None]  # unscored items still fill the page
 
 
 def test_abatch_keeps_the_event_loop_running(engine: Engine) -> None:

@@ -96,7 +96,10 @@ class MemstackStore(BaseStore):
     # -- ops ---------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run LangGraph ops in order (each op is atomic on its own). The texts of every put
-        are embedded first, in one call to the embedder.
+        are embedded first, in one call to the embedder. A put costs one read (the old record:
+        its ``created_at`` and the guard) and one guarded batch (plus, on a Redis Cluster, one
+        registration batch when the namespace may be new); a get one read; a search one read
+        of the registry's version and one per namespace searched when nothing changed.
 
         Raises:
             InvalidNamespaceError: a put into a namespace LangGraph refuses.
@@ -104,6 +107,7 @@ class MemstackStore(BaseStore):
             Conflict: a key kept changing under concurrent writers.
             ValueError: an unknown op, filter operator or match type.
             EngineError: the engine failed.
+            Exception: whatever the embedder raises (then no op of the batch ran).
         """
         ops = list(ops)
         vectors = self._embed_puts(ops)
