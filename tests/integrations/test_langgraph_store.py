@@ -200,3 +200,14 @@ def test_counts_stay_exact_under_concurrent_writers(engine: Engine, other: Engin
     live = MemstackStore(engine).search(("c",), limit=100)
     assert _count(engine, ("c",)) == len(live)
     assert MemstackStore(engine).list_namespaces() == ([("c",)] if live else [])
+
+
+def test_a_damaged_record_is_replaced_by_a_put(engine: Engine) -> None:
+    store = MemstackStore(engine)
+    store.put(("d",), "k", {"v": 1})
+    engine.set(NamespaceKeys.of(engine, ns_code(("d",))).item("k"), "not json")
+    assert store.search(("d",)) == []  # left out of searches (a warning is logged)
+    store.put(("d",), "k", {"v": 2})
+    item = store.get(("d",), "k")
+    assert item is not None and item.value == {"v": 2}
+    assert _count(engine, ("d",)) == 1

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..engines.base import Batch
-from ..errors import Conflict
+from ..errors import Conflict, InvalidValue
 from ..limits import short_repr
 from ..longterm.layout import log_change
 from ._lg_embed import Matrix, encode_vectors
@@ -60,7 +60,7 @@ class _Seen:
         batch.zcard(keys.expiry)
         result = batch.execute()
         self.raw: str | None = result[0]
-        self.old = None if self.raw is None else decode_record(self.raw)
+        self.old = _decoded(self.raw)
         # An expired item is still counted (and in the ids set) until pruned or re-put.
         self.counted = self.raw is not None or result[1] is not None
         # Pruning is left to the first attempt: a retry must not fail on another item's guard.
@@ -68,6 +68,16 @@ class _Seen:
         self.version = int(result[3] or 0)
         self.count = int(result[4] or 0)
         self.expiring = int(result[5])
+
+
+def _decoded(raw: str | None) -> Record | None:
+    """The old record; None also for one that is not a record (the put replaces it, guarded)."""
+    if raw is None:
+        return None
+    try:
+        return decode_record(raw)
+    except InvalidValue:
+        return None
 
 
 def put_item(
