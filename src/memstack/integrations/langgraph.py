@@ -1,29 +1,32 @@
 """A LangGraph ``BaseStore`` on any memstack engine (the ``langgraph`` extra).
 
-Items live per namespace under one hash tag (one Redis Cluster slot per namespace): a JSON record
-per item (value, created/updated time, TTL in minutes) with the engine's TTL, and a sorted set that
-keeps first-insertion order. A registry set lists namespaces; as with LangGraph's Postgres store,
-a namespace is listed only while it holds items. ``search`` applies LangGraph's filter
-operators (``$eq $ne $gt $gte $lt $lte``, nested dicts, lists) and, with a query, ranks by BM25
-(memstack's offline index) over the item's string values; no embeddings are required.
+Each namespace's keys share one hash tag (one Redis Cluster slot): a JSON record per item with
+the engine's TTL, an ids set, the items' vectors, an expiry zset, a live count and a change log
+(layout: :mod:`memstack.integrations._lg_layout`). A put is one read (the old record, for
+``created_at`` and the guard) and one guarded batch (:mod:`memstack.integrations._lg_write`).
+Searches run on a per-process cache of each namespace (decoded records, a BM25 index, vectors)
+kept fresh across processes from the namespace's change log, as long-term memory's caches are
+(:mod:`memstack.integrations._lg_cache`): an unchanged namespace costs one read per search.
+
+``search`` applies LangGraph's filter operators (``$eq $ne $gt $gte $lt $lte``, nested dicts,
+lists) and, with a query, ranks by BM25 over the item's string values; with LangGraph's
+``index`` configuration (``dims``, ``embed``, ``fields``) the items' vectors are stored at put
+time and fused with BM25 (``SearchItem.score`` is the fused score). ``list_namespaces`` reads a
+registry and each namespace's live count: as with LangGraph's Postgres store, a namespace is
+listed only while it holds items.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
-from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
     GetOp,
-    InvalidNamespaceError,
+    IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -34,15 +37,16 @@ from langgraph.store.base import (
 
 from .._memory import Memory
 from ..engines import Engine
-from ..search import Bm25Index
+from ..errors import InvalidConfiguration
+from ..search import FUSION_PROFILES
+from ..search import PROFILES as BM25_PROFILES
+from ._lg_embed import Matrix, VectorIndex
+from ._lg_layout import NamespaceKeys, decode_record, ns_code
+from ._lg_query import does_match, validate_namespace
+from ._lg_read import live_namespaces, search
+from ._lg_write import delete_item, put_item, refresh_ttl
 
 __all__ = ["MemstackStore"]
-
-_REGISTRY = "lg:namespaces"
-
-
-def _ns_code(namespace: tuple[str, ...]) -> str:
-    return json.dumps(list(namespace), ensure_ascii=False, separators=(",", ":"))
 
 
 class MemstackStore(BaseStore):
@@ -50,38 +54,69 @@ class MemstackStore(BaseStore):
 
     Args:
         target: the engine or memory to store items on.
+        index: LangGraph's ``IndexConfig``: ``embed`` (a LangChain ``Embeddings``, a function
+            ``list[str] -> list[list[float]]``, a provider string, or a memstack ``Embedder``),
+            ``dims``, ``fields`` (paths embedded by default, ``["$"]``: the whole value).
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``).
         profile: BM25 profile for queries (``default`` or ``rockbot``).
+        fusion: how BM25 and vector scores are fused (a name of ``memstack.search.FUSION_PROFILES``).
+
+    Raises:
+        InvalidConfiguration: a bad ``index``, an unknown profile or fusion.
     """
 
     supports_ttl = True
 
     def __init__(
-        self, target: Engine | Memory, *, ttl: TTLConfig | None = None, profile: str = "default"
+        self,
+        target: Engine | Memory,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        profile: str = "default",
+        fusion: str = "default",
     ) -> None:
+        if profile not in BM25_PROFILES:
+            raise InvalidConfiguration(
+                f"profile {profile!r}: must be one of {', '.join(sorted(BM25_PROFILES))}"
+            )
+        if fusion not in FUSION_PROFILES:
+            raise InvalidConfiguration(
+                f"fusion {fusion!r}: must be one of {', '.join(sorted(FUSION_PROFILES))}"
+            )
         self.engine = target.engine if isinstance(target, Memory) else target
+        self.index_config = index
+        self.vectors = None if index is None else VectorIndex(index)
         self.ttl_config = ttl
-        self.profile = profile
+        self.profile, self.fusion = profile, fusion
 
-    # -- keys --------------------------------------------------------------------------------
-    def _item_key(self, code: str, key: str) -> str:
-        return f"lg:{self.engine.tag(code)}:i:{key}"
-
-    def _order_key(self, code: str) -> str:
-        return f"lg:{self.engine.tag(code)}:order"
-
-    def _seq_key(self, code: str) -> str:
-        return f"lg:{self.engine.tag(code)}:seq"
+    def _keys(self, namespace: tuple[str, ...]) -> NamespaceKeys:
+        return NamespaceKeys.of(self.engine, ns_code(namespace))
 
     # -- ops ---------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run LangGraph ops in order (each op is atomic on its own)."""
+        """Run LangGraph ops in order (each op is atomic on its own). The texts of every put
+        are embedded first, in one call to the embedder. A put costs one read (the old record:
+        its ``created_at`` and the guard) and one guarded batch (plus, on a Redis Cluster, one
+        registration batch when the namespace may be new); a get one read; a search one read
+        of the registry's version and one per namespace searched when nothing changed.
+
+        Raises:
+            InvalidNamespaceError: a put into a namespace LangGraph refuses.
+            InvalidValue: a value that is not JSON, a bad TTL, vectors of the wrong size.
+            Conflict: a key kept changing under concurrent writers.
+            ValueError: an unknown op, filter operator or match type.
+            EngineError: the engine failed.
+            Exception: whatever the embedder raises (then no op of the batch ran).
+        """
+        ops = list(ops)
+        vectors = self._embed_puts(ops)
         results: list[Result] = []
-        for op in ops:
+        for n, op in enumerate(ops):
             if isinstance(op, GetOp):
                 results.append(self._get(op))
             elif isinstance(op, PutOp):
-                self._put(op)
+                self._put(op, vectors.get(n))
                 results.append(None)
             elif isinstance(op, SearchOp):
                 results.append(self._search(op))
@@ -92,190 +127,63 @@ class MemstackStore(BaseStore):
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """The async twin of :meth:`batch` (same core, run in a worker thread)."""
+        """The async twin of :meth:`batch`: the same core in a worker thread, so engine calls
+        and embedding never block the event loop."""
         return await asyncio.to_thread(self.batch, list(ops))
 
-    def _now(self) -> datetime:
-        return datetime.fromtimestamp(self.engine.clock.now(), UTC)
-
-    def _to_item(self, namespace: tuple[str, ...], key: str, raw: str) -> tuple[Item, dict[str, Any]]:
-        record = json.loads(raw)
-        item = Item(
-            value=record["value"],
-            key=key,
-            namespace=namespace,
-            created_at=datetime.fromisoformat(record["created_at"]),
-            updated_at=datetime.fromisoformat(record["updated_at"]),
-        )
-        return item, record
-
-    def _refresh(self, code: str, key: str, record: dict[str, Any], refresh: bool | None) -> None:
-        if refresh and record.get("ttl"):
-            self.engine.pexpire(self._item_key(code, key), math.ceil(float(record["ttl"]) * 60_000))
+    def _embed_puts(self, ops: Sequence[Op]) -> dict[int, Matrix]:
+        """Per put op (by position), its embedded rows; one embedder call for the whole batch."""
+        if self.vectors is None:
+            return {}
+        spans: dict[int, tuple[int, int]] = {}
+        texts: list[str] = []
+        for n, op in enumerate(ops):
+            if isinstance(op, PutOp) and op.value is not None:
+                validate_namespace(op.namespace)
+                found = self.vectors.texts(op.value, op.index)
+                spans[n] = (len(texts), len(texts) + len(found))
+                texts.extend(found)
+        if not texts:
+            return {}
+        rows = self.vectors.documents(texts)
+        return {n: rows[a:b] for n, (a, b) in spans.items() if b > a}
 
     def _get(self, op: GetOp) -> Item | None:
-        code = _ns_code(op.namespace)
-        raw = self.engine.get(self._item_key(code, op.key))
+        keys = self._keys(op.namespace)
+        raw = self.engine.get(keys.item(op.key))
         if raw is None:
             return None
-        item, record = self._to_item(op.namespace, op.key, raw)
-        self._refresh(code, op.key, record, op.refresh_ttl)
-        return item
+        record = decode_record(raw)
+        if op.refresh_ttl and record.ttl is not None:
+            refresh_ttl(self.engine, keys, op.key, raw)
+        return Item(
+            value=record.value,
+            key=op.key,
+            namespace=op.namespace,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
 
-    def _put(self, op: PutOp) -> None:
-        _validate_namespace(op.namespace)
-        code = _ns_code(op.namespace)
-        item_key = self._item_key(code, op.key)
+    def _put(self, op: PutOp, vectors: Matrix | None) -> None:
+        validate_namespace(op.namespace)
+        keys = self._keys(op.namespace)
         if op.value is None:
-            with self.engine.batch() as batch:
-                batch.delete(item_key)
-                batch.zrem(self._order_key(code), op.key)
-            return
-        now = self._now().isoformat()
-        old = self.engine.get(item_key)
-        created = json.loads(old)["created_at"] if old is not None else now
-        ttl = op.ttl if op.ttl is not None else None
-        record = {"value": op.value, "created_at": created, "updated_at": now, "ttl": ttl}
-        px = math.ceil(float(ttl) * 60_000) if ttl else None
-        seq = self.engine.incr(self._seq_key(code)) if old is None else None
-        self.engine.sadd(_REGISTRY, code)  # another slot: registered first, pruned lazily when empty
-        with self.engine.batch() as batch:
-            batch.set(item_key, json.dumps(record, ensure_ascii=False), px=px)
-            if seq is not None:
-                batch.zadd(self._order_key(code), {op.key: float(seq)})
-
-    def _items(self, code: str) -> list[tuple[str, str]]:
-        """Live ``(key, raw record)`` of one namespace in first-insertion order; prunes expired keys."""
-        keys = [member for member, _ in self.engine.zrange(self._order_key(code), 0, -1)]
-        if not keys:
-            return []
-        raws = self.engine.mget([self._item_key(code, k) for k in keys])
-        gone = [k for k, raw in zip(keys, raws, strict=True) if raw is None]
-        if gone:
-            self.engine.zrem(self._order_key(code), *gone)
-        return [(k, raw) for k, raw in zip(keys, raws, strict=True) if raw is not None]
-
-    def _namespaces(self) -> list[tuple[str, tuple[str, ...]]]:
-        return sorted((code, tuple(json.loads(code))) for code in self.engine.smembers(_REGISTRY))
+            delete_item(self.engine, keys, op.key)
+        else:
+            put_item(self.engine, keys, op.key, op.value, op.ttl, vectors)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        prefix = op.namespace_prefix
-        found: list[tuple[Item, dict[str, Any], str]] = []
-        for code, namespace in self._namespaces():
-            if namespace[: len(prefix)] != prefix:
-                continue
-            for key, raw in self._items(code):
-                item, record = self._to_item(namespace, key, raw)
-                if not op.filter or all(_matches(item.value.get(k), v) for k, v in op.filter.items()):
-                    found.append((item, record, code))
-        scores: dict[int, float] = {}
-        if op.query and op.query.strip():
-            index = Bm25Index(self.profile)
-            for i, (item, _, _) in enumerate(found):
-                index.add(str(i), _text(item.value))
-            ranked = index.search(op.query)
-            scores = {int(doc): score for doc, score in ranked}
-            order = [int(doc) for doc, _ in ranked]
-        else:
-            order = list(range(len(found)))
-        page = order[op.offset : op.offset + op.limit] if op.limit >= 0 else order[op.offset :]
-        out = []
-        for i in page:
-            item, record, code = found[i]
-            self._refresh(code, item.key, record, op.refresh_ttl)
-            out.append(
-                SearchItem(
-                    namespace=item.namespace,
-                    key=item.key,
-                    value=item.value,
-                    created_at=item.created_at,
-                    updated_at=item.updated_at,
-                    score=scores.get(i),
-                )
-            )
-        return out
+        found = search(self.engine, op, self.profile, self.vectors, self.fusion)
+        if op.refresh_ttl:
+            for hit in found:
+                if hit.cached.record.ttl is not None:
+                    refresh_ttl(self.engine, hit.keys, hit.key, hit.cached.raw)
+        return [hit.item() for hit in found]
 
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        live = [
-            ns
-            for code, ns in self._namespaces()
-            if self.engine.zcard(self._order_key(code)) and self._items(code)
-        ]
+        live = live_namespaces(self.engine)
         if op.match_conditions:
-            live = [ns for ns in live if all(_does_match(c, ns) for c in op.match_conditions)]
+            live = [ns for ns in live if all(does_match(c, ns) for c in op.match_conditions)]
         if op.max_depth is not None:
             live = sorted({ns[: op.max_depth] for ns in live})
         return live[op.offset : op.offset + op.limit]
-
-
-def _validate_namespace(namespace: tuple[str, ...]) -> None:
-    if not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
-    for label in namespace:
-        if not isinstance(label, str):
-            raise InvalidNamespaceError(f"Namespace labels must be strings, got {label!r} in {namespace!r}")
-        if not label:
-            raise InvalidNamespaceError(f"Namespace labels cannot be empty strings: {namespace!r}")
-        if "." in label:
-            raise InvalidNamespaceError(f"Namespace labels cannot contain periods ('.'): {namespace!r}")
-    if namespace[0] == "langgraph":
-        raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph": {namespace!r}')
-
-
-def _text(value: Any) -> str:
-    """The string leaves of a JSON value, joined: what BM25 indexes."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return " ".join(_text(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return " ".join(_text(v) for v in value)
-    return "" if value is None else str(value)
-
-
-def _matches(value: Any, wanted: Any) -> bool:
-    """LangGraph's JSONB-like filter semantics (the same operators as its in-memory store)."""
-    if isinstance(wanted, dict):
-        if any(k.startswith("$") for k in wanted):
-            return all(_operator(value, k, v) for k, v in wanted.items())
-        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(wanted)
-            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
-        )
-    return bool(value == wanted)
-
-
-_OPERATORS: dict[str, Any] = {
-    "$eq": lambda a, b: a == b,
-    "$ne": lambda a, b: a != b,
-    "$gt": lambda a, b: float(a) > float(b),
-    "$gte": lambda a, b: float(a) >= float(b),
-    "$lt": lambda a, b: float(a) < float(b),
-    "$lte": lambda a, b: float(a) <= float(b),
-}
-
-
-def _operator(value: Any, name: str, operand: Any) -> bool:
-    if name not in _OPERATORS:
-        raise ValueError(f"Unsupported operator: {name}")
-    try:
-        return bool(_OPERATORS[name](value, operand))
-    except (TypeError, ValueError):  # a missing or non-numeric field never matches an ordering
-        return False
-
-
-def _does_match(condition: MatchCondition, namespace: Sequence[str]) -> bool:
-    path = condition.path
-    if len(namespace) < len(path):
-        return False
-    pairs = (
-        zip(namespace, path, strict=False)
-        if condition.match_type == "prefix"
-        else zip(reversed(namespace), reversed(path), strict=False)
-    )
-    if condition.match_type not in ("prefix", "suffix"):
-        raise ValueError(f"Unsupported match type: {condition.match_type}")
-    return all(p == "*" or n == p for n, p in pairs)

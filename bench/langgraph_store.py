@@ -1,0 +1,150 @@
+"""MemstackStore against LangGraph's own InMemoryStore and SqliteStore, measured in the same run.
+
+    python bench/langgraph_store.py [--url URL] [--quick]
+
+Data: 10,000 items in 100 namespaces of 100 (``--quick``: 1,000 in 10), each value a short
+sentence drawn from a fixed vocabulary, a ``kind`` (``"x"`` for one item in ten) and a number;
+every namespace sits under one run-unique root label, so a shared Redis is never flushed.
+Stores: LangGraph's ``InMemoryStore``; LangGraph's ``SqliteStore`` on a temporary file opened as
+its ``from_conn_string`` opens it, with ``PRAGMA journal_mode=WAL`` and ``synchronous=NORMAL``
+set on that connection (what memstack's SQLite engine uses); memstack's ``MemstackStore`` on
+``memstack.open(URL)``, by default a temporary SQLite file. No store has an ``index`` config.
+
+Phases, ops/s: ``put`` (every item once, namespaces interleaved), ``get`` (every item, shuffled),
+``search_filter`` (``search(ns, filter={"kind": "x"})``, namespaces in turn), ``list_namespaces``
+(under the root, all of them), and memstack's ``query`` (``search(ns, query=two words)`` on a
+100-item namespace, BM25-ranked; LangGraph's stores without an index do not rank a query, so
+their figure is shown for reference only). The read phases run in rounds (stores interleaved,
+one warm-up round, then the median of the others) because the machine is shared and noisy.
+The last line is ``RESULT engine=… put_vs_lg_sqlite=… …``: memstack ops/s ÷ SqliteStore ops/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+
+import memstack
+from memstack.integrations.langgraph import MemstackStore
+
+WORDS = (
+    "river", "stone", "garden", "window", "coffee", "letter", "music", "winter", "forest",
+    "candle", "market", "bridge", "mountain", "silver", "doctor", "engine", "travel", "yellow",
+    "pocket", "summer", "island", "camera", "basket", "thunder", "violin", "orange", "pencil",
+    "harbor", "ticket", "blanket", "lantern", "meadow", "rocket", "saddle", "spider", "tunnel",
+    "velvet",
+)  # fmt: skip
+ROUNDS = 4
+
+
+def value(rng: random.Random, i: int) -> dict[str, Any]:
+    """The i-th item's value."""
+    return {"text": " ".join(rng.choices(WORDS, k=8)), "kind": "x" if i % 10 == 0 else "y", "n": i}
+
+
+@contextlib.contextmanager
+def lg_sqlite(path: Path) -> Iterator[SqliteStore]:
+    """LangGraph's SqliteStore on ``path``: its own connection settings, plus WAL + NORMAL."""
+    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    store = SqliteStore(conn)
+    store.setup()
+    try:
+        yield store
+    finally:
+        conn.close()
+
+
+def _rate(n: int, run: Callable[[int], Any]) -> float:
+    start = time.perf_counter()
+    for i in range(n):
+        run(i)
+    return n / (time.perf_counter() - start)
+
+
+def measure(
+    stores: dict[str, BaseStore], root: str, namespaces: int, per_ns: int
+) -> dict[str, dict[str, float]]:
+    """ops/s per phase and store."""
+    rng = random.Random(7)
+    names = [(root, f"ns{n:03d}") for n in range(namespaces)]
+    items = [(names[i % namespaces], f"item{i}", value(rng, i)) for i in range(namespaces * per_ns)]
+    figures: dict[str, dict[str, float]] = {}
+    for name, store in stores.items():
+        figures.setdefault("put", {})[name] = _rate(len(items), lambda i, s=store: s.put(*items[i]))
+    order = list(range(len(items)))
+    rng.shuffle(order)
+    queries = [" ".join(rng.sample(WORDS, 2)) for _ in range(64)]
+    gets = min(len(items), 5000)
+    searches = 400
+    phases: dict[str, tuple[int, Callable[[BaseStore, int], Any]]] = {
+        "get": (gets, lambda s, i: s.get(items[order[i]][0], items[order[i]][1])),
+        "search_filter": (searches, lambda s, i: s.search(names[i % namespaces], filter={"kind": "x"})),
+        "list_namespaces": (200, lambda s, i: s.list_namespaces(prefix=(root,), limit=1000)),
+        "query": (searches, lambda s, i: s.search(names[i % namespaces], query=queries[i % 64], limit=10)),
+    }
+    for phase, (n, op) in phases.items():
+        rounds: dict[str, list[float]] = {name: [] for name in stores}
+        for _ in range(ROUNDS):
+            for name, store in stores.items():
+                rounds[name].append(_rate(n, lambda i, s=store, o=op: o(s, i)))  # type: ignore[misc]
+        figures[phase] = {name: statistics.median(r[1:]) for name, r in rounds.items()}
+    return figures
+
+
+def report(figures: dict[str, dict[str, float]], engine: str) -> None:
+    """The table, then the RESULT line."""
+    print(f"{'phase':<16}{'InMemoryStore':>15}{'SqliteStore':>13}{'memstack':>11}{'vs Sqlite':>11}")
+    for phase, row in figures.items():
+        ratio = row["memstack"] / row["lg_sqlite"]
+        note = "  (LangGraph stores do not rank without an index)" if phase == "query" else ""
+        print(
+            f"{phase:<16}{row['lg_memory']:>15,.0f}{row['lg_sqlite']:>13,.0f}"
+            f"{row['memstack']:>11,.0f}{ratio:>11.2f}{note}"
+        )
+    ratios = " ".join(
+        f"{phase}_vs_lg_sqlite={figures[phase]['memstack'] / figures[phase]['lg_sqlite']:.3f}"
+        for phase in ("put", "get", "search_filter", "list_namespaces")
+    )
+    print(f"RESULT engine={engine} {ratios} query_ops={figures['query']['memstack']:.0f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--url", help="memstack engine URL (default: a temporary SQLite file)")
+    parser.add_argument("--quick", action="store_true", help="1,000 items in 10 namespaces")
+    args = parser.parse_args()
+    namespaces, per_ns = (10, 100) if args.quick else (100, 100)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.url or f"sqlite:///{Path(tmp) / 'memstack.db'}"
+        memory = memstack.open(url)
+        try:
+            with lg_sqlite(Path(tmp) / "langgraph.db") as sqlite_store:
+                stores: dict[str, BaseStore] = {
+                    "lg_memory": InMemoryStore(),
+                    "lg_sqlite": sqlite_store,
+                    "memstack": MemstackStore(memory),
+                }
+                figures = measure(stores, f"bench{uuid.uuid4().hex[:8]}", namespaces, per_ns)
+        finally:
+            memory.close()
+    print(f"{namespaces * per_ns:,} items in {namespaces} namespaces; memstack on {memory.engine.name}")
+    report(figures, memory.engine.name)
+
+
+if __name__ == "__main__":
+    main()

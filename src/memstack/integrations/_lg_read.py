@@ -1,0 +1,212 @@
+"""Reads of the LangGraph store: search over the namespace caches, and the namespace listing.
+
+A search reads the namespace registry (one call), then each namespace under the prefix from its
+fresh cache (one call each when nothing changed). Filters are evaluated on the cached values
+(the keys passing a filter are kept until the namespace changes). With a query, BM25 ranks each
+namespace's items and, with an ``index`` configuration, the cosine of the query with each
+item's vectors (the best of an item's vectors, as LangGraph's stores) is fused with BM25 by
+memstack's fusion (:func:`memstack.search.fuse`); embedded items the query does not match
+still rank by their cosine, and items that neither retriever scores follow unscored (as
+LangGraph's stores fill a page with unembedded items).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from langgraph.store.base import SearchItem, SearchOp
+
+from ..engines import Engine
+from ..search import fuse
+from ._lg_cache import Cached, NamespaceCache, namespace_cache, registry
+from ._lg_embed import Matrix, VectorIndex
+from ._lg_layout import NamespaceKeys, ns_code
+from ._lg_query import matches_filter
+
+__all__ = ["Found", "live_namespaces", "search"]
+
+log = logging.getLogger("memstack.integrations.langgraph")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One search result before it becomes a ``SearchItem`` (``cached.raw`` guards a refresh)."""
+
+    namespace: tuple[str, ...]
+    keys: NamespaceKeys
+    key: str
+    cached: Cached
+    score: float | None
+
+    def item(self) -> SearchItem:
+        record = self.cached.record
+        return SearchItem(
+            namespace=self.namespace,
+            key=self.key,
+            value=_copy(record.value),  # the cache's own dict must not be changed by callers
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            score=self.score,
+        )
+
+
+def _under(codes: frozenset[str], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+    """``(namespace, code)`` of the codes under ``prefix``, sorted by namespace."""
+    if prefix:
+        head = ns_code(prefix)[:-1]  # '["a","b"' : a code under it continues with ',' or ']'
+        codes = frozenset(c for c in codes if c.startswith(head) and c[len(head)] in ",]")
+    return sorted((_namespace(c), c) for c in codes)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _namespace(code: str) -> tuple[str, ...]:
+    """The namespace of a code (decoded once per process: listings decode every code)."""
+    return tuple(json.loads(code))
+
+
+def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
+    """Every namespace holding a live item, sorted: two calls (one per namespace on a cluster).
+
+    Raises:
+        EngineError: the engine failed.
+    """
+    codes, expiring = registry(engine)
+    pairs = _under(codes, ())
+    now = engine.now_ms()
+    groups = [[p] for p in pairs] if engine.clustered else [pairs]
+    live: list[tuple[str, ...]] = []
+    for group in groups:
+        batch = engine.batch()
+        for _, code in group:
+            batch.scard(NamespaceKeys.of(engine, code).scope.ids)
+        timed = [code for _, code in group if code in expiring]
+        for code in timed:
+            keys = NamespaceKeys.of(engine, code)
+            batch.zcard(keys.expiry)
+            batch.zrangebyscore(keys.expiry, now + 1, math.inf, count=1)
+        result = batch.execute()
+        counts = {code: int(n) for (_, code), n in zip(group, result.results, strict=False)}
+        for i, code in enumerate(timed):
+            at = len(group) + 2 * i
+            with_ttl, unexpired = int(result[at]), result[at + 1]
+            # Counted items without a TTL, or a TTL item not yet expired.
+            counts[code] = 1 if counts[code] - with_ttl > 0 or unexpired else 0
+        live.extend(ns for ns, code in group if counts[code] > 0)
+    return live
+
+
+def _passing(cache: NamespaceCache, wanted: dict[str, Any] | None) -> set[str] | None:
+    """Keys whose value passes ``wanted`` (None: no filter), kept until the namespace changes."""
+    if not wanted:
+        return None
+    marker = ("filter", json.dumps(wanted, sort_keys=True, default=repr))
+    found = cache.derived.get(marker)
+    if found is None:
+        found = cache.derived[marker] = {
+            k for k, c in cache.items.items() if matches_filter(c.record.value, wanted)
+        }
+    assert isinstance(found, set)
+    return found
+
+
+def _cosines(cache: NamespaceCache, query_vector: Matrix, allowed: set[str]) -> Iterator[tuple[str, float]]:
+    keys, rows, starts = cache.vector_rows(int(query_vector.shape[0]))
+    if not keys:
+        return
+    best = np.maximum.reduceat(rows @ query_vector, starts)
+    for key, score in zip(keys, best.tolist(), strict=True):
+        if key in allowed:
+            yield key, float(score)
+
+
+def search(
+    engine: Engine, op: SearchOp, profile: str, vectors: VectorIndex | None, fusion: str
+) -> list[Found]:
+    """The page of results of ``op``.
+
+    Raises:
+        ValueError: an unknown filter operator.
+        EngineError: the engine failed.
+    """
+    codes, _ = registry(engine)
+    query = op.query if op.query and op.query.strip() else None
+    query_vector = _query_vector(vectors, query)
+    end = op.offset + op.limit
+    now = engine.now_ms()
+    pool: list[Found] = []  # every candidate a page may need, in namespace then insertion order
+    bm25: list[tuple[str, float]] = []  # (position in pool, score)
+    cosine: list[tuple[str, float]] = []
+    for namespace, code in _under(codes, op.namespace_prefix):
+        keys = NamespaceKeys.of(engine, code)
+        cache = namespace_cache(engine, code, profile)
+        with cache.lock:
+            cache.refresh(engine, keys)
+            passing = _passing(cache, op.filter)
+            live = [k for k in cache.live(now) if passing is None or k in passing]
+            candidates = None if len(live) == len(cache.items) else set(live)
+            if query is None:
+                picked = live[: max(0, end - len(pool))]
+            elif vectors is None:  # BM25 alone: a namespace's best `end` hits are all a page can use
+                hits = cache.index.search(query, max(0, end), candidates)
+                picked = [k for k, _ in hits]
+                bm25.extend((str(len(pool) + n), score) for n, (_, score) in enumerate(hits))
+            else:  # hybrid: every live item is a candidate (unscored ones fill the page)
+                picked = live
+                slot = {key: str(len(pool) + n) for n, key in enumerate(live)}
+                bm25.extend((slot[k], s) for k, s in cache.index.search(query, None, candidates))
+                if query_vector is not None:
+                    cosine.extend((slot[k], s) for k, s in _cosines(cache, query_vector, set(live)))
+            pool.extend(Found(namespace, keys, key, cache.items[key], None) for key in picked)
+        if query is None and len(pool) >= end:
+            break
+    if query is None:
+        return pool[op.offset : end]
+    return _ranked(pool, bm25, cosine, vectors is not None, fusion)[op.offset : end]
+
+
+def _query_vector(vectors: VectorIndex | None, query: str | None) -> Matrix | None:
+    if vectors is None or query is None:
+        return None
+    try:
+        return vectors.query(query)
+    except Exception:  # any embedder failure degrades to BM25, as long-term memory does
+        log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
+        return None
+
+
+def _ranked(
+    pool: list[Found],
+    bm25: list[tuple[str, float]],
+    cosine: list[tuple[str, float]],
+    hybrid: bool,
+    fusion: str,
+) -> list[Found]:
+    bm25.sort(key=lambda hit: -hit[1])  # stable: ties keep namespace, then insertion order
+    if not hybrid:
+        return [_scored(pool[int(slot)], score) for slot, score in bm25]
+    cosine.sort(key=lambda hit: -hit[1])
+    # Every embedded item ranks by its cosine (LangGraph's rule), so no similarity threshold.
+    fused = fuse(bm25, cosine, fusion, min_similarity=-1.0)
+    seen = {int(h.id) for h in fused}
+    ranked = [_scored(pool[int(h.id)], h.score) for h in fused]
+    return ranked + [f for n, f in enumerate(pool) if n not in seen]
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a JSON value (several times faster than ``copy.deepcopy`` on one)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _scored(found: Found, score: float) -> Found:
+    return Found(found.namespace, found.keys, found.key, found.cached, score)
