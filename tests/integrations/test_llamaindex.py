@@ -17,7 +17,7 @@ from memstack.integrations.llamaindex import MemstackMemoryBlock
 
 def test_flushed_messages_become_recallable(mem: Memory) -> None:
     long_term = mem.long_term("alice")
-    block = MemstackMemoryBlock(name="memstack", long_term=long_term, max_results=2)
+    block = MemstackMemoryBlock(name="memstack", long_term=long_term, max_results=2)  # the old name of limit
 
     async def conversation() -> str:
         memory = LlamaMemory.from_defaults(
@@ -49,3 +49,36 @@ def test_flushed_messages_become_recallable(mem: Memory) -> None:
 def test_block_rejects_other_objects() -> None:
     with pytest.raises(TypeError, match="LongTermMemory"):
         MemstackMemoryBlock(name="x", long_term=object())
+
+
+def test_recall_takes_the_search_parameters_of_every_surface(mem: Memory) -> None:
+    long_term = mem.long_term("bob")
+    long_term.save(content="green tea every morning", category="food/drinks", tags=["daily"])
+    long_term.save(content="green tea ice cream", category="food/desserts", tags=["treat"])
+    long_term.save(content="green paint for the fence", category="house", metadata={"room": "garden"})
+    question = [ChatMessage(role="user", content="green tea")]
+
+    def recall(**options: object) -> str:
+        block = MemstackMemoryBlock(name="m", long_term=long_term, **options)  # type: ignore[arg-type]
+        return asyncio.run(block._aget(question))
+
+    assert recall(category="food").count("- ") == 2
+    assert recall(tags=["treat"]) == "- green tea ice cream"
+    assert recall(limit=1).count("- ") == 1
+    assert recall(metadata={"room": "garden"}, mode="bm25") == "- green paint for the fence"
+    assert recall(min_score=1e9) == ""
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"mode": "semantic"}, "mode"),
+        ({"tags": ["x" * 300]}, "tags"),
+        ({"metadata": {"k": float("nan")}}, "metadata"),
+    ],
+)
+def test_bad_search_parameters_are_refused_when_the_block_is_made(
+    mem: Memory, option: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):  # pydantic wraps memstack's InvalidValue (a ValueError)
+        MemstackMemoryBlock(name="m", long_term=mem.long_term("x"), **option)  # type: ignore[arg-type]
