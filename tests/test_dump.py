@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -10,6 +11,7 @@ from memstack.clock import ManualClock
 from memstack.dump import dump_lines, export_jsonl, import_jsonl
 from memstack.engines import Engine
 from memstack.errors import InvalidValue
+from memstack.longterm import LongTermMemory
 
 
 def _fill(engine: Engine) -> None:
@@ -95,3 +97,14 @@ def test_a_replaced_key_keeps_nothing_of_its_old_value(engine: Engine) -> None:
     import_jsonl(engine, ['{"key": "k", "type": "zset", "value": [["m", 2]], "pttl": 5000}'])
     assert engine.zrange("k", 0, -1) == [("m", 2.0)]
     assert 0 < engine.pttl("k") <= 5000
+
+
+def test_long_term_snapshots_are_left_out(engine: Engine) -> None:
+    lt = LongTermMemory(engine, "big")
+    lt.save(id="snap", content="an entry whose id looks like the snapshot key")
+    assert lt.snapshot()
+    out = io.StringIO()
+    export_jsonl(engine, out)
+    keys = [json.loads(line)["key"] for line in out.getvalue().splitlines()]
+    assert any(key.endswith(":e:snap") for key in keys)  # the entry stays
+    assert not any(key.endswith((":snap", ":snapver")) for key in keys if ":e:" not in key)

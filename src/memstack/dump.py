@@ -4,12 +4,16 @@ One line per key: ``{"key", "type", "value", "pttl"}`` where ``value`` is a stri
 (hash), a sorted list (set), a list (list) or a list of ``[member, score]`` (zset) and ``pttl`` is
 the remaining TTL in ms or null. The engine seam has no TYPE command, so the type is found by
 asking the read commands in turn (each raises ``WrongType`` on a key of another type).
+
+Derived keys (:data:`DERIVED`) are left out: they are caches rebuilt from the rest, and a long-term
+scope's BM25 snapshot is megabytes of bytes that no import limit would take.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
@@ -18,7 +22,11 @@ from .engines import Engine, WrongType
 from .errors import InvalidValue
 from .limits import check_json, check_text
 
-__all__ = ["dump_lines", "export_jsonl", "import_jsonl", "load_line"]
+__all__ = ["DERIVED", "dump_lines", "export_jsonl", "import_jsonl", "load_line"]
+
+DERIVED = re.compile(r"(?:^|:)lt:[^:]*:snap(?:ver)?$")  # also under a tenant's prefix
+"""Keys an export leaves out: long-term snapshots (memstack.longterm.snapshot), written again by
+the next writes of a big scope."""
 
 _READERS: list[tuple[str, Callable[[Engine, str], Any]]] = [
     ("string", lambda e, k: e.get(k)),
@@ -44,6 +52,8 @@ def _read(engine: Engine, key: str) -> tuple[str, Any] | None:
 def dump_lines(engine: Engine, prefix: str = "") -> Iterator[dict[str, Any]]:
     """One record per live key under ``prefix``, sorted by key."""
     for key in sorted(engine.scan(prefix)):
+        if DERIVED.search(key):
+            continue
         found = _read(engine, key)
         if found is None:
             continue
