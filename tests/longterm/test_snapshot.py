@@ -219,3 +219,30 @@ def test_a_new_process_answers_from_the_snapshot(
         text=True,
     )
     assert out.stdout.split() == ["True", *[h.entry.id for h in lt.search("jazz river")]]
+
+
+def test_the_cache_adopts_the_snapshot_index_and_agrees_with_a_fresh_build(engine: Engine) -> None:
+    lt = LongTermMemory(engine, "u")
+    fill(lt)
+    for n in range(30):
+        lt.save(id=f"x{n}", content=f"river tea jazz {n} " + "word " * (n % 5))
+    assert lt.snapshot()
+    assert answered_cold(lt, "green tea")[1]
+    cache = index_cache.scope_cache(engine, "u")
+    restored = cache.cold.index  # type: ignore[attr-defined]  # a Snapshot while cold
+    other = LongTermMemory(engine, "u")
+    other.save(id="new", content="green tea from a new entry")
+    other.save(id="e1", content="my sister plays the cello")
+    assert other.delete("x3")
+    other.save(id="x4", content="changed and changed back")
+    other.save(id="x4", content="river tea jazz 4 word word word word ")
+    lt.search("tea", tags=["t0"])  # builds the cache
+    assert cache.warm and cache.indexes["default"] is restored  # adopted, not rebuilt
+    fresh = index_cache.ScopeCache()
+    fresh.refresh(engine, ScopeKeys.of(engine, "u"))
+    for query in ("green tea", "jazz river", "cello", "word", "sister plays jazz"):
+        # the same documents and scores; ties may follow another insertion order (seq)
+        ours, theirs = cache.index("default").search(query), fresh.index("default").search(query)
+        assert sorted((round(s, 9), i) for i, s in ours) == sorted((round(s, 9), i) for i, s in theirs)
+    other.save(id="x5", content="now about green tea only")  # later changes apply as usual
+    assert lt.search("green tea only")[0].entry.id == "x5"

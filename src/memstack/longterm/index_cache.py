@@ -113,6 +113,10 @@ class ScopeCache:
         self.threads = ConversationThreads()
         self.derived = {}
         self._apply(engine, keys, sorted(result[1]))
+        if self.cold is not None:
+            from .cold import adopt  # cold.py builds on this module
+
+            adopt(engine, keys, self)
 
     def _apply(self, engine: Engine, keys: ScopeKeys, ids: Sequence[str]) -> None:
         if not ids:
