@@ -44,6 +44,8 @@ __all__ = ["LongTermMemory"]
 log = logging.getLogger("memstack.longterm")
 
 SAVE_ATTEMPTS: Final = 16
+DELETE_CHUNK: Final = 500
+"""Entries :meth:`LongTermMemory.delete_many` removes per engine batch."""
 """Optimistic retries of one save racing other writers of the same id."""
 
 
@@ -273,6 +275,43 @@ class LongTermMemory:
             return False
         snapshotter(self.engine, self.scope).touch()
         return True
+
+    def delete_many(self, ids: Iterable[str]) -> int:
+        """Delete several memories and their vectors in one batch per :data:`DELETE_CHUNK` ids (a
+        forget of a user's entries is a few engine calls, not one per entry); returns how many
+        existed. Each batch is guarded by the existence of the ids it found, so a concurrent
+        delete of one of them makes it read again rather than count it twice.
+
+        Raises:
+            InvalidKey: a malformed id (nothing is deleted then).
+            Conflict: the ids kept changing under concurrent writers.
+        """
+        wanted = sorted({normalise_id(i) for i in ids})
+        removed = 0
+        for start in range(0, len(wanted), DELETE_CHUNK):
+            removed += self._delete_chunk(wanted[start : start + DELETE_CHUNK])
+        return removed
+
+    def _delete_chunk(self, ids: list[str]) -> int:
+        for _ in range(SAVE_ATTEMPTS):
+            found = self.engine.mget([self.keys.entry(i) for i in ids])
+            present = [i for i, raw in zip(ids, found, strict=True) if raw is not None]
+            if not present:
+                return 0
+            batch = self.engine.batch()
+            for entry_id in present:
+                batch.require_exists(self.keys.entry(entry_id))
+            batch.delete(*[self.keys.entry(i) for i in present])
+            batch.srem(self.keys.ids, *present)
+            batch.hdel(self.keys.vectors, *present)
+            batch.delete(self.keys.snapshot, self.keys.snapshot_version)  # as delete() does
+            batch.incr(self.keys.deletions)
+            for entry_id in present:
+                self._log_change(batch, "del", entry_id)
+            if batch.execute().applied:
+                snapshotter(self.engine, self.scope).touch()
+                return len(present)
+        raise Conflict(f"scope {short_repr(self.scope)}: entries kept changing; delete abandoned")
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id everywhere in the seed
