@@ -27,9 +27,9 @@ import numpy as np
 
 from ..engines import Engine
 from ..errors import InvalidValue
+from ..longterm.index_cache import logged_changes  # one rule for every change log
 from ..longterm.layout import ScopeKeys
 from ..search import Bm25Index
-from ..shared.mirror import changed_ids as changes_since  # one rule for every change log
 from ._lg_embed import Matrix, decode_vectors
 from ._lg_layout import NamespaceKeys, Record, RegistryKeys, decode_record
 from ._lg_query import text_of
@@ -84,12 +84,7 @@ class NamespaceCache:
             return
         if version == self.version:
             return
-        batch = engine.batch()
-        batch.get(keys.version)
-        batch.lrange(keys.log, 0, -1)
-        result = batch.execute()
-        version = int(result[0] or 0)
-        changed = changes_since(self.version, version, result[1])
+        version, changed = logged_changes(engine, keys, self.version)
         if changed is None:
             self._rebuild(engine, keys, epoch)
             return

@@ -20,7 +20,7 @@ from ..engines import Engine
 from ..errors import InvalidValue
 from ..search.retrieval import SearchProfile
 from .entry import MemoryEntry, from_json
-from .index_cache import ScopeCache, changes_since
+from .index_cache import ScopeCache, logged_changes
 from .layout import ScopeKeys
 from .provenance import provenance
 from .query import document_text
@@ -80,12 +80,7 @@ def _current(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> Snapshot | N
         if snap is None:
             return None
     if int(raw_version or 0) != snap.version:
-        batch = engine.batch()
-        batch.get(keys.version)
-        batch.lrange(keys.log, 0, -1)
-        result = batch.execute()
-        version = int(result[0] or 0)
-        changed = changes_since(snap.version, version, result[1])
+        version, changed = logged_changes(engine, keys, snap.version)
         if changed is None:  # older than the log: the full cache is the only way
             cache.cold = None
             return None
@@ -126,11 +121,7 @@ def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
         snap, cache.cold = cache.cold, None
     if not isinstance(snap, Snapshot) or snap.epoch != cache.epoch:
         return
-    batch = engine.batch()
-    batch.get(keys.version)
-    batch.lrange(keys.log, 0, -1)
-    result = batch.execute()
-    changed = changes_since(snap.version, int(result[0] or 0), result[1])
+    _, changed = logged_changes(engine, keys, snap.version)
     if changed is None:
         return
     index, texts = snap.index, cache.texts

@@ -29,7 +29,7 @@ from .layout import ScopeKeys
 from .query import document_text
 from .vectors import StoredVector, decode_vector
 
-__all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "scope_cache"]
+__all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "logged_changes", "scope_cache"]
 
 log = logging.getLogger("memstack.longterm")
 
@@ -89,12 +89,7 @@ class ScopeCache:
             return
         if version == self.version:
             return
-        batch = engine.batch()
-        batch.get(keys.version)
-        batch.lrange(keys.log, 0, -1)
-        result = batch.execute()
-        version = int(result[0] or 0)
-        changed = changes_since(self.version, version, result[1])
+        version, changed = logged_changes(engine, keys, self.version)
         if changed is None:
             self._rebuild(engine, keys, epoch)
             return
@@ -184,6 +179,21 @@ class ScopeCache:
     def context_index(self, profile: str, window: int) -> Bm25Index:
         """The conversation-context index of BM25 ``profile`` and ``window`` (built on first use)."""
         return self.threads.index(profile, window, self.entries)
+
+
+def logged_changes(engine: Engine, keys: ScopeKeys, since: int) -> tuple[int, set[str] | None]:
+    """The scope's version now and the ids its log shows changed after version ``since`` (None:
+    the log no longer reaches back that far); one engine call.
+
+    Raises:
+        EngineError: the engine failed.
+    """
+    batch = engine.batch()
+    batch.get(keys.version)
+    batch.lrange(keys.log, 0, -1)
+    result = batch.execute()
+    version = int(result[0] or 0)
+    return version, changes_since(since, version, result[1])
 
 
 def _parse(entry_id: str, raw: str) -> MemoryEntry | None:
