@@ -19,7 +19,7 @@ from memstack.clock import ManualClock
 from memstack.engines import Engine, open_engine
 from memstack.integrations._lg_cache import clear_caches
 from memstack.integrations._lg_layout import NamespaceKeys, ns_code
-from memstack.integrations._lg_write import PRUNE, PRUNE_GRACE_MS
+from memstack.integrations._lg_write import PRUNE, PRUNE_GRACE_MS, put_item
 from memstack.integrations.langgraph import MemstackStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -206,8 +206,67 @@ def test_a_damaged_record_is_replaced_by_a_put(engine: Engine) -> None:
     store = MemstackStore(engine)
     store.put(("d",), "k", {"v": 1})
     engine.set(NamespaceKeys.of(engine, ns_code(("d",))).item("k"), "not json")
+    clear_caches()  # damage bypasses the change log: only a process that reads it afresh sees it
     assert store.search(("d",)) == []  # left out of searches (a warning is logged)
     store.put(("d",), "k", {"v": 2})
     item = store.get(("d",), "k")
     assert item is not None and item.value == {"v": 2}
     assert _count(engine, ("d",)) == 1
+
+
+# -- a put into a warm namespace skips its read -----------------------------------------------
+def _batches(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every batch the engine runs from now on, as its command names."""
+    seen: list[list[str]] = []
+    run = engine.execute
+
+    def spy(ops: Any) -> Any:
+        seen.append([op[0] for op in ops])
+        return run(ops)
+
+    monkeypatch.setattr(engine, "execute", spy)
+    return seen
+
+
+def test_a_put_into_a_warm_namespace_is_one_batch(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = MemstackStore(engine)
+    store.put(("w",), "a", {"text": "first"})  # an empty namespace: read, write, then warm
+    batches = _batches(engine, monkeypatch)
+    store.put(("w",), "b", {"text": "second"})
+    store.put(("w",), "a", {"text": "first revised"})
+    assert len(batches) == 2
+    assert all(b[:2] == ["require_equal", "require_equal"] and "set" in b for b in batches)
+    first = store.get(("w",), "a")
+    assert first is not None and first.value == {"text": "first revised"}
+    assert [h.key for h in store.search(("w",), query="revised")] == ["a"]  # the index took the put
+    assert [h.key for h in store.search(("w",))] == ["a", "b"]  # first-insertion order kept
+    assert _count(engine, ("w",)) == 2
+
+
+def test_a_write_the_cache_missed_sends_the_put_the_reading_way(engine: Engine, clock: ManualClock) -> None:
+    store = MemstackStore(engine)
+    store.put(("m",), "a", {"text": "apples"})
+    keys = NamespaceKeys.of(engine, ns_code(("m",)))
+    put_item(engine, keys, "b", {"text": "remote pears"}, None, None)  # a writer without this cache
+    created = store.get(("m",), "b")
+    assert created is not None
+    clock.advance(5)
+    store.put(("m",), "b", {"text": "local pears"})  # the cache thinks b is new: the guard says no
+    item = store.get(("m",), "b")
+    assert item is not None and item.value == {"text": "local pears"}
+    assert item.created_at == created.created_at and item.updated_at > created.updated_at
+    assert _count(engine, ("m",)) == 2
+    assert [h.key for h in store.search(("m",), query="pears")] == ["b"]
+    assert [h.key for h in store.search(("m",))] == ["a", "b"]
+
+
+def test_a_flushed_namespace_is_not_brought_back_by_a_warm_cache(engine: Engine) -> None:
+    store = MemstackStore(engine)
+    store.put(("g",), "old", {"text": "gone soon"})
+    store.put(("g",), "old2", {"text": "gone soon too"})
+    engine.flush()
+    store.put(("g",), "new", {"text": "fresh start"})
+    assert [h.key for h in store.search(("g",))] == ["new"]
+    assert store.search(("g",), query="gone") == []
+    assert _count(engine, ("g",)) == 1
+    assert store.list_namespaces() == [("g",)]

@@ -60,8 +60,23 @@ class NamespaceCache:
         self.version = -1
         self.items: dict[str, Cached] = {}
         self.vectors: dict[str, Matrix] = {}
-        self.index = Bm25Index(profile=profile)
+        self._index = Bm25Index(profile=profile)
+        # Keys whose text the index has not taken yet, in the order it would have: puts only
+        # record them, the next query search indexes them (a put's own cost stays small).
+        self._unindexed: dict[str, None] = {}
         self.derived: dict[object, object] = {}  # insertion order, filter results: cleared on change
+
+    @property
+    def index(self) -> Bm25Index:
+        """The BM25 index of every cached item's text (caller holds :attr:`lock`)."""
+        if self._unindexed:
+            for key in self._unindexed:
+                self._index.remove(key)
+                cached = self.items.get(key)
+                if cached is not None:
+                    self._index.add(key, text_of(cached.record.value))
+            self._unindexed = {}
+        return self._index
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: NamespaceKeys) -> None:
@@ -98,7 +113,7 @@ class NamespaceCache:
         result = batch.execute()
         self.epoch, self.version = epoch, int(result[0] or 0)
         self.items, self.vectors, self.derived = {}, {}, {}
-        self.index = Bm25Index(profile=self.profile)
+        self._index, self._unindexed = Bm25Index(profile=self.profile), {}
         self._apply(engine, keys, sorted(result[1]))
 
     def _apply(self, engine: Engine, keys: ScopeKeys, ids: Sequence[str]) -> None:
@@ -120,31 +135,58 @@ class NamespaceCache:
         if record is None or raw is None:
             self.items.pop(key, None)
             self.vectors.pop(key, None)
-            self.index.remove(key)
+            self._reindex(key)
             return
-        self.items[key] = Cached(raw, record)
         vectors = decode_vectors(payload) if payload is not None and record.vectors else None
+        self._store(key, Cached(raw, record), vectors)
+
+    # -- this process's own writes -------------------------------------------------------------
+    def guardable(self) -> bool:
+        """True if a put may trust this cache instead of reading first (caller holds :attr:`lock`).
+
+        The put then guards on the namespace's epoch and version: equal, nothing changed since the
+        cache was filled. Not for a cold cache, nor for a namespace holding items with a TTL: they
+        expire without a logged change, so the cache cannot vouch for what is live.
+        """
+        return self.version >= 0 and not self._expiring()
+
+    def wrote(self, version: int, epoch: str, key: str, cached: Cached, vectors: Matrix | None) -> None:
+        """Take this process's own put of ``key``, which a guard proved was the namespace's only
+        change since the cache's version (caller holds :attr:`lock`)."""
+        self.derived = {"expiring": cached.record.expires_ms is not None}  # it was False before
+        self.epoch, self.version = epoch, version
+        self._store(key, cached, vectors)
+
+    def _store(self, key: str, cached: Cached, vectors: Matrix | None) -> None:
+        old = self.items.get(key)
+        self.items[key] = cached
         if vectors is None:
             self.vectors.pop(key, None)
         else:
             self.vectors[key] = vectors
-        text = text_of(record.value)
-        if old is None or text_of(old.record.value) != text:
-            self.index.remove(key)
-            self.index.add(key, text)
+        if old is None or text_of(old.record.value) != text_of(cached.record.value):
+            self._reindex(key)
+
+    def _reindex(self, key: str) -> None:
+        self._unindexed.pop(key, None)  # last in the order, as removing and adding at once would
+        self._unindexed[key] = None
 
     # -- views -------------------------------------------------------------------------------
     def live(self, now_ms: int) -> list[str]:
         """Live keys in first-insertion order (expired items left out)."""
         order = self._order()
+        if not self._expiring():
+            return order
+        return [k for k in order if _alive(self.items[k].record, now_ms)]
+
+    def _expiring(self) -> bool:
+        """True if some cached item has a TTL (kept until the next change)."""
         expiring = self.derived.get("expiring")
         if expiring is None:
             expiring = self.derived["expiring"] = any(
                 c.record.expires_ms is not None for c in self.items.values()
             )
-        if not expiring:
-            return order
-        return [k for k in order if _alive(self.items[k].record, now_ms)]
+        return bool(expiring)
 
     def _order(self) -> list[str]:
         """Every cached key in first-insertion order (kept until the next change)."""

@@ -11,10 +11,19 @@ by ``require_missing``), so counts and sets do not keep growing with expired ite
 A write that may be the namespace's first (its count read as 0) registers it; on a Redis Cluster
 the registry lives in another slot, so that happens in a batch of its own before the write
 (crash-safe: the registry never shrinks, and a namespace is listed only while its count is positive).
+
+A put without a TTL into a namespace whose process cache (:mod:`._lg_cache`) is warm and holds
+no TTL item skips the read: the cache already knows the old record and the counts, and the write
+batch is guarded by the namespace's epoch and version instead of the item (every change of a
+namespace is logged, so equal means unchanged since the cache was filled). The cache then takes
+the write itself. Another writer of the namespace makes that guard fail; the put then refreshes
+the cache and goes the reading way. A put into an empty namespace warms its cache afterwards, so
+the next ones skip their read (``bench/langgraph_store.py``'s put phase).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from collections.abc import Mapping
@@ -22,9 +31,10 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..engines.base import Batch
-from ..errors import Conflict, InvalidValue
+from ..errors import Conflict, EngineError, InvalidValue
 from ..limits import short_repr
 from ..longterm.layout import log_change
+from ._lg_cache import Cached, NamespaceCache
 from ._lg_embed import Matrix, encode_vectors
 from ._lg_layout import (
     NamespaceKeys,
@@ -37,6 +47,8 @@ from ._lg_layout import (
 )
 
 __all__ = ["ATTEMPTS", "PRUNE", "delete_item", "put_item", "refresh_ttl"]
+
+log = logging.getLogger("memstack.integrations.langgraph")
 
 ATTEMPTS: Final = 16
 """Optimistic retries of one write racing other writers of the same key."""
@@ -87,8 +99,10 @@ def put_item(
     value: Mapping[str, Any],
     ttl: float | None,
     vectors: Matrix | None,
+    cache: NamespaceCache | None = None,
 ) -> None:
-    """Store ``value`` under ``key`` (``vectors``: its embedded rows, None = not embedded).
+    """Store ``value`` under ``key`` (``vectors``: its embedded rows, None = not embedded;
+    ``cache``: the namespace's process cache, which lets the put skip its read when warm).
 
     Raises:
         InvalidValue: the value is not JSON, or a bad ``ttl``.
@@ -97,6 +111,12 @@ def put_item(
     """
     px = None if ttl is None else ttl_ms(ttl)
     payload = None if vectors is None or not len(vectors) else encode_vectors(vectors)
+    if cache is not None and px is None:
+        with cache.lock:
+            if cache.guardable():
+                if _put_known(engine, keys, key, value, payload, vectors, cache):
+                    return
+                cache.refresh(engine, keys)  # learn the other write, so the next put is quick again
     for attempt in range(ATTEMPTS):
         seen = _Seen(engine, keys, key, prune=attempt == 0)
         now = now_datetime(engine)
@@ -114,7 +134,8 @@ def put_item(
         batch = engine.batch()
         batch.require_equal(keys.item(key), seen.raw)
         _queue_prune(batch, keys, seen.expired)
-        _register(engine, keys, seen, px is not None, batch)
+        first = seen.count <= 0 and not seen.counted
+        _register(engine, keys, first, px is not None and not seen.expiring, batch)
         batch.set(keys.item(key), raw, px=px)
         if not seen.counted:
             batch.sadd(keys.scope.ids, key)
@@ -128,8 +149,63 @@ def put_item(
             batch.zrem(keys.expiry, key)
         log_change(batch, keys.scope, "put", key)
         if batch.execute().applied:
+            if cache is not None and first:
+                _warm(engine, keys, cache)
             return
     raise Conflict(f"LangGraph item {short_repr(key)}: changed concurrently {ATTEMPTS} times; put abandoned")
+
+
+def _put_known(
+    engine: Engine,
+    keys: NamespaceKeys,
+    key: str,
+    value: Mapping[str, Any],
+    payload: str | None,
+    vectors: Matrix | None,
+    cache: NamespaceCache,
+) -> bool:
+    """A put without a TTL from what the warm ``cache`` knows, in one batch guarded by the
+    namespace's epoch and version; False (nothing written) when the namespace changed since."""
+    cached = cache.items.get(key)
+    old = None if cached is None else cached.record
+    now = now_datetime(engine)
+    record = Record(
+        value=dict(value),
+        created_at=now if old is None else old.created_at,
+        updated_at=now,
+        seq=cache.version + 1 if old is None else old.seq,
+        vectors=payload is not None,
+    )
+    raw = encode_record(record)
+    epoch = cache.epoch or uuid.uuid4().hex
+    batch = engine.batch()
+    batch.require_equal(keys.scope.epoch, cache.epoch)
+    batch.require_equal(keys.scope.version, str(cache.version) if cache.version else None)
+    _register(engine, keys, not cache.items, False, batch)
+    batch.set(keys.item(key), raw)
+    if old is None:
+        batch.sadd(keys.scope.ids, key)
+    if payload is not None:
+        batch.hset(keys.scope.vectors, {key: payload})
+    elif old is not None and old.vectors:
+        batch.hdel(keys.scope.vectors, key)
+    log_change(batch, keys.scope, "put", key, epoch)
+    if not batch.execute().applied:
+        return False
+    cache.wrote(cache.version + 1, epoch, key, Cached(raw, record), None if payload is None else vectors)
+    return True
+
+
+def _warm(engine: Engine, keys: NamespaceKeys, cache: NamespaceCache) -> None:
+    """Fill the cold cache of a namespace that held nothing before this put (cheap: it holds
+    about one item), so the next puts skip their read. The put is done: a failure only logs."""
+    with cache.lock:
+        if cache.version >= 0:
+            return
+        try:
+            cache.refresh(engine, keys)
+        except EngineError as exc:
+            log.debug("namespace cache not warmed after a put: %s", exc)
 
 
 def delete_item(engine: Engine, keys: NamespaceKeys, key: str) -> None:
@@ -191,15 +267,13 @@ def _queue_prune(batch: Batch, keys: NamespaceKeys, expired: list[str]) -> None:
         _queue_removal(batch, keys, key)
 
 
-def _register(engine: Engine, keys: NamespaceKeys, seen: _Seen, expiring: bool, batch: Batch) -> None:
-    """Register a namespace its count says may be new to the registry (a positive count means a
-    write registered it before), and one getting its first TTL item (the same for ``exp``).
+def _register(engine: Engine, keys: NamespaceKeys, names: bool, ttls: bool, batch: Batch) -> None:
+    """Register a namespace its count says may be new to the registry (``names``; a positive
+    count means a write registered it before), and one getting its first TTL item (``ttls``).
 
     On a cluster the registry is in another slot: registered in a batch of its own, before the
     write (crash-safe: the registry never shrinks); otherwise in the write's own batch.
     """
-    names = seen.count <= 0 and not seen.counted
-    ttls = expiring and not seen.expiring
     if not names and not ttls:
         return
     registry = RegistryKeys.of(engine)

@@ -40,6 +40,7 @@ from ..engines import Engine
 from ..errors import InvalidConfiguration
 from ..search import FUSION_PROFILES
 from ..search import PROFILES as BM25_PROFILES
+from ._lg_cache import namespace_cache
 from ._lg_embed import Matrix, VectorIndex
 from ._lg_layout import NamespaceKeys, decode_record, ns_code
 from ._lg_query import does_match, validate_namespace
@@ -170,7 +171,8 @@ class MemstackStore(BaseStore):
         if op.value is None:
             delete_item(self.engine, keys, op.key)
         else:
-            put_item(self.engine, keys, op.key, op.value, op.ttl, vectors)
+            cache = namespace_cache(self.engine, keys.code, self.profile)
+            put_item(self.engine, keys, op.key, op.value, op.ttl, vectors, cache)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         found = search(self.engine, op, self.profile, self.vectors, self.fusion)

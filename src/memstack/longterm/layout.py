@@ -89,13 +89,14 @@ def injected_key(engine: Engine, session_id: str) -> str:
     return f"{PREFIX}~inj:{engine.tag(session_id)}"  # "~" never occurs in a scope
 
 
-def log_change(batch: Any, keys: ScopeKeys, op: str, entry_id: str) -> None:
+def log_change(batch: Any, keys: ScopeKeys, op: str, entry_id: str, epoch: str | None = None) -> None:
     """Queue, in a write's own batch, what keeps every process's search cache fresh: the epoch
     (created here if the scope had none, never by a read), the version and the log entry.
 
-    ``batch`` is an engine :class:`~memstack.engines.base.Batch`.
+    ``batch`` is an engine :class:`~memstack.engines.base.Batch`; ``epoch`` is the value a new
+    epoch gets (default: random), for a writer that must know it.
     """
-    batch.set(keys.epoch, uuid.uuid4().hex, nx=True)
+    batch.set(keys.epoch, epoch or uuid.uuid4().hex, nx=True)
     batch.incr(keys.version)
     batch.rpush(keys.log, f"{op} {entry_id}")
     batch.ltrim(keys.log, -LOG_MAX, -1)
