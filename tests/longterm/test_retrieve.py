@@ -82,6 +82,11 @@ def test_turns_of_the_speaker_the_query_names_come_first(mem: Memory) -> None:
     )
 
 
+def test_the_default_profile_propagates_and_the_context_row_does_not() -> None:
+    assert SEARCH_PROFILES["default"].propagates
+    assert not SEARCH_PROFILES["context"].propagates and not SEARCH_PROFILES["plain"].propagates
+
+
 @pytest.mark.usefixtures("profiles")
 def test_entries_without_provenance_rank_as_without_the_options(mem: Memory) -> None:
     lt = mem.long_term("s", embedder=FakeEmbedder(dim=64))
