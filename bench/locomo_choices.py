@@ -145,6 +145,9 @@ CHOICES: tuple[Choice, ...] = (
         "hybrid 0.360 / 0.728 / 0.794 against the context row's 0.310 / 0.691 / 0.754 -- it wins on B as "
         "on A, so it is the default. BM25-only figures are unchanged (R@10 0.682 on B). Cost: about "
         "0.5-0.9 ms more per hybrid search on LoCoMo scopes (a pass over ~200 fused candidates and their "
-        "neighbours, independent of scope size)",
+        "neighbours, independent of scope size); at 100,000 entries that all carry provenance "
+        "(search_speed.py --conversations) 1.7-2.7 ms, the whole search p50 24-31 ms against 22-24 ms "
+        "for the context row and 17 ms for plain on a loaded machine -- hybrid_p50_ms (<= 20, corpus "
+        "without provenance) does not see either conversation option",
     ),
 )
