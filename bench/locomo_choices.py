@@ -14,7 +14,8 @@ The rule on the tune half: the best recall@10 (of the hybrid mode for settings t
 BM25 alone otherwise); differences under 0.005 are ties, broken towards the simpler or cheaper setting;
 a setting that loses more than 0.01 of recall@1 against ``plain`` is refused. Figures are
 ``R@1 / R@10 / R@20`` on the tune half (480 questions) unless said otherwise; ``plain`` there is BM25
-0.331 / 0.616 / 0.682 and hybrid (MiniLM) 0.302 / 0.693 / 0.780.
+0.331 / 0.616 / 0.682 and hybrid (MiniLM) 0.302 / 0.693 / 0.780. ``bench/locomo_sweep.py`` evaluates
+variants of the default profile on one half (the later choices were made with it).
 """
 
 from __future__ import annotations
@@ -106,5 +107,47 @@ CHOICES: tuple[Choice, ...] = (
         "context_vector_weight 0, 0.5, 1.0): best 2/0.5, vector weight 0.3, context_vector_weight 1.0 "
         "0.315 / 0.706 / 0.761, tied with 0.5 (0.327 / 0.703 / 0.759); the default scores 0.310 / 0.691 "
         "/ 0.754 on B. No setting of that grid reaches R@20 0.77 on B (best 0.764), even chosen on B",
+    ),
+    Choice(
+        "candidate depth, cosine threshold and fusion method, re-checked with the default profile",
+        "unchanged: depth 100, min-max fusion, cosines >= 0.3",
+        "A",
+        "hybrid, the default profile of the time (now the context row) 0.330 / 0.769 / 0.840. Depth "
+        "(each retriever's hits handed to fusion) 200: 0.337 / 0.768 / 0.852, 400: 0.334 / 0.770 / "
+        "0.856, all: 0.331 / 0.774 / 0.856 -- ties on R@10, so the cheaper 100 stays (R@20 would gain). "
+        "Threshold 0.2, 0.25, 0.35: identical figures; none: 0.330 / 0.769 / 0.839. RRF with the same "
+        "0.6 / 0.4 weights: k 60 0.288 / 0.737 / 0.820 (refused: R@1 0.014 under plain's 0.302), k 20 "
+        "0.299 / 0.764 / 0.837",
+    ),
+    Choice(
+        "propagation along conversations (neighbour_weight, speaker_weight, session_weight)",
+        "0.3, 0.3, 0.3 (neighbour window 1, depth 100), hybrid only",
+        "A",
+        "hybrid, over the context row (0.330 / 0.769 / 0.840). Alone -- neighbours 0.1, 0.2, 0.3, 0.5: "
+        "0.329 / 0.772 / 0.851, 0.329 / 0.777 / 0.850, 0.326 / 0.780 / 0.848, 0.324 / 0.778 / 0.843; "
+        "sessions 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0: R@10 0.776, 0.776, 0.784, 0.785, 0.785, 0.787, "
+        "0.777 (0.3: 0.330 / 0.784 / 0.849); speakers 0.05, 0.1, 0.2, 0.3, 0.5, 1.0: 0.343 / 0.774 / "
+        "0.847, 0.359 / 0.778 / 0.846, 0.376 / 0.791 / 0.847, 0.379 / 0.796 / 0.848, 0.381 / 0.794 / "
+        "0.849, 0.381 / 0.781 / 0.829. Pairs: session 0.3 + speaker 0.2 / 0.3 0.376 / 0.799 / 0.856 and "
+        "0.379 / 0.799 / 0.856, session 0.5 + speaker 0.3 0.379 / 0.802 / 0.857, speaker 0.2 + neighbour "
+        "0.2 0.389 / 0.801 / 0.858, session 0.3 + neighbour 0.2 0.329 / 0.789 / 0.843. All three, "
+        "speaker 0.2, 0.3 x session 0.2, 0.3, 0.5 x neighbour 0.1, 0.2, 0.3: R@10 0.803-0.814, best "
+        "0.3 / 0.3 / 0.3 at 0.390 / 0.814 / 0.860 (no pair reaches 0.809, so all three are needed). "
+        "With it, depth 200 0.391 / 0.815 / 0.871 and 400 0.394 / 0.815 / 0.874 tie (depth stays 100); "
+        "neighbour window 2 0.383 / 0.803 / 0.856 loses. BM25-only searches were not given the option",
+    ),
+    Choice(
+        "default search profile, with propagation",
+        "context field (2, 0.5), context_vector_weight 0.5, fusion 0.6 / 0.4, propagation 0.3 / 0.3 / "
+        "0.3; the previous default kept as the context row",
+        "A, confirmed on B",
+        "report half B, measured once after the choice above (bench/locomo_sweep.py --split report): "
+        "hybrid 0.360 / 0.728 / 0.794 against the context row's 0.310 / 0.691 / 0.754 -- it wins on B as "
+        "on A, so it is the default. BM25-only figures are unchanged (R@10 0.682 on B). Cost: about "
+        "0.5-0.9 ms more per hybrid search on LoCoMo scopes (a pass over ~200 fused candidates and their "
+        "neighbours, independent of scope size); at 100,000 entries that all carry provenance "
+        "(search_speed.py --conversations) 1.7-2.7 ms, the whole search p50 24-31 ms against 22-24 ms "
+        "for the context row and 17 ms for plain on a loaded machine -- hybrid_p50_ms (<= 20, corpus "
+        "without provenance) does not see either conversation option",
     ),
 )

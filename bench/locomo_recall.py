@@ -206,7 +206,7 @@ def print_table(title: str, results: dict[str, Scores]) -> None:
 
 
 BM25_PROFILES = ("plain", "rm3", "conversation", "default", "rockbot")
-HYBRID_PROFILES = ("plain", "rm3", "rocchio", "conversation", "default")
+HYBRID_PROFILES = ("plain", "rm3", "rocchio", "conversation", "context", "default")
 
 
 def make_modes(embedder: Embedder | None, quick: bool) -> Modes:

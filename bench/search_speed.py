@@ -1,6 +1,7 @@
 """BM25 speed: memstack's incremental index against bm25s, rank_bm25, SQLite FTS5 and tantivy.
 
     python bench/search_speed.py [--quick] [--entries N] [--queries N] [--filtered-entries N]
+                                 [--conversations]
 
 Corpus: memory-like entries of 8-30 words sampled by frequency from wordfreq's English list (seeded, so
 every run uses the same corpus). Queries: 2-5 words sampled by frequency from the same list minus its
@@ -33,9 +34,13 @@ profile and a vector per entry, then the same queries searched (top 10, BM25 + c
 embedded by the local MiniLM model when it is installed; entry vectors are 384-dimensional hashed
 bag-of-words stand-ins (embedding 100,000 entries with the model would take most of an hour of CPU here),
 which costs a search exactly what model vectors would: the cosine work does not depend on the values.
-``hybrid_embed_p50_ms`` is the query embedding alone. The hybrid run has its own process with
-``OPENBLAS_NUM_THREADS=1`` (and ``OMP_NUM_THREADS=1``): on a shared machine BLAS's threads wait for
-each other (the 100,000 x 384 matrix-vector product measured ~31 ms with them, ~12 ms without).
+``hybrid_embed_p50_ms`` is the query embedding alone. The corpus has no conversation provenance, so
+the profile's conversation options stay idle there; ``--conversations`` runs the hybrid measurement
+again with every entry a turn of a conversation (500 turns each, sessions of 20, two speakers), so the
+context field and the propagation after fusion take part: ``hybrid_conv_p50_ms``. The hybrid run
+has its own process with ``OPENBLAS_NUM_THREADS=1`` (and ``OMP_NUM_THREADS=1``): on a shared machine
+BLAS's threads wait for each other (the 100,000 x 384 matrix-vector product measured ~31 ms with
+them, ~12 ms without).
 """
 
 from __future__ import annotations
@@ -314,15 +319,32 @@ class _SpeedEmbedder:
         return (self.queries or self.entries).embed(texts)
 
 
-def run_hybrid(docs: list[str], queries: list[str]) -> dict[str, Any]:
+CONVERSATION_TURNS, SESSION_TURNS = 500, 20
+
+
+def run_hybrid(docs: list[str], queries: list[str], conversations: bool = False) -> dict[str, Any]:
+    """The hybrid search of the ``default`` profile; with ``conversations`` every entry is a turn of a
+    conversation (``CONVERSATION_TURNS`` turns each, sessions of ``SESSION_TURNS``, two speakers), so
+    the profile's conversation options (context field, propagation) take part."""
+    from datetime import UTC, datetime, timedelta
+
     import memstack
+    from memstack.longterm.provenance import conversation_metadata
 
     embedder = _SpeedEmbedder()
+    start = datetime(2024, 1, 1, tzinfo=UTC)
     with memstack.open("memory://") as mem:
         lt = mem.long_term("speed", embedder=embedder)
         t0 = time.perf_counter()
         for i, text in enumerate(docs):
-            lt.save(id=f"e{i}", content=text)
+            meta = None
+            if conversations:
+                when = start + timedelta(days=i // SESSION_TURNS)
+                speaker = ("Ann", "Bob")[i % 2]
+                meta = conversation_metadata(
+                    f"c{i // CONVERSATION_TURNS}", i % CONVERSATION_TURNS, speaker, when
+                )
+            lt.save(id=f"e{i}", content=text, metadata=meta)
         lt.flush_embeddings()
         fill = time.perf_counter() - t0
         lt.search(queries[0], max_results=TOP_K)  # builds the index and the matrix: not timed
@@ -391,6 +413,11 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=None)
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--filtered-entries", type=int, default=None, help="default 200,000 (--quick 20,000)")
+    parser.add_argument(
+        "--conversations",
+        action="store_true",
+        help="also time the hybrid search with every entry a conversation turn (hybrid_conv_p50_ms)",
+    )
     parser.add_argument("--worker", choices=[*ENGINES, "hybrid", "filtered", "cold"], help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--query-cap", type=int, default=10**9, help=argparse.SUPPRESS)
@@ -398,7 +425,7 @@ def main() -> None:
     if args.worker == "hybrid":
         with open(args.data) as fh:
             data = json.load(fh)
-        print(json.dumps(run_hybrid(data["docs"], data["queries"])))
+        print(json.dumps(run_hybrid(data["docs"], data["queries"], args.conversations)))
         return
     if args.worker == "filtered":
         with open(args.data) as fh:
@@ -454,6 +481,14 @@ def main() -> None:
         if proc.returncode != 0:
             raise SystemExit(f"hybrid: failed\n{proc.stderr[-2000:]}")
         hybrid = json.loads(proc.stdout.strip().splitlines()[-1])
+        conv: dict[str, Any] | None = None
+        if args.conversations:
+            proc = subprocess.run(
+                [*cmd, "--conversations"], capture_output=True, text=True, check=False, env=env
+            )
+            if proc.returncode != 0:
+                raise SystemExit(f"hybrid (conversations): failed\n{proc.stderr[-2000:]}")
+            conv = json.loads(proc.stdout.strip().splitlines()[-1])
         filtered_entries = args.filtered_entries or (20_000 if args.quick else 200_000)
         filtered_docs, _ = make_corpus(filtered_entries, 1, seed=11)
         filtered_path = os.path.join(tmp, "filtered.json")
@@ -511,6 +546,11 @@ def main() -> None:
     print(f"\nhybrid (LongTermMemory, default profile, query model {hybrid['query_model']}): "
           f"fill {hybrid['fill_s']:.1f} s; search p50 {h50:.3f} ms, p99 {h99:.3f} ms "
           f"({len(hybrid['times'])} queries); of which query embedding p50 {e50:.3f} ms")  # fmt: skip
+    if conv is not None:
+        c50, c99 = pct(conv["times"], 0.5) * 1e3, pct(conv["times"], 0.99) * 1e3
+        print(f"hybrid with conversation provenance (turns of {CONVERSATION_TURNS}-turn conversations, "
+              f"sessions of {SESSION_TURNS}: context field and propagation on): fill {conv['fill_s']:.1f} s; "
+              f"search p50 {c50:.3f} ms, p99 {c99:.3f} ms")  # fmt: skip
 
     f_plain, f_tagged = pct(filtered["plain"], 0.5) * 1e3, pct(filtered["tagged"], 0.5) * 1e3
     print(f"filtered (LongTermMemory BM25, {filtered_entries:,} entries, a tag on 1 in {FILTER_TAGS}): "
@@ -533,6 +573,8 @@ def main() -> None:
         line += f" p50_vs_bm25s={p50 / (pct(peer['times'], 0.5) * 1e3):.3f}"
         line += f" add_vs_bm25s={add / (peer['add_s'] * 1e3):.6f}"
     line += f" hybrid_p50_ms={h50:.4f} hybrid_p99_ms={h99:.4f} hybrid_embed_p50_ms={e50:.4f}"
+    if conv is not None:
+        line += f" hybrid_conv_p50_ms={pct(conv['times'], 0.5) * 1e3:.4f}"
     line += f" filtered_p50_ms={f_tagged:.4f} filtered_vs_unfiltered={f_tagged / f_plain:.3f}"
     line += f" cold_start_s={cold_start:.3f} cold_full_build_s={full_build:.2f}"
     print(line)

@@ -133,7 +133,9 @@ def test_vector_side_adds_the_best_neighbour_cosine(mem: Memory) -> None:
     raw = dict(zip([f"c-{n}" for n in range(1, 6)], cosines, strict=True))
     assert raw["c-1"] > 0.5 and max(raw["c-2"], raw["c-3"], raw["c-4"], raw["c-5"]) == 0.0
     plain = {h.entry.id for h in mem.long_term("vec", profile="plain", embedder=embedder).search(query)}
-    context = {h.entry.id: h.vector for h in lt.search(query)}  # default: the vector side is on
+    # the context row: the vector side on, no propagation after fusion (which would bring in c-4)
+    searcher = mem.long_term("vec", profile="context", embedder=embedder)
+    context = {h.entry.id: h.vector for h in searcher.search(query)}
     assert plain == {"c-1"}
     assert context["c-1"] == pytest.approx(raw["c-1"], abs=1e-6)  # its neighbours add nothing
     assert context["c-2"] == pytest.approx(0.5 * raw["c-1"], abs=1e-6)  # own cosine 0, neighbour's half

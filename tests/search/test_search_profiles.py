@@ -13,7 +13,9 @@ from memstack.search.retrieval import SEARCH_PROFILES, SearchProfile, get_search
 
 
 def test_every_row_is_named_by_its_key_and_refers_to_known_tables() -> None:
-    assert {"default", "plain", "rockbot", "conversation", "rm3", "rocchio"} <= set(SEARCH_PROFILES)
+    assert {"default", "context", "plain", "rockbot", "conversation", "rm3", "rocchio"} <= set(
+        SEARCH_PROFILES
+    )
     for name, row in SEARCH_PROFILES.items():
         assert row.name == name
         assert row.bm25 in PROFILES and row.fusion in FUSION_PROFILES
@@ -21,6 +23,8 @@ def test_every_row_is_named_by_its_key_and_refers_to_known_tables() -> None:
     custom = SearchProfile(name="x", context_window=1, context_weight=0.2)
     assert get_search_profile(custom) is custom and custom.uses_context
     assert not SearchProfile(name="y", context_window=3).uses_context  # no weight: the field is off
+    assert SearchProfile(name="z", speaker_weight=0.1).propagates
+    assert not SearchProfile(name="w", neighbour_weight=0.3, neighbour_window=0).propagates
     with pytest.raises(InvalidConfiguration, match="nope"):
         get_search_profile("nope")
 
@@ -37,6 +41,13 @@ def test_every_row_is_named_by_its_key_and_refers_to_known_tables() -> None:
         ({"context_vector_weight": -0.1}, "context_vector_weight"),
         ({"rocchio_weight": float("inf")}, "rocchio_weight"),
         ({"rm3_query_weight": 1.5}, "rm3_query_weight"),
+        ({"fusion_depth": -1}, "fusion_depth"),
+        ({"fusion_depth": 100_001}, "fusion_depth"),
+        ({"fusion_depth": True}, "fusion_depth"),
+        ({"neighbour_window": -1}, "neighbour_window"),
+        ({"neighbour_weight": float("nan")}, "neighbour_weight"),
+        ({"session_weight": -0.3}, "session_weight"),
+        ({"speaker_weight": float("inf")}, "speaker_weight"),
     ],
 )
 def test_bad_rows_are_refused(fields: dict[str, Any], match: str) -> None:

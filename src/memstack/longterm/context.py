@@ -11,6 +11,7 @@ turns whose window holds it (before or after the change).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 
 from ..search import Bm25Index
 from .entry import MemoryEntry
@@ -62,6 +63,21 @@ class ConversationThreads:
         ids, position = self._ordered(prov.conversation)
         at = position[entry_id]
         return ids[max(0, at - window) : at] + ids[at + 1 : at + 1 + window]
+
+    def session(self, entry_id: str) -> tuple[str, datetime | None] | None:
+        """The entry's session: its conversation id and session time (None without provenance).
+
+        Turns of one conversation with the same provenance ``time`` (the entry's ``created_at`` when
+        the provenance has none) belong to the same session."""
+        prov = self._of.get(entry_id)
+        if prov is None:
+            return None
+        return prov.conversation, prov.time
+
+    def speaker(self, entry_id: str) -> str | None:
+        """The entry's speaker (None without provenance or speaker)."""
+        prov = self._of.get(entry_id)
+        return None if prov is None else prov.speaker
 
     def _around(self, ids: Iterable[str]) -> set[str]:
         window = max((w for _, w in self.indexes), default=0)

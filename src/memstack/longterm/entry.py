@@ -58,7 +58,9 @@ class SearchHit:
 
     ``bm25`` is the raw BM25 score (None when BM25 did not find it), ``vector`` the cosine
     similarity (None without a vector match); ``sources`` names the retrievers that found it
-    (``"bm25"``, ``"vector"``), or ``("recent",)`` for a query-less recency listing.
+    (``"bm25"``, ``"vector"``), ``("neighbours",)`` for a turn that neither retriever found but whose
+    conversation neighbour ranked (the ``neighbour_weight`` option of a search profile), or
+    ``("recent",)`` for a query-less recency listing.
     """
 
     entry: MemoryEntry

@@ -6,8 +6,12 @@ Rocchio feedback), fusion, then an optional rerank stage. The caller holds the c
 
 from __future__ import annotations
 
+import heapq
 import logging
-from typing import Final, cast
+from collections.abc import Callable
+from dataclasses import replace
+from operator import itemgetter
+from typing import Final, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +19,8 @@ import numpy.typing as npt
 from ..search import Bm25Index, fuse
 from ..search.embedders import Embedder
 from ..search.feedback import rm3_weights, rocchio
+from ..search.fusion import Hit
+from ..search.propagation import propagate, session_boost, speaker_boost
 from ..search.rerank import Reranker
 from ..search.retrieval import SearchProfile
 from . import hybrid
@@ -26,6 +32,8 @@ from .vectors import Matrix
 __all__ = ["FUSION_DEPTH", "bm25_hits", "ranked", "reranked"]
 
 log = logging.getLogger("memstack.longterm")
+
+T = TypeVar("T")
 
 FUSION_DEPTH: Final = 100
 """Each retriever contributes at least this many hits to fusion (more when more are asked)."""
@@ -132,13 +140,71 @@ def ranked(
         InvalidConfiguration: an unknown fusion profile.
     """
     keep = max(max_results, rerank_depth)
-    depth = max(FUSION_DEPTH, 5 * max_results, rerank_depth)
+    depth = max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
     bm25 = bm25_hits(cache, query, profile, allowed, depth, allowed_key)
     if embedder is None or query_vector is None:
         return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
     vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
-    fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=keep)
+    spread = profile.propagates and len(cache.threads) > 0
+    fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=None if spread else keep)
+    if spread:
+        fused = _propagated(cache, query, fused, profile, allowed, keep)
     return [SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
+
+
+def _propagated(
+    cache: ScopeCache,
+    query: str,
+    fused: list[Hit],
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    keep: int,
+) -> list[Hit]:
+    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`);
+    a neighbour that no retriever found enters with no retriever score and the source ``"neighbours"``."""
+    scores = {h.id: h.score for h in fused}
+    threads = cache.threads
+    if profile.neighbour_weight > 0 and profile.neighbour_window > 0:
+        window = profile.neighbour_window
+        scores = propagate(
+            scores,
+            _memo(cache, ("neighbours", window), lambda i: tuple(threads.neighbours(i, window))),
+            profile.neighbour_weight,
+            allowed=lambda i: i in cache.entries and (allowed is None or i in allowed),
+        )
+    if profile.speaker_weight > 0:
+        scores = speaker_boost(
+            scores, _memo(cache, "speaker", threads.speaker), query, profile.speaker_weight
+        )
+    if profile.session_weight > 0:
+        scores = session_boost(scores, _memo(cache, "session", threads.session), profile.session_weight)
+    found = {h.id: h for h in fused}
+    best = heapq.nlargest(keep, scores.items(), key=itemgetter(1))  # stable: ties keep the fused order
+    return [
+        replace(found[i], score=s) if i in found else Hit(i, s, None, None, ("neighbours",)) for i, s in best
+    ]
+
+
+class _Memo(dict[str, T]):
+    """``compute(id)`` per id, computed on first use and kept (in ``cache.derived``: until the next
+    change of the scope)."""
+
+    def __init__(self, compute: Callable[[str], T]) -> None:
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, key: str) -> T:
+        value = self[key] = self.compute(key)
+        return value
+
+
+def _memo(cache: ScopeCache, name: str | tuple[str, int], compute: Callable[[str], T]) -> Callable[[str], T]:
+    """A memoised ``compute`` over entry ids, kept with the scope's derived structures."""
+    key = ("propagation", name)
+    found = cache.derived.get(key)
+    if found is None:
+        found = cache.derived[key] = _Memo(compute)
+    return cast(_Memo[T], found).__getitem__  # derived holds what this function stored
 
 
 def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:
