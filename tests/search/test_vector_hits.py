@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memstack.longterm.hybrid import top_hits, with_neighbours
+from memstack.longterm.hybrid import top_hits, top_with_neighbours, with_neighbours
 
 IDS = [f"i{n}" for n in range(6)]
 SCORES = np.array([0.1, 0.5, 0.5, 0.9, 0.2, 0.5], dtype=np.float32)
@@ -33,3 +33,44 @@ def test_with_neighbours_adds_the_best_positive_neighbour() -> None:
     out = with_neighbours(scores, neighbours, 0.5)
     assert out.tolist() == pytest.approx([0.2 + 0.4, 0.8 + 0.1, -0.5 + 0.4, 0.0])  # negatives add nothing
     assert with_neighbours(scores, np.zeros((4, 0), dtype=np.int64), 0.5) is scores
+
+
+def _conversation_rows(n: int, window: int, rng: np.random.Generator) -> np.ndarray:
+    """Neighbour rows of ``n`` rows cut into conversations of random lengths (symmetric, -1 padded)."""
+    table = np.full((n, 2 * window), -1, dtype=np.int64)
+    start = 0
+    while start < n:
+        end = min(n, start + int(rng.integers(1, 40)))
+        for row in range(start, end):
+            near = [r for r in range(row - window, row + window + 1) if start <= r < end and r != row]
+            table[row, : len(near)] = near
+        start = end
+    return table
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_top_with_neighbours_equals_scoring_every_row(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    ids = [f"e{r}" for r in range(n)]
+    # Coarse values make ties (also across the bound); some negative cosines too.
+    scores = (rng.integers(-5, 30, n) / 30).astype(np.float32)
+    table = _conversation_rows(n, 2, rng)
+    allowed = {ids[r] for r in range(n) if rng.random() < 0.3}
+    for subset in (None, allowed, {ids[7], ids[8]}):
+        for depth in (1, 10, 100, 5000):
+            want = top_hits(ids, with_neighbours(scores, table, 0.5), subset, depth)
+            assert top_with_neighbours(ids, scores, table, 0.5, subset, depth) == want
+
+
+def test_top_with_neighbours_lifts_a_row_by_its_neighbour_beyond_the_seeds() -> None:
+    # Row 0's own score is the lowest, but its neighbour (row 1) is the best: it must come second.
+    n = 1000
+    scores = np.full(n, 0.5, dtype=np.float32)
+    scores[0], scores[1] = 0.05, 0.95
+    table = np.full((n, 2), -1, dtype=np.int64)
+    table[0, 0], table[1, 0] = 1, 0
+    ids = [f"e{r}" for r in range(n)]
+    got = top_with_neighbours(ids, scores, table, 0.5, None, 2)
+    assert got == top_hits(ids, with_neighbours(scores, table, 0.5), None, 2)
+    assert [i for i, _ in got] == ["e1", "e0"]
