@@ -4,7 +4,8 @@ Every test that takes ``engine`` or ``mem`` runs on memory, a SQLite file, stand
 3-node Redis Cluster. Redis URLs come from ``MEMSTACK_TEST_REDIS_URL`` and
 ``MEMSTACK_TEST_REDIS_CLUSTER_URL`` (``.ci/run`` sets them); without them the suite starts its own
 servers with ``redis-server`` (skipping the Redis engines only when no ``redis-server`` exists and
-``CI`` is not set).
+``CI`` is not set). Under pytest-xdist only worker ``gw0`` uses the given servers; each other worker
+starts its own.
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ def redis_urls() -> Iterator[tuple[str, str] | None]:
     """``(standalone, cluster)`` URLs of live Redis servers, or None when none can be had."""
     standalone = os.environ.get("MEMSTACK_TEST_REDIS_URL")
     cluster = os.environ.get("MEMSTACK_TEST_REDIS_CLUSTER_URL")
-    if standalone and cluster:
+    # Redis tests flush the servers they use, so two pytest-xdist workers must never share one:
+    # the given servers go to the first worker (or to a run without workers), every other worker
+    # starts its own pair below.
+    if standalone and cluster and os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
         yield standalone, cluster
         return
     if shutil.which("redis-server") is None:

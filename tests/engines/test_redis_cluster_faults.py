@@ -16,7 +16,8 @@ from memstack import ManualClock
 from memstack.engines.redis import RedisEngine
 from memstack.errors import EngineUnavailable, NotReplicated
 
-NODE_TIMEOUT = ("--cluster-node-timeout", "2000")
+# Replicas sync at once: by default a primary waits 5 s for more replicas to share one diskless sync.
+NODE_TIMEOUT = ("--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0")
 
 
 @pytest.fixture(autouse=True)

@@ -152,7 +152,8 @@ def replicated(tmp_path: Path) -> Iterator[tuple[int, redis_py.Redis]]:
     primary_port, replica_port = free_port(), free_port()
     (tmp_path / "p").mkdir()
     (tmp_path / "r").mkdir()
-    procs = [_start(primary_port, tmp_path / "p")]
+    # Sync at once: by default a primary waits 5 s for more replicas to share one diskless sync.
+    procs = [_start(primary_port, tmp_path / "p", "--repl-diskless-sync-delay", "0")]
     procs.append(_start(replica_port, tmp_path / "r", "--replicaof", "127.0.0.1", str(primary_port)))
     replica = redis_py.Redis(port=replica_port, decode_responses=True)
     try:
