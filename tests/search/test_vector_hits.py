@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memstack.longterm.hybrid import top_hits, top_with_neighbours, with_neighbours
+from memstack.longterm.hybrid import allowed_rows, top_hits, top_with_neighbours, with_neighbours
 
 IDS = [f"i{n}" for n in range(6)]
 SCORES = np.array([0.1, 0.5, 0.5, 0.9, 0.2, 0.5], dtype=np.float32)
@@ -74,3 +74,14 @@ def test_top_with_neighbours_lifts_a_row_by_its_neighbour_beyond_the_seeds() -> 
     got = top_with_neighbours(ids, scores, table, 0.5, None, 2)
     assert got == top_hits(ids, with_neighbours(scores, table, 0.5), None, 2)
     assert [i for i, _ in got] == ["e1", "e0"]
+
+
+def test_allowed_rows_through_an_index_equal_a_pass_over_every_id() -> None:
+    rng = np.random.default_rng(11)
+    ids = [f"e{n}" for n in range(400)]
+    row_of = {i: n for n, i in enumerate(ids)}
+    scores = rng.integers(0, 9, 400).astype(np.float32)
+    for size in (0, 1, 7, 150, 399, 400):
+        allowed = {ids[n] for n in rng.choice(400, size, replace=False)} | {"not-a-row"}
+        assert list(allowed_rows(ids, allowed, row_of)) == list(allowed_rows(ids, allowed))
+        assert top_hits(ids, scores, allowed, 25, row_of) == top_hits(ids, scores, allowed, 25)

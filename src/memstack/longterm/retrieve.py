@@ -106,18 +106,18 @@ def _vector_hits(
     depth: int,
 ) -> list[tuple[str, float]]:
     ids, scores = hybrid.cosines(cache, embedder, query_vector)
+    row_of = hybrid.row_index(cache, embedder)
     if profile.rocchio_docs > 0 and ids:
         _, matrix = hybrid.vector_matrix(cache, embedder)
-        first = hybrid.top_hits(ids, scores, allowed, profile.rocchio_docs)
-        row = {entry_id: n for n, entry_id in enumerate(ids)}
-        feedback = matrix[:, [row[i] for i, _ in first]].T  # columns are entries
+        first = hybrid.top_hits(ids, scores, allowed, profile.rocchio_docs, row_of)
+        feedback = matrix[:, [row_of[i] for i, _ in first]].T  # columns are entries
         moved = rocchio(query_vector, np.ascontiguousarray(feedback), profile.rocchio_weight)
         ids, scores = hybrid.cosines(cache, embedder, moved)
     if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
         neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
         weight = profile.context_vector_weight
-        return hybrid.top_with_neighbours(ids, scores, neighbours, weight, allowed, depth)
-    return hybrid.top_hits(ids, scores, allowed, depth)
+        return hybrid.top_with_neighbours(ids, scores, neighbours, weight, allowed, depth, row_of)
+    return hybrid.top_hits(ids, scores, allowed, depth, row_of)
 
 
 def ranked(
