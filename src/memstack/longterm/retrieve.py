@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Callable
 from dataclasses import replace
 from operator import itemgetter
-from typing import Final, TypeVar, cast
+from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -32,8 +31,6 @@ from .vectors import Matrix
 __all__ = ["FUSION_DEPTH", "bm25_hits", "ranked", "reranked"]
 
 log = logging.getLogger("memstack.longterm")
-
-T = TypeVar("T")
 
 FUSION_DEPTH: Final = 100
 """Each retriever contributes at least this many hits to fusion (more when more are asked)."""
@@ -169,43 +166,19 @@ def _propagated(
         window = profile.neighbour_window
         scores = propagate(
             scores,
-            _memo(cache, ("neighbours", window), lambda i: tuple(threads.neighbours(i, window))),
+            lambda i: threads.neighbours(i, window),
             profile.neighbour_weight,
             allowed=lambda i: i in cache.entries and (allowed is None or i in allowed),
         )
     if profile.speaker_weight > 0:
-        scores = speaker_boost(
-            scores, _memo(cache, "speaker", threads.speaker), query, profile.speaker_weight
-        )
+        scores = speaker_boost(scores, threads.speaker, query, profile.speaker_weight)
     if profile.session_weight > 0:
-        scores = session_boost(scores, _memo(cache, "session", threads.session), profile.session_weight)
+        scores = session_boost(scores, threads.session, profile.session_weight)
     found = {h.id: h for h in fused}
     best = heapq.nlargest(keep, scores.items(), key=itemgetter(1))  # stable: ties keep the fused order
     return [
         replace(found[i], score=s) if i in found else Hit(i, s, None, None, ("neighbours",)) for i, s in best
     ]
-
-
-class _Memo(dict[str, T]):
-    """``compute(id)`` per id, computed on first use and kept (in ``cache.derived``: until the next
-    change of the scope)."""
-
-    def __init__(self, compute: Callable[[str], T]) -> None:
-        super().__init__()
-        self.compute = compute
-
-    def __missing__(self, key: str) -> T:
-        value = self[key] = self.compute(key)
-        return value
-
-
-def _memo(cache: ScopeCache, name: str | tuple[str, int], compute: Callable[[str], T]) -> Callable[[str], T]:
-    """A memoised ``compute`` over entry ids, kept with the scope's derived structures."""
-    key = ("propagation", name)
-    found = cache.derived.get(key)
-    if found is None:
-        found = cache.derived[key] = _Memo(compute)
-    return cast(_Memo[T], found).__getitem__  # derived holds what this function stored
 
 
 def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:

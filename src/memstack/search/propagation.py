@@ -1,6 +1,6 @@
 """Score propagation along conversations: neighbour turns and sessions share their fused scores.
 
-Both functions take the fused scores of one search (``id -> score``) and plain lookups of the
+Each function takes the fused scores of one search (``id -> score``) and plain lookups of the
 conversation structure, and return new scores; they are options of a
 :class:`~memstack.search.SearchProfile` (``neighbour_*`` and ``session_weight``), applied after fusion.
 
