@@ -134,7 +134,8 @@ CHOICES: tuple[Choice, ...] = (
         "speaker 0.2, 0.3 x session 0.2, 0.3, 0.5 x neighbour 0.1, 0.2, 0.3: R@10 0.803-0.814, best "
         "0.3 / 0.3 / 0.3 at 0.390 / 0.814 / 0.860 (no pair reaches 0.809, so all three are needed). "
         "With it, depth 200 0.391 / 0.815 / 0.871 and 400 0.394 / 0.815 / 0.874 tie (depth stays 100); "
-        "neighbour window 2 0.383 / 0.803 / 0.856 loses. BM25-only searches were not given the option",
+        "neighbour window 2 0.383 / 0.803 / 0.856 loses. BM25-only searches were not given the option "
+        "then (see the next choices)",
     ),
     Choice(
         "default search profile, with propagation",
@@ -149,5 +150,21 @@ CHOICES: tuple[Choice, ...] = (
         "(search_speed.py --conversations) 1.7-2.7 ms, the whole search p50 24-31 ms against 22-24 ms "
         "for the context row and 17 ms for plain on a loaded machine -- hybrid_p50_ms (<= 20, corpus "
         "without provenance) does not see either conversation option",
+    ),
+    Choice(
+        "propagation in BM25-alone searches",
+        "on: BM25 alone is fused as a hybrid search whose vectors found nothing (0.6 x min-max BM25), "
+        "then propagated with the profile's weights",
+        "A, confirmed on B",
+        "BM25 alone, default profile: without propagation (the context row) 0.330 / 0.727 / 0.804, with "
+        "it 0.387 / 0.789 / 0.844. Alternatives tried on A first (a script over the same sweep, not "
+        "kept): BM25 scores divided by the best one, weights neighbour 0.1-0.5 x session 0.2-0.5 x "
+        "speaker 0.2-1.0 -- the profile's own 0.3 / 0.3 / 0.3 0.382 / 0.781 / 0.843, best neighbour 0.2, "
+        "session 0.3, speaker 0.5 0.392 / 0.792 / 0.846 (a tie with the fused way, which needs no "
+        "weights of its own); min-max with the same grid, best 0.792 too. Then once on B (--split "
+        "report --bm25): 0.391 / 0.722 / 0.784 against 0.317 / 0.682 / 0.740 -- it wins on both halves. "
+        "BM25-alone scores of a profile that propagates, on a scope holding conversation turns, are "
+        "then fused scores (min_score applies to them, as in hybrid searches); other scopes and profiles "
+        "keep raw BM25 scores",
     ),
 )

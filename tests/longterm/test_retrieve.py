@@ -1,5 +1,6 @@
-"""Propagation options of a search profile, through LongTermMemory in hybrid mode: neighbours, sessions
-and speakers re-rank the fused list of entries with conversation provenance."""
+"""Propagation options of a search profile, through LongTermMemory: neighbours, sessions and speakers
+re-rank the fused list of entries with conversation provenance; BM25 alone ranks as a hybrid search
+whose vectors found nothing."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from memstack import Memory
 from memstack.longterm import LongTermMemory
 from memstack.longterm.provenance import conversation_metadata
+from memstack.search import FUSION_PROFILES
 from memstack.search.embedders import FakeEmbedder
 from memstack.search.retrieval import SEARCH_PROFILES, SearchProfile
 
@@ -32,8 +34,8 @@ def say(lt: LongTermMemory, turn: int, speaker: str, text: str, when: datetime =
     lt.save(id=f"t{turn}", content=text, metadata=meta, created_at=when, **kw)  # type: ignore[arg-type]
 
 
-def ranked(mem: Memory, profile: str, query: str, **kw: object) -> list[str]:
-    lt = mem.long_term("s", profile=profile, embedder=FakeEmbedder(dim=64))
+def ranked(mem: Memory, profile: str, query: str, *, bm25: bool = False, **kw: object) -> list[str]:
+    lt = mem.long_term("s", profile=profile, embedder=None if bm25 else FakeEmbedder(dim=64))
     return [h.entry.id for h in lt.search(query, max_results=10, **kw)]  # type: ignore[arg-type]
 
 
@@ -95,3 +97,37 @@ def test_entries_without_provenance_rank_as_without_the_options(mem: Memory) -> 
     assert lt.flush_embeddings(timeout=30)
     for profile in ("t-neighbours", "t-sessions", "t-speakers"):
         assert ranked(mem, profile, "apples") == ranked(mem, "t-none", "apples")
+
+
+@pytest.mark.usefixtures("profiles")
+def test_bm25_alone_propagates_too(mem: Memory) -> None:
+    lt = mem.long_term("s")
+    say(lt, 1, "Bob", "Which concert tickets did you buy?", tags=["keep"])
+    say(lt, 2, "Ann", "Yes, the jazz ones", tags=["keep"])
+    say(lt, 3, "Bob", "Cool", tags=["drop"])
+    say(lt, 4, "Ann", "I love painting sunsets")
+    say(lt, 5, "Bob", "I love painting sunsets")
+    assert ranked(mem, "t-none", "concert tickets", bm25=True) == ["t1"]
+    hits = mem.long_term("s", profile="t-neighbours").search("concert tickets")
+    assert [h.entry.id for h in hits][:2] == ["t1", "t2"]
+    assert hits[1].sources == ("neighbours",) and hits[1].bm25 is None
+    assert ranked(mem, "t-neighbours", "concert tickets", bm25=True, tags=["keep"])[:2] == ["t1", "t2"]
+    assert "t2" not in ranked(mem, "t-neighbours", "concert tickets", bm25=True, tags=["drop", "nope"])
+    assert ranked(mem, "t-speakers", "what does Bob love painting", bm25=True)[0] == "t5"
+    assert ranked(mem, "t-speakers", "what does Ann love painting", bm25=True)[0] == "t4"
+
+
+@pytest.mark.usefixtures("profiles")
+def test_bm25_alone_scores_are_fused_only_when_the_profile_propagates(mem: Memory) -> None:
+    lt = mem.long_term("s")
+    say(lt, 1, "Ann", "green tea every morning")
+    say(lt, 2, "Bob", "green tea ice cream")
+    lt.save(id="note", content="tea leaves")
+    plain = mem.long_term("s", profile="t-none").search("green tea")
+    assert plain and all(h.score == h.bm25 for h in plain)
+    spread = mem.long_term("s", profile="t-neighbours").search("green tea")
+    weight = FUSION_PROFILES[SEARCH_PROFILES["t-neighbours"].fusion].bm25_weight
+    # the best BM25 hit fuses to the BM25 weight, then gains 0.3 x its best neighbour's fused score
+    assert spread[0].entry.id == plain[0].entry.id and spread[0].bm25 == plain[0].bm25
+    assert spread[0].score > weight and spread[0].score != spread[0].bm25
+    assert {h.entry.id for h in spread} == {h.entry.id for h in plain}

@@ -19,6 +19,7 @@ from memstack.longterm import LongTermMemory, index_cache, snapshotter
 from memstack.longterm.entry import SearchHit
 from memstack.longterm.layout import LOG_MAX, ScopeKeys
 from memstack.longterm.provenance import PROVENANCE_KEY
+from memstack.search.retrieval import SEARCH_PROFILES, SearchProfile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -134,8 +135,14 @@ def test_filtered_and_listing_searches_wait_for_the_cache(engine: Engine) -> Non
     assert not answered_cold(lt, "")[1]
 
 
-def test_conversation_scopes_wait_for_the_cache(engine: Engine) -> None:
-    lt = LongTermMemory(engine, "u")
+@pytest.mark.parametrize("profile", ["default", "t-spread"])
+def test_conversation_scopes_wait_for_the_cache(
+    engine: Engine, profile: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # t-spread propagates along conversations without the context field: the snapshot has no
+    # threads to propagate along either
+    monkeypatch.setitem(SEARCH_PROFILES, "t-spread", SearchProfile(name="t-spread", neighbour_weight=0.3))
+    lt = LongTermMemory(engine, "u", profile=profile)
     fill(lt)
     lt.save(
         id="turn",

@@ -5,10 +5,11 @@ without filters, loads the scope's snapshot (:mod:`.snapshot`) once, replays the
 it was taken, ranks with it and reads only the hits' entries. Later such searches do the same with
 the snapshot kept in memory (each replays what the log added since). The full cache is built only
 when a search needs it: filters, vectors, a recency listing, RM3, the ``rockbot`` profile, or a scope
-holding conversation turns (their context field is not in a snapshot); after that every search goes
-the usual way and the snapshot is dropped, its BM25 index adopted by the cache (:func:`adopt`) instead
-of tokenising every entry again. A background build was tried and dropped: its Python work
-held the GIL against the searches it was meant to spare (0.4 s each at 200k entries instead of 1 ms).
+holding conversation turns searched with the context field or propagation (neither the field nor the
+threads are in a snapshot); after that every search goes the usual way and the snapshot is dropped,
+its BM25 index adopted by the cache (:func:`adopt`) instead of tokenising every entry again. A
+background build was tried and dropped: its Python work held the GIL against the searches it was meant
+to spare (0.4 s each at 200k entries instead of 1 ms).
 ``cold_start_s`` in bench/search_speed.py measures the first search of a new process.
 """
 
@@ -48,7 +49,7 @@ def search(
         snap = _current(engine, keys, cache)
         if snap is None:
             return None
-        if snap.threads and profile.uses_context:
+        if snap.threads and (profile.uses_context or profile.propagates):
             return None
         ranked = snap.index.search(query, k)
     raws = engine.mget([keys.entry(entry_id) for entry_id, _ in ranked]) if ranked else []

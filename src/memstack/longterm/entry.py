@@ -56,6 +56,11 @@ class MemoryEntry:
 class SearchHit:
     """One search result: the entry, its final score and what each retriever said.
 
+    ``score`` ranks the hits: the fused (and propagated) score of a hybrid search, the raw BM25 score
+    of a BM25-alone search, except with a search profile that propagates along conversations on a
+    scope holding conversation turns, whose BM25-alone searches are fused too (as a hybrid search whose
+    vectors found nothing; :mod:`memstack.search.retrieval`).
+
     ``bm25`` is the raw BM25 score (None when BM25 did not find it), ``vector`` the cosine
     similarity (None without a vector match); ``sources`` names the retrievers that found it
     (``"bm25"``, ``"vector"``), ``("neighbours",)`` for a turn that neither retriever found but whose

@@ -140,10 +140,15 @@ def ranked(
     keep = max(max_results, rerank_depth)
     depth = max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
     bm25 = bm25_hits(cache, query, profile, allowed, depth, allowed_key)
-    if embedder is None or query_vector is None:
-        return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
-    vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
     spread = profile.propagates and len(cache.threads) > 0
+    if embedder is None or query_vector is None:
+        if not spread:
+            return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
+        # BM25 alone ranks as a hybrid search whose vectors found nothing: fused, then propagated
+        # (the choice and its figures: bench/locomo_choices.py, "propagation in BM25-alone searches").
+        vector: list[tuple[str, float]] = []
+    else:
+        vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
     fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=None if spread else keep)
     if spread:
         fused = _propagated(cache, query, fused, profile, allowed, keep)

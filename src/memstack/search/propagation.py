@@ -2,7 +2,8 @@
 
 Each function takes the fused scores of one search (``id -> score``) and plain lookups of the
 conversation structure, and return new scores; they are options of a
-:class:`~memstack.search.SearchProfile` (``neighbour_*`` and ``session_weight``), applied after fusion.
+:class:`~memstack.search.SearchProfile` (``neighbour_*`` and ``session_weight``), applied after fusion
+(BM25-alone searches are fused too, with no vector hit).
 
 ``propagate``
     ``s'(i) = s(i) + weight · max(s(j) for the neighbours j of i)`` (0 when no neighbour scored), for
