@@ -6,22 +6,20 @@ Rocchio feedback), fusion, then an optional rerank stage. The caller holds the c
 
 from __future__ import annotations
 
-import heapq
 import logging
 from dataclasses import replace
-from operator import itemgetter
 from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ..search import Bm25Index, fuse
+from ..search import Bm25Index, fuse, thread_table
 from ..search.embedders import Embedder
 from ..search.feedback import rm3_weights, rocchio
 from ..search.fusion import Hit
-from ..search.propagation import propagate, session_boost, speaker_boost
 from ..search.rerank import Reranker
 from ..search.retrieval import SearchProfile
+from ..search.thread_table import Scored
 from . import hybrid
 from .entry import SearchHit
 from .index_cache import ScopeCache
@@ -113,7 +111,7 @@ def _vector_hits(
     if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
         neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
         weight = profile.context_vector_weight
-        return hybrid.top_with_neighbours(ids, scores, neighbours, weight, allowed, depth, row_of)
+        scores = hybrid.with_neighbours(scores, neighbours, weight)
     return hybrid.top_hits(ids, scores, allowed, depth, row_of)
 
 
@@ -158,26 +156,29 @@ def _propagated(
     allowed: set[str] | None,
     keep: int,
 ) -> list[Hit]:
-    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`);
-    a neighbour that no retriever found enters with no retriever score and the source ``"neighbours"``."""
-    scores = {h.id: h.score for h in fused}
-    threads = cache.threads
+    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`,
+    run on the scope's :class:`~memstack.search.thread_table.ThreadTable`); a neighbour that no
+    retriever found enters with no retriever score and the source ``"neighbours"``."""
+    table = cache.thread_table()
+    scored = Scored.of(table, [h.id for h in fused], [h.score for h in fused])
     if profile.neighbour_weight > 0 and profile.neighbour_window > 0:
-        window = profile.neighbour_window
-        scores = propagate(
-            scores,
-            lambda i: threads.neighbours(i, window),
+        scored = thread_table.propagate(
+            table,
+            scored,
+            profile.neighbour_window,
             profile.neighbour_weight,
-            allowed=lambda i: i in cache.entries and (allowed is None or i in allowed),
+            # The table holds cached entries only (ConversationThreads drops deleted ids), so
+            # only the search's filters can keep a neighbour out.
+            allowed=None if allowed is None else allowed.__contains__,
         )
     if profile.speaker_weight > 0:
-        scores = speaker_boost(scores, threads.speaker, query, profile.speaker_weight)
+        scored = thread_table.speaker_boost(table, scored, query, profile.speaker_weight)
     if profile.session_weight > 0:
-        scores = session_boost(scores, threads.session, profile.session_weight)
+        scored = thread_table.session_boost(table, scored, profile.session_weight)
     found = {h.id: h for h in fused}
-    best = heapq.nlargest(keep, scores.items(), key=itemgetter(1))  # stable: ties keep the fused order
     return [
-        replace(found[i], score=s) if i in found else Hit(i, s, None, None, ("neighbours",)) for i, s in best
+        replace(found[i], score=s) if i in found else Hit(i, s, None, None, ("neighbours",))
+        for i, s in scored.top(keep)
     ]
 
 
