@@ -7,16 +7,15 @@ Rocchio feedback), fusion, then an optional rerank stage. The caller holds the c
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ..search import Bm25Index, fuse, thread_table
+from ..search import Bm25Index, thread_table
 from ..search.embedders import Embedder
 from ..search.feedback import rm3_weights, rocchio
-from ..search.fusion import Hit
+from ..search.fusion import Row, fuse_rows
 from ..search.rerank import Reranker
 from ..search.retrieval import SearchProfile
 from ..search.thread_table import Scored
@@ -142,25 +141,24 @@ def ranked(
         return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
     vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
     spread = profile.propagates and len(cache.threads) > 0
-    fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=None if spread else keep)
-    if spread:
-        fused = _propagated(cache, query, fused, profile, allowed, keep)
-    return [SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
+    fused = fuse_rows(bm25, vector, fusion, min_similarity=min_similarity)
+    fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
+    return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
 
 
 def _propagated(
     cache: ScopeCache,
     query: str,
-    fused: list[Hit],
+    fused: list[Row],
     profile: SearchProfile,
     allowed: set[str] | None,
     keep: int,
-) -> list[Hit]:
+) -> list[Row]:
     """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`,
     run on the scope's :class:`~memstack.search.thread_table.ThreadTable`); a neighbour that no
     retriever found enters with no retriever score and the source ``"neighbours"``."""
     table = cache.thread_table()
-    scored = Scored.of(table, [h.id for h in fused], [h.score for h in fused])
+    scored = Scored.of(table, [row[0] for row in fused], [row[1] for row in fused])
     if profile.neighbour_weight > 0 and profile.neighbour_window > 0:
         scored = thread_table.propagate(
             table,
@@ -175,11 +173,14 @@ def _propagated(
         scored = thread_table.speaker_boost(table, scored, query, profile.speaker_weight)
     if profile.session_weight > 0:
         scored = thread_table.session_boost(table, scored, profile.session_weight)
-    found = {h.id: h for h in fused}
-    return [
-        replace(found[i], score=s) if i in found else Hit(i, s, None, None, ("neighbours",))
-        for i, s in scored.top(keep)
-    ]
+    found = {row[0]: row for row in fused}
+    out: list[Row] = []
+    for entry_id, score in scored.top(keep):
+        row = found.get(entry_id)
+        out.append(
+            (entry_id, score, None, None, ("neighbours",)) if row is None else (entry_id, score, *row[2:])
+        )
+    return out
 
 
 def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:

@@ -112,7 +112,8 @@ class Scored:
     def top(self, keep: int) -> list[tuple[str, float]]:
         """The ``keep`` best ``(id, score)``, best first, ties in order (as ``heapq.nlargest``)."""
         order = np.argsort(-self.scores, kind="stable")[: max(keep, 0)]
-        return [(self.ids[n], float(self.scores[n])) for n in order]
+        ids = self.ids
+        return [(ids[n], score) for n, score in zip(order.tolist(), self.scores[order].tolist(), strict=True)]
 
 
 def _find(slots: Slots, wanted: Slots) -> tuple[Slots, npt.NDArray[np.bool_]]:
@@ -142,20 +143,23 @@ def propagate(
     _check(weight)
     if weight == 0:
         return scored
-    near = table.neighbours(scored.slots, window).ravel()  # row by row: the order neighbours are met
-    met = near[(near >= 0) & ~_find(scored.slots, near)[1]]
+    near = table.neighbours(scored.slots, window)
+    at, found = _find(scored.slots, near)
+    flat = near.ravel()  # row by row: the order in which neighbours are met there
+    met = flat[(flat >= 0) & ~found.ravel()]
     _, first = np.unique(met, return_index=True)
     new = met[np.sort(first)]
-    new_ids = [table.ids[s] for s in new]
+    new_ids = list(map(table.ids.__getitem__, new.tolist()))
     if allowed is not None and new_ids:
         keep = np.fromiter((allowed(i) for i in new_ids), dtype=bool, count=len(new_ids))
         new, new_ids = new[keep], [i for i, k in zip(new_ids, keep, strict=True) if k]
-    slots = np.concatenate([scored.slots, new])
-    at, found = _find(scored.slots, table.neighbours(slots, window))
-    around = np.where(found, scored.scores[at], 0.0)  # an unscored neighbour counts 0, as there
+    near_new = table.neighbours(new, window)
+    at_new, found_new = _find(scored.slots, near_new)
+    # an unscored neighbour counts 0, as there
+    around = np.where(np.concatenate([found, found_new]), scored.scores[np.concatenate([at, at_new])], 0.0)
     best = around.max(axis=1, initial=0.0)
     base = np.concatenate([scored.scores, np.zeros(len(new))])
-    return Scored([*scored.ids, *new_ids], slots, base + weight * best)
+    return Scored([*scored.ids, *new_ids], np.concatenate([scored.slots, new]), base + weight * best)
 
 
 def speaker_boost(table: ThreadTable, scored: Scored, query: str, weight: float) -> Scored:
