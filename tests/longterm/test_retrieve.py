@@ -131,3 +131,16 @@ def test_bm25_alone_scores_are_fused_only_when_the_profile_propagates(mem: Memor
     assert spread[0].entry.id == plain[0].entry.id and spread[0].bm25 == plain[0].bm25
     assert spread[0].score > weight and spread[0].score != spread[0].bm25
     assert {h.entry.id for h in spread} == {h.entry.id for h in plain}
+
+
+@pytest.mark.usefixtures("profiles")
+def test_a_turn_saved_after_a_search_is_brought_in_by_its_neighbour(mem: Memory) -> None:
+    lt = mem.long_term("s", profile="t-neighbours", embedder=FakeEmbedder(dim=64))
+    say(lt, 1, "Bob", "Which concert tickets did you buy?")
+    say(lt, 3, "Bob", "Cool")
+    assert lt.flush_embeddings(timeout=30)
+    assert "t2" not in [h.entry.id for h in lt.search("concert tickets")]  # the scope's table is built
+    say(lt, 2, "Ann", "Yes, the jazz ones")
+    assert lt.flush_embeddings(timeout=30)
+    hits = lt.search("concert tickets")
+    assert [h.entry.id for h in hits][:2] == ["t1", "t2"] and hits[1].sources == ("neighbours",)

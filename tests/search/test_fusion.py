@@ -9,6 +9,7 @@ import pytest
 
 from memstack.errors import InvalidConfiguration, InvalidInput
 from memstack.search import FUSION_PROFILES, FusionProfile, Hit, cosine, fuse
+from memstack.search.fusion import fuse_rows
 
 
 def _scores(hits: list[Hit]) -> list[tuple[str, float]]:
@@ -167,3 +168,12 @@ def test_cosine_degenerate_cases_are_zero() -> None:
     assert cosine([], []) == 0.0
     assert cosine([0.0, 0.0], [1.0, 1.0]) == 0.0
     assert cosine([1.0, 1.0], [0.0, 0.0]) == 0.0
+
+
+@pytest.mark.parametrize("profile", sorted(FUSION_PROFILES))
+def test_fuse_rows_are_the_hits_as_tuples(profile: str) -> None:
+    bm25 = [("a", 3.0), ("B", 2.0), ("c", 2.0), ("d", 0.5)]
+    vector = [("b", 0.9), ("e", 0.6), ("c", 0.6), ("f", 0.1)]
+    rows = fuse_rows(bm25, vector, profile, min_similarity=0.2)
+    assert [Hit(*row) for row in rows] == fuse(bm25, vector, profile, min_similarity=0.2)
+    assert [row[4] for row in rows if row[0] == "f"] == []  # under the threshold

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from ..search import Bm25Index
+from ..search.thread_table import ThreadTable
 from .entry import MemoryEntry
 from .provenance import Provenance, provenance
 
@@ -78,6 +79,12 @@ class ConversationThreads:
         """The entry's speaker (None without provenance or speaker)."""
         prov = self._of.get(entry_id)
         return None if prov is None else prov.speaker
+
+    def table(self) -> ThreadTable:
+        """The conversations as a :class:`~memstack.search.thread_table.ThreadTable` (conversations in
+        id order), for propagation; a new one on every call, so the caller keeps it until a change."""
+        ordered = (self._ordered(conversation)[0] for conversation in sorted(self._members))
+        return ThreadTable.build(ordered, self.session, self.speaker)
 
     def _around(self, ids: Iterable[str]) -> set[str]:
         window = max((w for _, w in self.indexes), default=0)

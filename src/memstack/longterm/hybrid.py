@@ -26,7 +26,6 @@ __all__ = [
     "neighbour_rows",
     "row_index",
     "top_hits",
-    "top_with_neighbours",
     "valid_vector_ids",
     "vector_hits",
     "vector_matrix",
@@ -116,69 +115,37 @@ def neighbour_rows(cache: ScopeCache, embedder: Embedder, window: int) -> npt.ND
     key = ("neighbours", embedder.model_id, embedder.dim, window)
     found = cache.derived.get(key)
     if found is None:
+        # From the scope's thread table, in numpy: a loop over every id's neighbours cost ~0.5 s at
+        # 100,000 rows after each change of the scope.
         ids, _ = vector_matrix(cache, embedder)
-        row = row_index(cache, embedder)
-        table = np.full((len(ids), 2 * window), -1, dtype=np.int64)
-        for n, entry_id in enumerate(ids):
-            near = [row[i] for i in cache.threads.neighbours(entry_id, window) if i in row]
-            table[n, : len(near)] = near
-        found = cache.derived[key] = table
+        threads = cache.thread_table()
+        slots = threads.slots(ids)
+        row_of_slot = np.full(len(threads.ids) + 1, -1, dtype=np.int64)  # slot -1 reads the last
+        row_of_slot[slots[slots >= 0]] = np.flatnonzero(slots >= 0)
+        rows = row_of_slot[threads.neighbours(slots, window)]
+        # rows that have neighbours first, in turn order: stable on "is missing"
+        order = np.argsort(rows < 0, axis=1, kind="stable")
+        found = cache.derived[key] = np.take_along_axis(rows, order, axis=1)
     return cast(npt.NDArray[np.int64], found)  # derived holds what this function stored
 
 
 def with_neighbours(scores: Scores, neighbours: npt.NDArray[np.int64], weight: float) -> Scores:
-    """``score + weight · max(0, best neighbour score)`` per row (the vector side of the context field)."""
+    """``score + weight · max(0, best neighbour score)`` per row (the vector side of the context field).
+
+    One gather per neighbour column: ``padded[neighbours].max(axis=1)`` reduces along the short axis
+    and cost ~5 ms at 100,000 rows against ~0.7 ms this way (``bench/search_speed.py --conversations``).
+    Scoring only the best rows and their neighbours under a bound measured no cheaper there: the bound
+    rarely held for 4 x depth rows, and gathering a few thousand rows' neighbours costs about what
+    this pass does."""
     if neighbours.shape[1] == 0 or not len(scores):
         return scores
     padded = np.append(scores, np.float32(0.0))  # row -1 reads this 0
-    best = np.maximum(padded[neighbours].max(axis=1), 0.0)
+    best = padded[neighbours[:, 0]]
+    for column in range(1, neighbours.shape[1]):
+        np.maximum(best, padded[neighbours[:, column]], out=best)
+    np.maximum(best, np.float32(0.0), out=best)
     out: Scores = (scores + np.float32(weight) * best).astype(np.float32)
     return out
-
-
-def top_with_neighbours(
-    ids: list[str],
-    scores: Scores,
-    neighbours: npt.NDArray[np.int64],
-    weight: float,
-    allowed: set[str] | None,
-    depth: int,
-    row_of: Mapping[str, int] | None = None,
-) -> list[tuple[str, float]]:
-    """``top_hits(ids, with_neighbours(scores, neighbours, weight), allowed, depth)``, exactly, without
-    computing every row's neighbour score (5-6 ms at 100,000 rows; ``bench/search_speed.py
-    --conversations``).
-
-    Only the ``m`` best rows by their own score and their neighbours are scored. A row outside that
-    set has its own score and every neighbour's at most the ``m``-th best (``c``): a neighbour above
-    ``c`` is among the ``m``, and neighbourhood is symmetric, so the row would be in the set. Its
-    score is thus at most ``c + weight * max(c, 0)``; when the ``depth``-th best of the set is above
-    that bound, nothing outside can enter (nor tie), else ``m`` grows, up to every row.
-    """
-    n = len(scores)
-    if neighbours.shape[1] == 0 or depth <= 0 or n == 0:
-        return top_hits(ids, scores, allowed, depth, row_of)
-    w = np.float32(weight)
-    padded = np.append(scores, np.float32(0.0))  # row -1 reads this 0
-    m = 4 * depth
-    while m < n:
-        seeds = np.argpartition(scores, n - m)[n - m :]
-        cut = scores[seeds].min()
-        mask = np.zeros(n + 1, dtype=bool)  # slot n takes the -1s ("no neighbour")
-        mask[seeds] = True
-        mask[neighbours[seeds].ravel()] = True
-        rows = np.flatnonzero(mask[:n])  # np.unique costs ~1 ms on a few thousand rows here
-        if allowed is not None:
-            rows = rows[np.fromiter((ids[r] in allowed for r in rows), dtype=bool, count=len(rows))]
-        if len(rows) >= depth:
-            best = np.maximum(padded[neighbours[rows]].max(axis=1), 0.0)
-            adjusted: Scores = (scores[rows] + w * best).astype(np.float32)
-            order = np.lexsort((rows, -adjusted))[:depth]
-            bound = np.float32(cut + w * np.maximum(cut, np.float32(0.0)))
-            if adjusted[order[-1]] > bound:
-                return [(ids[rows[k]], float(adjusted[k])) for k in order]
-        m *= 4
-    return top_hits(ids, with_neighbours(scores, neighbours, weight), allowed, depth, row_of)
 
 
 def row_index(cache: ScopeCache, embedder: Embedder) -> dict[str, int]:
@@ -224,7 +191,7 @@ def top_hits(
         best = np.arange(len(pool) if depth > 0 else 0)
     chosen = best if rows is None else rows[best]
     chosen = chosen[np.lexsort((chosen, -scores[chosen]))][:depth]
-    return [(ids[n], float(scores[n])) for n in chosen]
+    return [(ids[n], score) for n, score in zip(chosen.tolist(), scores[chosen].tolist(), strict=True)]
 
 
 def vector_hits(

@@ -6,22 +6,19 @@ Rocchio feedback), fusion, then an optional rerank stage. The caller holds the c
 
 from __future__ import annotations
 
-import heapq
 import logging
-from dataclasses import replace
-from operator import itemgetter
 from typing import Final, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ..search import Bm25Index, fuse
+from ..search import Bm25Index, thread_table
 from ..search.embedders import Embedder
 from ..search.feedback import rm3_weights, rocchio
-from ..search.fusion import Hit
-from ..search.propagation import propagate, session_boost, speaker_boost
+from ..search.fusion import Row, fuse_rows
 from ..search.rerank import Reranker
 from ..search.retrieval import SearchProfile
+from ..search.thread_table import Scored
 from . import hybrid
 from .entry import SearchHit
 from .index_cache import ScopeCache
@@ -113,7 +110,7 @@ def _vector_hits(
     if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
         neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
         weight = profile.context_vector_weight
-        return hybrid.top_with_neighbours(ids, scores, neighbours, weight, allowed, depth, row_of)
+        scores = hybrid.with_neighbours(scores, neighbours, weight)
     return hybrid.top_hits(ids, scores, allowed, depth, row_of)
 
 
@@ -149,41 +146,46 @@ def ranked(
         vector: list[tuple[str, float]] = []
     else:
         vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
-    fused = fuse(bm25, vector, fusion, min_similarity=min_similarity, k=None if spread else keep)
-    if spread:
-        fused = _propagated(cache, query, fused, profile, allowed, keep)
-    return [SearchHit(cache.entries[h.id].copy(), h.score, h.bm25, h.vector, tuple(h.sources)) for h in fused]
+    fused = fuse_rows(bm25, vector, fusion, min_similarity=min_similarity)
+    fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
+    return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
 
 
 def _propagated(
     cache: ScopeCache,
     query: str,
-    fused: list[Hit],
+    fused: list[Row],
     profile: SearchProfile,
     allowed: set[str] | None,
     keep: int,
-) -> list[Hit]:
-    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`);
-    a neighbour that no retriever found enters with no retriever score and the source ``"neighbours"``."""
-    scores = {h.id: h.score for h in fused}
-    threads = cache.threads
+) -> list[Row]:
+    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`,
+    run on the scope's :class:`~memstack.search.thread_table.ThreadTable`); a neighbour that no
+    retriever found enters with no retriever score and the source ``"neighbours"``."""
+    table = cache.thread_table()
+    scored = Scored.of(table, [row[0] for row in fused], [row[1] for row in fused])
     if profile.neighbour_weight > 0 and profile.neighbour_window > 0:
-        window = profile.neighbour_window
-        scores = propagate(
-            scores,
-            lambda i: threads.neighbours(i, window),
+        scored = thread_table.propagate(
+            table,
+            scored,
+            profile.neighbour_window,
             profile.neighbour_weight,
-            allowed=lambda i: i in cache.entries and (allowed is None or i in allowed),
+            # The table holds cached entries only (ConversationThreads drops deleted ids), so
+            # only the search's filters can keep a neighbour out.
+            allowed=None if allowed is None else allowed.__contains__,
         )
     if profile.speaker_weight > 0:
-        scores = speaker_boost(scores, threads.speaker, query, profile.speaker_weight)
+        scored = thread_table.speaker_boost(table, scored, query, profile.speaker_weight)
     if profile.session_weight > 0:
-        scores = session_boost(scores, threads.session, profile.session_weight)
-    found = {h.id: h for h in fused}
-    best = heapq.nlargest(keep, scores.items(), key=itemgetter(1))  # stable: ties keep the fused order
-    return [
-        replace(found[i], score=s) if i in found else Hit(i, s, None, None, ("neighbours",)) for i, s in best
-    ]
+        scored = thread_table.session_boost(table, scored, profile.session_weight)
+    found = {row[0]: row for row in fused}
+    out: list[Row] = []
+    for entry_id, score in scored.top(keep):
+        row = found.get(entry_id)
+        out.append(
+            (entry_id, score, None, None, ("neighbours",)) if row is None else (entry_id, score, *row[2:])
+        )
+    return out
 
 
 def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:

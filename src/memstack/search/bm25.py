@@ -425,7 +425,8 @@ class Bm25Index:
         order = np.lexsort((self._seq[hits], -scores[hits]))
         chosen = hits[order] if k is None else hits[order[:k]]
         ids = self._ids
-        return [(ids[s], float(scores[s])) for s in chosen]
+        # tolist(): Python ints and floats at once; indexing the arrays per hit cost ~0.1 ms a search
+        return [(ids[s], score) for s, score in zip(chosen.tolist(), scores[chosen].tolist(), strict=True)]
 
 
 def _check_str(name: str, value: object) -> None:

@@ -72,7 +72,7 @@ import numpy.typing as npt
 from memstack.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
 
-__all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "cosine", "fuse"]
+__all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +157,17 @@ def _min_max(scores: dict[str, float]) -> dict[str, float]:
     return {key: (score - low) / (high - low) for key, score in scores.items()}
 
 
+Row = tuple[str, float, float | None, float | None, tuple[str, ...]]
+"""One fused result as a plain tuple: the fields of :class:`Hit` in order."""
+
+_SOURCES: dict[tuple[bool, bool], tuple[str, ...]] = {
+    (True, True): ("bm25", "vector"),
+    (True, False): ("bm25",),
+    (False, True): ("vector",),
+    (False, False): (),
+}
+
+
 def fuse(
     bm25: Sequence[tuple[str, float]],
     vector: Sequence[tuple[str, float]],
@@ -174,16 +185,43 @@ def fuse(
         InvalidConfiguration: unknown profile name.
         InvalidInput: ``k`` is negative, or ``min_similarity`` is NaN.
     """
+    prof = _resolved(profile, min_similarity)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+        raise InvalidInput(f"k={k!r} must be None or an int >= 0")
+    rows = _rows(bm25, vector, prof)
+    return [Hit(*row) for row in (rows if k is None else rows[:k])]
+
+
+def fuse_rows(
+    bm25: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
+    profile: str | FusionProfile = "default",
+    *,
+    min_similarity: float | None = None,
+) -> list[Row]:
+    """:func:`fuse` as tuples (:data:`Row`), every fused result: for callers that keep only a few
+    of ~200 results (creating a frozen :class:`Hit` costs ~1 us, a tuple ~0.02).
+
+    Raises:
+        InvalidConfiguration: unknown profile name.
+        InvalidInput: ``min_similarity`` is NaN.
+    """
+    return _rows(bm25, vector, _resolved(profile, min_similarity))
+
+
+def _resolved(profile: str | FusionProfile, min_similarity: float | None) -> FusionProfile:
     prof = _profile(profile)
     if min_similarity is not None:
         if math.isnan(min_similarity):
             raise InvalidInput("min_similarity=nan must be a number")
         prof = replace(prof, min_similarity=min_similarity)
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-        raise InvalidInput(f"k={k!r} must be None or an int >= 0")
+    return prof
 
-    def key(doc_id: str) -> str:
-        return doc_id.casefold() if prof.fold_ids else doc_id
+
+def _rows(
+    bm25: Sequence[tuple[str, float]], vector: Sequence[tuple[str, float]], prof: FusionProfile
+) -> list[Row]:
+    fold = prof.fold_ids
 
     top = max((s for _, s in bm25), default=0.0)
     names: dict[str, str] = {}  # key -> first spelling seen
@@ -192,7 +230,7 @@ def fuse(
     bm25_rank: dict[str, int] = {}
     if top > 0:
         for doc_id, score in bm25:
-            kk = key(doc_id)
+            kk = doc_id.casefold() if fold else doc_id
             if kk in bm25_raw:
                 continue
             names.setdefault(kk, doc_id)
@@ -202,7 +240,7 @@ def fuse(
     vec: dict[str, float] = {}
     vec_rank: dict[str, int] = {}
     for doc_id, score in vector:
-        kk = key(doc_id)
+        kk = doc_id.casefold() if fold else doc_id
         if kk in vec or not score >= prof.min_similarity:
             continue
         names.setdefault(kk, doc_id)
@@ -213,7 +251,7 @@ def fuse(
     if prof.normalise == "min-max":
         bm25_norm, vec_norm = _min_max(bm25_raw), _min_max(vec)
 
-    hits: list[Hit] = []
+    rows: list[Row] = []
     for kk, doc_id in names.items():
         b, v = bm25_norm.get(kk), vec.get(kk)
         vn = vec_norm.get(kk)
@@ -228,10 +266,9 @@ def fuse(
                 score += prof.bm25_weight / (prof.rrf_k + bm25_rank[kk])
             if kk in vec_rank:
                 score += prof.vector_weight / (prof.rrf_k + vec_rank[kk])
-        sources = tuple(name for name, x in (("bm25", b), ("vector", v)) if x is not None)
-        hits.append(Hit(doc_id, float(score), bm25_raw.get(kk), v, sources))
-    hits.sort(key=lambda h: -h.score)
-    return hits if k is None else hits[:k]
+        rows.append((doc_id, float(score), bm25_raw.get(kk), v, _SOURCES[b is not None, v is not None]))
+    rows.sort(key=lambda row: -row[1])
+    return rows
 
 
 def cosine(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.ArrayLike) -> float:

@@ -17,6 +17,9 @@ conversation structure, and return new scores; they are options of a
     ``s'(i) = s(i) + weight · max(s(j) for the scored j in i's session)``: turns of the sessions that hold
     the best hits move up together. Only scored ids are re-scored (a session is many turns).
 
+Searches run the same three steps on arrays (:mod:`memstack.search.thread_table`, equal to the bit);
+these functions state them and are what that module is tested against.
+
 A search profile applies them in the order ``propagate``, ``speaker_boost``, ``session_boost``, each
 reading the scores the previous one returned. Within one function, scores are read from its input only
 (one step, not iterated), so the result does not depend on the

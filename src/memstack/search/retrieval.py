@@ -33,9 +33,12 @@ propagation along conversations (``neighbour_weight``, ``session_weight``, ``spe
     ``speaker_weight`` is added to the turns whose speaker the query names (any word of the speaker's
     name among the query's words, casefolded); then a turn gets ``session_weight`` times the best
     score of its session (same conversation id and session ``time``). Only entries with conversation
-    provenance take part; a scope without any is searched exactly as without the options. Cost: a
-    dictionary pass over the ~2 x ``fusion_depth`` fused candidates and their neighbours, independent of
-    the scope's size: a median of 0.9 ms per search on a LoCoMo conversation (one shared 2-core machine).
+    provenance take part; a scope without any is searched exactly as without the options. Cost: numpy
+    passes over the ~2 x ``fusion_depth`` fused candidates and their neighbours
+    (:mod:`memstack.search.thread_table`, on a table of the scope's turns built once per change, ~0.15 s
+    at 100,000 turns): a median of 1.4 ms per search at 100,000 turns under cProfile, where the
+    per-id dictionary pass it replaced took 3.3 ms (``bench/search_speed.py --conversations`` corpus,
+    one shared 2-core machine).
 candidate depth (``fusion_depth``)
     How many hits each retriever hands to fusion: ``max(fusion_depth, 5 * max_results)``, or
     ``max(100, 5 * max_results)`` when 0 (``memstack.longterm.retrieve.FUSION_DEPTH``).
