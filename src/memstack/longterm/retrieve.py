@@ -109,8 +109,7 @@ def _vector_hits(
         ids, scores = hybrid.cosines(cache, embedder, moved)
     if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
         neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
-        weight = profile.context_vector_weight
-        scores = hybrid.with_neighbours(scores, neighbours, weight)
+        scores = hybrid.with_neighbours(scores, neighbours, profile.context_vector_weight)
     return hybrid.top_hits(ids, scores, allowed, depth, row_of)
 
 
