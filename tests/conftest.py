@@ -32,6 +32,12 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 ENGINES = ["memory", "sqlite", "redis", "redis-cluster"]
 
+# memstack.open, the CLI and the server resolve the embedder from $MEMSTACK_EMBEDDER, else the local
+# model (installed by the dev set-up). The suite searches with BM25 alone unless a test asks for
+# vectors (an explicit embedder, or its own environment for the processes it starts), so that no
+# test loads a model it does not need; subprocesses inherit this.
+os.environ["MEMSTACK_EMBEDDER"] = "none"
+
 
 @pytest.fixture(scope="session")
 def redis_urls() -> Iterator[tuple[str, str] | None]:

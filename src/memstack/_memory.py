@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+import time
+import weakref
 from collections import OrderedDict
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final
 
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
+from .engines.prefixed import DEFAULT_TENANT, PrefixedEngine, check_tenant, tenant_engine
 from .forget.retention import Retention
 
 if TYPE_CHECKING:
@@ -16,33 +19,68 @@ if TYPE_CHECKING:
     from .dream import Dreamer
     from .forget import ForgetReport
     from .longterm import LongTermMemory
+    from .longterm.backfill import VectorFollower
     from .search.embedders import Embedder
     from .session import SessionStore
     from .shared import SharedMemory
     from .working import WorkingMemory
 
-__all__ = ["SCOPES_KEPT", "Memory", "open"]
+__all__ = ["CLOSE_WAIT", "DEFAULT_TENANT", "SCOPES_KEPT", "Memory", "open"]
 
 SCOPES_KEPT: Final = 1024
 """Long-term scopes a :class:`Memory` keeps built (see :meth:`Memory.long_term`)."""
+CLOSE_WAIT: Final = 10.0
+"""Seconds :meth:`Memory.close` spends at most finishing queued vector computations; the rest is
+handed over (the entries wait for a vector, which any process with an embedder fills in)."""
 
 
 class Memory:
     """Every memory tier on one storage engine. A context manager; ``close()`` closes the engine.
 
     Tiers are created on first use and share the engine and the clock. Open one with
-    :func:`memstack.open`.
+    :func:`memstack.open`, which picks the tenant view and the embedder; built directly on an engine
+    a memory uses that engine as it is and searches with BM25 alone unless given an ``embedder``.
+
+    Args:
+        engine: the engine (or a tenant's view of one) every tier uses.
+        embedder: the retrieval setting of the long-term scopes (None: BM25 alone).
+        retention: the tiers' retention policies.
+        root: the engine ``engine`` is a view of, when this memory owns it: closed with the memory.
+        follow: with an embedder, fill in the vectors of entries written without one by any process
+            (a :class:`~memstack.longterm.backfill.VectorFollower` over ``engine``, on a thread).
     """
 
     def __init__(
-        self, engine: Engine, *, embedder: Embedder | None = None, retention: Retention | None = None
+        self,
+        engine: Engine,
+        *,
+        embedder: Embedder | None = None,
+        retention: Retention | None = None,
+        root: Engine | None = None,
+        follow: bool = False,
     ) -> None:
         self.engine = engine
         self.embedder = embedder
         self.retention = retention if retention is not None else Retention()
+        self._root = root
         self._lock = threading.Lock()
         self._closables: list[Any] = []
         self._scopes: OrderedDict[str, LongTermMemory] = OrderedDict()
+        self._long_terms: weakref.WeakSet[LongTermMemory] = weakref.WeakSet()
+        self._follower: VectorFollower | None = None
+        if follow and embedder is not None:
+            from .longterm.backfill import VectorFollower
+
+            self._follower = VectorFollower(engine, embedder)
+            self._follower.start()
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose data this memory sees (``t:{tenant}:…`` keys), or None for the raw
+        engine-wide keyspace."""
+        if isinstance(self.engine, PrefixedEngine) and self.engine.prefix.startswith("t:"):
+            return self.engine.prefix[2:-1]
+        return None
 
     @property
     def clock(self) -> Clock:
@@ -109,7 +147,10 @@ class Memory:
 
         if options:
             options.setdefault("embedder", self.embedder)
-            return LongTermMemory(self.engine, scope, **options)
+            made = LongTermMemory(self.engine, scope, **options)
+            with self._lock:
+                self._long_terms.add(made)  # close() finishes its vectors
+            return made
         with self._lock:
             kept = self._scopes.get(scope)
             if kept is not None:
@@ -118,6 +159,7 @@ class Memory:
         made = LongTermMemory(self.engine, scope, embedder=self.embedder)
         with self._lock:
             kept = self._scopes.setdefault(scope, made)
+            self._long_terms.add(kept)
             self._scopes.move_to_end(scope)
             while len(self._scopes) > SCOPES_KEPT:
                 self._scopes.popitem(last=False)  # its worker finishes its queue on its own
@@ -191,17 +233,34 @@ class Memory:
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
-        """Stop background work of the tiers and close the engine; idempotent."""
+        """Stop background work of the tiers and close the engine; idempotent.
+
+        Queued vector computations are finished for up to :data:`CLOSE_WAIT` seconds; what is left
+        is handed over (those entries wait for a vector, which any process with an embedder fills
+        in: ``memstack serve``, another ``memstack.open``). No background thread outlives the call.
+        """
         with self._lock:
             closables, self._closables = self._closables, []
+            follower, self._follower = self._follower, None
+            long_terms = list(self._long_terms)
+            self._long_terms = weakref.WeakSet()
         try:
+            if follower is not None:
+                follower.close()
+            deadline = time.monotonic() + CLOSE_WAIT
+            for scope in long_terms:
+                scope.close(max(0.0, deadline - time.monotonic()))
             for item in reversed(closables):
                 item.close()
             from .longterm.snapshotter import flush_all
 
             flush_all(self.engine)  # a bulk import that exits at once still leaves its snapshot
         finally:
-            self.engine.close()
+            try:
+                self.engine.close()
+            finally:
+                if self._root is not None:
+                    self._root.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -210,12 +269,14 @@ class Memory:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Memory {self.engine.url!r}>"
+        tenant = self.tenant
+        return f"<Memory {self.engine.url!r}" + (f" tenant={tenant!r}>" if tenant else ">")
 
 
 def open(  # noqa: A001 - the library's entry point, like io.open
     url: str | None = None,
     *,
+    tenant: str | None = DEFAULT_TENANT,
     clock: Clock | None = None,
     embedder: Embedder | str | None = None,
     retention: Retention | str | None = None,
@@ -223,25 +284,50 @@ def open(  # noqa: A001 - the library's entry point, like io.open
     """Open a :class:`Memory` on the engine at ``url``.
 
     With no URL, ``$MEMSTACK_URL`` is used, else the embedded SQLite file in the user's data
-    directory (``$MEMSTACK_HOME`` overrides it). ``embedder`` is the retrieval setting of every
-    long-term scope opened through this memory: an :class:`~memstack.search.embedders.Embedder`,
-    a setting text (``"local"``, ``"openai:URL#MODEL"``, ``"none"``, ``"auto"``; see
-    :mod:`memstack.search.embedders.setting`), or None for BM25 alone (the library default: a
-    model is loaded only when asked for). ``retention``: the tiers' retention policies, a
-    :class:`~memstack.forget.retention.Retention` or its text form (``"long_term_max_age=90d"``);
-    enforced by :func:`memstack.forget.retention.sweep` and the dream records' TTL.
+    directory (``$MEMSTACK_HOME`` overrides it).
+
+    ``tenant``: whose data the memory sees. The default, ``"default"``, is the data the CLI and the
+    keyless ``memstack serve`` (HTTP, MCP, inspector) show; another name is that tenant's data
+    (what an API key for it sees); ``None`` is the raw, engine-wide keyspace: every tenant's keys
+    under ``t:{tenant}:``, the API keys, and data written without a tenant, such as the RocketRide
+    pipeline node's original layout (``rr:memory:{session_id}:…``, see :mod:`memstack.nodes`) or
+    memories saved by memstack before tenants were the default (``memstack doctor`` counts them and
+    ``memstack tenants adopt --into default`` moves them into a tenant).
+
+    ``embedder``: the retrieval setting of every long-term scope opened through this memory, resolved
+    as every door resolves it (:func:`memstack.search.embedders.setting.resolve_embedder`): an
+    :class:`~memstack.search.embedders.Embedder` or a setting text (``"local"``,
+    ``"openai:URL#MODEL"``, ``"none"`` for BM25 alone), else ``$MEMSTACK_EMBEDDER``, else the local
+    model when the ``embeddings`` extra is installed, else BM25 alone. The model loads on its first
+    use. With an embedder, the memory also fills in the vectors of entries any process wrote
+    without one (:class:`~memstack.longterm.backfill.VectorFollower`), and :meth:`Memory.close`
+    finishes its own pending vectors first.
+
+    ``retention``: the tiers' retention policies, a :class:`~memstack.forget.retention.Retention`
+    or its text form (``"long_term_max_age=90d"``); enforced by
+    :func:`memstack.forget.retention.sweep` and the dream records' TTL.
 
     Raises:
         InvalidUrl: unknown scheme or malformed URL.
+        InvalidInput: a tenant name outside ``[A-Za-z0-9_-]{1,64}``.
         EngineUnavailable: the engine cannot be reached.
         InvalidConfiguration: a bad embedder or retention setting.
     """
-    if isinstance(embedder, str):
-        from .search.embedders.setting import embedder_from_setting
+    if tenant is not None:
+        check_tenant(tenant)  # before anything is opened
+    from .search.embedders.setting import resolve_embedder
 
-        embedder = embedder_from_setting(embedder)
+    resolved = resolve_embedder(embedder)
     if isinstance(retention, str):
         from .forget.retention import parse_retention
 
         retention = parse_retention(retention)
-    return Memory(open_engine(url, clock=clock or SystemClock()), embedder=embedder, retention=retention)
+    engine = open_engine(url, clock=clock or SystemClock())
+    view = engine if tenant is None else tenant_engine(engine, tenant)
+    return Memory(
+        view,
+        embedder=resolved,
+        retention=retention,
+        root=None if view is engine else engine,
+        follow=resolved is not None,
+    )

@@ -19,10 +19,11 @@ from typing import Any, TextIO
 
 from ._jsontext import loads
 from .engines import Engine, WrongType
+from .engines.base import Batch
 from .errors import InvalidValue
 from .limits import check_json, check_text
 
-__all__ = ["DERIVED", "dump_lines", "export_jsonl", "import_jsonl", "load_line"]
+__all__ = ["DERIVED", "dump_lines", "export_jsonl", "import_jsonl", "load_line", "read_key", "write_value"]
 
 DERIVED = re.compile(r"(?:^|:)lt:[^:]*:snap(?:ver)?$")  # also under a tenant's prefix
 """Keys an export leaves out: long-term snapshots (memstack.longterm.snapshot), written again by
@@ -37,7 +38,8 @@ _READERS: list[tuple[str, Callable[[Engine, str], Any]]] = [
 ]
 
 
-def _read(engine: Engine, key: str) -> tuple[str, Any] | None:
+def read_key(engine: Engine, key: str) -> tuple[str, Any] | None:
+    """``(type, value)`` of ``key`` in the export's shapes, or None when it does not exist."""
     for kind, reader in _READERS:
         try:
             value = reader(engine, key)
@@ -54,7 +56,7 @@ def dump_lines(engine: Engine, prefix: str = "") -> Iterator[dict[str, Any]]:
     for key in sorted(engine.scan(prefix)):
         if DERIVED.search(key):
             continue
-        found = _read(engine, key)
+        found = read_key(engine, key)
         if found is None:
             continue
         pttl = engine.pttl(key)
@@ -137,18 +139,24 @@ def load_line(engine: Engine, record: dict[str, Any]) -> None:
     key, kind, value, pttl = _checked(record)
     with engine.batch() as batch:
         batch.delete(key)
-        if kind == "string":
-            batch.set(key, value)
-        elif kind == "hash":
-            batch.hset(key, value)
-        elif kind == "set":
-            batch.sadd(key, *value)
-        elif kind == "list":
-            batch.rpush(key, *value)
-        else:
-            batch.zadd(key, value)
+        write_value(batch, key, kind, value)
         if pttl:
             batch.pexpire(key, pttl)
+
+
+def write_value(batch: Batch, key: str, kind: str, value: Any) -> None:
+    """Add to ``batch`` the write of a value of :func:`read_key`'s shapes (a zset also as a dict)
+    to the missing key ``key`` (a set is added to an existing one)."""
+    if kind == "string":
+        batch.set(key, value)
+    elif kind == "hash":
+        batch.hset(key, value)
+    elif kind == "set":
+        batch.sadd(key, *value)
+    elif kind == "list":
+        batch.rpush(key, *value)
+    else:
+        batch.zadd(key, value if isinstance(value, dict) else {m: float(s) for m, s in value})
 
 
 def import_jsonl(engine: Engine, lines: Iterable[str], progress: Callable[[], None] | None = None) -> int:

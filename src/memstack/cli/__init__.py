@@ -25,7 +25,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("memories", "longterm", "Long-term memories: save, search, export, import."),
     ("working", "working", "Working memory: list, get, search, set, delete."),
     ("dream", "dream", "Dream passes: consolidation, preferences, dedupe; history, undo."),
-    ("tenants", "tenants", "Whole tenants: purge every key and API key of one (whole engine)."),
+    ("tenants", "tenants", "Whole tenants: purge one; adopt data stored without a tenant (whole engine)."),
 ]
 
 # (module under memstack.cli, function name): top-level commands such as ``memstack serve``.
@@ -68,8 +68,16 @@ def _root(
         False, "--create", help="Create the directory of a --url SQLite file when it is missing."
     ),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable JSON output (errors too)."),
+    embedder: str = typer.Option(
+        None,
+        "--embedder",
+        help="Retrieval of the memories commands: local, minilm, e5-small, openai:BASE_URL[#MODEL] or "
+        "none. Default: $MEMSTACK_EMBEDDER, else local when installed (hybrid), else none (BM25); "
+        "the same rule as memstack.open and serve.",
+    ),
 ) -> None:
     state.url, state.create, state.as_json = url or None, create, as_json
+    state.embedder = embedder
     if TENANT_RULE.fullmatch(tenant) is None:
         raise typer.BadParameter(
             f"{tenant!r}: a tenant is 1-64 characters of A-Z, a-z, 0-9, '_' or '-'", param_hint="--tenant"

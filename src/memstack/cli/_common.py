@@ -2,8 +2,9 @@
 
 Tier commands (``sessions``, ``conversations``, ``memories``, ``working``, ``context``) work on
 :func:`tenant_memory`: the view of tenant ``--tenant`` (default ``default``), exactly the data the
-keyless HTTP server and the MCP server show. Engine-wide commands (``serve``, ``keys``,
-``doctor``, ``export``, ``import``) use :func:`memory`.
+keyless HTTP server, the MCP server and ``memstack.open(url)`` show, searched with the embedder the
+root ``--embedder`` names (resolved as every door resolves it). Engine-wide commands (``serve``,
+``keys``, ``doctor``, ``export``, ``import``, ``tenants``) use :func:`memory`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..engines import default_url
 from ..engines.prefixed import tenant_engine
 from ..engines.sqlite import sqlite_path
 from ..errors import InvalidUrl, MemstackError
+from ..search.embedders.setting import resolve_embedder
 from ..timefmt import iso_utc
 from ._errors import EXIT, fail
 from ._state import state
@@ -79,7 +81,7 @@ def memory() -> Iterator[Memory]:
         typer.Exit: on any :class:`~memstack.errors.MemstackError` (see ``_errors``).
     """
     try:
-        with open_memory(resolve_url()) as mem:
+        with open_memory(resolve_url(), tenant=None, embedder="none") as mem:
             yield mem
     except MemstackError as exc:
         fail(exc)
@@ -87,13 +89,15 @@ def memory() -> Iterator[Memory]:
 
 @contextlib.contextmanager
 def tenant_memory() -> Iterator[Memory]:
-    """Tenant ``--tenant``'s view of the engine (as the HTTP server stores it).
+    """Tenant ``--tenant``'s view of the engine (as the HTTP server stores it), with the embedder
+    of ``--embedder`` (closing it finishes the vectors of what the command saved).
 
     Raises:
-        typer.Exit: on any :class:`~memstack.errors.MemstackError`, an invalid tenant name included.
+        typer.Exit: on any :class:`~memstack.errors.MemstackError`, an invalid tenant name or
+            embedder setting included.
     """
     with memory() as whole:
-        view = Memory(tenant_engine(whole.engine, state.tenant))
+        view = Memory(tenant_engine(whole.engine, state.tenant), embedder=resolve_embedder(state.embedder))
         try:
             yield view
         finally:

@@ -83,14 +83,12 @@ def serve(
             f"[red]error[/red]: the server extra is not installed ({exc}); pip install 'memstack[server]'"
         )
         raise typer.Exit(1) from exc
-    vectors = _embedder(embedder)
+    vectors = _embedder(embedder if embedder is not None else state.embedder)
     policies = _retention(retention)
     with memory() as mem:
         mem.embedder = vectors
         if stdio:
-            from ..server.mcp import run_stdio
-
-            run_stdio(mem)
+            _serve_stdio(mem)
             return
         settings = ServerSettings(
             max_body_bytes=max_body_bytes,
@@ -121,6 +119,22 @@ def serve(
         finally:
             if scheduler is not None:
                 scheduler.stop()
+
+
+def _serve_stdio(mem: Memory) -> None:
+    """MCP over stdin/stdout on tenant ``default``, with the vectors of every tenant followed as
+    the HTTP server follows them."""
+    from ..longterm.backfill import VectorFollower
+    from ..server.mcp import run_stdio
+
+    follower = None if mem.embedder is None else VectorFollower(mem.engine, mem.embedder, reembed_stale=True)
+    if follower is not None:
+        follower.start()
+    try:
+        run_stdio(mem)
+    finally:
+        if follower is not None:
+            follower.close()
 
 
 def _auth_mode(auth: str | None, no_auth: bool) -> AuthMode | None:
@@ -174,10 +188,10 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def _embedder(setting: str | None) -> Embedder | None:
     """The retrieval setting, resolved once at start; a bad one stops the start (exit 2)."""
-    from ..search.embedders.setting import embedder_from_setting
+    from ..search.embedders.setting import resolve_embedder
 
     try:
-        return embedder_from_setting(setting)
+        return resolve_embedder(setting)
     except InvalidConfiguration as exc:
         err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT["usage"]) from None
@@ -212,8 +226,9 @@ def doctor(
         None, "--embedder", help="The retrieval setting to check (default: as serve resolves it)."
     ),
 ) -> None:
-    """Check the engine, print versions, the optional extras installed and the retrieval setting
-    ``serve`` would use (mode, model, dimensions, entries still waiting for a vector)."""
+    """Check the engine, print versions, the optional extras installed, the retrieval setting
+    ``serve`` would use (mode, model, dimensions, entries still waiting for a vector) and the data
+    stored without a tenant (``memstack tenants adopt`` moves it)."""
     rows = [{"check": "python", "result": sys.version.split()[0]}]
     for dist in ("memstack", "redis"):
         rows.append({"check": dist, "result": _version(dist)})
@@ -226,7 +241,8 @@ def doctor(
         with memory() as mem:
             mem.engine.ping()
             rows.append({"check": "engine", "result": f"{mem.engine.name} reachable at {mem.engine.url}"})
-            rows.append({"check": "retrieval", "result": _retrieval(mem, embedder)})
+            rows.append({"check": "retrieval", "result": _retrieval(mem, embedder or state.embedder)})
+            rows.append({"check": "untenanted data", "result": _untenanted(mem)})
             rows.extend(_policies())
     except typer.Exit as exc:
         rows.append({"check": "engine", "result": "unreachable"})
@@ -239,19 +255,35 @@ def doctor(
 def _retrieval(mem: Memory, setting: str | None) -> str:
     """``mode model (dims d), N entries waiting for a vector`` (what ``GET /v1/info`` reports)."""
     from ..longterm.backfill import pending_vectors
-    from ..search.embedders.setting import describe_embedder, embedder_from_setting, resolve_setting
+    from ..search.embedders.setting import describe_embedder, resolve_embedder, resolve_setting
 
     try:
-        vectors = embedder_from_setting(setting)
+        vectors = resolve_embedder(setting)
         described = describe_embedder(vectors)
     except Exception as exc:  # a diagnosis reports a bad setting or an unreachable endpoint, never dies
         return f"setting {resolve_setting(setting)!r} fails: {exc}"
     if vectors is None:
         return f"bm25 (setting {resolve_setting(setting)!r}: no embedder)"
-    pending = pending_vectors(mem.engine, vectors)
+    waiting, stale = pending_vectors(mem.engine, vectors)
+    other = f", {stale} with another model's vector (LongTermMemory.reembed)" if stale else ""
     return (
-        f"hybrid {described['model']} (dims {described['dims']}), "
-        f"{pending} entries waiting for a vector (serve fills them in)"
+        f"hybrid {described['model']} (dims {described['dims']}), {waiting} entries waiting for a "
+        f"vector{other} (any process with this embedder fills them in: serve, memstack.open)"
+    )
+
+
+def _untenanted(mem: Memory) -> str:
+    """Keys stored outside every tenant, per tier, and how to move them."""
+    from ..adopt import untenanted
+
+    counts = untenanted(mem.engine)
+    if not counts:
+        return "none"
+    listed = ", ".join(f"{tier} {count}" for tier, count in counts.items())
+    return (
+        f"{sum(counts.values())} keys ({listed}) stored without a tenant: memstack.open, the CLI and "
+        "the server do not show them; `memstack tenants adopt --into default` moves them (the "
+        "pipeline node reads its sessions there: see --tier)"
     )
 
 

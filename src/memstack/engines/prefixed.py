@@ -17,7 +17,7 @@ from ._checks import check_ops
 from .base import BatchResult, Engine, Op, Subscription
 from .commands import COMMANDS, Command
 
-__all__ = ["TENANT_RULE", "PrefixedEngine", "tenant_engine"]
+__all__ = ["DEFAULT_TENANT", "TENANT_RULE", "PrefixedEngine", "check_tenant", "tenant_engine"]
 
 
 def _prefixed_args(command: Command) -> tuple[int, ...] | None:
@@ -31,6 +31,8 @@ def _prefixed_args(command: Command) -> tuple[int, ...] | None:
 _KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.items()}
 
 TENANT_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DEFAULT_TENANT: Final = "default"
+"""The tenant ``memstack.open``, the CLI and the keyless server use unless told otherwise."""
 
 
 class PrefixedEngine(Engine):
@@ -88,12 +90,21 @@ class PrefixedEngine(Engine):
         return f"<PrefixedEngine {self.prefix!r} on {self.inner!r}>"
 
 
-def tenant_engine(inner: Engine, tenant: str) -> PrefixedEngine:
-    """The view of ``inner`` that holds tenant ``tenant``'s data (``t:{tenant}:…``).
+def check_tenant(tenant: object) -> str:
+    """``tenant`` if it is a valid tenant name.
 
     Raises:
         InvalidInput: ``tenant`` is not 1-64 characters of ``[A-Za-z0-9_-]``.
     """
     if not isinstance(tenant, str) or TENANT_RULE.fullmatch(tenant) is None:
         raise InvalidInput(f"tenant {tenant!r}: must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
-    return PrefixedEngine(inner, f"t:{tenant}:")
+    return tenant
+
+
+def tenant_engine(inner: Engine, tenant: str) -> PrefixedEngine:
+    """The view of ``inner`` that holds tenant ``tenant``'s data (``t:{tenant}:…``).
+
+    Raises:
+        InvalidInput: ``tenant`` is not 1-64 characters of ``[A-Za-z0-9_-]``.
+    """
+    return PrefixedEngine(inner, f"t:{check_tenant(tenant)}:")

@@ -465,6 +465,13 @@ class LongTermMemory:
         """Wait for the background vector computations of this instance; False on timeout."""
         return True if self._worker is None else self._worker.flush(timeout)
 
+    def close(self, timeout: float | None = None) -> int:
+        """Finish the background vector computations of this instance within ``timeout`` seconds
+        (None: all of them) and stop its worker; returns how many were left without a vector
+        (any process with an embedder fills them in: :mod:`memstack.longterm.backfill`). The
+        scope stays usable; later saves are no longer embedded by this instance."""
+        return 0 if self._worker is None else self._worker.close(timeout)
+
     def reembed(self) -> int:
         """Compute now every missing, stale or outdated vector; returns how many were written.
 

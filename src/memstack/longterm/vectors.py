@@ -7,15 +7,17 @@ computed from, so a vector computed for an entry's old text is never used for it
 
 from __future__ import annotations
 
+import atexit
 import base64
 import hashlib
 import json
 import logging
 import threading
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +35,7 @@ __all__ = [
     "decode_vector",
     "encode_vector",
     "rank_by_cosine",
+    "stop_at_exit",
     "text_hash",
 ]
 
@@ -40,8 +43,12 @@ log = logging.getLogger("memstack.longterm")
 
 MAX_INPUT_CHARS: Final = 30_000
 """Embedding input is truncated to this many characters (the seed's ``MaxInputChars``)."""
-BATCH_SIZE: Final = 256
-"""Texts sent to the embedder in one call by the background worker."""
+BATCH_SIZE: Final = 64
+"""Texts sent to the embedder in one call by the background worker: small enough that stopping
+the worker (at close, at exit) waits for well under a second of model time."""
+JOIN_TIMEOUT: Final = 60.0
+"""Longest wait for a background thread's current batch when it is stopped (a remote embedder's
+requests time out well before)."""
 
 Matrix = npt.NDArray[np.float32]
 
@@ -110,6 +117,11 @@ class EmbeddingWorker:
     The thread starts when work arrives and ends when the queue is drained. Each vector is
     written by its own batch guarded by ``require_exists(entry key)``, so a computation still in
     flight when its entry is deleted never resurrects a vector.
+
+    :meth:`close` finishes the queue within a time bound and hands the rest over: those entries
+    stay without a vector, which any process with an embedder fills in
+    (:class:`~memstack.longterm.backfill.VectorFollower`). No worker thread is ever left inside
+    the embedder when the interpreter exits (see :func:`stop_at_exit`).
     """
 
     def __init__(self, engine: Engine, keys: ScopeKeys, embedder: Embedder) -> None:
@@ -117,11 +129,15 @@ class EmbeddingWorker:
         self._queue: deque[tuple[str, str]] = deque()
         self._cond = threading.Condition()
         self._busy = 0
+        self._closed = False
         self._thread: threading.Thread | None = None
+        track(self)
 
     def submit(self, entry_id: str, text: str) -> None:
-        """Queue the vector of ``entry_id`` for ``text``."""
+        """Queue the vector of ``entry_id`` for ``text`` (after :meth:`close`: left to followers)."""
         with self._cond:
+            if self._closed:
+                return
             self._queue.append((entry_id, text))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="memstack-embed", daemon=True)
@@ -132,10 +148,30 @@ class EmbeddingWorker:
         with self._cond:
             return self._cond.wait_for(lambda: not self._queue and self._busy == 0, timeout)
 
+    def close(self, timeout: float | None = None) -> int:
+        """Write the queued vectors for up to ``timeout`` seconds (None: all of them), then stop the
+        thread after its current batch; returns how many were left to other processes. Idempotent.
+        """
+        with self._cond:
+            self._cond.wait_for(lambda: not self._queue and self._busy == 0, timeout)
+            self._closed = True
+            left = len(self._queue)
+            self._queue.clear()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(JOIN_TIMEOUT)  # one batch at most: the queue is empty now
+        untrack(self)
+        if left:
+            log.info(
+                "%d memory vector(s) not computed before close; a process with an embedder "
+                "(memstack serve, memstack.open) fills them in", left,
+            )  # fmt: skip
+        return left
+
     def _run(self) -> None:
         while True:
             with self._cond:
-                if not self._queue:
+                if not self._queue or self._closed:
                     self._thread = None
                     self._cond.notify_all()
                     return
@@ -167,3 +203,40 @@ class EmbeddingWorker:
             log_change(batch, self._keys, "vec", entry_id)
             written += bool(batch.execute().applied)
         return written
+
+
+class _Stoppable(Protocol):
+    def close(self, timeout: float | None = None) -> int: ...
+
+
+_running: weakref.WeakSet[_Stoppable] = weakref.WeakSet()
+
+
+def track(background: _Stoppable) -> None:
+    """Have :func:`stop_at_exit` stop ``background`` (a thread owner with ``close(timeout)``)."""
+    _running.add(background)
+
+
+def untrack(background: _Stoppable) -> None:
+    """Forget ``background`` (it stopped)."""
+    _running.discard(background)
+
+
+def stop_at_exit() -> None:
+    """Stop every embedding thread still running, each after its current batch (registered with
+    :mod:`atexit`; queued work is handed over to other processes).
+
+    Why: at interpreter exit a daemon thread that returns from native code which released the GIL
+    (onnxruntime's ``run``) is ended with ``pthread_exit``; the forced unwinding through the
+    runtime's C++ frames calls ``std::terminate`` and the process aborts (exit 134, "terminate
+    called without an active exception"). atexit handlers run before that point, while the
+    threads still run normally, so joining them here leaves none inside the model.
+    """
+    for background in list(_running):
+        try:
+            background.close(0)
+        except Exception:  # exiting: report, never raise from an atexit handler
+            log.warning("stopping a background embedding thread at exit failed", exc_info=True)
+
+
+atexit.register(stop_at_exit)

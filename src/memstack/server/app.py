@@ -20,10 +20,11 @@ from starlette.routing import Route
 from .. import __version__
 from .._memory import Memory
 from ..engines import Engine
-from ..engines.prefixed import tenant_engine
+from ..engines.prefixed import PrefixedEngine, tenant_engine
+from ..errors import InvalidConfiguration
 from ..forget.retention import Retention
 from ..forget.sweeper import RetentionSweeper
-from ..longterm.backfill import Backfill
+from ..longterm.backfill import VectorFollower
 from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
@@ -60,8 +61,10 @@ class ServerSettings:
         host: the interface the server listens on (``none`` is refused off loopback).
         embedder: the retrieval setting of every tenant's long-term scopes, the MCP tools and the
             context builder (None: BM25 alone); ``memstack serve --embedder`` resolves it with
-            :func:`memstack.search.embedders.setting.embedder_from_setting`. With one, the vectors
-            of entries stored before are filled in by a background pass at start.
+            :func:`memstack.search.embedders.setting.resolve_embedder`. With one, a
+            :class:`~memstack.longterm.backfill.VectorFollower` gives a vector to every entry of
+            every tenant that lacks one (stored before, or written by a process without an
+            embedder), from start-up on.
         retention: the tiers' retention policies (:mod:`memstack.forget.retention`); with any
             sweep-enforced policy set, every tenant is swept every ``retention_interval`` seconds.
     """
@@ -178,8 +181,15 @@ def create_app(
     (and the SDK installed) the MCP server answers at ``/mcp`` (streamable HTTP).
 
     Raises:
-        InvalidConfiguration: no-auth mode asked for on a host that is not loopback.
+        InvalidConfiguration: no-auth mode asked for on a host that is not loopback, or ``engine``
+            is a tenant's view (the server makes its tenants' views itself: give it the whole
+            engine, e.g. ``memstack.open(url, tenant=None).engine``).
     """
+    if isinstance(engine, PrefixedEngine):
+        raise InvalidConfiguration(
+            f"create_app needs the whole engine, not the view {engine.prefix!r} of it: "
+            "open it with memstack.open(url, tenant=None)"
+        )
     settings = settings or ServerSettings()
     keys = ApiKeyStore(engine)
     auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
@@ -189,7 +199,9 @@ def create_app(
         r["seconds"] is not None and r["enforced_by"] == "sweep" for r in settings.retention.describe()
     )
     sweeper = RetentionSweeper(engine, settings.retention, settings.retention_interval) if swept else None
-    backfill = None if settings.embedder is None else Backfill(engine, settings.embedder)
+    backfill = (
+        None if settings.embedder is None else VectorFollower(engine, settings.embedder, reembed_stale=True)
+    )
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
 
@@ -207,7 +219,7 @@ def create_app(
                     yield
         finally:
             if backfill is not None:
-                backfill.stop(timeout=5)
+                backfill.close()
             if sweeper is not None:
                 sweeper.stop(timeout=5)
             tenants.close()

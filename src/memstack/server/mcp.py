@@ -122,10 +122,11 @@ async def running(manager: StreamableHTTPSessionManager) -> AsyncIterator[None]:
 
 
 def run_stdio(mem: Memory) -> None:
-    """Serve MCP over stdin/stdout until the client closes (the ``default`` tenant's data)."""
+    """Serve MCP over stdin/stdout until the client closes (the ``default`` tenant's data, searched
+    with ``mem.embedder``)."""
     from mcp.server.stdio import stdio_server
 
-    memory = Memory(tenant_engine(mem.engine, "default"))
+    memory = Memory(tenant_engine(mem.engine, "default"), embedder=mem.embedder)
     server = build_server(lambda ctx: memory)
 
     async def main() -> None:

@@ -1,4 +1,12 @@
-"""The one retrieval setting of a process: ``MEMSTACK_EMBEDDER`` / ``memstack serve --embedder``.
+"""The one retrieval setting of a process, resolved the same way by every door.
+
+:func:`resolve_embedder` is the rule the library (``memstack.open(url, embedder=...)``), the CLI
+(root ``--embedder``), ``memstack serve`` and ``memstack serve --stdio`` (``--embedder``) all apply:
+
+1. the explicit argument (an :class:`Embedder`, or a setting text below), else
+2. ``$MEMSTACK_EMBEDDER``, else
+3. the local model when its package is installed (the ``embeddings`` extra), else
+4. BM25 alone.
 
 | setting | embedder | search mode |
 |---|---|---|
@@ -10,7 +18,8 @@
 
 The key of an ``openai:`` endpoint comes from ``MEMSTACK_EMBEDDER_API_KEY``, else
 ``OPENAI_API_KEY``; it never appears in a setting (settings are printed). The setting is read once,
-when a server or a tool starts; a bad one stops the start (fail closed).
+when a memory, a server or a command starts; a bad one stops the start (fail closed). Resolving is
+cheap: the local model is loaded on its first embedding, not here.
 """
 
 from __future__ import annotations
@@ -25,7 +34,14 @@ from memstack.search.embedders.base import Embedder
 from memstack.search.embedders.openai import OpenAIEmbedder
 from memstack.search.embedders.registry import DEFAULT_EMBEDDER, EMBEDDERS, available_embedder, make_embedder
 
-__all__ = ["DEFAULT_OPENAI_MODEL", "ENV", "describe_embedder", "embedder_from_setting", "resolve_setting"]
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "ENV",
+    "describe_embedder",
+    "embedder_from_setting",
+    "resolve_embedder",
+    "resolve_setting",
+]
 
 ENV: Final = "MEMSTACK_EMBEDDER"
 DEFAULT_OPENAI_MODEL: Final = "text-embedding-3-small"
@@ -71,6 +87,26 @@ def embedder_from_setting(
         key = env.get("MEMSTACK_EMBEDDER_API_KEY") or env.get("OPENAI_API_KEY") or None
         return OpenAIEmbedder(base_url.rstrip("/"), model.strip() or DEFAULT_OPENAI_MODEL, key)
     raise InvalidConfiguration(f"embedder {short_repr(text)}: must be one of {_FORMS}")
+
+
+def resolve_embedder(
+    embedder: Embedder | str | None = None, environ: Mapping[str, str] | None = None
+) -> Embedder | None:
+    """The embedder in force (None: BM25 alone), by the rule of the module docstring: ``embedder``
+    itself when it is an :class:`Embedder`, else the setting it names, else ``$MEMSTACK_EMBEDDER``,
+    else the local model when installed.
+
+    Raises:
+        InvalidConfiguration: as :func:`embedder_from_setting`; also an ``embedder`` that is
+            neither None, a setting text nor an :class:`Embedder`.
+    """
+    if embedder is None or isinstance(embedder, str):
+        return embedder_from_setting(embedder, environ)
+    if isinstance(embedder, Embedder):
+        return embedder
+    raise InvalidConfiguration(
+        f"embedder {short_repr(embedder)}: must be an Embedder, a setting ({_FORMS}) or None"
+    )
 
 
 def describe_embedder(embedder: Embedder | None) -> dict[str, Any]:

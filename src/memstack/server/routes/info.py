@@ -1,12 +1,12 @@
 """``GET /v1/info``: the server's version, engine and retrieval setting (mode, model, dimensions,
-the background vector backfill)."""
+the entries waiting for a vector, the background vector backfill)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ... import __version__
 from ...search.embedders.setting import describe_embedder
@@ -24,6 +24,12 @@ class RetrievalOut(BaseModel):
     mode: str
     model: str | None
     dims: int | None
+    pending: int | None = Field(
+        description="Entries (every tenant) waiting for a vector of this model; null in BM25 mode."
+    )
+    stale: int | None = Field(
+        description="Entries whose vector is another model's (recomputed by reembed); null in BM25 mode."
+    )
     backfill: BackfillOut | None
 
 
@@ -36,9 +42,11 @@ class InfoOut(BaseModel):
 def retrieval_json(state: Any) -> dict[str, Any]:
     """The retrieval part of ``/v1/info`` from the app state (one shape, shared with ``doctor``)."""
     data = describe_embedder(state.settings.embedder)
-    backfill = state.backfill
+    backfill = state.backfill  # a VectorFollower: its counts are of its last round, never read here
+    data["pending"] = None if backfill is None else backfill.pending
+    data["stale"] = None if backfill is None else backfill.stale
     data["backfill"] = (
-        None if backfill is None else {"running": not backfill.done, "written": backfill.written}
+        None if backfill is None else {"running": not backfill.settled, "written": backfill.written}
     )
     return data
 

@@ -1,0 +1,268 @@
+"""Data stored without a tenant: counted per tier, and moved into a tenant.
+
+``memstack.open(url)``, the CLI and the keyless server all work on tenant ``default`` (keys
+``t:default:…``). Keys outside every tenant prefix are engine-wide records (API keys under
+``auth:``) or *untenanted data*: memories saved by ``memstack.open`` before tenants were its
+default, data written with ``memstack.open(url, tenant=None)``, and the sessions of the RocketRide
+pipeline node, which keeps the original's layout (``rr:memory:{session_id}:…``) on purpose. Only
+a raw memory (``tenant=None``) reads them, so :func:`untenanted` counts them (``memstack doctor``)
+and :func:`adopt` moves them into a tenant (``memstack tenants adopt --into default``).
+
+A move goes family by family: the keys of one session, conversation, long-term scope, namespace,
+board… (on a Redis Cluster, the keys that share a hash tag). Each family moves in one atomic batch
+that writes the tenant's keys (values and expiry times exactly) and deletes the old ones, so a
+reader sees the whole family in one place or the other. The batch is guarded: a string that
+changed since it was read, or a tenant key that appeared meanwhile, aborts it and the family is read
+again. Running it again after an interruption moves what is left.
+
+* A tenant key holding a different value is a conflict: the family stays where it is and is
+  reported, unless ``overwrite`` (then the tenant's key is replaced, and counted).
+* Sets are merged (a union loses nothing), e.g. the sessions index ``rr:memory:__sessions__``.
+* A tenant key that already holds exactly the moved value counts as moved (an interrupted run).
+* A family of more than :data:`MAX_BATCH` keys moves in atomic chunks of that size.
+* On a Redis Cluster a key without a hash tag (the sessions index) lands in another slot under the
+  tenant prefix: it is written, then deleted, in two batches (it is a set, merged: harmless to redo).
+
+Run it while nothing writes the untenanted layout (hashes, lists and sets have no value guard).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from .dump import read_key, write_value
+from .engines import Engine
+from .engines.prefixed import check_tenant
+from .errors import Conflict, InvalidValue
+from .forget.purge import TIER_OF_PREFIX
+
+__all__ = ["ADOPT_TIERS", "MAX_BATCH", "AdoptReport", "adopt", "family_of", "tier_of", "untenanted"]
+
+ENGINE_WIDE: Final = ("t:", "auth:", "ms:")
+"""Key prefixes that are not untenanted data: tenants' keys, API keys, engine internals."""
+_TIERS: Final = (
+    ("lt:~inj:", "long_term"),  # the injection tracker of the long-term tier
+    *TIER_OF_PREFIX,
+    ("subj:", "subject_index"),
+    ("lg:", "langgraph"),
+)
+ADOPT_TIERS: Final = tuple(dict.fromkeys(tier for _, tier in _TIERS)) + ("other",)
+"""The tier names :func:`untenanted` counts and :func:`adopt` takes."""
+_FAMILY_PREFIXES: Final = (
+    "rr:memory:", "lt:~inj:", "shared:m:", "shared:c:", "shared:d:", "win:n:",
+    "lt:", "conv:", "win:", "wm:", "turns:", "dream:", "subj:", "lg:",
+)  # fmt: skip
+MAX_BATCH: Final = 1000
+"""Keys moved per atomic batch; a bigger family moves in chunks."""
+ATTEMPTS: Final = 5
+
+
+def tier_of(key: str) -> str:
+    """The tier an untenanted key belongs to (one of :data:`ADOPT_TIERS`)."""
+    return next((tier for prefix, tier in _TIERS if key.startswith(prefix)), "other")
+
+
+def family_of(key: str, clustered: bool) -> str:
+    """The keys that move together: the hash tag on a cluster (a key without one alone), else the
+    tier prefix and the next segment (``lt:alice`` for ``lt:alice:e:1``)."""
+    if clustered:
+        start = key.find("{")
+        end = key.find("}", start + 1)
+        return key[: end + 1] if start >= 0 and end > start + 1 else key
+    prefix = next((p for p in _FAMILY_PREFIXES if key.startswith(p)), "")
+    return prefix + key[len(prefix) :].split(":", 1)[0]
+
+
+def _untenanted_keys(engine: Engine) -> list[str]:
+    return sorted(k for k in engine.scan("") if not k.startswith(ENGINE_WIDE))
+
+
+def untenanted(engine: Engine) -> dict[str, int]:
+    """Keys of untenanted data on the whole ``engine``, per tier (tiers with none left out).
+    Reads keys only."""
+    counts: dict[str, int] = defaultdict(int)
+    for key in _untenanted_keys(engine):
+        counts[tier_of(key)] += 1
+    return {tier: counts[tier] for tier in ADOPT_TIERS if counts[tier]}
+
+
+@dataclass
+class AdoptReport:
+    """What :func:`adopt` moved (or would move: ``dry_run``)."""
+
+    tenant: str
+    dry_run: bool
+    moved: dict[str, int] = field(default_factory=dict)
+    """Keys per tier."""
+    families: int = 0
+    """Families moved."""
+    conflicts: list[str] = field(default_factory=list)
+    """Families left in place: the tenant holds other values under their keys."""
+    overwritten: int = 0
+    """Tenant keys replaced (``overwrite``)."""
+    remaining: int = 0
+    """Untenanted keys of the chosen tiers still there afterwards."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "dry_run": self.dry_run,
+            "moved": dict(self.moved),
+            "families": self.families,
+            "conflicts": list(self.conflicts),
+            "overwritten": self.overwritten,
+            "remaining": self.remaining,
+        }
+
+
+def adopt(
+    engine: Engine,
+    tenant: str,
+    *,
+    tiers: Iterable[str] | None = None,
+    dry_run: bool = False,
+    overwrite: bool = False,
+) -> AdoptReport:
+    """Move the untenanted data of ``tiers`` (default: all) on the whole ``engine`` into ``tenant``.
+
+    Raises:
+        InvalidInput: a bad tenant name.
+        InvalidValue: an unknown tier name.
+        Conflict: a family kept changing while it was moved (run again when writers stopped).
+        EngineUnavailable: the engine went away (run again: the move resumes).
+    """
+    prefix = f"t:{check_tenant(tenant)}:"
+    chosen = set(ADOPT_TIERS if tiers is None else tiers)
+    unknown = sorted(chosen - set(ADOPT_TIERS))
+    if unknown:
+        raise InvalidValue(f"tiers {unknown}: must be among {', '.join(ADOPT_TIERS)}")
+    families: dict[str, list[str]] = defaultdict(list)
+    for key in _untenanted_keys(engine):
+        if tier_of(key) in chosen:
+            families[family_of(key, engine.clustered)].append(key)
+    report = AdoptReport(tenant, dry_run)
+    moved: dict[str, int] = defaultdict(int)
+    for family, keys in families.items():
+        done, whole = _move_family(engine, prefix, keys, dry_run=dry_run, overwrite=overwrite, report=report)
+        if not whole:
+            report.conflicts.append(family)
+        elif done:
+            report.families += 1
+        for key in done:
+            moved[tier_of(key)] += 1
+    report.moved = {tier: moved[tier] for tier in ADOPT_TIERS if moved[tier]}
+    if not dry_run:
+        report.remaining = sum(1 for k in _untenanted_keys(engine) if tier_of(k) in chosen)
+    return report
+
+
+def _move_family(
+    engine: Engine, prefix: str, keys: Sequence[str], *, dry_run: bool, overwrite: bool, report: AdoptReport
+) -> tuple[list[str], bool]:
+    """The keys of one family moved, and False when a conflict left (the rest of) it in place."""
+    moved: list[str] = []
+    for start in range(0, len(keys), MAX_BATCH):
+        chunk = keys[start : start + MAX_BATCH]
+        for _ in range(ATTEMPTS):
+            outcome = _move_chunk(engine, prefix, chunk, dry_run=dry_run, overwrite=overwrite, report=report)
+            if outcome is not False:
+                break
+        else:
+            raise Conflict(
+                f"keys under {chunk[0]!r} kept changing while they were moved; run again once "
+                "nothing writes the untenanted layout"
+            )
+        if outcome is None:
+            return moved, False  # earlier chunks of a big family stay moved
+        moved += outcome
+    return moved, True
+
+
+def _move_chunk(
+    engine: Engine, prefix: str, keys: Sequence[str], *, dry_run: bool, overwrite: bool, report: AdoptReport
+) -> list[str] | None | Literal[False]:
+    """Move ``keys`` in one guarded batch: the keys moved, None on a conflict, False when the
+    guard failed (read again)."""
+    plan: list[tuple[str, str, Any, str]] = []  # key, kind, value, what to do with the target
+    replaced = 0
+    for key in keys:
+        found = read_key(engine, key)
+        if found is None:
+            continue  # gone since the scan
+        kind, value = found
+        there = read_key(engine, prefix + key)
+        if there is None:
+            plan.append((key, kind, value, "write"))
+        elif there == found:
+            plan.append((key, kind, value, "same"))
+        elif kind == "set" and there[0] == "set":
+            plan.append((key, kind, value, "merge"))
+        elif overwrite:
+            plan.append((key, kind, value, "replace"))
+            replaced += 1
+        else:
+            return None
+    if dry_run or not plan:
+        report.overwritten += replaced if dry_run else 0
+        return [key for key, *_ in plan]
+    if engine.clustered and len(plan) == 1 and "{" not in plan[0][0]:
+        outcome = _move_untagged(engine, prefix, plan[0])
+        report.overwritten += replaced if outcome else 0
+        return outcome
+    batch = engine.batch()
+    for key, kind, value, action in plan:  # guards come before every write
+        if kind == "string":
+            batch.require_equal(key, value)
+        else:
+            batch.require_exists(key)
+        target = prefix + key
+        if action == "write":
+            batch.require_missing(target)
+        elif action == "same" and kind == "string":
+            batch.require_equal(target, value)
+    for key, kind, value, action in plan:
+        target = prefix + key
+        if action in ("write", "replace"):
+            batch.delete(target)
+            write_value(batch, target, kind, value)
+            batch.copy_ttl(key, target)
+        elif action == "merge":
+            batch.sadd(target, *value)  # the tenant's set keeps its own expiry
+    batch.delete(*[key for key, *_ in plan])
+    if not batch.execute().applied:
+        return False
+    report.overwritten += replaced
+    return [key for key, *_ in plan]
+
+
+def _move_untagged(
+    engine: Engine, prefix: str, step: tuple[str, str, Any, str]
+) -> list[str] | Literal[False]:
+    """A key without a hash tag on a cluster: its tenant copy lives in another slot, so it is
+    written and then deleted, in two batches."""
+    key, kind, value, action = step
+    target = prefix + key
+    if action != "same":
+        ttl = engine.pttl(key)
+        write = engine.batch()
+        if action == "write":
+            write.require_missing(target)
+        if action in ("write", "replace"):
+            write.delete(target)
+            write_value(write, target, kind, value)
+            if ttl > 0:
+                write.pexpire(target, ttl)
+        else:
+            write.sadd(target, *value)
+        if not write.execute().applied:
+            return False
+    drop = engine.batch()
+    if kind == "string":
+        drop.require_equal(key, value)
+    drop.delete(key)
+    if not drop.execute().applied:
+        return False
+    return [key]
