@@ -1,6 +1,6 @@
 """The clustered Redis engine through node failures, a manual failover and a live reshard.
 
-    python bench/cluster_faults.py [--quick]
+    python bench/cluster_faults.py [--quick | --smoke]
 
 Starts its own 6-node Redis Cluster (3 primaries, 3 replicas, node timeout 2 s) on free loopback
 ports, and loads it from two processes, each with one engine on the URL
@@ -15,7 +15,9 @@ Figures: per event, the cluster's own failover time (until a live node serves th
 again) and the engine's recovery (from the event to its last failed call before the next
 event); acknowledged increments lost (a later value at or below an acknowledged one, or a final
 value below it); inconsistencies (the two keys of a batch differ); and raw exceptions (anything
-the engine raised that is not a memstack error).
+the engine raised that is not a memstack error). It takes no ``--url``: it kills the nodes of its
+own cluster. ``--smoke``: every event once with short pauses, a 1 s node timeout and a reshard of 20
+slots.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import redis as redis_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _redis_cluster import OwnCluster, cluster_ok, own_cluster, wait_until
+from _smoke import add_smoke, smoke_tag
 from memstack.engines.redis import RedisEngine
 from memstack.errors import EngineUnavailable, MemstackError, NotReplicated
 
@@ -151,11 +154,12 @@ def recovery(events: list[tuple[float, str]], start: float, end: float) -> float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="shorter phases (about a minute)")
+    add_smoke(parser)
     args = parser.parse_args()
-    pause = 1.0 if args.quick else 3.0
+    pause = 0.3 if args.smoke else 1.0 if args.quick else 3.0
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="memstack-cluster-faults-") as tmp:
-        extra = ("--cluster-node-timeout", str(NODE_TIMEOUT_MS))
+        extra = ("--cluster-node-timeout", str(1000 if args.smoke else NODE_TIMEOUT_MS))
         with own_cluster(Path(tmp), masters=3, replicas=1, extra=extra) as cluster:
             url_port = cluster.ports[0]
             url = f"redis+cluster://127.0.0.1:{url_port}?wait_replicas=1&wait_ms=500"
@@ -176,7 +180,7 @@ def main() -> None:
             manual_s = manual_failover(cluster)
             time.sleep(pause)
             marks["reshard"] = time.monotonic()
-            reshard_s = reshard(cluster, 200 if args.quick else 1000)
+            reshard_s = reshard(cluster, 20 if args.smoke else 200 if args.quick else 1000)
             time.sleep(pause)
             marks["end"] = time.monotonic()
             stop.set()
@@ -222,7 +226,7 @@ def main() -> None:
         "manual_failover_failures_s": f"{rec['manual']:.2f}",
         "reshard_failures_s": f"{rec['reshard']:.2f}",
     }
-    print("RESULT " + " ".join(f"{k}={v}" for k, v in figures.items()))
+    print("RESULT " + " ".join(f"{k}={v}" for k, v in figures.items()) + smoke_tag(args))
 
 
 if __name__ == "__main__":

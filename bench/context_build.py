@@ -1,6 +1,6 @@
 """Per-turn context build latency with a realistically full memory.
 
-    python bench/context_build.py [--url URL] [--quick]
+    python bench/context_build.py [--url URL] [--quick | --smoke]
 
 One engine (default: a temporary SQLite file) holding one long-term scope of 10,000 entries, 50
 working-memory entries in the session's namespace, 20 patrol entries (in 4 patrol namespaces),
@@ -8,7 +8,7 @@ working-memory entries in the session's namespace, 20 patrol entries (in 4 patro
 its retention). Timed call: ``ContextBuilder.build`` for 1,000 varied user messages in that
 session. Delta injection would make recall shrink turn after turn, so the session's injection
 record is cleared before every build (outside the timing): every build does the full work,
-recall included. ``--quick``: 2,000 entries and 300 builds.
+recall included. ``--quick``: 2,000 entries and 300 builds; ``--smoke``: 100 entries and 20 builds.
 
 Peer in the same run: the same build on the in-process ``memory://`` engine with the same data,
 as ``vs_memory`` (how much the storage engine adds). Target on SQLite: ``p50_ms <= 5``.
@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack import Memory
 from memstack.context import ContextBuilder
 from memstack.engines import open_engine
@@ -149,8 +150,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
     parser.add_argument("--quick", action="store_true", help="2,000 entries and 300 builds")
+    add_smoke(parser)
     args = parser.parse_args()
-    entries, builds = (2_000, 300) if args.quick else (10_000, 1_000)
+    entries, builds = (100, 20) if args.smoke else (2_000, 300) if args.quick else (10_000, 1_000)
     with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'bench.db'}"
         engine_name = open_engine(url)
@@ -175,7 +177,7 @@ def main() -> int:
     p50, p99 = pct(results[name], 0.5), pct(results[name], 0.99)
     ratio = p50 / pct(results["memory"], 0.5)
     print(f"  {name} vs memory (p50): {ratio:.2f}x")
-    print(f"RESULT engine={name} p50_ms={p50:.3f} p99_ms={p99:.3f} vs_memory={ratio:.3f}")
+    print(f"RESULT engine={name} p50_ms={p50:.3f} p99_ms={p99:.3f} vs_memory={ratio:.3f}{smoke_tag(args)}")
     return 0
 
 

@@ -1,6 +1,6 @@
 """History retrieval cost against conversation length, measured in the same run.
 
-    python bench/conversation_window.py [--url URL] [--quick]
+    python bench/conversation_window.py [--url URL] [--quick | --smoke]
 
 Two conversations on one engine (default: a temporary SQLite file): a small one of 100 messages
 and a large one of 100,000, both with regeneration branches (every 10th answer is regenerated, the
@@ -12,7 +12,7 @@ Peer in the same run: a Dify-style read of the large conversation (load the newe
 messages in one read, extract the thread, prune), as ``dify_style_vs_paged``.
 
 ``--quick`` uses fewer timed calls (and still builds all 100,000 messages unless the engine is
-slow to write; it then says how many it built).
+slow to write; it then says how many it built). ``--smoke`` builds 1,000 messages and times 5 calls.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.conversation import ConversationStore, Message, extract_thread, prune
 from memstack.conversation.history import drop_in_flight
 from memstack.engines import open_engine
@@ -133,22 +134,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
     parser.add_argument("--quick", action="store_true", help="fewer timed calls; finishes in < 60 s")
+    add_smoke(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'bench.db'}"
         engine = open_engine(url)
         store = ConversationStore(engine)
         small_id, large_id = f"bench-small-{uuid.uuid4().hex[:8]}", f"bench-large-{uuid.uuid4().hex[:8]}"
-        repeats = 50 if args.quick else 300
+        repeats = 5 if args.smoke else 50 if args.quick else 300
+        wanted = 1_000 if args.smoke else 100_000
         try:
             start = time.perf_counter()
             small = build(store, small_id, 100, budget_s=60)
-            large = build(store, large_id, 100_000, budget_s=30 if args.quick else 600)
+            large = build(store, large_id, wanted, budget_s=30 if args.quick or args.smoke else 600)
             build_s = time.perf_counter() - start
             print(f"engine {engine.name} ({url})")
             print(f"built {small} + {large} messages in {build_s:.1f} s ({large / build_s:,.0f} messages/s)")
-            if large < 100_000:
-                print(f"NOTE: --quick built only {large:,} of 100,000 messages (write budget reached)")
+            if large < wanted:
+                print(f"NOTE: built only {large:,} of {wanted:,} messages (write budget reached)")
             history_small = store.history(small_id)
             history_large = store.history(large_id)
             print(f"history: {len(history_small)} messages (small), {len(history_large)} messages (large)")
@@ -163,7 +166,7 @@ def main() -> int:
             print(
                 f"RESULT engine={engine.name} messages_large={large} p50_ms_small={small_ms:.4f} "
                 f"p50_ms_large={large_ms:.4f} large_vs_small={ratio:.3f} "
-                f"p50_ms_dify_style={dify_ms:.4f} dify_style_vs_paged={dify_ratio:.3f}"
+                f"p50_ms_dify_style={dify_ms:.4f} dify_style_vs_paged={dify_ratio:.3f}{smoke_tag(args)}"
             )
         finally:
             if args.url:

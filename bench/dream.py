@@ -15,9 +15,11 @@ after its original. Then:
 
 For reference, ``recall_r10_clean`` is the recall of a scope that never had duplicates.
 
-    python bench/dream.py [--url URL] [--quick]
+    python bench/dream.py [--url URL] [--quick | --smoke] [--data PATH]
 
-``--quick`` uses the first 3 conversations. Last line:
+``--quick`` uses the first 3 conversations; ``--smoke`` a tiny made-up conversation set in LoCoMo's
+format (``bench/_locomo_smoke.py``: no LoCoMo copy needed; its figures mean nothing). Searches use
+BM25 alone, whatever ``MEMSTACK_EMBEDDER`` says. Last line:
 ``RESULT entries_before=… entries_after=… duplicates_removed_ratio=… recall_r10_before=…
 recall_r10_after=… recall_delta=… lost_without_record=… undo_exact=… recall_r10_clean=…``.
 """
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -36,6 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import memstack
+from _locomo_smoke import write_smoke_data
+from _smoke import add_smoke, smoke_tag
 from locomo_recall import DEFAULT_DATA, FALLBACK_DATA, Conversation, Scores, load
 from memstack.dream import Dreamer
 from memstack.longterm import MemoryEntry
@@ -87,7 +92,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", default="memory://", help="engine URL (default: the memory engine)")
     parser.add_argument("--quick", action="store_true", help="the first 3 conversations only")
     parser.add_argument("--data", type=Path, default=None)
+    add_smoke(parser)
     args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memstack-dream-") as tmp:
+        if args.smoke:
+            args.data = args.data or write_smoke_data(Path(tmp))
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     data = args.data or (DEFAULT_DATA if DEFAULT_DATA.is_file() else FALLBACK_DATA)
     conversations = load(data)[: 3 if args.quick else None]
     rng = random.Random(2024)
@@ -96,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     entries_before = entries_after = injected = removed = lost = 0
     exact = True
     seconds = {"fill": 0.0, "dedupe": 0.0, "undo": 0.0}
-    with memstack.open(args.url) as mem:
+    with memstack.open(args.url, embedder="none") as mem:
         for conv in conversations:
             reference = mem.long_term(f"clean-{conv.sample_id}-{run}")
             for entry in conv.entries:
@@ -144,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"duplicates_removed_ratio={ratio:.4f} recall_r10_before={r_before:.4f} "
         f"recall_r10_after={r_after:.4f} recall_delta={r_after - r_before:.4f} "
         f"lost_without_record={lost} undo_exact={int(exact)} recall_r10_clean={clean.recall(10):.4f}"
+        + smoke_tag(args)
     )
     return 0
 

@@ -11,7 +11,10 @@ with a few keys and a conversation, all written with ``subject=``. 1,000 users (
 3. ``others_intact`` = 1 when every entry, session key and message of 20 users that were not
    forgotten is byte-identical.
 
-    python bench/forget.py [--url URL] [--quick]
+    python bench/forget.py [--url URL] [--quick | --smoke]
+
+``--smoke``: 25 users, 3 forgotten. The memory is tenant ``default``'s (``--url``: that tenant's keys
+are flushed before and after), searched with BM25 alone whatever ``MEMSTACK_EMBEDDER`` says.
 
 Last line: ``RESULT subjects=… entries=… forget_p50_ms=… forget_p99_ms=… remaining=…
 others_intact=… read_paths_write_keys=…``. Targets on SQLite: ``remaining == 0``,
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import memstack
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack import ContextBuilder
 from memstack.dump import dump_lines
 
@@ -89,11 +93,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--url", help="engine URL (default: a fresh SQLite file)")
     parser.add_argument("--quick", action="store_true", help="100 users, 20 forgotten")
+    add_smoke(parser)
     args = parser.parse_args()
-    users, forgotten = (100, 20) if args.quick else (1000, 50)
+    users, forgotten = (25, 3) if args.smoke else (100, 20) if args.quick else (1000, 50)
     with tempfile.TemporaryDirectory() as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'forget.db'}"
-        with memstack.open(url) as mem:
+        with memstack.open(url, embedder="none") as mem:
             if args.url:
                 mem.engine.flush()
             started = time.perf_counter()
@@ -121,7 +126,7 @@ def main() -> None:
     print(
         f"RESULT subjects={users} entries={users * ENTRIES_PER_USER} forget_p50_ms={p50:.2f} "
         f"forget_p99_ms={p99:.2f} remaining={remaining} others_intact={intact} "
-        f"read_paths_write_keys={writes_by_reads}"
+        f"read_paths_write_keys={writes_by_reads}{smoke_tag(args)}"
     )
 
 

@@ -1,6 +1,6 @@
 """Closed-loop HTTP load against `memstack serve` on loopback: mixed session and search requests.
 
-    python bench/http_load.py [--url ENGINE_URL] [--quick] [--clients 32] [--seconds 20]
+    python bench/http_load.py [--url ENGINE_URL] [--quick | --smoke] [--clients 32] [--seconds 20]
 
 Starts `memstack serve` (this repository's CLI) on a free 127.0.0.1 port with the given engine URL
 (default: a fresh SQLite file), seeds it, then runs the load from a SECOND process: N concurrent
@@ -11,6 +11,9 @@ latency percentiles and errors; last line:
     RESULT engine=<name> rps=<n> p50_ms=<x> p99_ms=<y> errors=<k>
 
 The ratio peer in the same run is `GET /healthz` under the same load (the server's own floor).
+The server resolves its retrieval setting as `memstack serve` always does (`MEMSTACK_EMBEDDER`, else
+the local model when installed): the engine and the search mode come from `GET /v1/info`.
+`--smoke`: 4 clients for 1 s on 5 sessions and 20 memories.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 
 WORDS = [
     "coffee",
@@ -182,28 +187,31 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--_load", nargs=5, help=argparse.SUPPRESS)
+    add_smoke(parser)
     args = parser.parse_args()
     if args._load:
         base, clients, seconds, sessions, mix = args._load
         load_process(base, int(clients), float(seconds), int(sessions), mix)
         return
-    seconds = args.seconds or (8.0 if args.quick else 30.0)
-    sessions, memories = (50, 300) if args.quick else (200, 2000)
+    seconds = args.seconds or (1.0 if args.smoke else 8.0 if args.quick else 30.0)
+    sessions, memories = (5, 20) if args.smoke else (50, 300) if args.quick else (200, 2000)
+    clients = 4 if args.smoke else args.clients
     with tempfile.TemporaryDirectory(prefix="memstack-http-") as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'load.db'}"
         port = free_port()
         server = start_server(url, port)
         base = f"http://127.0.0.1:{port}"
         try:
-            engine = json.loads(_get(base + "/healthz"))["engine"]
+            info = json.loads(_get(base + "/v1/info"))
+            engine, mode = info["engine"], info["retrieval"]["mode"]
             seed(base, sessions, memories)
-            floor = run_load(base, args.clients, min(seconds, 5.0), sessions, "health")
-            mixed = run_load(base, args.clients, seconds, sessions, "mixed")
+            floor = run_load(base, clients, min(seconds, 5.0), sessions, "health")
+            mixed = run_load(base, clients, seconds, sessions, "mixed")
         finally:
             server.terminate()
             server.wait(timeout=20)
-    print(f"engine            {engine} ({url})")
-    print(f"clients           {args.clients} (closed loop, second process), {seconds:.0f} s")
+    print(f"engine            {engine} ({url}); search {mode}")
+    print(f"clients           {clients} (closed loop, second process), {seconds:.0f} s")
     print(f"mix               {mixed['by_kind']}")
     print(f"mixed rps         {mixed['rps']:.0f}")
     print(f"mixed p50 / p99   {mixed['p50']:.2f} / {mixed['p99']:.2f} ms")
@@ -214,6 +222,7 @@ def main() -> None:
         f"RESULT engine={engine} rps={mixed['rps']:.0f} p50_ms={mixed['p50']:.2f} "
         f"p99_ms={mixed['p99']:.2f} errors={mixed['errors']} "
         f"rps_vs_health={float(mixed['rps']) / float(floor['rps']):.2f}"  # type: ignore[arg-type]
+        f"{smoke_tag(args)}"
     )
 
 

@@ -20,7 +20,10 @@ variants of the default profile on one half (the later choices were made with it
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
+
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 
 HALVES: dict[str, tuple[str, ...]] = {
     "A": ("conv-26", "conv-41", "conv-43"),
@@ -168,3 +171,21 @@ CHOICES: tuple[Choice, ...] = (
         "keep raw BM25 scores",
     ),
 )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the halves and every recorded choice (``--smoke`` prints the same: it is a record)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    add_smoke(parser)
+    args = parser.parse_args(argv)
+    for name, samples in HALVES.items():
+        role = "tune" if name == TUNE else "report" if name == REPORT else "-"
+        print(f"half {name} ({role}): {', '.join(samples)}")
+    for choice in CHOICES:
+        print(f"\n{choice.setting}: {choice.value}\n  chosen on {choice.chosen_on}\n  {choice.evidence}")
+    print(f"RESULT choices={len(CHOICES)} halves={len(HALVES)}{smoke_tag(args)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

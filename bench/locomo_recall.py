@@ -9,7 +9,7 @@ averaged over questions. Nothing of a question (text, answer, evidence) reaches 
 tuned per conversation.
 
     python bench/locomo_recall.py [--split tune|report|both] [--reverse] [--embedder minilm|e5-small]
-                                  [--data PATH] [--url URL] [--cache-dir DIR] [--quick]
+                                  [--data PATH] [--url URL] [--cache-dir DIR] [--quick | --smoke]
 
 The halves and every choice made on them are in ``bench/locomo_choices.py``. ``--split tune`` (or
 ``report``) evaluates that half only; ``both`` (the default) evaluates all six conversations and prints
@@ -24,6 +24,11 @@ evaluates ``bm25:plain``, ``bm25:default`` and ``hybrid:default`` only, on the r
 the whole development split) and every question; with the cache the full run takes about a minute.
 The last line is ``RESULT questions=… bm25_r10=… hybrid_r10=… hybrid_r20=… report_hybrid_r10=… …``
 (figures of the ``default`` profile; ``report_`` on the report half, the others on the evaluated set).
+``--smoke`` runs the ``--quick`` modes over a tiny made-up conversation set in LoCoMo's format
+(``bench/_locomo_smoke.py``; no cache): it needs no LoCoMo copy, and its figures mean nothing.
+
+The BM25 modes search with BM25 alone and the hybrid modes with ``--embedder``, whatever
+``MEMSTACK_EMBEDDER`` says: the memory is opened with ``embedder="none"``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import argparse
 import json
 import re
 import sys
+import tempfile
 import time
 import uuid
 from collections import defaultdict
@@ -43,6 +49,8 @@ from typing import Any
 
 import memstack
 from _embed_cache import CachedEmbedder  # bench/ is on sys.path when the script runs
+from _locomo_smoke import write_smoke_data  # bench/ is on sys.path when the script runs
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_choices import HALVES, REPORT, TUNE  # bench/ is on sys.path when the script runs
 from memstack import Memory
 from memstack.longterm import LongTermMemory, MemoryEntry
@@ -230,7 +238,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reverse", action="store_true", help="swap the tune and report halves")
     parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
     parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache", help="'' disables the cache")
+    add_smoke(parser)
     args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memstack-locomo-") as tmp:
+        if args.smoke:
+            args.quick, args.cache_dir, args.split = True, "", args.split or "both"
+            args.data = args.data or write_smoke_data(Path(tmp))
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     args.split = args.split or ("report" if args.quick else "both")
     data = args.data or (DEFAULT_DATA if DEFAULT_DATA.is_file() else FALLBACK_DATA)
     tune, report = (REPORT, TUNE) if args.reverse else (TUNE, REPORT)
@@ -260,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     try:
-        with memstack.open(args.url) as mem:
+        with memstack.open(args.url, embedder="none") as mem:  # each mode names its own embedder
             per_conv, fill_seconds = evaluate(conversations, mem, modes, embedder)
     finally:
         if cached is not None:
@@ -306,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "hybrid_ms": 1000 * hybrid.seconds / max(1, n_questions) if hybrid else nan,
     }
     pairs = (f"{k}={v}" if isinstance(v, int) else f"{k}={v:.4f}" for k, v in figures.items())
-    print("RESULT " + " ".join(pairs))
+    print("RESULT " + " ".join(pairs) + smoke_tag(args))
     return 0
 
 

@@ -2,6 +2,7 @@
 
     python bench/locomo_sweep.py [--split tune|report] [--embedder minilm|e5-small] [--bm25]
                                  VARIANT [VARIANT ...]
+    python bench/locomo_sweep.py --smoke [VARIANT ...]
 
 A VARIANT is ``name:field=value,field=value`` over the ``default`` search profile's fields
 (:class:`memstack.search.SearchProfile`), plus ``fusion.field=value`` for fields of its fusion profile
@@ -10,19 +11,24 @@ A VARIANT is ``name:field=value,field=value`` over the ``default`` search profil
 under a temporary name for this process only and evaluated in hybrid mode (also in BM25 mode with
 ``--bm25``) on the chosen half, through :func:`locomo_recall.evaluate`, so the figures are the bench's.
 The halves and the rule are in ``bench/locomo_choices.py``: choose on ``tune``; run ``report`` once,
-after choosing.
+after choosing. ``--smoke`` evaluates ``default`` (or the variants given) with ``--bm25`` on a tiny
+made-up conversation set in LoCoMo's format (``bench/_locomo_smoke.py``; no cache); its figures mean
+nothing. The last line is ``RESULT variants=… hybrid_r10=… …`` (the first variant's figures).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import memstack
 from _embed_cache import CachedEmbedder  # bench/ is on sys.path when the script runs
+from _locomo_smoke import write_smoke_data  # bench/ is on sys.path when the script runs
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_choices import HALVES, REPORT, TUNE  # bench/ is on sys.path when the script runs
 from locomo_recall import DEFAULT_DATA, FALLBACK_DATA, Modes, evaluate, load, pooled
 from memstack.search import FUSION_PROFILES
@@ -64,13 +70,24 @@ def register(spec: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("variants", nargs="+")
+    parser.add_argument("variants", nargs="*")
     parser.add_argument("--split", choices=("tune", "report"), default="tune")
     parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
     parser.add_argument("--bm25", action="store_true", help="also evaluate each variant with BM25 alone")
     parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache")
     parser.add_argument("--data", type=Path, default=None)
+    add_smoke(parser)
     args = parser.parse_args(argv)
+    if not args.variants and not args.smoke:
+        parser.error("give at least one VARIANT (e.g. default)")
+    with tempfile.TemporaryDirectory(prefix="memstack-locomo-") as tmp:
+        if args.smoke:
+            args.variants, args.bm25, args.cache_dir = args.variants or ["default"], True, ""
+            args.data = args.data or write_smoke_data(Path(tmp))
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     data = args.data or (DEFAULT_DATA if DEFAULT_DATA.is_file() else FALLBACK_DATA)
     half = HALVES[TUNE if args.split == "tune" else REPORT]
     conversations = [c for c in load(data) if c.sample_id in half]
@@ -87,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.bm25:
             modes[f"bm25:{label}"] = lambda m, s, p=profile: m.long_term(s, profile=p)
     try:
-        with memstack.open("memory://") as mem:
+        with memstack.open("memory://", embedder="none") as mem:  # each mode names its own embedder
             per_conv, _ = evaluate(conversations, mem, modes, embedder)
     finally:
         if isinstance(embedder, CachedEmbedder):
@@ -101,6 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             ms = 1000 * scores.seconds / max(1, asked)
             figures = " / ".join(f"{scores.recall(k):.3f}" for k in (1, 10, 20))
             print(f"{kind + ':' + label:<28} R@1/10/20 {figures}  ({ms:.2f} ms)  {spec}")
+    first = args.variants[0].partition(":")[0]
+    line = f"RESULT variants={len(args.variants)} questions={asked}"
+    for kind in ("hybrid", "bm25") if args.bm25 else ("hybrid",):
+        scores = pooled(per_conv[f"{kind}:{first}"], half)
+        line += f" {kind}_r10={scores.recall(10):.4f} {kind}_ms={1000 * scores.seconds / max(1, asked):.4f}"
+    print(line + smoke_tag(args))
     return 0
 
 

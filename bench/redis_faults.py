@@ -1,6 +1,6 @@
 """The standalone Redis engine under connection kills and a server restart.
 
-    python bench/redis_faults.py [--url URL] [--quick]
+    python bench/redis_faults.py [--url URL] [--quick | --smoke]
 
 Phase 1: calls (a mix of reads, two-key put batches and increments), each preceded by
 ``CLIENT KILL`` of every connection but the bench's own admin one, at a random gap of 0-0.5 s
@@ -12,6 +12,7 @@ value more than one above the last known one); put batches seen half applied (it
 differ); and how long after the restarted server first answered ``PING`` a call still failed.
 Without ``--url`` the bench starts its own ``redis-server``; with ``--url`` the restart phase is
 skipped (``errors_after_restart_ms=-1``): the bench does not stop servers it did not start.
+``--smoke``: 6 calls in the kill phase and the short restart phase.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import redis as redis_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _redis_servers import _start, free_port
+from _smoke import add_smoke, smoke_tag
 from memstack.engines.redis import RedisEngine
 from memstack.errors import MemstackError
 
@@ -165,8 +167,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a standalone Redis to use (default: start one)")
     parser.add_argument("--quick", action="store_true", help="fewer calls (under 60 s)")
+    add_smoke(parser)
     args = parser.parse_args()
-    calls = 150 if args.quick else 1000
+    calls = 6 if args.smoke else 150 if args.quick else 1000
     rnd = random.Random(18)
     with tempfile.TemporaryDirectory(prefix="memstack-redis-faults-") as tmp:
         port = 0
@@ -185,7 +188,7 @@ def main() -> None:
             after_ms, restart_doubles, restart_partial = -1.0, 0, 0
             if port:
                 after_ms, restart_doubles, restart_partial = restart_phase(
-                    port, Path(tmp), engine, args.quick
+                    port, Path(tmp), engine, args.quick or args.smoke
                 )
             engine.close()
         finally:
@@ -195,6 +198,7 @@ def main() -> None:
     print(
         f"RESULT killed_success_ratio={ok / calls:.3f} double_applied={doubles + restart_doubles} "
         f"partial_writes={partial + restart_partial} errors_after_restart_ms={after_ms:.0f}"
+        f"{smoke_tag(args)}"
     )
 
 

@@ -1,7 +1,7 @@
 """BM25 speed: memstack's incremental index against bm25s, rank_bm25, SQLite FTS5 and tantivy.
 
-    python bench/search_speed.py [--quick] [--entries N] [--queries N] [--filtered-entries N]
-                                 [--conversations]
+    python bench/search_speed.py [--quick | --smoke] [--entries N] [--queries N] [--filtered-entries N]
+                                 [--conversations] [--url URL]
 
 Corpus: memory-like entries of 8-30 words sampled by frequency from wordfreq's English list (seeded, so
 every run uses the same corpus). Queries: 2-5 words sampled by frequency from the same list minus its
@@ -41,6 +41,13 @@ context field and the propagation after fusion take part: ``hybrid_conv_p50_ms``
 has its own process with ``OPENBLAS_NUM_THREADS=1`` (and ``OMP_NUM_THREADS=1``): on a shared machine
 BLAS's threads wait for each other (the 100,000 x 384 matrix-vector product measured ~31 ms with
 them, ~12 ms without).
+
+``--url`` puts the ``LongTermMemory`` measurements (filtered, cold start, hybrid) on that engine
+instead (default: a temporary SQLite file for the first two, ``memory://`` for hybrid), each in a
+scope of its own that is forgotten at the end; the cold start needs an engine other processes can
+open (not ``memory://``: then it is skipped, ``cold_start_s=nan``). Those memories are opened with
+``embedder="none"``: BM25 alone unless the run gives a scope its embedder. ``--smoke``: 500 entries,
+20 queries, one cold start.
 """
 
 from __future__ import annotations
@@ -58,6 +65,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
+
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 
 ENGINES = ["memstack", "bm25s", "rank_bm25", "sqlite_fts5", "tantivy"]
 TOP_K = 10
@@ -322,7 +331,9 @@ class _SpeedEmbedder:
 CONVERSATION_TURNS, SESSION_TURNS = 500, 20
 
 
-def run_hybrid(docs: list[str], queries: list[str], conversations: bool = False) -> dict[str, Any]:
+def run_hybrid(
+    docs: list[str], queries: list[str], conversations: bool = False, url: str = "memory://"
+) -> dict[str, Any]:
     """The hybrid search of the ``default`` profile; with ``conversations`` every entry is a turn of a
     conversation (``CONVERSATION_TURNS`` turns each, sessions of ``SESSION_TURNS``, two speakers), so
     the profile's conversation options (context field, propagation) take part."""
@@ -333,8 +344,9 @@ def run_hybrid(docs: list[str], queries: list[str], conversations: bool = False)
 
     embedder = _SpeedEmbedder()
     start = datetime(2024, 1, 1, tzinfo=UTC)
-    with memstack.open("memory://") as mem:
-        lt = mem.long_term("speed", embedder=embedder)
+    scope = f"speed-{os.getpid()}"
+    with memstack.open(url, embedder="none") as mem:
+        lt = mem.long_term(scope, embedder=embedder)
         t0 = time.perf_counter()
         for i, text in enumerate(docs):
             meta = None
@@ -350,6 +362,7 @@ def run_hybrid(docs: list[str], queries: list[str], conversations: bool = False)
         lt.search(queries[0], max_results=TOP_K)  # builds the index and the matrix: not timed
         times, _ = timed_queries(lambda q: [h.entry.id for h in lt.search(q, max_results=TOP_K)], queries)
         embed_times, _ = timed_queries(lambda q: [str(embedder.embed_queries([q]).shape)], queries)
+        mem.forget(scope=scope)
     model = "none (hashed stand-in)" if embedder.queries is None else embedder.queries.model_id
     return {"fill_s": fill, "times": times, "embed_times": embed_times, "query_model": model}
 
@@ -358,14 +371,14 @@ FILTER_TAGS = 20
 COLD_RUNS = 3
 
 
-def run_filtered(docs: list[str], queries: list[str], path: str) -> dict[str, Any]:
-    """BM25 search of a ``LongTermMemory`` on a SQLite file with and without a tag filter (one tag
-    of 20, so about 5 % of the entries pass): the filter is answered from postings, not by testing
-    every entry. The file is left with its snapshot for :func:`run_cold`."""
+def run_filtered(docs: list[str], queries: list[str], url: str, scope: str) -> dict[str, Any]:
+    """BM25 search of a ``LongTermMemory`` (a SQLite file unless ``--url``) with and without a tag
+    filter (one tag of 20, so about 5 % of the entries pass): the filter is answered from postings,
+    not by testing every entry. The scope is left with its snapshot for :func:`run_cold`."""
     import memstack
 
-    with memstack.open(f"sqlite:///{path}") as mem:
-        lt = mem.long_term("filtered", embedder=None)
+    with memstack.open(url, embedder="none") as mem:
+        lt = mem.long_term(scope, embedder=None)
         t0 = time.perf_counter()
         for i, text in enumerate(docs):
             lt.save(id=f"e{i}", content=text, tags=[f"t{i % FILTER_TAGS}"])
@@ -382,7 +395,7 @@ def run_filtered(docs: list[str], queries: list[str], path: str) -> dict[str, An
     return {"plain": plain, "tagged": tagged, "wrong": wrong, "fill_s": fill, "snapshot_s": snapshot}
 
 
-def run_cold(path: str, query: str) -> dict[str, Any]:
+def run_cold(url: str, scope: str, query: str) -> dict[str, Any]:
     """A new process opens the SQLite file and searches: the first plain BM25 search (answered from
     the scope's snapshot: memstack.longterm.cold), then the first filtered one (which builds the
     full cache). ``memstack`` is imported before the clock starts; what ``open`` and the search
@@ -390,8 +403,8 @@ def run_cold(path: str, query: str) -> dict[str, Any]:
     import memstack
 
     t0 = time.perf_counter()
-    with memstack.open(f"sqlite:///{path}") as mem:
-        lt = mem.long_term("filtered", embedder=None)
+    with memstack.open(url, embedder="none") as mem:
+        lt = mem.long_term(scope, embedder=None)
         first = [h.entry.id for h in lt.search(query, max_results=TOP_K)]
         t1 = time.perf_counter()
         lt.search(query, tags=["t3"], max_results=TOP_K)
@@ -421,37 +434,40 @@ def main() -> None:
     parser.add_argument("--worker", choices=[*ENGINES, "hybrid", "filtered", "cold"], help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     parser.add_argument("--query-cap", type=int, default=10**9, help=argparse.SUPPRESS)
+    parser.add_argument("--url", help="engine of the LongTermMemory measurements (see the docstring)")
+    add_smoke(parser)
     args = parser.parse_args()
     if args.worker == "hybrid":
         with open(args.data) as fh:
             data = json.load(fh)
-        print(json.dumps(run_hybrid(data["docs"], data["queries"], args.conversations)))
+        hybrid_url = args.url or "memory://"
+        print(json.dumps(run_hybrid(data["docs"], data["queries"], args.conversations, hybrid_url)))
         return
     if args.worker == "filtered":
         with open(args.data) as fh:
             data = json.load(fh)
-        print(json.dumps(run_filtered(data["docs"], data["queries"], data["db"])))
+        print(json.dumps(run_filtered(data["docs"], data["queries"], data["url"], data["scope"])))
         return
     if args.worker == "cold":
         with open(args.data) as fh:
             data = json.load(fh)
-        print(json.dumps(run_cold(data["db"], data["queries"][0])))
+        print(json.dumps(run_cold(data["url"], data["scope"], data["queries"][0])))
         return
     if args.worker:
         worker(args.worker, args.data, args.query_cap)
         return
 
-    entries = args.entries or (20_000 if args.quick else 100_000)
-    n_queries = args.queries or (300 if args.quick else 1_000)
-    rank_cap = 10 if args.quick else 30
+    entries = args.entries or (500 if args.smoke else 20_000 if args.quick else 100_000)
+    n_queries = args.queries or (20 if args.smoke else 300 if args.quick else 1_000)
+    rank_cap = 5 if args.smoke else 10 if args.quick else 30
     docs, queries = make_corpus(entries + 200, n_queries)
     docs, extra = docs[:entries], docs[entries:]
     print(
         f"corpus: {entries:,} entries (8-30 words, wordfreq English), "
         f"{n_queries:,} queries of 2-5 words, top {TOP_K}"
     )
-    if args.quick:
-        print("--quick: a reduced corpus; figures are not comparable with a full run")
+    if args.quick or args.smoke:
+        print("a reduced corpus; figures are not comparable with a full run")
 
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -476,7 +492,8 @@ def main() -> None:
         # One BLAS thread: on shared cores BLAS's own threads wait for each other (measured here: the
         # 100k x 384 product took ~31 ms with them, ~12 ms without); a deployment sets the same variable.
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        cmd = [sys.executable, __file__, "--worker", "hybrid", "--data", path]
+        on_url = ["--url", args.url] if args.url else []
+        cmd = [sys.executable, __file__, "--worker", "hybrid", "--data", path, *on_url]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
         if proc.returncode != 0:
             raise SystemExit(f"hybrid: failed\n{proc.stderr[-2000:]}")
@@ -489,23 +506,32 @@ def main() -> None:
             if proc.returncode != 0:
                 raise SystemExit(f"hybrid (conversations): failed\n{proc.stderr[-2000:]}")
             conv = json.loads(proc.stdout.strip().splitlines()[-1])
-        filtered_entries = args.filtered_entries or (20_000 if args.quick else 200_000)
+        default = 500 if args.smoke else 20_000 if args.quick else 200_000
+        filtered_entries = args.filtered_entries or default
         filtered_docs, _ = make_corpus(filtered_entries, 1, seed=11)
         filtered_path = os.path.join(tmp, "filtered.json")
+        store_url = args.url or f"sqlite:///{os.path.join(tmp, 'f.db')}"
+        scope = f"filtered-{os.getpid()}"
         with open(filtered_path, "w") as fh:
-            json.dump({"docs": filtered_docs, "queries": queries, "db": os.path.join(tmp, "f.db")}, fh)
+            json.dump({"docs": filtered_docs, "queries": queries, "url": store_url, "scope": scope}, fh)
         cmd = [sys.executable, __file__, "--worker", "filtered", "--data", filtered_path]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
         if proc.returncode != 0:
             raise SystemExit(f"filtered: failed\n{proc.stderr[-2000:]}")
         filtered = json.loads(proc.stdout.strip().splitlines()[-1])
         colds = []
-        for _ in range(COLD_RUNS):
+        shared = not store_url.startswith("memory:")  # a memory:// engine ends with its process
+        for _ in range((1 if args.smoke else COLD_RUNS) if shared else 0):
             cmd = [sys.executable, __file__, "--worker", "cold", "--data", filtered_path]
             proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
             if proc.returncode != 0:
                 raise SystemExit(f"cold: failed\n{proc.stderr[-2000:]}")
             colds.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        if args.url and shared:
+            import memstack
+
+            with memstack.open(args.url, embedder="none") as mem:
+                mem.forget(scope=scope)
 
     ours = results["memstack"]
     print()
@@ -556,12 +582,13 @@ def main() -> None:
     print(f"filtered (LongTermMemory BM25, {filtered_entries:,} entries, a tag on 1 in {FILTER_TAGS}): "
           f"unfiltered p50 {f_plain:.3f} ms, filtered p50 {f_tagged:.3f} ms, "
           f"hits outside the filter: {filtered['wrong']}")  # fmt: skip
-    cold_start = statistics.median(c["cold_start_s"] for c in colds)
-    full_build = statistics.median(c["full_build_s"] for c in colds)
-    print(f"cold start (SQLite file of those entries, fill {filtered['fill_s']:.1f} s, snapshot written in "
-          f"{filtered['snapshot_s']:.2f} s): a new process opens it and answers its first search in "
-          f"{cold_start:.3f} s (median of {COLD_RUNS}); its first filtered search builds the full cache "
-          f"in {full_build:.2f} s; same top 10 from the snapshot as from the cache: "
+    nan = float("nan")
+    cold_start = statistics.median(c["cold_start_s"] for c in colds) if colds else nan
+    full_build = statistics.median(c["full_build_s"] for c in colds) if colds else nan
+    print(f"cold start ({store_url.split(':')[0]} engine of those entries, fill {filtered['fill_s']:.1f} s, "
+          f"snapshot written in {filtered['snapshot_s']:.2f} s): a new process opens it and answers its "
+          f"first search in {cold_start:.3f} s (median of {len(colds)}); its first filtered search builds "
+          f"the full cache in {full_build:.2f} s; same top 10 from the snapshot as from the cache: "
           f"{all(c['same_top'] for c in colds)}")  # fmt: skip
 
     p50 = pct(ours["times"], 0.5) * 1e3
@@ -577,7 +604,7 @@ def main() -> None:
         line += f" hybrid_conv_p50_ms={pct(conv['times'], 0.5) * 1e3:.4f}"
     line += f" filtered_p50_ms={f_tagged:.4f} filtered_vs_unfiltered={f_tagged / f_plain:.3f}"
     line += f" cold_start_s={cold_start:.3f} cold_full_build_s={full_build:.2f}"
-    print(line)
+    print(line + smoke_tag(args))
 
 
 if __name__ == "__main__":

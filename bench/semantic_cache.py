@@ -1,6 +1,6 @@
 """Semantic cache around chat calls: hit latency, miss overhead, paraphrase hits and false hits.
 
-    python bench/semantic_cache.py [--url URL] [--quick] [--threshold T]
+    python bench/semantic_cache.py [--url URL] [--quick | --smoke] [--threshold T]
 
 One engine (default: a temporary SQLite file) holds one cache of 10,000 prompts ("What is the
 {aspect} of {subject}?", 100 subjects x 100 aspects), stored as a wrapped chat stores them (same
@@ -23,8 +23,8 @@ threshold used: ``hit_rate_paraphrase`` = paraphrases answered with THEIR prompt
 ``near_miss_false_hit_rate`` = paraphrases of a subject/aspect pair never stored (same phrasing,
 the hard case) that would be answered from the cache. A table gives the rates at other
 thresholds, from the same similarities (computed before the timed calls store anything).
-``--quick``: 1,000 prompts and 100 lookups of each kind. Targets on SQLite and Redis at 10k
-entries: ``hit_p50_ms <= 5`` and ``miss_overhead_p50_ms <= 5``.
+``--quick``: 1,000 prompts and 100 lookups of each kind; ``--smoke``: 50 prompts and 5 lookups.
+Targets on SQLite and Redis at 10k entries: ``hit_p50_ms <= 5`` and ``miss_overhead_p50_ms <= 5``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import open_engine
 from memstack.search.embedders import Embedder, FakeEmbedder, available_local_embedder
 from memstack.shared import SemanticCache
@@ -175,13 +176,14 @@ def main() -> int:
     parser.add_argument(
         "--threshold", type=float, default=0.92, help="similarity threshold (RubyLLM's default)"
     )
+    add_smoke(parser)
     args = parser.parse_args()
     rng = random.Random(7)
     every = [(s, a) for a in ASPECTS for s in SUBJECTS]
     rng.shuffle(every)
-    pairs = every[: 1000 if args.quick else 10_000]
+    pairs = every[: 50 if args.smoke else 1000 if args.quick else 10_000]
     near = every[len(pairs) :]  # same phrasing, a subject/aspect pair never stored
-    lookups = 100 if args.quick else 500
+    lookups = 5 if args.smoke else 100 if args.quick else 500
     local = available_local_embedder()
     embedder = TimedEmbedder(local if local is not None else FakeEmbedder(dim=256))
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
@@ -273,6 +275,7 @@ def main() -> int:
         f"miss_overhead_p50_ms={p50(miss_own):.3f} hit_total_p50_ms={p50(hit_total):.3f} "
         f"embed_p50_ms={p50(embeds):.3f} hit_rate_paraphrase={right:.3f} false_hit_rate={wrong:.3f} "
         f"near_miss_false_hit_rate={near_rate(args.threshold):.3f} threshold={args.threshold}"
+        f"{smoke_tag(args)}"
     )
     return 0
 

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import Engine, open_engine
 from memstack.session import SessionStore
 
@@ -186,10 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
     parser.add_argument("--quick", action="store_true", help="small run (< 60 s)")
+    add_smoke(parser)
     args = parser.parse_args(argv)
     tmp = tempfile.TemporaryDirectory(prefix="memstack-bench-")
     url = args.url or f"sqlite:///{tmp.name}/bench.db"
-    n, rounds = (2000, 5) if args.quick else (10000, 5)
+    n, rounds = (50, 1) if args.smoke else (2000, 5) if args.quick else (10000, 5)
     engine = open_engine(url)
     try:
         store = SessionStore(engine, max_history=(rounds + 1) * 2 * n + 10, max_sessions=0)
@@ -254,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             f"RESULT engine={engine.name} put_ops={put_ops:.0f} get_ops={rate['get']:.0f} "
             f"incr_ops={rate['incr']:.0f} keys_ops={rate['keys']:.0f} raw_ops={raw_ops:.0f} "
             f"batch1_ops={rate['batch1']:.0f} put_batch_ops={rate['put_batch']:.0f} "
-            f"put_vs_raw={put_ops / raw_ops:.2f} round_trips_per_put={round_trips:.2f}"
+            f"put_vs_raw={put_ops / raw_ops:.2f} round_trips_per_put={round_trips:.2f}{smoke_tag(args)}"
         )
     finally:
         engine.close()

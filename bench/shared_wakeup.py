@@ -1,8 +1,9 @@
 """Wake-up latency of blocking reads on shared memory: from a write to the reader's return.
 
-    python bench/shared_wakeup.py [--url URL] [--quick] [--rounds N]
+    python bench/shared_wakeup.py [--url URL] [--quick | --smoke] [--rounds N]
 
-Default engine: a temporary SQLite file. Two measurements, N rounds each (1,000; ``--quick``: 100):
+Default engine: a temporary SQLite file. Two measurements, N rounds each (1,000; ``--quick``: 100;
+``--smoke``: 5):
 
 * same process: a reader thread blocked in ``get(key, wait=...)``, the main thread writes;
 * cross process: a spawned Python process blocked in ``get``, this process writes.
@@ -28,6 +29,7 @@ import time
 import uuid
 from pathlib import Path
 
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import open_engine
 from memstack.shared import SharedMemory
 
@@ -119,11 +121,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100 rounds instead of 1,000")
     parser.add_argument("--rounds", type=int, help="rounds per measurement (overrides --quick)")
     parser.add_argument("--child", nargs=3, metavar=("URL", "NAME", "ROUNDS"), help=argparse.SUPPRESS)
+    add_smoke(parser)
     args = parser.parse_args()
     if args.child:
         child(args.child[0], args.child[1], int(args.child[2]))
         return
-    rounds = args.rounds or (100 if args.quick else 1000)
+    rounds = args.rounds or (5 if args.smoke else 100 if args.quick else 1000)
     with tempfile.TemporaryDirectory(prefix="memstack-bench-") as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'wakeup.db'}"
         probe = open_engine(url)
@@ -149,7 +152,7 @@ def main() -> None:
         f"RESULT engine={engine_name} same_process_p50_ms={same_p50:.3f} "
         f"cross_process_p50_ms={cross_p50:.3f} cross_process_p99_ms={cross_p99:.3f} "
         f"same_process_p99_ms={same_p99:.3f} "
-        f"cross_vs_same_p50_ratio={ratio:.2f} rounds={rounds}"
+        f"cross_vs_same_p50_ratio={ratio:.2f} rounds={rounds}{smoke_tag(args)}"
     )
 
 

@@ -1,11 +1,12 @@
 """The inspector in Chromium: first load, memory search, conversation tree, live board update.
 
-    python bench/ui.py [--url ENGINE_URL] [--quick] [--runs N]
+    python bench/ui.py [--url ENGINE_URL] [--quick | --smoke] [--runs N]
 
 Seeds one tenant (10k long-term memories, 100 conversations of 200 messages; ``--quick``: 2k
-memories and 5 conversations) on the engine (default: a fresh SQLite file), serves the app on a
-free loopback port with an API key, and drives Debian's Chromium (Playwright) over ``/ui`` while
-a writer keeps a shared board busy (about 100 writes/s). Each figure is the p50 over the runs:
+memories and 5 conversations; ``--smoke``: 50 memories, 2 conversations of 20 messages, one run)
+on the engine (default: a fresh SQLite file), serves the app on a free loopback port with an API
+key, and drives Debian's Chromium (Playwright) over ``/ui`` while a writer keeps a shared board
+busy (about 100 writes/s). Each figure is the p50 over the runs:
 
 - first_load_ms: a fresh tab (key already in its session storage) until the sessions list shows;
 - search_view_ms: from submitting a search (10k memories) until the results table is drawn;
@@ -31,7 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
-from memstack import Memory  # noqa: E402 - after the path set-up above
+from _smoke import add_smoke, smoke_tag  # noqa: E402 - after the path set-up above
+from memstack import Memory  # noqa: E402
 from memstack.engines import open_engine  # noqa: E402
 from memstack.engines.prefixed import tenant_engine  # noqa: E402
 from memstack.shared import SharedMemory  # noqa: E402
@@ -105,9 +107,11 @@ def main() -> None:
     parser.add_argument("--url", help="engine URL (default: a fresh SQLite file)")
     parser.add_argument("--quick", action="store_true", help="short run (< 60 s)")
     parser.add_argument("--runs", type=int, default=None)
+    add_smoke(parser)
     args = parser.parse_args()
-    memories, conversations = (2000, 5) if args.quick else (10_000, 100)
-    runs = args.runs or (5 if args.quick else 15)
+    memories, conversations = (50, 2) if args.smoke else (2000, 5) if args.quick else (10_000, 100)
+    messages = 20 if args.smoke else 200
+    runs = args.runs or (1 if args.smoke else 5 if args.quick else 15)
     path = chromium_path()
     if path is None:
         sys.exit("bench/ui.py needs Debian's chromium (apt-get install chromium)")
@@ -118,8 +122,8 @@ def main() -> None:
     if args.url:
         engine.flush()
     started = time.perf_counter()
-    seed(engine, memories, conversations, 200)
-    print(f"engine={engine.name} seeded {memories} memories, {conversations}x200 messages "
+    seed(engine, memories, conversations, messages)
+    print(f"engine={engine.name} seeded {memories} memories, {conversations}x{messages} messages "
           f"in {time.perf_counter() - started:.1f} s")  # fmt: skip
     figures: dict[str, list[float]] = {"first_load": [], "search": [], "tree": [], "board": []}
     with live_server(engine, TENANT) as live, BusyBoard(engine) as busy, sync_playwright() as pw:
@@ -171,6 +175,7 @@ def main() -> None:
     print(
         f"RESULT first_load_ms={p50(figures['first_load'])} search_view_ms={p50(figures['search'])} "
         f"conversation_tree_ms={p50(figures['tree'])} board_update_ms={p50(figures['board'])}"
+        f"{smoke_tag(args)}"
     )
 
 

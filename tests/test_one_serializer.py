@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 import memstack
 from memstack import wire
 from memstack.cli import app as cli_app
-from memstack.engines.prefixed import tenant_engine
 from memstack.server import create_app
 from memstack.server.toolbox import call_tool
 from memstack.shared.change import MemoryChange
@@ -34,7 +33,7 @@ def url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def client(url: str) -> Iterator[TestClient]:
-    with memstack.open(url) as mem, TestClient(create_app(mem.engine)) as test_client:
+    with memstack.open(url, tenant=None) as mem, TestClient(create_app(mem.engine)) as test_client:
         yield test_client
 
 
@@ -71,7 +70,7 @@ def test_long_term_entry_and_hit(url: str, client: TestClient) -> None:
     assert set(saved_cli) == set(saved_http)
     assert times_are_iso(saved_cli) == times_are_iso(saved_http) == 1  # updated_at is None until an update
     with memstack.open(url) as mem:
-        entry = tenant_engine_memory(mem).long_term().get(saved_cli["id"])
+        entry = mem.long_term().get(saved_cli["id"])
         assert entry is not None
         assert wire.memory_json(entry) == saved_cli
     hits_cli = cli(url, "memories", "search", "violin")
@@ -79,11 +78,6 @@ def test_long_term_entry_and_hit(url: str, client: TestClient) -> None:
     assert hits_cli == hits_http
     assert isinstance(hits_http[0]["sources"], list)
     assert times_are_iso(hits_http) >= 1
-
-
-def tenant_engine_memory(mem: memstack.Memory) -> memstack.Memory:
-    """The CLI's and the keyless server's view: tenant ``default``."""
-    return memstack.Memory(tenant_engine(mem.engine, "default"))
 
 
 def test_conversation_message(url: str, client: TestClient) -> None:
@@ -126,7 +120,7 @@ def test_dream_record_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
         client.post("/v1/memories", json={"content": "Alice plays the violin"})
     via_http = client.post("/v1/dream/runs", json={"passes": ["dedupe"], "dry_run": True}).json()["items"]
     with memstack.open(url) as mem:
-        via_mcp = json.loads(call_tool(tenant_engine_memory(mem), "dream_dry_run", {"pass_name": "dedupe"}))
+        via_mcp = json.loads(call_tool(mem, "dream_dry_run", {"pass_name": "dedupe"}))
     assert set(via_mcp) == set(via_http[0])
     assert via_mcp["retired"] == via_http[0]["retired"]
     assert times_are_iso(via_mcp) >= 2 and times_are_iso(via_http) >= 2
@@ -159,7 +153,7 @@ def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: Test
     via_http = client.get("/v1/dream/records").json()["items"]
     via_cli = cli(url, "dream", "history")
     with memstack.open(url) as mem:
-        mine = tenant_engine_memory(mem)
+        mine = mem
         via_mcp = json.loads(call_tool(mine, "dream_history", {}))
         record = memstack.dream.Dreamer(mine.long_term()).show(ran["id"])
     assert via_http == via_cli == via_mcp == [wire.dream_summary_json(record)]
@@ -185,7 +179,7 @@ def test_shared_document_on_http_and_mcp(url: str, client: TestClient) -> None:
     via_http = client.get("/v1/shared/kb/documents/readme").json()
     assert via_http == put.json()
     with memstack.open(url) as mem:
-        mine = tenant_engine_memory(mem)
+        mine = mem
         via_mcp = json.loads(call_tool(mine, "document_get", {"name": "kb", "key": "readme"}))
         stored = DocumentStore(mine.engine, "kb").get("readme")
     assert stored is not None
@@ -200,6 +194,6 @@ def test_session_history_tool_matches_http(url: str, client: TestClient) -> None
     assert client.put("/v1/sessions/s1/keys/k", json={"value": 1}).status_code == 200
     via_http = client.get("/v1/sessions/s1/history").json()["entries"]
     with memstack.open(url) as mem:
-        via_mcp = json.loads(call_tool(tenant_engine_memory(mem), "session_history", {}, session_id="s1"))
+        via_mcp = json.loads(call_tool(mem, "session_history", {}, session_id="s1"))
     assert via_mcp == via_http
     assert times_are_iso(via_mcp) >= 1

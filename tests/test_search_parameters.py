@@ -33,7 +33,7 @@ def test_every_surface_takes_every_name() -> None:
     library = set(inspect.signature(LongTermMemory.search).parameters)
     command = typer.main.get_command(cli_app).commands["memories"].commands["search"]  # type: ignore[attr-defined]  # a typer group
     cli = {p.name for p in command.params}
-    with memstack.open("memory://") as mem, TestClient(create_app(mem.engine)) as client:
+    with memstack.open("memory://", tenant=None) as mem, TestClient(create_app(mem.engine)) as client:
         spec = client.get("/openapi.json").json()
     http = {p["name"] for p in spec["paths"]["/v1/memories"]["get"]["parameters"]}
     tool = set(SearchMemoryArgs.model_fields)

@@ -49,7 +49,7 @@ _TIERS: Final = (
     ("subj:", "subject_index"),
     ("lg:", "langgraph"),
 )
-ADOPT_TIERS: Final = tuple(dict.fromkeys(tier for _, tier in _TIERS)) + ("other",)
+ADOPT_TIERS: Final = (*dict.fromkeys(tier for _, tier in _TIERS), "other")
 """The tier names :func:`untenanted` counts and :func:`adopt` takes."""
 _FAMILY_PREFIXES: Final = (
     "rr:memory:", "lt:~inj:", "shared:m:", "shared:c:", "shared:d:", "win:n:",
@@ -183,7 +183,7 @@ def _move_family(
 
 def _move_chunk(
     engine: Engine, prefix: str, keys: Sequence[str], *, dry_run: bool, overwrite: bool, report: AdoptReport
-) -> list[str] | None | Literal[False]:
+) -> list[str] | Literal[False] | None:
     """Move ``keys`` in one guarded batch: the keys moved, None on a conflict, False when the
     guard failed (read again)."""
     plan: list[tuple[str, str, Any, str]] = []  # key, kind, value, what to do with the target

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 import memstack
 from memstack.cli import app
-from memstack.engines.prefixed import tenant_engine
 
 from ._helpers import answer
 from ._openai_server import fake_openai
@@ -21,8 +20,8 @@ from ._openai_server import fake_openai
 @contextmanager
 def default_tenant(url: str) -> Iterator[memstack.Memory]:
     """The data the CLI sees: tenant ``default`` (as the keyless server stores it)."""
-    with memstack.open(url) as whole:
-        yield memstack.Memory(tenant_engine(whole.engine, "default"))
+    with memstack.open(url) as mem:  # tenant default, like the CLI
+        yield mem
 
 
 def run(url: str, *args: str, code: int = 0) -> str:

@@ -18,7 +18,7 @@ from memstack.server import create_app
 
 def test_cli_and_http_forget_the_tenants_data_with_one_report(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'forget.db'}"
-    with memstack.open(url) as whole:
+    with memstack.open(url, tenant=None) as whole:
         default = memstack.Memory(tenant_engine(whole.engine, "default"))
         other = memstack.Memory(tenant_engine(whole.engine, "other"))
         for mem in (default, other):
@@ -59,7 +59,7 @@ def test_subject_given_on_writes_over_http_and_the_cli_is_forgotten_everywhere(t
     ):
         result = runner.invoke(cli_app, ["--url", url, *args])
         assert result.exit_code == 0, (args, result.output)
-    with memstack.open(url) as whole, TestClient(create_app(whole.engine)) as client:
+    with memstack.open(url, tenant=None) as whole, TestClient(create_app(whole.engine)) as client:
         assert (
             client.post("/v1/memories", json={"content": "Zed owns a cat", "subject": "zed"}).status_code
             == 201

@@ -73,14 +73,14 @@ def test_only_an_admin_key_purges_over_http(engine: Engine) -> None:
 
 def test_cli_purge_asks_first(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'purge.db'}"
-    with memstack.open(url) as whole:
+    with memstack.open(url, tenant=None) as whole:
         Memory(tenant_engine(whole.engine, "acme")).long_term().save(content="acme fact")
     runner = CliRunner()
     declined = runner.invoke(cli_app, ["--url", url, "tenants", "purge", "acme"], input="n\n")
     assert declined.exit_code == 1
-    with memstack.open(url) as whole:
+    with memstack.open(url, tenant=None) as whole:
         assert raw(whole.engine, "t:acme:") != []
     done = runner.invoke(cli_app, ["--url", url, "tenants", "purge", "acme", "--yes"])
     assert done.exit_code == 0 and "purged tenant acme" in done.stdout and "0 remaining" in done.stdout
-    with memstack.open(url) as whole:
+    with memstack.open(url, tenant=None) as whole:
         assert raw(whole.engine, "t:acme:") == []

@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 import memstack
-from memstack.engines.prefixed import tenant_engine
 
 from .live import memstack_serve
 
@@ -58,8 +57,8 @@ def _wait_for_backfill(base: str) -> dict[str, Any]:
 
 def test_beverage_finds_green_tea_over_http_and_mcp(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'recall.db'}"
-    with memstack.open(url) as whole:  # stored before any embedder existed: no vectors
-        before = memstack.Memory(tenant_engine(whole.engine, "default")).long_term()
+    with memstack.open(url, embedder="none") as mem:  # stored before any embedder existed: no vectors
+        before = mem.long_term()
         for text in UNRELATED[:10]:
             before.save(content=text)
     with memstack_serve(url, "--embedder", "local", "--no-auth") as served:

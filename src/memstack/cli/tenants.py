@@ -12,6 +12,8 @@ from ._common import emit, memory
 
 app = typer.Typer(no_args_is_help=True)
 
+_TIER_HELP = f"Only this tier (repeatable): {', '.join(ADOPT_TIERS)}. Default: all."
+
 
 @app.command("purge")
 def purge(
@@ -36,11 +38,7 @@ def purge(
 @app.command("adopt")
 def adopt_command(
     into: str = typer.Option(..., "--into", help="The tenant that receives the data (e.g. default)."),
-    tier: list[str] = typer.Option(
-        None,
-        "--tier",
-        help=f"Only this tier (repeatable): {', '.join(ADOPT_TIERS)}. Default: all.",
-    ),
+    tier: list[str] = typer.Option(None, "--tier", help=_TIER_HELP),
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what would move; write nothing."),
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Replace tenant keys that hold other values (default: leave the family)."

@@ -44,8 +44,16 @@ from .entry import from_json
 from .index_cache import logged_changes
 from .layout import PREFIX, ScopeKeys, log_change
 from .query import document_text
-from .vectors import BATCH_SIZE, JOIN_TIMEOUT, MAX_INPUT_CHARS, decode_vector, encode_vector, text_hash
-from .vectors import track, untrack
+from .vectors import (
+    BATCH_SIZE,
+    JOIN_TIMEOUT,
+    MAX_INPUT_CHARS,
+    decode_vector,
+    encode_vector,
+    text_hash,
+    track,
+    untrack,
+)
 
 __all__ = ["VectorFollower", "pending_vectors", "stored_scopes"]
 
@@ -185,6 +193,11 @@ class VectorFollower:
             if now >= self._next_discovery:
                 self._discover(now)
             self._read_changes(now)
+            self._count()
+            if self.pending and not self._announced:
+                self._announced, self._last_log = True, now
+                log.info("vectors: %d memory entries wait for a vector of %s; filling them in",
+                         self.pending, self.embedder.model_id)  # fmt: skip
             written = 0
             if now >= self._retry_at:
                 try:
@@ -216,7 +229,9 @@ class VectorFollower:
             if view is None:
                 view = self._views[tenant] = tenant_engine(self.engine, tenant or "")
             prefix = "" if tenant is None else f"t:{tenant}:"
-            self._scopes[(tenant, name)] = _Scope(view, ScopeKeys.of(view, name), prefix, not self._discovered)
+            self._scopes[(tenant, name)] = _Scope(
+                view, ScopeKeys.of(view, name), prefix, not self._discovered
+            )
         self._discovered = True
 
     def _read_changes(self, now: float) -> None:
@@ -335,12 +350,7 @@ class VectorFollower:
     def _report(self, now: float, written: int) -> None:
         self.written += written
         self._count()
-        if self.pending and not self._announced:
-            self._announced = True
-            self._last_log = now
-            log.info("vectors: %d memory entries wait for a vector of %s; filling them in",
-                     self.pending, self.embedder.model_id)  # fmt: skip
-        elif written and now - self._last_log >= LOG_EVERY:
+        if written and self.pending and now - self._last_log >= LOG_EVERY:
             self._last_log = now
             log.info("vectors: %d written, %d still waiting", self.written, self.pending)
         if not self.pending:

@@ -56,10 +56,21 @@ class MemoryEntry:
 class SearchHit:
     """One search result: the entry, its final score and what each retriever said.
 
-    ``score`` ranks the hits: the fused (and propagated) score of a hybrid search, the raw BM25 score
-    of a BM25-alone search, except with a search profile that propagates along conversations on a
-    scope holding conversation turns, whose BM25-alone searches are fused too (as a hybrid search whose
-    vectors found nothing; :mod:`memstack.search.retrieval`).
+    ``score`` ranks the hits (higher is better) and means what ranked them; it compares hits of one
+    search, not of two searches:
+
+    * hybrid search (``default`` fusion): ``0.6 * b + 0.4 * v`` where ``b`` and ``v`` are the BM25
+      score and the cosine min-max normalised over that search's candidates of each retriever (its
+      best 1, its worst 0; a retriever that did not find the hit gives 0), so a fused score is in
+      ``[0, 1]``: 1 is the best of both lists, 0.4 the best vector hit that BM25 did not find (a lone
+      vector hit in a tiny scope included), 0.6 the best BM25 hit without a vector match
+      (:mod:`memstack.search.fusion`; other fusion profiles have their own scales). Searches that
+      propagate along conversations (the ``default`` search profile on a scope holding conversation
+      turns) add a share of neighbouring turns' scores, so there a score may exceed 1.
+    * BM25-alone search: the raw BM25 score (``>= 0``, unbounded, grows with rare query terms), except
+      on a scope holding conversation turns with a propagating profile, where BM25-alone searches are
+      fused too (as a hybrid search whose vectors found nothing; :mod:`memstack.search.retrieval`).
+    * a reranked search: the reranker's score; a recency listing (no query): 0.
 
     ``bm25`` is the raw BM25 score (None when BM25 did not find it), ``vector`` the cosine
     similarity (None without a vector match); ``sources`` names the retrievers that found it

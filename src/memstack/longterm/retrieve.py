@@ -145,7 +145,7 @@ def ranked(
         vector: list[tuple[str, float]] = []
     else:
         vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
-    fused = fuse_rows(bm25, vector, fusion, min_similarity=min_similarity)
+    fused = fuse_rows(bm25, vector, fusion, min_similarity=min_similarity, depth=depth)
     fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
     return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
 

@@ -5,10 +5,15 @@
     over its own candidate list: ``(score - min) / (max - min)``, so the best candidate of each retriever
     scores 1 and its worst 0 (a list whose scores are all equal scores 1). Cosines below
     ``min_similarity`` (0.3) are dropped before normalising. A retriever that did not find an id
-    contributes 0, so being found by both retrievers never lowers an entry. The candidate lists are each
-    retriever's top ``max(100, 5 * max_results)`` (:class:`~memstack.longterm.LongTermMemory`; a search
-    profile's ``fusion_depth`` raises the 100). The ``default`` search profile then propagates the fused
-    scores along conversations (:mod:`memstack.search.propagation`), which :func:`fuse` knows nothing of.
+    contributes 0, so being found by both retrievers never lowers an entry. When the vector list is
+    *complete* (shorter than the depth it was asked for: it holds every vector of the scope or of the
+    filter, as in a tiny scope), its worst hit is a real hit, not the cut of a longer list, so ``min``
+    is ``min_similarity`` instead: the worst of two relevant memories no longer scores 0. A search
+    over a scope larger than the depth ranks exactly as before (LoCoMo figures unchanged). The
+    candidate lists are each retriever's top ``max(100, 5 * max_results)``
+    (:class:`~memstack.longterm.LongTermMemory`; a search profile's ``fusion_depth`` raises the 100).
+    The ``default`` search profile then propagates the fused scores along conversations
+    (:mod:`memstack.search.propagation`), which :func:`fuse` knows nothing of.
 ``equal``
     The same with equal weights (0.5 / 0.5): the default until the weights were chosen on a tuning half.
 ``weighted-raw``
@@ -147,11 +152,14 @@ def _profile(profile: str | FusionProfile) -> FusionProfile:
     return lookup(FUSION_PROFILES, profile, FusionProfile, "fusion")
 
 
-def _min_max(scores: dict[str, float]) -> dict[str, float]:
-    """``(s - min) / (max - min)`` over ``scores``; all 1.0 when the scores are all equal."""
+def _min_max(scores: dict[str, float], floor: float | None = None) -> dict[str, float]:
+    """``(s - min) / (max - min)`` over ``scores`` (``min``: ``floor`` when given and lower than every
+    score); all 1.0 when the scores are all equal."""
     if not scores:
         return {}
     low, high = min(scores.values()), max(scores.values())
+    if floor is not None and floor < low:
+        low = floor
     if not high > low:
         return dict.fromkeys(scores, 1.0)
     return {key: (score - low) / (high - low) for key, score in scores.items()}
@@ -175,11 +183,14 @@ def fuse(
     *,
     min_similarity: float | None = None,
     k: int | None = None,
+    depth: int | None = None,
 ) -> list[Hit]:
     """Fuse a BM25 result list and a vector result list (``(id, score)`` pairs) into ranked :class:`Hit`s.
 
     ``bm25`` is expected best first (as :meth:`Bm25Index.search` returns it); its maximum is used for
     normalisation either way. ``min_similarity`` overrides the profile's threshold; ``k`` caps the result.
+    ``depth``: how many candidates the vector retriever was asked for; a shorter ``vector`` list is
+    complete, and min-max then normalises it from ``min_similarity`` (module docstring).
 
     Raises:
         InvalidConfiguration: unknown profile name.
@@ -188,7 +199,7 @@ def fuse(
     prof = _resolved(profile, min_similarity)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise InvalidInput(f"k={k!r} must be None or an int >= 0")
-    rows = _rows(bm25, vector, prof)
+    rows = _rows(bm25, vector, prof, depth)
     return [Hit(*row) for row in (rows if k is None else rows[:k])]
 
 
@@ -198,6 +209,7 @@ def fuse_rows(
     profile: str | FusionProfile = "default",
     *,
     min_similarity: float | None = None,
+    depth: int | None = None,
 ) -> list[Row]:
     """:func:`fuse` as tuples (:data:`Row`), every fused result: for callers that keep only a few
     of ~200 results (creating a frozen :class:`Hit` costs ~1 us, a tuple ~0.02).
@@ -206,7 +218,7 @@ def fuse_rows(
         InvalidConfiguration: unknown profile name.
         InvalidInput: ``min_similarity`` is NaN.
     """
-    return _rows(bm25, vector, _resolved(profile, min_similarity))
+    return _rows(bm25, vector, _resolved(profile, min_similarity), depth)
 
 
 def _resolved(profile: str | FusionProfile, min_similarity: float | None) -> FusionProfile:
@@ -219,7 +231,10 @@ def _resolved(profile: str | FusionProfile, min_similarity: float | None) -> Fus
 
 
 def _rows(
-    bm25: Sequence[tuple[str, float]], vector: Sequence[tuple[str, float]], prof: FusionProfile
+    bm25: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
+    prof: FusionProfile,
+    depth: int | None = None,
 ) -> list[Row]:
     fold = prof.fold_ids
 
@@ -249,7 +264,10 @@ def _rows(
 
     vec_norm = vec
     if prof.normalise == "min-max":
-        bm25_norm, vec_norm = _min_max(bm25_raw), _min_max(vec)
+        # A complete vector list's worst hit is a real hit: the threshold is where relevance ends.
+        complete = depth is not None and len(vector) < depth
+        bm25_norm = _min_max(bm25_raw)
+        vec_norm = _min_max(vec, prof.min_similarity if complete else None)
 
     rows: list[Row] = []
     for kk, doc_id in names.items():
