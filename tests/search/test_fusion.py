@@ -177,3 +177,27 @@ def test_fuse_rows_are_the_hits_as_tuples(profile: str) -> None:
     rows = fuse_rows(bm25, vector, profile, min_similarity=0.2)
     assert [Hit(*row) for row in rows] == fuse(bm25, vector, profile, min_similarity=0.2)
     assert [row[4] for row in rows if row[0] == "f"] == []  # under the threshold
+
+
+# -- tiny scopes: a complete vector list ---------------------------------------------------------------
+
+
+def test_a_lone_vector_hit_is_ranked() -> None:
+    (hit,) = fuse([], [("tea", 0.35)], depth=100)
+    assert (hit.id, hit.score, hit.sources) == ("tea", pytest.approx(0.4), ("vector",))
+
+
+def test_the_worst_hit_of_a_complete_vector_list_keeps_a_score() -> None:
+    complete = fuse([], [("a", 0.5), ("b", 0.35)], depth=100)  # every vector of the scope
+    assert _scores(complete) == [("a", 0.4), ("b", 0.1)]  # (0.35 - 0.3) / (0.5 - 0.3) x 0.4
+    cut = fuse([], [("a", 0.5), ("b", 0.35)], depth=2)  # a longer list cut at its depth
+    assert _scores(cut) == [("a", 0.4), ("b", 0.0)]
+
+
+def test_a_full_list_ranks_exactly_as_without_a_depth() -> None:
+    rng = np.random.default_rng(5)
+    bm25 = [(f"d{i}", float(s)) for i, s in enumerate(sorted(rng.uniform(0, 9, 100), reverse=True))]
+    order, cosines = rng.permutation(100), rng.uniform(0.2, 0.8, 100)
+    vector = [(f"d{i}", float(s)) for i, s in zip(order, cosines, strict=True)]
+    assert fuse_rows(bm25, vector, depth=100) == fuse_rows(bm25, vector)
+    assert fuse_rows(bm25, vector, depth=101) != fuse_rows(bm25, vector)  # complete: normalised from 0.3
