@@ -73,3 +73,33 @@ def test_consolidate_with_a_model_from_the_environment(
     assert "- [correction] tea is not coffee" in server.requests[0]["messages"][1]["content"]
     with default_tenant(url) as mem:
         assert mem.long_term("amy").get(first.id) is None
+
+
+def test_the_chat_model_comes_from_the_options_or_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'model.db'}"
+    monkeypatch.delenv("MEMSTACK_CHAT_URL", raising=False)
+    monkeypatch.delenv("MEMSTACK_CHAT_MODEL", raising=False)
+    with default_tenant(url) as mem:
+        memory = mem.long_term("amy")
+        first = memory.save(content="Amy likes tea")
+        memory.save(content="Amy likes green tea")
+    missing = run(url, "dream", "run", "--scope", "amy", code=2)
+    assert "--chat-url URL --model NAME, or MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL" in missing
+    assert "both its URL" in run(url, "dream", "run", "--scope", "amy", "--model", "m", code=2)
+    with fake_openai([answer([first.id])]) as server:
+        out = run(
+            url,
+            "dream",
+            "run",
+            "--scope",
+            "amy",
+            "--pass",
+            "consolidate",
+            "--chat-url",
+            server.url,
+            "--model",
+            "m",
+        )
+    assert "consolidate: applied" in out and server.requests[0]["model"] == "m"

@@ -53,6 +53,7 @@ def test_subject_given_on_writes_over_http_and_the_cli_is_forgotten_everywhere(t
     for args in (
         ["memories", "save", "Zed likes jazz", "--subject", "zed"],
         ["sessions", "create", "zs", "--subject", "zed"],
+        ["sessions", "put", "zp", "k", "1", "--create", "--subject", "zed"],
         ["working", "set", "note", "1", "--namespace", "agent/z", "--subject", "zed"],
         ["conversations", "add", "zc", "user", "hello", "--subject", "zed"],
         ["memories", "save", "Amy likes rock", "--subject", "amy"],
@@ -69,7 +70,10 @@ def test_subject_given_on_writes_over_http_and_the_cli_is_forgotten_everywhere(t
         assert bad.status_code == 400 and "subject" in bad.json()["detail"]
         report = client.post("/v1/forget", json={"subject": "zed"}).json()
         assert report["remaining"] == 0 and report["deleted"]["long_term"] == 2
-        assert report["deleted"]["sessions"] >= 1 and report["deleted"]["conversations"] >= 1
+        assert report["deleted"]["sessions"] >= 2 and report["deleted"]["conversations"] >= 1
+        assert client.get("/v1/sessions/zp").status_code == 404
         assert report["deleted"]["working"] == 1 and report["deleted"]["shared"] == 1
         left = client.get("/v1/memories").json()["items"]
         assert [h["entry"]["content"] for h in left] == ["Amy likes rock"]
+    refused = runner.invoke(cli_app, ["--url", url, "sessions", "put", "zq", "k", "1", "--subject", "zed"])
+    assert refused.exit_code == 2 and "--create" in refused.output  # a subject belongs to a new session

@@ -1,16 +1,20 @@
 """``memstack dream``: run, review and undo dream passes from the shell.
 
-The chat model comes from ``MEMSTACK_CHAT_URL`` / ``MEMSTACK_CHAT_MODEL`` (key in
-``MEMSTACK_CHAT_API_KEY``); ``dedupe`` needs none.
+The chat model of the LLM passes (``consolidate``, ``preferences``) is any OpenAI-compatible
+``/v1/chat/completions`` endpoint: ``dream run --chat-url URL --model NAME``, else
+``MEMSTACK_CHAT_URL`` / ``MEMSTACK_CHAT_MODEL`` (its key in ``MEMSTACK_CHAT_API_KEY``, JSON replies
+with ``MEMSTACK_CHAT_JSON=1``); ``dedupe`` needs none.
 """
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from ..dream import PASSES, Dreamer
-from ..errors import InvalidInput
-from ..llm.chat import chat_model_from_env
+from ..errors import InvalidConfiguration, InvalidInput
+from ..llm.chat import ChatClient, chat_model_from_env
 from ..wire import dream_record_json, dream_summary_json
 from ._common import emit, emit_table, tenant_memory
 
@@ -29,15 +33,25 @@ def run(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan; write nothing."),
     force: bool = typer.Option(False, "--force", help="Apply a plan the guard rails refuse."),
+    chat_url: str = typer.Option(
+        None,
+        "--chat-url",
+        help="Base URL of the OpenAI-compatible chat model of consolidate and preferences, e.g. "
+        "http://127.0.0.1:11434/v1 (default: $MEMSTACK_CHAT_URL; key from $MEMSTACK_CHAT_API_KEY).",
+    ),
+    model: str = typer.Option(
+        None, "--model", help="The chat model's name at --chat-url (default: $MEMSTACK_CHAT_MODEL)."
+    ),
 ) -> None:
-    """Run passes over a scope and print their records."""
+    """Run passes over a scope and print their records. consolidate and preferences ask a chat
+    model (--chat-url and --model, or MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL); dedupe needs none."""
     passes = pass_ or ["consolidate", "preferences"]
     with tenant_memory() as mem:
         for name in passes:
             if name not in PASSES:
                 raise InvalidInput(f"--pass {name!r}: must be one of {', '.join(PASSES)}")
-        model = chat_model_from_env() if set(passes) - {"dedupe"} else None
-        dreamer = Dreamer(mem.long_term(scope), model=model, turns=mem.turns)
+        chat = _chat_model(chat_url, model) if set(passes) - {"dedupe"} else None
+        dreamer = Dreamer(mem.long_term(scope), model=chat, turns=mem.turns)
         records = dreamer.run(passes, dry_run=dry_run, force=force)
         lines = [
             f"{r.kind}: {r.status} {r.id} (retired {len(r.retired)}, created {len(r.created)})"
@@ -45,6 +59,29 @@ def run(
             for r in records
         ]
         emit([dream_record_json(r) for r in records], "\n".join(lines) or "nothing to do")
+
+
+def _chat_model(chat_url: str | None, model: str | None) -> ChatClient:
+    """The chat model of the options, else of the environment.
+
+    Raises:
+        InvalidConfiguration: none configured, half of one, or a bad URL.
+    """
+    given = {"MEMSTACK_CHAT_URL": chat_url, "MEMSTACK_CHAT_MODEL": model}
+    env = {**os.environ, **{k: v for k, v in given.items() if v}}
+    if bool(env.get("MEMSTACK_CHAT_URL")) != bool(env.get("MEMSTACK_CHAT_MODEL")):
+        raise InvalidConfiguration(
+            "a chat model needs both its URL (--chat-url or MEMSTACK_CHAT_URL) and its name "
+            "(--model or MEMSTACK_CHAT_MODEL)"
+        )
+    found = chat_model_from_env(env)
+    if found is None:
+        raise InvalidConfiguration(
+            "consolidate and preferences need a chat model: --chat-url URL --model NAME, or "
+            "MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL (key: MEMSTACK_CHAT_API_KEY); "
+            "--pass dedupe needs none"
+        )
+    return found
 
 
 @app.command()

@@ -80,13 +80,21 @@ def put(
     create: bool = typer.Option(False, "--create", help="Create the session if it does not exist."),
     as_text: bool = TEXT,
     as_json_value: bool = JSON_VALUE,
+    subject: str = typer.Option(
+        None, "--subject", help="With --create: the end user the new session is about (for forget)."
+    ),
 ) -> None:
     """Store VALUE under KEY."""
+    if subject is not None and not create:
+        raise typer.BadParameter(
+            "a session's subject is set when it is created: add --create (or use `sessions create`)",
+            param_hint="--subject",
+        )
     parsed = parse_value(value, as_text=as_text, as_json=as_json_value)
     with tenant_memory() as mem:
         if create and not mem.sessions.exists(session_id):
             with contextlib.suppress(SessionExists):  # created concurrently: fine
-                mem.sessions.create(session_id)
+                mem.sessions.create(session_id, subject=subject)
         mem.sessions.put(session_id, key, parsed)
         emit({"session_id": session_id, "key": key, "value": parsed}, f"{session_id}.{key} stored")
 
