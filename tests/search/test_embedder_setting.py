@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import json
+from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
+from memstack.cli import app as cli_app
 from memstack.errors import InvalidConfiguration
 from memstack.search.embedders import (
     DEFAULT_EMBEDDER,
@@ -90,3 +95,20 @@ def test_without_the_local_model_unset_means_bm25(monkeypatch: pytest.MonkeyPatc
     assert resolve_embedder(None, {}) is None
     with pytest.raises(InvalidConfiguration, match="not-installed"):
         resolve_embedder("local", {})  # asked for by name: a missing model stops the start
+
+
+def test_the_cli_resolves_it_the_same_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    runner = CliRunner()
+
+    def retrieval(*args: str) -> str:
+        done = runner.invoke(cli_app, ["--url", url, *args, "--json", "doctor"])
+        return str({row["check"]: row["result"] for row in json.loads(done.stdout)}["retrieval"])
+
+    monkeypatch.setenv("MEMSTACK_EMBEDDER", "local")
+    assert retrieval().startswith("hybrid local:")  # the environment
+    assert retrieval("--embedder", "none").startswith("bm25")  # the root option beats it
+    monkeypatch.setenv("MEMSTACK_EMBEDDER", "none")
+    assert retrieval().startswith("bm25")
+    bad = runner.invoke(cli_app, ["--url", url, "--embedder", "bert", "memories", "search", "tea"])
+    assert bad.exit_code == 2 and "embedder 'bert'" in bad.output
