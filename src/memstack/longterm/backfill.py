@@ -144,7 +144,8 @@ class VectorFollower:
         self._next_discovery = float("-inf")
         self._discovered = False
         self._retry_at = float("-inf")
-        self._last_log = float("-inf")
+        self._last_progress = float("-inf")  # monotonic seconds of the last progress line
+        self._failing = False  # the last round failed (logged once per failure streak)
         self._announced = False
         self.written = 0
         """Vectors this follower wrote."""
@@ -178,7 +179,14 @@ class VectorFollower:
             try:
                 self.step()
             except Exception:  # the engine went away, say: try again next round
-                log.warning("following the memory change logs for vectors failed", exc_info=True)
+                if not self._failing:  # once per streak, not once a second
+                    log.warning("following the memory change logs for vectors failed; retrying",
+                                exc_info=True)  # fmt: skip
+                self._failing = True
+            else:
+                if self._failing:
+                    log.info("following the memory change logs for vectors again")
+                self._failing = False
 
     # -- one round -----------------------------------------------------------------------------
     def step(self, now: float | None = None) -> int:
@@ -195,7 +203,7 @@ class VectorFollower:
             self._read_changes(now)
             self._count()
             if self.pending and not self._announced:
-                self._announced, self._last_log = True, now
+                self._announced, self._last_progress = True, time.monotonic()
                 log.info("vectors: %d memory entries wait for a vector of %s; filling them in",
                          self.pending, self.embedder.model_id)  # fmt: skip
             written = 0
@@ -206,7 +214,7 @@ class VectorFollower:
                     self._retry_at = now + RETRY_AFTER
                     log.warning("computing memory vectors failed; retrying in %.0f s", RETRY_AFTER,
                                 exc_info=True)  # fmt: skip
-            self._report(now, written)
+            self._report()
         return written
 
     def survey(self) -> tuple[int, int]:
@@ -311,7 +319,13 @@ class VectorFollower:
             for start in range(0, len(due), BATCH_SIZE):
                 if self._stop.is_set():
                     return written
-                written += self._embed(scope, due[start : start + BATCH_SIZE])
+                done = self._embed(scope, due[start : start + BATCH_SIZE])
+                written += done
+                # The counts /v1/info and doctor show move during a long first pass too.
+                self.written, self.pending = self.written + done, max(0, self.pending - done)
+                if self.pending and time.monotonic() - self._last_progress >= LOG_EVERY:
+                    self._last_progress = time.monotonic()
+                    log.info("vectors: %d written, %d still waiting", self.written, self.pending)
         return written
 
     def _embed(self, scope: _Scope, ids: list[str]) -> int:
@@ -347,12 +361,8 @@ class VectorFollower:
         self.pending = sum(len(s.waiting) for s in self._scopes.values())
         self.stale = sum(len(s.stale) for s in self._scopes.values())
 
-    def _report(self, now: float, written: int) -> None:
-        self.written += written
+    def _report(self) -> None:
         self._count()
-        if written and self.pending and now - self._last_log >= LOG_EVERY:
-            self._last_log = now
-            log.info("vectors: %d written, %d still waiting", self.written, self.pending)
         if not self.pending:
             if self._announced:
                 log.info("vectors: every memory entry has one (%d written)", self.written)
