@@ -1,6 +1,6 @@
 """Session tier throughput against the engine's bare write primitive, measured in the same run.
 
-    python bench/session_ops.py [--url URL] [--quick]
+    python bench/session_ops.py [--url URL] [--quick | --smoke]
 
 Workload on one session: ``put`` (200-byte JSON values), ``get``, ``increment``, ``keys``. Peer
 (the bare primitive of the same engine): Redis — redis-py ``SET`` one call at a time on the same
@@ -17,7 +17,8 @@ Phases run interleaved in rounds (one warm-up round, then the median of the othe
 machine is shared and noisy. A breakdown of a put's time is printed from two extra peers: a one-op
 engine batch and the put's own batch built by hand (same ops, no tier code).
 Auto-summarisation is on but ``max_history`` is above the op count, so no summary runs during the
-timed phases (a summary adds two round trips per ``max_history // 2`` writes).
+timed phases (a summary adds two round trips per ``max_history // 2`` writes). ``--smoke``: one
+round of 50 ops per phase.
 """
 
 from __future__ import annotations
