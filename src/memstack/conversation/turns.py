@@ -8,11 +8,13 @@ JSONL file. Sessions idle for ``idle_timeout`` seconds expire (engine TTL refres
 and read; RockBot's idle timeout is one hour).
 
 Every key shares one hash tag, so a turn, its log entry and the session index are written in ONE
-batch, also on Redis Cluster (the price: the whole tier lives in one cluster slot)::
+batch, also on Redis Cluster (the price: the whole tier lives in one cluster slot); the layout
+comes from the keyspace registry::
 
-    turns:{turns}:s:{session_id}   list    the session's turns (JSON)
-    turns:{turns}:sessions         set     session ids
-    turns:{turns}:log              list    the turn log
+    turns:{turns}:s:{session_id}     list    the session's turns (JSON)      turns.session
+    turns:{turns}:sessions           set     session ids                     turns.sessions
+    turns:{turns}:log                list    the turn log                    turns.log
+    turns:{turns}:log:forget-lease   string  a forget's rewrite lock         turns.lease
 """
 
 from __future__ import annotations
@@ -27,12 +29,17 @@ from typing import Any, Final
 from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
+from ..keyspace import family_named
+from ..keyspace.families import TURNS
 from ..limits import short_repr
 from ..timefmt import iso_utc
 
 __all__ = ["Turn", "TurnMemory"]
 
-PREFIX: Final = "turns:"
+PREFIX: Final = TURNS.lead
+_SESSION_LIST: Final = family_named("turns.session").tail_prefix
+_SESSIONS, _LOG = family_named("turns.sessions").tail, family_named("turns.log").tail
+_LEASE: Final = family_named("turns.lease").tail
 _SESSION = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may contain "/" (sub-directories)
 
 
@@ -96,18 +103,23 @@ class TurnMemory:
         self.log = log
         self.log_path = Path(log_path) if log_path is not None else None
         self.idle_timeout = idle_timeout
-        self._base = f"{PREFIX}{engine.tag('turns')}:"
+        self._base = TURNS.render(engine.tag)
         self._file_lock = threading.Lock()
 
     @property
     def log_key(self) -> str:
-        """The shared turn-log list (for :mod:`memstack.forget`)."""
-        return self._base + "log"
+        """The shared turn-log list (for :mod:`memstack.lifecycle`)."""
+        return self._base + _LOG
+
+    @property
+    def lease_key(self) -> str:
+        """The lock of a rewrite of the log (for :mod:`memstack.lifecycle`)."""
+        return self._base + _LEASE
 
     @property
     def sessions_key(self) -> str:
-        """The set of session ids with turns (for :mod:`memstack.forget`)."""
-        return self._base + "sessions"
+        """The set of session ids with turns (for :mod:`memstack.lifecycle`)."""
+        return self._base + _SESSIONS
 
     def session_key(self, session_id: str) -> str:
         """The list of one session's turns.
@@ -122,7 +134,7 @@ class TurnMemory:
             raise InvalidSessionId(
                 f"session_id {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
             )
-        return f"{self._base}s:{session_id}"
+        return f"{self._base}{_SESSION_LIST}{session_id}"
 
     def _ttl_ms(self) -> int | None:
         return None if self.idle_timeout is None else int(self.idle_timeout * 1000)
@@ -154,9 +166,9 @@ class TurnMemory:
             ttl = self._ttl_ms()
             if ttl is not None:
                 batch.pexpire(key, ttl)
-            batch.sadd(self._base + "sessions", session_id)
+            batch.sadd(self._base + _SESSIONS, session_id)
             if self.log:
-                batch.rpush(self._base + "log", entry_text)
+                batch.rpush(self._base + _LOG, entry_text)
         if self.log and self.log_path is not None:
             with self._file_lock, self.log_path.open("a", encoding="utf-8") as handle:
                 handle.write(entry_text + "\n")
@@ -192,13 +204,13 @@ class TurnMemory:
         key = self._key(session_id)
         with self.engine.batch() as batch:
             batch.delete(key)
-            batch.srem(self._base + "sessions", session_id)
+            batch.srem(self._base + _SESSIONS, session_id)
         assert batch.result is not None
         return bool(batch.result.results[0])
 
     def sessions(self) -> list[str]:
         """Ids of the live sessions, sorted (expired ones are skipped; :meth:`prune` drops them)."""
-        ids = sorted(self.engine.smembers(self._base + "sessions"))
+        ids = sorted(self.engine.smembers(self._base + _SESSIONS))
         if not ids:
             return []
         with self.engine.batch() as batch:
@@ -211,10 +223,10 @@ class TurnMemory:
     def prune(self) -> int:
         """Drop expired sessions from the index; returns how many (a write, run by the retention
         sweep: reads never write)."""
-        ids = sorted(self.engine.smembers(self._base + "sessions"))
+        ids = sorted(self.engine.smembers(self._base + _SESSIONS))
         live = set(self.sessions())
         gone = [s for s in ids if s not in live]
-        return int(self.engine.srem(self._base + "sessions", *gone)) if gone else 0
+        return int(self.engine.srem(self._base + _SESSIONS, *gone)) if gone else 0
 
     def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones.
@@ -225,12 +237,12 @@ class TurnMemory:
         if limit is not None:
             limits.check_int(limit, "limit", minimum=1)
         start = 0 if limit is None else -limit
-        return [json.loads(r) for r in self.engine.lrange(self._base + "log", start, -1)]
+        return [json.loads(r) for r in self.engine.lrange(self._base + _LOG, start, -1)]
 
     def clear_log(self) -> int:
         """Empty the turn log (the JSONL mirror is left alone); returns how many entries it held."""
         with self.engine.batch() as batch:
-            batch.llen(self._base + "log")
-            batch.delete(self._base + "log")
+            batch.llen(self._base + _LOG)
+            batch.delete(self._base + _LOG)
         assert batch.result is not None
         return int(batch.result.results[0])
