@@ -10,12 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from memstack.forget import TIERS
+from memstack.forget.run import forget
 
 from memstack import Memory
 from memstack.dump import dump_lines
 from memstack.errors import InvalidKey, InvalidValue
-from memstack.forget import TIERS
-from memstack.forget.run import forget
 from memstack.longterm.tracker import InjectionTracker
 from memstack.search.embedders import FakeEmbedder
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from memstack.forget.retention import POLICIES, Retention, parse_retention, sweep
+from memstack.forget.sweeper import stored_tenants, sweep_all
 from typer.testing import CliRunner
 
 import memstack
@@ -15,8 +17,6 @@ from memstack.clock import ManualClock
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidConfiguration
-from memstack.forget.retention import POLICIES, Retention, parse_retention, sweep
-from memstack.forget.sweeper import stored_tenants, sweep_all
 
 DAY = 86400.0
 

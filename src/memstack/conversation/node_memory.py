@@ -97,7 +97,9 @@ class NodeMemory:
         self.max_token_limit = max_token_limit
         self.count_tokens = conversations.count_tokens if token_counter is None else _counter(token_counter)
         engine = conversations.engine
-        self._key = _NODE.key(engine.tag, conversation=self.conversation_id, app=self.app_id, node=self.node_id)
+        self._key = _NODE.key(
+            engine.tag, conversation=self.conversation_id, app=self.app_id, node=self.node_id
+        )
         self._pending: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 

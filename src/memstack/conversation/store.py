@@ -1,11 +1,11 @@
 """``ConversationStore``: messages with branches and the token-limited history of the active thread.
 
-Key layout, from the keyspace registry (tier prefix ``conv:``; ``{t}`` = ``engine.tag(conversation_id)``,
-one cluster slot per conversation)::
+Key layout, from the keyspace registry (families ``conversation.count``, ``.log``, ``.message``;
+tier prefix ``conv:``; ``{t}`` = ``engine.tag(conversation_id)``, one cluster slot per conversation)::
 
-    conv:{t}:n                 string  number of messages appended so far (next position)   conversation.count
-    conv:{t}:log               list    message records (JSON), in creation order              conversation.log
-    conv:{t}:id:{message_id}   string  the position of that message in the log               conversation.message
+    conv:{t}:n                 string  number of messages appended so far (next position)
+    conv:{t}:log               list    message records (JSON), in creation order
+    conv:{t}:id:{message_id}   string  the position of that message in the log
 
 Appending is one guarded batch, O(1) whatever the conversation's length: the store remembers each
 conversation's tail (count, newest id) after its own appends, so only a first append, or one after
@@ -41,9 +41,9 @@ from .twins import Face, Twin
 
 __all__ = [
     "DEFAULT_MESSAGE_LIMIT",
-    "AsyncConversationStore",
     "LATEST",
     "PAGE",
+    "AsyncConversationStore",
     "ConversationStore",
     "drop_in_flight",
     "effective_limit",

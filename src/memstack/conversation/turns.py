@@ -34,13 +34,13 @@ from ..keyspace.families import TURNS
 from ..limits import short_repr
 from ..timefmt import iso_utc
 
-__all__ = ["Turn", "TurnMemory"]
+__all__ = ["SESSION_RULE", "Turn", "TurnMemory"]
 
 PREFIX: Final = TURNS.lead
 _SESSION_LIST: Final = family_named("turns.session").tail_prefix
 _SESSIONS, _LOG = family_named("turns.sessions").tail, family_named("turns.log").tail
 _LEASE: Final = family_named("turns.lease").tail
-_SESSION = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may contain "/" (sub-directories)
+SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may hold "/" (sub-directories)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +130,7 @@ class TurnMemory:
         return self._key(session_id)
 
     def _key(self, session_id: str) -> str:
-        if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
+        if not isinstance(session_id, str) or not SESSION_RULE.fullmatch(session_id):
             raise InvalidSessionId(
                 f"session_id {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
             )

@@ -14,7 +14,7 @@ from ..errors import InvalidValue
 from ..limits import short_repr
 from .inputs import id_text
 
-__all__ = ["ROLES", "iso", "is_idle", "parse_input_messages"]
+__all__ = ["ROLES", "is_idle", "iso", "parse_input_messages"]
 
 ROLES: Final = ("system", "user", "assistant", "tool")
 _log = logging.getLogger("memstack.conversation.window")

@@ -2,13 +2,15 @@
 same one as the long-term keys of the scope (``lt:{scope}:…``), so a pass's changes, its record and
 its archive are ONE atomic batch, also on Redis Cluster.
 
-| key | family | type | holds |
-|---|---|---|---|
-| ``dream:{scope}:rec:{id}`` | ``dream.record`` | string | a record's JSON (its retired entries: the archive); TTL = retention |
-| ``dream:{scope}:recs`` | ``dream.records`` | sorted set | record id → time (the history) |
-| ``dream:{scope}:fb`` | ``dream.feedback`` | list | feedback signals (JSON, with their subject label), the last :data:`FEEDBACK_MAX` |
-| ``dream:{scope}:fbver`` | ``dream.feedback_version`` | string | +1 per feedback change (guards a forget's rewrite) |
-| ``dream:{scope}:lease`` | ``dream.lease`` | string | the token of the process running a pass now (TTL) |
+| key (family ``dream.…``) | type | holds |
+|---|---|---|
+| ``dream:{scope}:rec:{id}`` (``record``) | string | a record's JSON (its retired entries: the archive) |
+| ``dream:{scope}:recs`` (``records``) | sorted set | record id → time (the history) |
+| ``dream:{scope}:fb`` (``feedback``) | list | signals (JSON, labelled), the last :data:`FEEDBACK_MAX` |
+| ``dream:{scope}:fbver`` (``feedback_version``) | string | +1 per feedback change (guards a rewrite) |
+| ``dream:{scope}:lease`` (``lease``) | string | the token of the process running a pass now (TTL) |
+
+A record's TTL is the retention period.
 """
 
 from __future__ import annotations

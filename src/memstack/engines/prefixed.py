@@ -8,11 +8,11 @@ view shares the inner engine's connections; closing the view leaves the inner en
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from ..errors import InvalidInput
+from ..keyspace import TENANT_RULE, tenant_prefix
 from ._checks import check_ops
 from .base import BatchResult, Engine, Op, Subscription
 from .commands import COMMANDS, Command
@@ -29,8 +29,6 @@ def _prefixed_args(command: Command) -> tuple[int, ...] | None:
 
 # Which positional arguments of each op are keys (or a channel), from the command table.
 _KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.items()}
-
-TENANT_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class PrefixedEngine(Engine):
@@ -71,6 +69,19 @@ class PrefixedEngine(Engine):
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self.inner.subscribe(self.prefix + channel, callback)
 
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        """The inner engine's: every tenant's records and the engine's own (a verification must
+        look everywhere; names keep their prefixes)."""
+        return self.inner.raw_items()
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        """The inner engine's own records (they are shared by every tenant)."""
+        return self.inner.internal_items()
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        """The inner engine's (see :meth:`Engine.drop_internal`)."""
+        return self.inner.drop_internal(wheres)
+
     def flush(self) -> None:
         """Delete every key under the prefix (never the inner engine's other keys)."""
         keys = list(self.inner.scan(self.prefix))
@@ -96,4 +107,4 @@ def tenant_engine(inner: Engine, tenant: str) -> PrefixedEngine:
     """
     if not isinstance(tenant, str) or TENANT_RULE.fullmatch(tenant) is None:
         raise InvalidInput(f"tenant {tenant!r}: must be 1-64 characters of A-Z, a-z, 0-9, '_' or '-'")
-    return PrefixedEngine(inner, f"t:{tenant}:")
+    return PrefixedEngine(inner, tenant_prefix(tenant))

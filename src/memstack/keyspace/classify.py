@@ -14,7 +14,7 @@ from .families import FAMILIES
 from .family import Family
 from .tenants import split_tenant
 
-__all__ = ["Found", "family_of", "family_named"]
+__all__ = ["Found", "family_named", "family_of"]
 
 Found = tuple[Family, Mapping[str, str]]
 """A family and the parts of the key (hash tags unwrapped)."""

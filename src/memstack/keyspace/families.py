@@ -11,7 +11,7 @@ from typing import Final
 
 from .family import Family, Stem
 
-__all__ = ["CHANGE_LOG", "FAMILIES", "STEMS"]
+__all__ = ["CHANGE_LOG", "FAMILIES", "KEY_PREFIXES", "STEMS"]
 
 GLOBAL: Final = Stem("")
 SESSION: Final = Stem("rr:memory:<session>:")
@@ -63,9 +63,22 @@ def _change_log(owner: str, stem: Stem, what: str, ids: str) -> tuple[Family, ..
     """The four records of a change log under ``stem``."""
     tails = CHANGE_LOG
     return (
-        Family(f"{what}.version", owner, stem, tails["version"], "string", "counter", "scope", doc="+1 per change"),
-        Family(f"{what}.log", owner, stem, tails["log"], "list", "log", "scope", doc=f"'put|del {ids}' lines"),
-        Family(f"{what}.epoch", owner, stem, tails["epoch"], "string", "counter", "scope", doc="random token"),
+        Family(
+            f"{what}.version",
+            owner,
+            stem,
+            tails["version"],
+            "string",
+            "counter",
+            "scope",
+            doc="+1 per change",
+        ),
+        Family(
+            f"{what}.log", owner, stem, tails["log"], "list", "log", "scope", doc=f"'put|del {ids}' lines"
+        ),
+        Family(
+            f"{what}.epoch", owner, stem, tails["epoch"], "string", "counter", "scope", doc="random token"
+        ),
         Family(f"{what}.ids", owner, stem, tails["ids"], "set", "index", "scope", doc=f"every {ids}"),
     )
 
@@ -90,7 +103,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
     ),
     # -- conversations, node memory, sliding windows ----------------------------------------
     Family("conversation.count", "conversations", CONVERSATION, "n", "string", "counter", "scope"),
-    Family("conversation.log", "conversations", CONVERSATION, "log", "list", "value", "scope", doc="messages"),
+    Family(
+        "conversation.log", "conversations", CONVERSATION, "log", "list", "value", "scope", doc="messages"
+    ),
     Family("conversation.message", "conversations", CONVERSATION, "id:{message}", "string", "index", "scope"),
     Family("conversation.node", "conversations", CONVERSATION, "node:{app}:{node}", "hash", "value", "scope"),
     Family("window.node_buffer", "conversations", NODE_WINDOW, "buf", "list", "value", "scope"),
@@ -104,7 +119,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
         "turns.session", "turn_log", TURNS, "s:{turn_session}", "list", "value", "scope", part="turn_session"
     ),
     Family("turns.sessions", "turn_log", TURNS, "sessions", "set", "registry", "members", members="session"),
-    Family("turns.lease", "turn_log", TURNS, "log:forget-lease", "string", "lease", "lease", doc="rewrite lock"),
+    Family(
+        "turns.lease", "turn_log", TURNS, "log:forget-lease", "string", "lease", "lease", doc="rewrite lock"
+    ),
     Family("turns.log", "turn_log", TURNS, "log", "list", "log", "members", members="session"),
     # -- long-term memory --------------------------------------------------------------------
     Family("long_term.entry", "long_term", LONG_TERM, "e:{id}", "string", "value", "scope", labelled=True),
@@ -131,7 +148,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("dream.feedback_version", "dream", DREAM, "fbver", "string", "counter", "scope"),
     Family("dream.lease", "dream", DREAM, "lease", "string", "lease", "lease", doc="the running pass"),
     # -- working memory ----------------------------------------------------------------------
-    Family("working.meta", "working", WORKING, "m", "hash", "index", "scope", labelled=True, doc="key -> meta"),
+    Family(
+        "working.meta", "working", WORKING, "m", "hash", "index", "scope", labelled=True, doc="key -> meta"
+    ),
     Family("working.data", "working", WORKING, "d", "hash", "value", "scope", doc="key -> value"),
     Family("working.version", "working", WORKING, "v", "string", "counter", "scope"),
     Family(
@@ -180,10 +199,16 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("langgraph.deletions", "langgraph", LANGGRAPH, "dels", "string", "counter", "tenant"),
     Family("langgraph.names", "langgraph", LANGGRAPH_REGISTRY, "ns", "set", "registry", "tenant"),
     Family("langgraph.ttls", "langgraph", LANGGRAPH_REGISTRY, "ttl", "set", "registry", "tenant"),
-    Family("langgraph.names_version", "langgraph", LANGGRAPH_REGISTRY, "nsver", "string", "counter", "tenant"),
-    Family("langgraph.names_epoch", "langgraph", LANGGRAPH_REGISTRY, "nsepoch", "string", "counter", "tenant"),
+    Family(
+        "langgraph.names_version", "langgraph", LANGGRAPH_REGISTRY, "nsver", "string", "counter", "tenant"
+    ),
+    Family(
+        "langgraph.names_epoch", "langgraph", LANGGRAPH_REGISTRY, "nsepoch", "string", "counter", "tenant"
+    ),
     # -- the service's API keys (outside every tenant prefix) --------------------------------
-    Family("auth.keys", "api_keys", GLOBAL, "auth:keys", "hash", "registry", "tenant", doc="key id -> record"),
+    Family(
+        "auth.keys", "api_keys", GLOBAL, "auth:keys", "hash", "registry", "tenant", doc="key id -> record"
+    ),
     # -- the engines' own records ------------------------------------------------------------
     Family(
         "engine.batch_reply",
@@ -207,5 +232,25 @@ FAMILIES: Final[tuple[Family, ...]] = (
         doc="SQLite: a published message, kept for listeners in other processes",
     ),
     Family("engine.sequence", "engine", GLOBAL, "sqlite_sequence:{table}", "row", "counter", "keep"),
+    Family(
+        "engine.sync",
+        "engine",
+        GLOBAL,
+        "__memstack_sync__:{token}",
+        "channel",
+        "event",
+        "keep",
+        doc="Redis: a listener's barrier channel (never stored)",
+    ),
 )
 """Every family, in the order :func:`memstack.keyspace.classify.family_of` tries them."""
+
+
+def _lead_segment(family: Family) -> str:
+    text = family.stem.lead or family.pattern.lead
+    return text if family.stem.lead else text.split(":", 1)[0] + ":"
+
+
+KEY_PREFIXES: Final = tuple(sorted({_lead_segment(f) for f in FAMILIES}, key=lambda p: (-len(p), p)))
+"""The literal start of every family's keys (``rr:memory:``, ``lt:``, ``auth:``...), longest first:
+what marks a text as an internal key (error details never show one)."""

@@ -5,10 +5,10 @@ The forget rules (:data:`RULES`) say what a forget does to a family's records:
 | rule | records | a forget |
 |---|---|---|
 | ``scope`` | belong to one scope (their key names it) | of that scope removes them |
-| ``members`` | a shared index or log: members, fields or entries name many scopes | removes the forgotten scope's members and leaves the rest |
-| ``carrier`` | the engine's own records (change events, batch replies), short-lived | removes those that carry forgotten data |
-| ``lease`` | a short-lived lock of one scope | of that scope removes it (it also expires by itself) |
-| ``tenant`` | records no selector reaches (API keys, the LangGraph store) | only a tenant purge removes them |
+| ``members`` | a shared index or log naming many scopes | removes the scope's members, keeps the rest |
+| ``carrier`` | the engine's own records (events, batch replies) | removes those carrying forgotten data |
+| ``lease`` | a short-lived lock of one scope | of that scope removes it (it also expires) |
+| ``tenant`` | no selector reaches them (API keys, the LangGraph store) | only a tenant purge does |
 | ``keep`` | engine bookkeeping that holds no user data | nothing |
 
 ``labelled`` families keep a subject label on every value version they store (the end user the
@@ -134,5 +134,3 @@ class Family:
     def match(self, key: str) -> dict[str, str] | None:
         """The parts of ``key`` when it is one of this family's keys, else None."""
         return self.pattern.match(key)
-
-

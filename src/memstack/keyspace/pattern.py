@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["PART_RULES", "Pattern", "Tag", "no_tag"]
+__all__ = ["PART_RULES", "Pattern", "Tag", "hash_tag", "no_tag"]
 
 Tag = Callable[[str], str]
 """What writes a scope part into a key: ``engine.tag`` (``{value}`` on clustered engines)."""
@@ -49,6 +49,18 @@ _HOLE: Final = re.compile(r"<=([^<>]+)>|<([a-z_]+)>|\{([a-z_]+)\}")
 def no_tag(value: str) -> str:
     """The tag of a non-clustered engine: the value as it is."""
     return value
+
+
+def hash_tag(key: str) -> str | None:
+    """The hash tag of ``key`` as Redis Cluster reads it (the text between the first ``{`` and the
+    first ``}`` after it, when not empty), or None: keys with one tag share one slot."""
+    start = key.find("{")
+    if start < 0:
+        return None
+    end = key.find("}", start + 1)
+    if end <= start + 1:
+        return None
+    return key[start + 1 : end]
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,16 @@ _OBJECTS_SET: Final = family_named("subject.objects")
 SUBJECT_RULE: Final = re.compile(r"[A-Za-z0-9_.@:+-]{1,256}")
 LABEL: Final = "subject"
 """The JSON field a labelled version keeps its subject in."""
-OBJECTS: Final = ("session", "conversation", "long_term", "working", "shared", "cache", "document", "feedback")
+OBJECTS: Final = (
+    "session",
+    "conversation",
+    "long_term",
+    "working",
+    "shared",
+    "cache",
+    "document",
+    "feedback",
+)
 """The kinds of object a subject's set names (the first field of a member)."""
 
 

@@ -8,26 +8,21 @@ Only this module's writer (:func:`backfill`) writes; :func:`stored_scopes` and
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
-from typing import Final
 
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
+from ..keyspace import family_of
 from ..search.embedders import Embedder
 from . import hybrid
 from .index_cache import scope_cache
-from .layout import PREFIX, ScopeKeys
+from .layout import ScopeKeys
 from .store import LongTermMemory
 
 __all__ = ["Backfill", "backfill", "pending_vectors", "stored_scopes"]
 
 log = logging.getLogger("memstack.longterm")
-
-_IDS_KEY: Final = re.compile(
-    r"^(?:t:([A-Za-z0-9_-]{1,64}):)?" + PREFIX + r"\{?([A-Za-z0-9_.@-]{1,128})\}?:ids$"
-)
 
 
 def stored_scopes(engine: Engine) -> list[tuple[str | None, str]]:
@@ -35,9 +30,9 @@ def stored_scopes(engine: Engine) -> list[tuple[str | None, str]]:
     library data), sorted. Reads keys only."""
     found = set()
     for key in engine.scan(""):
-        match = _IDS_KEY.match(key)
-        if match is not None:
-            found.add((match.group(1), match.group(2)))
+        tenant, family = family_of(key)
+        if family is not None and family[0].name == "long_term.ids":
+            found.add((tenant, family[1]["scope"]))
     return sorted(found, key=lambda pair: (pair[0] or "", pair[1]))
 
 

@@ -16,8 +16,17 @@ from typing import Any
 from ..errors import InvalidValue
 from ..keyspace.subjects import LABEL, labelled
 from ..limits import short_repr
+from ..timefmt import iso_utc
 
-__all__ = ["MemoryEntry", "SearchHit", "entry_from_dict", "entry_to_dict", "from_json", "to_json"]
+__all__ = [
+    "MemoryEntry",
+    "SearchHit",
+    "entry_from_dict",
+    "entry_json",
+    "entry_to_dict",
+    "from_json",
+    "to_json",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +182,20 @@ def entry_from_dict(data: object) -> MemoryEntry:
         metadata=metadata,
         subject=subject,
     )
+
+
+def entry_json(entry: MemoryEntry) -> dict[str, Any]:
+    """The one JSON shape of an entry on every surface (:func:`memstack.wire.memory_json`):
+    snake_case fields, ISO-8601 UTC times ending in ``Z``."""
+    return {
+        "id": entry.id,
+        "content": entry.content,
+        "category": entry.category,
+        "tags": list(entry.tags),
+        "created_at": iso_utc(entry.created_at),
+        "updated_at": iso_utc(entry.updated_at),
+        "metadata": entry.metadata,
+    }
 
 
 def to_json(entry: MemoryEntry, *, indent: int | None = None) -> str:

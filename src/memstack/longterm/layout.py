@@ -1,19 +1,19 @@
 """Key layout of the long-term tier, from the keyspace registry: every key starts with ``lt:`` and
 embeds the scope's tag.
 
-| key | family | type | holds |
-|---|---|---|---|
-| ``lt:{scope}:e:{id}`` | ``long_term.entry`` | string | the entry's JSON (with its subject label) |
-| ``lt:{scope}:ids`` | ``long_term.ids`` | set | every id of the scope |
-| ``lt:{scope}:vec`` | ``long_term.vectors`` | hash | id → vector payload (model, dim, text hash, base64 float32) |
-| ``lt:{scope}:ver`` | ``long_term.version`` | string | change counter: +1 per save, delete and vector write |
-| ``lt:{scope}:log`` | ``long_term.log`` | list | ``"{op} {id}"`` per change, the last :data:`LOG_MAX` kept |
-| ``lt:{scope}:epoch`` | ``long_term.epoch`` | string | random token, set by the first write after the scope was
+| key (family ``long_term.…``) | type | holds |
+|---|---|---|
+| ``lt:{scope}:e:{id}`` (``entry``) | string | the entry's JSON (with its subject label) |
+| ``lt:{scope}:ids`` (``ids``) | set | every id of the scope |
+| ``lt:{scope}:vec`` (``vectors``) | hash | id → vector payload (model, dim, text hash, float32) |
+| ``lt:{scope}:ver`` (``version``) | string | change counter: +1 per save, delete and vector write |
+| ``lt:{scope}:log`` (``log``) | list | ``"{op} {id}"`` per change, the last :data:`LOG_MAX` kept |
+| ``lt:{scope}:epoch`` (``epoch``) | string | random token, set by the first write after the scope was
   empty or wiped: a new one means caches built before are void (reads never create it) |
-| ``lt:{scope}:snap`` | ``long_term.snapshot`` | string | BM25 snapshot for cold starts (:mod:`.snapshot`) |
-| ``lt:{scope}:snapver`` | ``long_term.snapshot_version`` | string | the version that snapshot was taken at |
-| ``lt:{scope}:dels`` | ``long_term.deletions`` | string | deletion counter: a snapshot taken before a deletion is never written |
-| ``lt:~inj:{session}`` | ``long_term.injected`` | set | memory ids already injected in a session |
+| ``lt:{scope}:snap`` (``snapshot``) | string | BM25 snapshot for cold starts (:mod:`.snapshot`) |
+| ``lt:{scope}:snapver`` (``snapshot_version``) | string | the version that snapshot was taken at |
+| ``lt:{scope}:dels`` (``deletions``) | string | deletions: no snapshot taken before one is written |
+| ``lt:~inj:{session}`` (``injected``) | set | memory ids already injected in a session |
 
 Scopes never contain ``~`` or ``:``, so the two families never collide. All keys of one
 scope embed ``engine.tag(scope)``, so one batch may touch any of them on a Redis Cluster.

@@ -8,10 +8,10 @@ in the background (:mod:`.cold`). A snapshot older than the change log (:data:`.
 changes) is not used: the process builds its cache as it would without one.
 
 Only writers write snapshots (a read never writes): :func:`.snapshotter.take`, run by
-:class:`.snapshotter.Snapshotter` after writes settle and by :meth:`LongTermMemory.snapshot`. The write is guarded by the scope's epoch and deletion
-counter, read before the cache: a snapshot never lands in another epoch, nor after a deletion it may
-not reflect, so forgetting an entry never leaves its terms behind in a snapshot (deleting an entry
-also deletes the snapshot, in the same batch).
+:class:`.snapshotter.Snapshotter` after writes settle and by :meth:`LongTermMemory.snapshot`. The
+write is guarded by the scope's epoch and deletion counter, read before the cache: a snapshot never
+lands in another epoch, nor after a deletion it may not reflect, so forgetting an entry never leaves
+its terms behind in a snapshot (deleting an entry also deletes the snapshot, in the same batch).
 """
 
 from __future__ import annotations

@@ -295,13 +295,13 @@ class LongTermMemory(LongTermReads):
         wanted = sorted({normalise_id(i) for i in ids})
         removed = 0
         for start in range(0, len(wanted), DELETE_CHUNK):
-            removed += self._delete_chunk(wanted[start : start + DELETE_CHUNK])[0]
+            removed += len(self._delete_chunk(wanted[start : start + DELETE_CHUNK])[0])
         return removed
 
-    def delete_owned(self, ids: Iterable[str], subject: str) -> tuple[int, int]:
+    def delete_owned(self, ids: Iterable[str], subject: str) -> tuple[list[str], int]:
         """Delete those of ``ids`` whose current version is labelled ``subject`` (see
         :meth:`delete_many`); a version someone else saved over it stays. Returns ``(removed,
-        kept)``: entries deleted, and stored entries whose version is not the subject's.
+        kept)``: the ids deleted, and how many stored entries hold another subject's version.
 
         Each batch is guarded by the versions read, so a save landing in between is never deleted
         on the strength of a label it does not carry (the batch reads again).
@@ -311,19 +311,23 @@ class LongTermMemory(LongTermReads):
             Conflict: the ids kept changing under concurrent writers.
         """
         wanted = sorted({normalise_id(i) for i in ids})
-        removed = kept = 0
+        removed: list[str] = []
+        kept = 0
         for start in range(0, len(wanted), DELETE_CHUNK):
             gone, stayed = self._delete_chunk(wanted[start : start + DELETE_CHUNK], subject)
-            removed, kept = removed + gone, kept + stayed
+            removed += gone
+            kept += stayed
         return removed, kept
 
-    def _delete_chunk(self, ids: list[str], subject: str | None = None) -> tuple[int, int]:
+    def _delete_chunk(self, ids: list[str], subject: str | None = None) -> tuple[list[str], int]:
         for _ in range(SAVE_ATTEMPTS):
             found = self.engine.mget([self.keys.entry(i) for i in ids])
             stored = {i: raw for i, raw in zip(ids, found, strict=True) if raw is not None}
-            present = [i for i, raw in stored.items() if subject is None or label_of(json.loads(raw)) == subject]
+            present = [
+                i for i, raw in stored.items() if subject is None or label_of(json.loads(raw)) == subject
+            ]
             if not present:
-                return 0, len(stored)
+                return [], len(stored)
             batch = self.engine.batch()
             for entry_id in present:
                 batch.require_equal(self.keys.entry(entry_id), stored[entry_id])
@@ -336,7 +340,7 @@ class LongTermMemory(LongTermReads):
                 self._log_change(batch, "del", entry_id)
             if batch.execute().applied:
                 snapshotter(self.engine, self.scope).touch()
-                return len(present), len(stored) - len(present)
+                return present, len(stored) - len(present)
         raise Conflict(f"scope {short_repr(self.scope)}: entries kept changing; delete abandoned")
 
     def snapshot(self) -> bool:

@@ -21,8 +21,8 @@ from .. import __version__
 from .._memory import Memory
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
-from ..forget.retention import Retention
-from ..forget.sweeper import RetentionSweeper
+from ..lifecycle.retention import Retention
+from ..lifecycle.sweeper import RetentionSweeper
 from ..longterm.backfill import Backfill
 from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
@@ -62,7 +62,7 @@ class ServerSettings:
             context builder (None: BM25 alone); ``memstack serve --embedder`` resolves it with
             :func:`memstack.search.embedders.setting.embedder_from_setting`. With one, the vectors
             of entries stored before are filled in by a background pass at start.
-        retention: the tiers' retention policies (:mod:`memstack.forget.retention`); with any
+        retention: the tiers' retention policies (:mod:`memstack.lifecycle.retention`); with any
             sweep-enforced policy set, every tenant is swept every ``retention_interval`` seconds.
     """
 

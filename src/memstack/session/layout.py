@@ -1,13 +1,15 @@
 """Where the session tier keeps its data: the seed's Redis key layout, from the keyspace registry.
 
-| key | family | type | holds |
-|---|---|---|---|
-| ``rr:memory:{sid}:{key}`` | ``session.value`` | string | the JSON value (counters: the JSON number text) |
-| ``rr:memory:{sid}:__keys__`` | ``session.keys`` | set | the session's keys |
-| ``rr:memory:{sid}:__history__`` | ``session.history`` | list | JSON history entries, oldest first |
-| ``rr:memory:{sid}:__meta__`` | ``session.meta`` | hash | ``created_at`` = str(time), ``ttl_seconds`` = str(ttl) or ``'None'`` |
-| ``rr:memory:{sid}:#summary`` | ``session.generation`` | string | summarisation generation (``#`` is never in a user key) |
-| ``rr:memory:__sessions__`` | ``session.registry`` | set | every session id (never expires; stale ids are dropped lazily) |
+| key (family) | type | holds |
+|---|---|---|
+| ``rr:memory:{sid}:{key}`` (``session.value``) | string | the JSON value (counters: the number text) |
+| ``rr:memory:{sid}:__keys__`` (``session.keys``) | set | the session's keys |
+| ``rr:memory:{sid}:__history__`` (``session.history``) | list | JSON history entries, oldest first |
+| ``rr:memory:{sid}:__meta__`` (``session.meta``) | hash | ``created_at``, ``ttl_seconds`` (or ``'None'``) |
+| ``rr:memory:{sid}:#summary`` (``session.generation``) | string | summarisation generation |
+| ``rr:memory:__sessions__`` (``session.registry``) | set | every session id (stale ids dropped lazily) |
+
+``#`` is never in a user key, so the generation never collides with a value.
 
 On a clustered engine ``{sid}`` is ``engine.tag(sid)`` (a hash tag), so every key of one session
 shares a slot and one batch covers them; ``__sessions__`` lives in another slot.

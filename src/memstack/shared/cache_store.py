@@ -55,7 +55,9 @@ class CacheEntries:
         key = ("cache", self.engine.identity, self.log.base, model, str(dim))
         return mirror_for(key, lambda: CacheMirror(model, dim), CacheMirror)
 
-    def _ranked(self, model: str, dim: int, vector: Vector, k: int | None, least: float) -> list[tuple[str, float]]:
+    def _ranked(
+        self, model: str, dim: int, vector: Vector, k: int | None, least: float
+    ) -> list[tuple[str, float]]:
         mirror = self._mirror(model, dim)
         with mirror.lock:
             mirror.refresh(self.engine, self.log, self.entry.__add__)
@@ -122,7 +124,11 @@ class CacheEntries:
     def remove_owned(self, ids: list[str], subject: str) -> int:
         """Delete those of ``ids`` whose entry is labelled ``subject``; returns how many."""
         raws = self.engine.mget([self.entry + i for i in ids]) if ids else []
-        owned = [i for i, raw in zip(ids, raws, strict=True) if raw is not None and label_of(json.loads(raw)) == subject]
+        owned = [
+            i
+            for i, raw in zip(ids, raws, strict=True)
+            if raw is not None and label_of(json.loads(raw)) == subject
+        ]
         return self.remove(owned)
 
     def clear(self) -> None:

@@ -42,7 +42,9 @@ class _Cache(Protocol):
     imports this module to offer ``wrap``)."""
 
     name: str
-    max_messages: MaxMessages
+
+    @property
+    def max_messages(self) -> int | None: ...
 
     def embed(self, query: str) -> Vector: ...
 

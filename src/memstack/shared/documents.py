@@ -90,6 +90,8 @@ class DocumentStore:
         self.embedder = embedder
         base = DOCUMENTS.render(engine.tag, board=name)
         self._doc = base + _DOC
+        self.doc_prefix = self._doc
+        """What the key of every document of the store starts with."""
         self._log = ChangeLog(base)
 
     @property

@@ -140,7 +140,9 @@ class SharedStorage:
                 if w.custom and not entry.exists:
                     batch.zadd(self.index, {w.key: float(now)})
                 if w.notify:
-                    message = self._message(w.key, value, entry, version, writer, now, correlation_id, subject)
+                    message = self._message(
+                        w.key, value, entry, version, writer, now, correlation_id, subject
+                    )
                     batch.publish(self.channel, message)
             if batch.execute().applied:
                 return list(zip(entries, values, strict=True))

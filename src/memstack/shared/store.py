@@ -314,7 +314,9 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             "enable_cache": self._enable_cache,
             "embedder": self._embedder,
         }
-        return type(self)._restored(self.engine, name, pairs_of(to_dict(self)), False, {**defaults, **options})
+        return type(self)._restored(
+            self.engine, name, pairs_of(to_dict(self)), False, {**defaults, **options}
+        )
 
     @classmethod
     def from_dict(

@@ -1,13 +1,15 @@
 """Where working memory keeps its entries, from the keyspace registry (``T`` = ``engine.tag(namespace)``,
 so one namespace is one Redis Cluster slot):
 
-| key | family | type | holds |
-|---|---|---|---|
-| ``wm:T:m`` | ``working.meta`` | hash | full key → meta JSON (expiry ms, store time ms, category, tags, subject label) |
-| ``wm:T:d`` | ``working.data`` | hash | full key → value JSON |
-| ``wm:T:v`` | ``working.version`` | string | the namespace version, a fresh random token on every write |
-| ``wm:R:ns:{top}`` | ``working.namespaces`` | set | the namespaces under a top segment (``R`` = ``engine.tag("wm")``) |
-| ``wm:R:tops`` | ``working.tops`` | set | the top segments |
+| key (family ``working.…``) | type | holds |
+|---|---|---|
+| ``wm:T:m`` (``meta``) | hash | full key → meta JSON (expiry, store time, category, tags, label) |
+| ``wm:T:d`` (``data``) | hash | full key → value JSON |
+| ``wm:T:v`` (``version``) | string | the namespace version, a fresh random token on every write |
+| ``wm:R:ns:{top}`` (``namespaces``) | set | the namespaces under a top segment |
+| ``wm:R:tops`` (``tops``) | set | the top segments |
+
+``R`` is ``engine.tag("wm")``: the registry is one slot.
 """
 
 from __future__ import annotations

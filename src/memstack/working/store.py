@@ -23,7 +23,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .. import limits
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidValue, NamespaceFull
 from ..keyspace import check_subject, label_of, register
@@ -86,7 +85,7 @@ class WorkingMemory(WorkingReads):
             raise InvalidValue(f"max_value_bytes {short_repr(max_value_bytes)}: must be an int of at least 1")
         self.max_value_bytes = max_value_bytes
         self._registry = RegistryKeys.of(engine)
-        self._own = NamespaceKeys.of(engine, self.namespace)
+        self.keys = NamespaceKeys.of(engine, self.namespace)
 
     # -- writes --------------------------------------------------------------------------------
     def set(
@@ -119,7 +118,7 @@ class WorkingMemory(WorkingReads):
         if subject is not None:
             check_subject(subject)
         payload = dump_value(value, self.max_value_bytes)
-        keys = self._own
+        keys = self.keys
         if self.engine.clustered:
             # The registry lives in another slot, so it cannot join the write's batch: register
             # before (a crash after the write still leaves it findable) and after (in case a
@@ -187,9 +186,9 @@ class WorkingMemory(WorkingReads):
         """
         full = wkeys.resolve_write(self.namespace, key)
         with self.engine.batch() as batch:
-            batch.hget(self._own.meta, full)
-            batch.hdel(self._own.meta, full)
-            batch.hdel(self._own.data, full)
+            batch.hget(self.keys.meta, full)
+            batch.hdel(self.keys.meta, full)
+            batch.hdel(self.keys.data, full)
         assert batch.result is not None
         meta = batch.result[0]
         return meta is not None and expiry(meta) > self.engine.now_ms()
@@ -208,8 +207,8 @@ class WorkingMemory(WorkingReads):
         wanted = sorted(set(keys))
         for _ in range(MAX_WRITE_ATTEMPTS):
             with self.engine.batch() as read:
-                read.get(self._own.version)
-                read.hmget(self._own.meta, wanted)
+                read.get(self.keys.version)
+                read.hmget(self.keys.meta, wanted)
             assert read.result is not None
             version, metas = read.result[0], read.result[1]
             owned = [k for k, m in zip(wanted, metas, strict=True) if m is not None and _label(m) == subject]
@@ -217,9 +216,9 @@ class WorkingMemory(WorkingReads):
             if not owned:
                 return 0, kept
             batch = self.engine.batch()
-            batch.require_equal(self._own.version, version)
-            batch.hdel(self._own.meta, *owned)
-            batch.hdel(self._own.data, *owned)
+            batch.require_equal(self.keys.version, version)
+            batch.hdel(self.keys.meta, *owned)
+            batch.hdel(self.keys.data, *owned)
             if batch.execute().applied:
                 now = self.engine.now_ms()
                 live = sum(1 for k, m in zip(wanted, metas, strict=True) if k in owned and expiry(m) > now)
@@ -235,7 +234,7 @@ class WorkingMemory(WorkingReads):
             InvalidKey: a prefix outside the own namespace.
         """
         target = self.namespace if prefix is None else wkeys.resolve_write(self.namespace, prefix)
-        keys = self._own
+        keys = self.keys
         now = self.engine.now_ms()
         if target == self.namespace:
             with self.engine.batch() as batch:
@@ -279,7 +278,6 @@ class WorkingMemory(WorkingReads):
 
     def __repr__(self) -> str:
         return f"<WorkingMemory {self.namespace!r} on {self.engine!r}>"
-
 
 
 def _fresh(payload: str) -> Any:
