@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from memstack.forget import TIERS
-from memstack.forget.run import forget
+from memstack.lifecycle import TIERS
+from memstack.lifecycle.forget import forget
 
 from memstack import Memory
 from memstack.dump import dump_lines
@@ -123,7 +123,12 @@ def test_forgetting_again_finds_nothing(mem: Memory) -> None:
     scope = seed_scope(mem, "again")
     first = mem.forget(scope=scope)
     second = mem.forget(scope=scope)
-    assert first.total > 0 and second.total == 0 and second.remaining == 0
+    assert first.total > 0 and second.remaining == 0
+    # the second run finds no data; on Redis its own no-op batches' replies (naming the scope's
+    # keys) are withdrawn all the same, and counted as the engine's
+    assert {tier: n for tier, n in second.deleted.items() if tier != "engine"} == dict.fromkeys(
+        second.deleted.keys() - {"engine"}, 0
+    )
 
 
 def test_a_namespace_prefix_is_segment_aware(mem: Memory) -> None:

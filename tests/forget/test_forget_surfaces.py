@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from memstack.forget import TIERS
+from memstack.lifecycle import TIERS
 from typer.testing import CliRunner
 
 import memstack

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memstack.forget.retention import POLICIES, Retention, parse_retention, sweep
-from memstack.forget.sweeper import stored_tenants, sweep_all
+from memstack.lifecycle.retention import POLICIES, Retention, parse_retention, sweep
+from memstack.lifecycle.sweeper import stored_tenants, sweep_all
 from typer.testing import CliRunner
 
 import memstack

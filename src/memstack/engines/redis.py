@@ -190,7 +190,7 @@ class RedisEngine(Engine):
                 # that they get its messages first-hand, in order, before the call returns.
                 slot = _PUBSUB_SLOT
         if write:
-            keys.append(dedupe_key(keys[0] if keys else None, slot))
+            keys.append(dedupe_key(slot))
         reply = self._runner.run(keys, argv, slot, write, idempotent=True)
         return codec.decode(ops, reply, plain)
 
