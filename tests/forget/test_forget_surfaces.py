@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from memstack.lifecycle import TIERS
 from typer.testing import CliRunner
 
 import memstack
 from memstack.cli import app as cli_app
 from memstack.engines.prefixed import tenant_engine
+from memstack.lifecycle import TIERS
 from memstack.server import create_app
 
 

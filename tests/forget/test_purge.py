@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from memstack.lifecycle.purge import purge_tenant
 from typer.testing import CliRunner
 
 import memstack
@@ -17,6 +16,7 @@ from memstack.dump import dump_lines
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidInput
+from memstack.lifecycle.purge import purge_tenant
 from memstack.server import ServerSettings, create_app
 from memstack.server.keys import ApiKeyStore
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memstack.lifecycle.retention import POLICIES, Retention, parse_retention, sweep
-from memstack.lifecycle.sweeper import stored_tenants, sweep_all
 from typer.testing import CliRunner
 
 import memstack
@@ -17,6 +15,8 @@ from memstack.clock import ManualClock
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidConfiguration
+from memstack.lifecycle.retention import POLICIES, Retention, parse_retention, sweep
+from memstack.lifecycle.sweeper import stored_tenants, sweep_all
 
 DAY = 86400.0
 

@@ -29,7 +29,7 @@ from typing import Any, Final
 from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
-from ..keyspace import family_named
+from ..keyspace import check_subject, family_named, register
 from ..keyspace.families import TURNS
 from ..limits import short_repr
 from ..timefmt import iso_utc
@@ -139,15 +139,20 @@ class TurnMemory:
     def _ttl_ms(self) -> int | None:
         return None if self.idle_timeout is None else int(self.idle_timeout * 1000)
 
-    def add(self, session_id: str, role: str, content: str) -> Turn:
+    def add(self, session_id: str, role: str, content: str, *, subject: str | None = None) -> Turn:
         """Append a turn (and its log entry) in one batch; evict the oldest beyond the retention.
+
+        ``subject``: the end user the session is about (:mod:`memstack.keyspace.subjects`): a
+        ``forget(subject=…)`` then forgets the whole session in every tier.
 
         Raises:
             InvalidSessionId: a malformed session id.
             InvalidValue: an empty role or non-string content, a lone surrogate in either, a role
-                over 256 bytes or content over 1 MiB (the message names the field).
+                over 256 bytes or content over 1 MiB (the message names the field), a bad subject.
         """
         key = self._key(session_id)
+        if subject is not None:
+            check_subject(subject)
         if not isinstance(role, str) or not role:
             raise InvalidValue(f"role {short_repr(role)}: must be a non-empty string")
         if not isinstance(content, str):
@@ -161,6 +166,7 @@ class TurnMemory:
         entry = {"session_id": session_id, "role": role, "content": content, "timestamp": turn.timestamp}
         entry_text = json.dumps(entry, ensure_ascii=False)
         with self.engine.batch() as batch:
+            register(self.engine, batch, subject, "session", session_id)
             batch.rpush(key, record)
             batch.ltrim(key, -self.max_turns_per_session, -1)
             ttl = self._ttl_ms()

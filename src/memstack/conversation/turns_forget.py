@@ -50,6 +50,8 @@ def lease(turns: TurnMemory) -> Iterator[None]:
 
 
 def _of_session(line: str, session_id: str) -> bool:
+    if session_id not in line:  # most lines are other sessions': no JSON parse for them
+        return False
     try:
         return bool(json.loads(line).get("session_id") == session_id)
     except (ValueError, AttributeError):  # a foreign line is kept, never guessed at

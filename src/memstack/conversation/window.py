@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
-from ..keyspace import family_of
+from ..keyspace import check_subject, family_of, register
 from ..limits import MAX_COUNT, short_repr
 from .inputs import check_window_messages, id_text
 from .twins import Face, Twin
@@ -106,10 +106,13 @@ class SlidingWindows:
         session_id: str,
         new: list[dict[str, Any]],
         node_id: str | None = None,
+        subject: str | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """Lazily expire, append ``new`` (one batch), refresh the access time; return the window and
-        the number of stored messages."""
+        the number of stored messages. ``subject`` registers the session as theirs."""
         check_window_messages(new)
+        if subject is not None:
+            check_subject(subject)
         self._ensure_sweeper()
         now = self.engine.now_ms()
         expiry_ms = None if cfg.buffer_expiry_minutes is None else int(cfg.buffer_expiry_minutes * 60_000)
@@ -130,6 +133,7 @@ class SlidingWindows:
             seen = self._live_seen(base, now)
             batch = self.engine.batch()
             batch.require_equal(base + SEEN, seen)  # a sweep or another writer may act in between
+            register(self.engine, batch, subject, "session", session_id)
             batch.set(base + SEEN, str(now), px=2 * expiry_ms if expiry_ms else None)
             if seen is None:
                 meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
@@ -206,15 +210,17 @@ class SlidingWindows:
         config: Config = None,
         *,
         node_id: str | None = None,
+        subject: str | None = None,
     ) -> None:
         """Store ``input[input_key]`` as the user message and ``output[output_key]`` as the answer,
-        together in one batch. ``node_id``: the node's own buffer (see the module docstring).
+        together in one batch. ``node_id``: the node's own buffer (see the module docstring);
+        ``subject``: the end user the session is about (a ``forget(subject=…)`` then forgets it).
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
             InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
-            InvalidValue: the input or output field is missing or not a string.
+            InvalidValue: the input or output field is missing or not a string, a bad subject.
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
@@ -227,7 +233,7 @@ class SlidingWindows:
                 )
             pair.append({"role": role, "content": text})
         base, node = self._scope(workflow_id, session, node_id, cfg)
-        self._touch(base, cfg, workflow_id, session, pair, node)
+        self._touch(base, cfg, workflow_id, session, pair, node, subject)
 
     # -- node API (spec 5 items 6-9) ---------------------------------------------------------
     def execute(
@@ -237,21 +243,22 @@ class SlidingWindows:
         config: Config = None,
         *,
         node_id: str | None = None,
+        subject: str | None = None,
     ) -> dict[str, Any]:
         """Run the SimpleMemory node: store the input's messages, then return the window with them.
-        ``node_id``: the node's own buffer (see the module docstring).
+        ``node_id``: the node's own buffer (see the module docstring); ``subject``: as :meth:`save`.
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
             InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
-            InvalidValue: a malformed input message.
+            InvalidValue: a malformed input message, a bad subject.
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
         new = parse_input_messages(input)
         base, node = self._scope(workflow_id, session, node_id, cfg)
-        window, total = self._touch(base, cfg, workflow_id, session, new, node)
+        window, total = self._touch(base, cfg, workflow_id, session, new, node, subject)
         return {
             "session_id": session,
             "workflow_id": workflow_id,

@@ -1,5 +1,6 @@
-"""What the dream tier forgets: a scope's records, feedback and lease; the records holding a copy
-of a subject's version (an archive written by them goes); a subject's feedback signals.
+"""What the dream tier forgets: a scope's records, feedback and lease; a subject's copies in the
+records (an archive written by them goes: the record keeps the others' copies, or goes when none
+is left); a subject's feedback signals.
 
 The feedback list is rewritten whole, guarded by its change counter (``dream.feedback_version``):
 a signal added in between sends the rewrite round again, so none is lost.
@@ -8,6 +9,7 @@ a signal added in between sends the rewrite round again, so none is lost.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Final
 
 from ..engines import Engine
@@ -38,24 +40,48 @@ def scope_leftovers(engine: Engine, scope: str) -> int:
     return sum(1 for _ in engine.scan(DreamKeys.of(engine, scope).base)) if SCOPE_RULE.fullmatch(scope) else 0
 
 
+def _theirs(raw: str, subject: str) -> bool:
+    return label_of(json.loads(raw)) == subject
+
+
 def _holds(record: DreamRecord, subject: str) -> bool:
     copies = [a.raw for a in record.retired] + [c.raw for c in record.created]
-    return any(label_of(json.loads(raw)) == subject for raw in copies)
+    return any(_theirs(raw, subject) for raw in copies)
+
+
+def _without(record: DreamRecord, subject: str) -> DreamRecord:
+    """``record`` without the subject's copies (what the others' undo still needs)."""
+    return replace(
+        record,
+        retired=tuple(a for a in record.retired if not _theirs(a.raw, subject)),
+        created=tuple(c for c in record.created if not _theirs(c.raw, subject)),
+    )
 
 
 def forget_records(engine: Engine, scope: str, subject: str) -> Counts:
-    """The records of ``scope`` holding a version labelled ``subject`` (retired or created)."""
+    """The copies of versions labelled ``subject`` in the records of ``scope`` (retired or created):
+    each record is rewritten without them (its TTL kept), or deleted when nothing else is left.
+    Guarded by the record as read: a record changed meanwhile (an undo) is read again."""
     keys = DreamKeys.of(engine, scope)
     removed = 0
-    ids = [m for m, _ in engine.zrange(keys.records, 0, -1)]
-    raws = engine.mget([keys.record(i) for i in ids]) if ids else []
-    for record_id, raw in zip(ids, raws, strict=True):
-        if raw is not None and _holds(DreamRecord.from_json(raw), subject):
-            with engine.batch() as batch:
+    for record_id in [m for m, _ in engine.zrange(keys.records, 0, -1)]:
+        for _ in range(MAX_ROUNDS):
+            raw = engine.get(keys.record(record_id))
+            if raw is None or not _holds(record := DreamRecord.from_json(raw), subject):
+                break
+            kept = _without(record, subject)
+            batch = engine.batch()
+            batch.require_equal(keys.record(record_id), raw)
+            if kept.retired or kept.created:
+                batch.set(keys.record(record_id), kept.to_json(), keepttl=True)
+            else:
                 batch.delete(keys.record(record_id))
                 batch.zrem(keys.records, record_id)
-            assert batch.result is not None
-            removed += int(batch.result.results[0])
+            if batch.execute().applied:
+                removed += len(record.retired) + len(record.created) - len(kept.retired) - len(kept.created)
+                break
+        else:
+            raise Conflict(f"scope {short_repr(scope)}: record {record_id} kept changing; forget again")
     return {"dream": removed}
 
 

@@ -4,9 +4,9 @@ Every write batch carries a random id. The script keeps its first reply, followe
 the batch's keys (so a forget finds the replies of the keys it removed), under the dedupe key
 ``ms:batch:{TAG}:<id>`` (family ``engine.batch_reply``) for
 :attr:`ttl <RedisEngine.dedupe_ttl_ms>` milliseconds; a repeat of the same batch finds the key,
-applies nothing and answers the first reply. The key must hash to the
-batch's slot (a script touches one slot): ``TAG`` is a short string that hashes to that slot. :meth:`RedisEngine.scan` never
-lists dedupe keys.
+applies nothing and answers the first reply. The key must hash to the batch's slot (a script
+touches one slot): ``TAG`` is a short string that hashes to that slot. :meth:`RedisEngine.scan`
+never lists dedupe keys.
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from ..keyspace.subjects import OBJECTS, subject_key
 from ..longterm import forget as long_term
 from ..longterm.layout import ScopeKeys
 from ..shared import forget as shared
-from ..shared.storage import SharedStorage
 from ..working import forget as working
 from .plans import CHECKS_LEFT, PLANS, Counts
 
@@ -31,8 +30,9 @@ __all__ = ["Walk", "forget_subject", "subject_leftovers"]
 
 @dataclass
 class Walk:
-    """What a subject's forget did: counts per tier, the keys it removed (for the trace) and the
-    objects it checked (for the verification)."""
+    """What a subject's forget did: counts per tier, the keys of the subject's objects (the batch
+    replies naming them carry the subject's data: the trace) and the objects it checked (for the
+    verification)."""
 
     counts: Counts = field(default_factory=dict)
     removed_keys: set[str] = field(default_factory=set)
@@ -77,10 +77,10 @@ def forget_subject(engine: Engine, subject: str) -> Walk:
                     walk.add(step(engine, object_id))
         elif kind == "long_term":
             for scope, ids in sorted(_by_first(refs).items()):
-                counts, removed = long_term.forget_owned(engine, subject, scope, ids)
+                counts, _ = long_term.forget_owned(engine, subject, scope, ids)
                 walk.add(counts)
                 layout = ScopeKeys.of(engine, scope)
-                walk.removed_keys |= {layout.entry(i) for i in removed}
+                walk.removed_keys |= {layout.entry(i) for i in ids}  # retired ones' batches name them too
                 walk.add(dream.forget_records(engine, scope, subject))
         elif kind == "working":
             for namespace, entries in sorted(_by_first(refs).items()):
@@ -88,9 +88,7 @@ def forget_subject(engine: Engine, subject: str) -> Walk:
         elif kind in ("shared", "cache", "document"):
             for board, names in sorted(_by_first(refs).items()):
                 walk.add(shared.forget_owned(engine, subject, kind, board, names))
-                if kind == "shared":
-                    storage = SharedStorage(engine, board, None)
-                    walk.removed_keys |= {storage.entry_key(n) for n in names}
+                walk.removed_keys |= set(shared.object_keys(engine, kind, board, names))
         elif kind == "feedback":
             for (scope,) in (r for r in refs if len(r) == 1):
                 walk.add(dream.forget_feedback(engine, scope, subject))

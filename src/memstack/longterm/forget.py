@@ -6,6 +6,7 @@ versions, and the injection records' references to entries that are gone (see
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -115,12 +116,26 @@ def injected_leftovers(engine: Engine, session_id: str) -> int:
     )
 
 
+def renew_log(engine: Engine, keys: ScopeKeys) -> None:
+    """Drop the scope's change log (its lines name the ids a forget removed) and start a new epoch:
+    every process's cache of the scope rebuilds, so none needed the lines dropped."""
+    with engine.batch() as batch:
+        batch.delete(keys.log)
+        batch.set(keys.epoch, uuid.uuid4().hex)
+
+
 def forget_owned(engine: Engine, subject: str, scope: str, ids: Sequence[str]) -> tuple[Counts, list[str]]:
     """The entries of ``scope`` among ``ids`` whose current version is the subject's, and every
-    reference to them; returns the counts and the ids removed."""
+    reference to the subject's ids (injection records, the change log's lines); returns the counts
+    and the ids removed."""
     memories = LongTermMemory(engine, scope)
-    removed, _ = memories.delete_owned(ids, subject)
-    return {"long_term": len(removed), "subject_index": untrack(engine, removed)}, removed
+    removed, others = memories.delete_owned(ids, subject)
+    if removed:
+        renew_log(engine, memories.keys)
+    # references to the subject's ids go, those retired by a dream pass too; an id someone else
+    # wrote over stays theirs
+    gone = sorted(set(ids) - set(others))
+    return {"long_term": len(removed), "subject_index": untrack(engine, gone)}, removed
 
 
 def owned_left(engine: Engine, subject: str, scope: str, ids: Sequence[str]) -> int:

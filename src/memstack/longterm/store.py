@@ -298,10 +298,10 @@ class LongTermMemory(LongTermReads):
             removed += len(self._delete_chunk(wanted[start : start + DELETE_CHUNK])[0])
         return removed
 
-    def delete_owned(self, ids: Iterable[str], subject: str) -> tuple[list[str], int]:
+    def delete_owned(self, ids: Iterable[str], subject: str) -> tuple[list[str], list[str]]:
         """Delete those of ``ids`` whose current version is labelled ``subject`` (see
         :meth:`delete_many`); a version someone else saved over it stays. Returns ``(removed,
-        kept)``: the ids deleted, and how many stored entries hold another subject's version.
+        kept)``: the ids deleted, and the ids whose stored version is not the subject's.
 
         Each batch is guarded by the versions read, so a save landing in between is never deleted
         on the strength of a label it does not carry (the batch reads again).
@@ -312,22 +312,23 @@ class LongTermMemory(LongTermReads):
         """
         wanted = sorted({normalise_id(i) for i in ids})
         removed: list[str] = []
-        kept = 0
+        kept: list[str] = []
         for start in range(0, len(wanted), DELETE_CHUNK):
             gone, stayed = self._delete_chunk(wanted[start : start + DELETE_CHUNK], subject)
             removed += gone
             kept += stayed
         return removed, kept
 
-    def _delete_chunk(self, ids: list[str], subject: str | None = None) -> tuple[list[str], int]:
+    def _delete_chunk(self, ids: list[str], subject: str | None = None) -> tuple[list[str], list[str]]:
         for _ in range(SAVE_ATTEMPTS):
             found = self.engine.mget([self.keys.entry(i) for i in ids])
             stored = {i: raw for i, raw in zip(ids, found, strict=True) if raw is not None}
             present = [
                 i for i, raw in stored.items() if subject is None or label_of(json.loads(raw)) == subject
             ]
+            others = [i for i in stored if i not in present]
             if not present:
-                return [], len(stored)
+                return [], others
             batch = self.engine.batch()
             for entry_id in present:
                 batch.require_equal(self.keys.entry(entry_id), stored[entry_id])
@@ -340,7 +341,7 @@ class LongTermMemory(LongTermReads):
                 self._log_change(batch, "del", entry_id)
             if batch.execute().applied:
                 snapshotter(self.engine, self.scope).touch()
-                return present, len(stored) - len(present)
+                return present, others
         raise Conflict(f"scope {short_repr(self.scope)}: entries kept changing; delete abandoned")
 
     def snapshot(self) -> bool:

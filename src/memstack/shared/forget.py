@@ -22,7 +22,7 @@ from .mirror import ChangeLog
 from .serialize import NAME_RULE
 from .storage import SharedStorage
 
-__all__ = ["FORGETS", "LEFTOVERS", "forget_board", "forget_owned", "owned_left"]
+__all__ = ["FORGETS", "LEFTOVERS", "forget_board", "forget_owned", "object_keys", "owned_left"]
 
 Counts = dict[str, int]
 
@@ -47,30 +47,48 @@ def board_leftovers(engine: Engine, board: str) -> int:
     return sum(1 for base in stems for _ in engine.scan(base))
 
 
+def _renew(engine: Engine, log: ChangeLog, removed: int) -> None:
+    """After a forget removed entries: a change log without their ids (see ``ChangeLog.renew``)."""
+    if removed:
+        with engine.batch() as batch:
+            log.renew(batch)
+
+
 def forget_owned(engine: Engine, subject: str, kind: str, board: str, names: Sequence[str]) -> Counts:
     """The subject's versions among ``names`` of ``board``: keys (``kind`` ``shared``), cache
     entry ids (``cache``) or document keys (``document``); a version written over theirs stays."""
     if kind == "cache":
-        return {"semantic_cache": CacheEntries(engine, board).remove_owned(list(names), subject)}
+        entries = CacheEntries(engine, board)
+        removed = entries.remove_owned(list(names), subject)
+        _renew(engine, entries.log, removed)
+        return {"semantic_cache": removed}
     if kind == "document":
         documents = DocumentStore(engine, board)
-        return {"shared": sum(documents.delete_owned(key, subject) for key in names)}
+        gone = sum(documents.delete_owned(key, subject) for key in names)
+        _renew(engine, ChangeLog(DOCUMENTS.render(engine.tag, board=board)), gone)
+        return {"shared": gone}
     storage = SharedStorage(engine, board, None)
-    gone = [storage.delete(key, custom=True, subject=subject) for key in names]
-    return {"shared": sum(1 for entry in gone if entry.exists and entry.subject == subject)}
+    held = [storage.delete(key, custom=True, subject=subject) for key in names]
+    return {"shared": sum(1 for entry in held if entry.exists and entry.subject == subject)}
 
 
-def owned_left(engine: Engine, subject: str, kind: str, board: str, names: Sequence[str]) -> int:
-    """Objects of ``board`` among ``names`` still holding a version labelled ``subject``."""
-    if not names:
-        return 0
+def object_keys(engine: Engine, kind: str, board: str, names: Sequence[str]) -> list[str]:
+    """The keys of ``names`` of ``board``: keys (``kind`` ``shared``), cache entry ids (``cache``) or
+    document keys (``document``)."""
     if kind == "cache":
         prefix = CacheEntries(engine, board).entry
     elif kind == "document":
         prefix = DocumentStore(engine, board).doc_prefix
     else:
         prefix = SharedStorage(engine, board, None).entry_key("")
-    raws = engine.mget([prefix + name for name in names])
+    return [prefix + name for name in names]
+
+
+def owned_left(engine: Engine, subject: str, kind: str, board: str, names: Sequence[str]) -> int:
+    """Objects of ``board`` among ``names`` still holding a version labelled ``subject``."""
+    if not names:
+        return 0
+    raws = engine.mget(object_keys(engine, kind, board, names))
     return sum(1 for raw in raws if raw is not None and label_of(json.loads(raw)) == subject)
 
 

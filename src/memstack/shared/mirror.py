@@ -77,6 +77,12 @@ class ChangeLog:
         batch.delete(self.ids, self.log)
         batch.set(self.epoch, uuid.uuid4().hex)
 
+    def renew(self, batch: Batch) -> None:
+        """Add to ``batch``: drop the log (it names the ids of a forget) and start a new epoch, the
+        ids kept: every mirror rebuilds from them, so none needed the lines dropped."""
+        batch.delete(self.log)
+        batch.set(self.epoch, uuid.uuid4().hex)
+
 
 class Mirror:
     """What one process knows of one entry set, as of ``version`` under ``epoch``.
