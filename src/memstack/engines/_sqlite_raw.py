@@ -28,6 +28,7 @@ _CONTAINERS: Final = {
     "zsets": "SELECT key, member, score FROM zsets ORDER BY key, score, member",
 }
 _KIND_OF_TABLE: Final = {"hashes": "hash", "sets": "set", "lists": "list", "zsets": "zset"}
+_TABLE_OF_KIND: Final = {kind: table for table, kind in _KIND_OF_TABLE.items()}
 
 
 def _container(rows: list[tuple[Any, ...]], table: str) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def raw_items(read: Read) -> Iterator[tuple[str, str]]:
     tables = [r[0] for r in read("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", ())]
     contents = {t: _container(read(sql, ()), t) for t, sql in _CONTAINERS.items() if t in tables}
     for key, kind, value in read("SELECT key, kind, value FROM keys", ()):
-        table = next((t for t, k in _KIND_OF_TABLE.items() if k == kind), None)
+        table = _TABLE_OF_KIND.get(kind)
         held = value if table is None else contents.get(table, {}).pop(key, [])
         yield key, raw_text(key, kind, held)
     for table, orphans in contents.items():

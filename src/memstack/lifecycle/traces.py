@@ -10,8 +10,9 @@ engine keeps for itself (SQLite's change events, Redis' batch replies) carrying 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from ..engines import Engine
@@ -35,6 +36,13 @@ _LABEL_FIELDS: Final = (LABEL, "s", "ps")
 """The JSON fields a subject label travels in (versions; a shared change's new and previous)."""
 
 
+def _whole(key: str) -> tuple[str, ...]:
+    """The needles of ``key``: as it is when it ends with a separator (``lt:alice:``), else ended
+    as a record's text ends a key, by a new line or a JSON quote (``lt:~inj:s1`` never marks
+    ``lt:~inj:s10``)."""
+    return (key,) if key.endswith((":", "}")) else (key + "\n", key + '"')
+
+
 @dataclass(frozen=True, slots=True)
 class Trace:
     """The texts marking one selector's data (see the module docstring). On a tenant's view, a
@@ -43,30 +51,37 @@ class Trace:
 
     needles: frozenset[str]
     tenant: str = ""
+    _any: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # one alternation: a scan of the whole keyspace tests every record against every needle
+        pattern = "|".join(re.escape(n) for n in sorted(self.needles, key=len, reverse=True))
+        object.__setattr__(self, "_any", re.compile(pattern or "(?!)"))
 
     @classmethod
     def of(cls, engine: Engine, kind: str, value: str, extra: Iterable[str] = ()) -> Trace:
         """The trace of selector ``kind`` = ``value`` on ``engine`` (``extra``: more texts, e.g.
         the keys a subject's forget removed)."""
         tenant = engine.prefix if isinstance(engine, PrefixedEngine) else ""
-        needles = {STEMS[stem].render(engine.tag, **{part: value}) for stem, part in _STEMS_OF[kind]}
+        stems = [STEMS[stem].render(engine.tag, **{part: value}) for stem, part in _STEMS_OF[kind]]
+        needles = {needle for stem in stems for needle in _whole(stem)}
         if kind == "session":
             # a window's scope ends with its session id; a turn list's key with it
-            needles |= {f"__{value}:", f"__{value}}}", f":s:{value}", f'"session_id": "{value}"'}
+            needles |= {f"__{value}:", f"__{value}}}", *_whole(f":s:{value}"), f'"session_id": "{value}"'}
             namespace = session_namespace(value)
             if namespace is not None:
                 needles.add(STEMS["working"].render(engine.tag, namespace=namespace))
         if kind == "subject":
             needles.add(subject_key(engine, value))
             needles |= {f'"{field}":{sep}"{value}"' for field in _LABEL_FIELDS for sep in ("", " ")}
-        return cls(frozenset(needles | set(extra)), tenant)
+        return cls(frozenset(needles | {needle for key in extra for needle in _whole(key)}), tenant)
 
     def carries(self, text: str) -> bool:
         """True when ``text`` holds one of the needles (JSON's escaped ``/`` read as ``/``)."""
-        plain = text.replace("\\/", "/")
+        plain = text.replace("\\/", "/") if "\\/" in text else text
         if self.tenant and self.tenant not in plain:
             return False
-        return any(needle in plain for needle in self.needles)
+        return self._any.search(plain) is not None
 
 
 def _any(trail: Sequence[Trace], text: str) -> bool:
