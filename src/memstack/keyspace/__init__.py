@@ -5,7 +5,8 @@ part), what they are for and what a forget does to them (:data:`~.family.RULES`)
 their keys from the families (their layout modules); :mod:`memstack.lifecycle` forgets and
 verifies by them; :func:`family_of` reads any stored key back to its family.
 
-This package sits at the bottom of the house with :mod:`memstack.errors`: it imports nothing else.
+This package sits at the bottom of the house with :mod:`memstack.errors` and
+:mod:`memstack.limits`, the only modules it imports: engines and tiers build on it.
 """
 
 from __future__ import annotations

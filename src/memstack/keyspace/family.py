@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..errors import InvalidConfiguration
 from .pattern import Pattern, Tag
 
 __all__ = ["KINDS", "ROLES", "RULES", "Family", "Stem"]
@@ -109,7 +110,7 @@ class Family:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS or self.role not in ROLES or self.rule not in RULES:
-            raise ValueError(f"family {self.name}: bad kind, role or rule")
+            raise InvalidConfiguration(f"keyspace family {self.name}: bad kind, role or rule")
         object.__setattr__(self, "pattern", Pattern(self.stem.text + self.tail))
 
     @property
