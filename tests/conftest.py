@@ -30,6 +30,8 @@ settings.register_profile(
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
+pytest_plugins = ["keyspace_guard"]  # every key memstack writes belongs to a keyspace family
+
 ENGINES = ["memory", "sqlite", "redis", "redis-cluster"]
 
 # memstack.open, the CLI and the server resolve the embedder from $MEMSTACK_EMBEDDER, else the local

@@ -13,12 +13,13 @@ from typer.testing import CliRunner
 
 import memstack
 from memstack import ManualClock, Memory
-from memstack.adopt import adopt, family_of, untenanted
+from memstack.adopt import ADOPT_TIERS, ENGINE_WIDE, adopt, group_of, tier_of, untenanted
 from memstack.cli import app as cli_app
 from memstack.dump import dump_lines
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidValue
+from memstack.keyspace import FAMILIES
 
 
 def _seed(mem: Memory) -> None:
@@ -72,7 +73,7 @@ def test_conflicts_stay_in_place_unless_overwritten_and_sets_merge(engine: Engin
     tenant.sessions.create("s1")
     tenant.sessions.put("s1", "topic", "tenant's own")
     report = adopt(engine, "default")
-    assert report.conflicts == [family_of("rr:memory:" + engine.tag("s1") + ":topic", engine.clustered)]
+    assert report.conflicts == [group_of("rr:memory:" + engine.tag("s1") + ":topic", engine.tag)]
     assert tenant.sessions.get("s1", "topic") == "tenant's own"
     assert Memory(engine).sessions.get("s1", "topic") == "old layout"  # left where it was
     assert sorted(tenant.sessions.list()) == ["s1", "s2"]  # s2 moved; the index merged
@@ -135,3 +136,18 @@ def test_doctor_reports_and_the_command_moves(tmp_path: Path) -> None:
     assert [h["entry"]["content"] for h in json.loads(found.stdout)] == ["Alice plays the violin"]
     doctor = runner.invoke(cli_app, ["--url", url, "--json", "doctor"])
     assert {r["check"]: r["result"] for r in json.loads(doctor.stdout)}["untenanted data"] == "none"
+
+
+def test_tiers_and_groups_come_from_the_keyspace_registry() -> None:
+    def cluster_tag(value: str) -> str:
+        return "{" + value + "}"
+
+    owners = {family.owner for family in FAMILIES}
+    assert set(ADOPT_TIERS) == owners - set(ENGINE_WIDE) | {"other"}
+    assert tier_of("lt:~inj:s1") == "long_term" and tier_of("subj:u1:objs") == "subject_index"
+    assert tier_of("auth:keys") in ENGINE_WIDE and tier_of("nobody:declares:this") == "other"
+    assert group_of("lt:alice:e:1") == group_of("lt:alice:vec") == "lt:alice:"
+    assert group_of("lt:{alice}:e:1", cluster_tag) == "lt:{alice}:"
+    assert group_of("turns:{turns}:s:a/b", cluster_tag) == group_of("turns:{turns}:log", cluster_tag)
+    assert group_of("rr:memory:__sessions__") == "rr:memory:__sessions__"  # a global record alone
+    assert group_of("nobody:declares:this") == "nobody:declares:this"

@@ -1,41 +1,33 @@
-"""``Memory``: one engine and every tier built on it."""
+"""``Memory``: every tier on one engine (:class:`~memstack._tiers.Tiers`) with the lifecycle
+services on top of them: dream passes, forgetting, retention.
+
+The services sit above the tiers and above the memory's construction (they work on the engine and
+the tiers), and this class sits above the services: it adds them to the tiers by subclassing, so
+nothing imports upward and nothing imports in a circle (tests/test_import_graph.py; the layer
+order is written in the README's architecture section).
+"""
 
 from __future__ import annotations
 
-import threading
-import time
-import weakref
-from collections import OrderedDict
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
+from ._tiers import CLOSE_WAIT, SCOPES_KEPT, Tiers
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
-from .engines.prefixed import DEFAULT_TENANT, PrefixedEngine, check_tenant, tenant_engine
-from .forget.retention import Retention
+from .engines.prefixed import DEFAULT_TENANT, check_tenant, tenant_engine
+from .lifecycle.retention import Retention, parse_retention
 
 if TYPE_CHECKING:
-    from .conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
     from .dream import Dreamer
-    from .forget import ForgetReport
-    from .longterm import LongTermMemory
-    from .longterm.backfill import VectorFollower
+    from .lifecycle import ForgetReport
     from .search.embedders import Embedder
-    from .session import SessionStore
-    from .shared import SharedMemory
-    from .working import WorkingMemory
 
 __all__ = ["CLOSE_WAIT", "DEFAULT_TENANT", "SCOPES_KEPT", "Memory", "open"]
 
-SCOPES_KEPT: Final = 1024
-"""Long-term scopes a :class:`Memory` keeps built (see :meth:`Memory.long_term`)."""
-CLOSE_WAIT: Final = 10.0
-"""Seconds :meth:`Memory.close` spends at most finishing queued vector computations; the rest is
-handed over (the entries wait for a vector, which any process with an embedder fills in)."""
 
-
-class Memory:
-    """Every memory tier on one storage engine. A context manager; ``close()`` closes the engine.
+class Memory(Tiers):
+    """Every memory tier on one storage engine, with dream passes, forget and retention. A context
+    manager; ``close()`` closes the engine.
 
     Tiers are created on first use and share the engine and the clock. Open one with
     :func:`memstack.open`, which picks the tenant view and the embedder; built directly on an engine
@@ -59,138 +51,21 @@ class Memory:
         root: Engine | None = None,
         follow: bool = False,
     ) -> None:
-        self.engine = engine
-        self.embedder = embedder
+        super().__init__(engine, embedder=embedder, root=root, follow=follow)
         self.retention = retention if retention is not None else Retention()
-        self._root = root
-        self._lock = threading.Lock()
-        self._closables: list[Any] = []
-        self._scopes: OrderedDict[str, LongTermMemory] = OrderedDict()
-        self._long_terms: weakref.WeakSet[LongTermMemory] = weakref.WeakSet()
-        self._follower: VectorFollower | None = None
-        if follow and embedder is not None:
-            from .longterm.backfill import VectorFollower
-
-            self._follower = VectorFollower(engine, embedder)
-            self._follower.start()
-
-    @property
-    def tenant(self) -> str | None:
-        """The tenant whose data this memory sees (``t:{tenant}:…`` keys), or None for the raw
-        engine-wide keyspace."""
-        if isinstance(self.engine, PrefixedEngine) and self.engine.prefix.startswith("t:"):
-            return self.engine.prefix[2:-1]
-        return None
-
-    @property
-    def clock(self) -> Clock:
-        """The clock every tier of this memory uses (the engine's)."""
-        return self.engine.clock
-
-    @property
-    def url(self) -> str:
-        """The engine URL."""
-        return self.engine.url
-
-    # -- tiers -------------------------------------------------------------------------------
-    @cached_property
-    def sessions(self) -> SessionStore:
-        """The session state tier (key-value per session, history, counters, TTL)."""
-        from .session import SessionStore
-
-        return SessionStore(self.engine)
-
-    @cached_property
-    def conversations(self) -> ConversationStore:
-        """Conversation threads with branches and token-limited history."""
-        from .conversation import ConversationStore
-
-        return ConversationStore(self.engine)
-
-    def node_memory(
-        self, app_id: str, conversation_id: str | None, node_id: str, **options: Any
-    ) -> NodeMemory:
-        """Node-scoped memory of one workflow node inside one conversation (Dify ``002``)."""
-        from .conversation import NodeMemory
-
-        return NodeMemory(self.conversations, app_id, conversation_id, node_id, **options)
-
-    @cached_property
-    def windows(self) -> SlidingWindows:
-        """Sliding-window buffers per workflow session with idle expiry (hetumind / n8n ``004``)."""
-        from .conversation import SlidingWindows
-
-        windows = SlidingWindows(self.engine)
-        self._closables.append(windows)
-        return windows
-
-    @cached_property
-    def turns(self) -> TurnMemory:
-        """Per-session conversation turns and the turn log (RockBot conversation tier)."""
-        from .conversation import TurnMemory
-
-        return TurnMemory(self.engine)
-
-    def long_term(self, scope: str = "default", **options: Any) -> LongTermMemory:
-        """Long-term memories of one scope (a user or an agent), searched by BM25 (+ vectors).
-
-        Without ``options`` the scope uses this memory's :attr:`embedder` and is kept (the last
-        :data:`SCOPES_KEPT` scopes), so its background vector worker is shared by every caller.
-        ``options`` go to :class:`~memstack.longterm.LongTermMemory` (``embedder`` defaults to
-        :attr:`embedder`).
-
-        Raises:
-            InvalidKey: a bad scope.
-            InvalidConfiguration: a bad option.
-        """
-        from .longterm import LongTermMemory
-
-        if options:
-            options.setdefault("embedder", self.embedder)
-            made = LongTermMemory(self.engine, scope, **options)
-            with self._lock:
-                self._long_terms.add(made)  # close() finishes its vectors
-            return made
-        with self._lock:
-            kept = self._scopes.get(scope)
-            if kept is not None:
-                self._scopes.move_to_end(scope)
-                return kept
-        made = LongTermMemory(self.engine, scope, embedder=self.embedder)
-        with self._lock:
-            kept = self._scopes.setdefault(scope, made)
-            self._long_terms.add(kept)
-            self._scopes.move_to_end(scope)
-            while len(self._scopes) > SCOPES_KEPT:
-                self._scopes.popitem(last=False)  # its worker finishes its queue on its own
-        return kept
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:
         """The dream passes of one long-term scope (``options``: see :class:`memstack.dream.Dreamer`;
-        ``embedder``/``profile`` go to the scope). The turn log is this memory's."""
-        from .dream import Dreamer
+        ``embedder``/``profile`` go to the scope). The turn log is this memory's; the archive keeps
+        this memory's ``archive_max_age`` (:mod:`memstack.lifecycle.retention`)."""
+        from .dream import Dreamer  # the passes pull in numpy and the search package: on first use
 
         lt_options = {k: options.pop(k) for k in ("embedder", "profile", "fusion") if k in options}
         options.setdefault("turns", self.turns)
-        if self.retention.archive_max_age is not None:  # the archive policy (memstack.forget.retention)
+        if self.retention.archive_max_age is not None:
             options.setdefault("retention", self.retention.archive_max_age)
         return Dreamer(self.long_term(scope, **lt_options), **options)
 
-    def working(self, namespace: str, **options: Any) -> WorkingMemory:
-        """Working memory bound to ``namespace`` (e.g. ``session/abc``)."""
-        from .working import WorkingMemory
-
-        return WorkingMemory(self.engine, namespace, **options)
-
-    def shared(self, name: str, **options: Any) -> SharedMemory:
-        """The reactive shared memory called ``name``, seen by every process on this engine."""
-        from .shared import SharedMemory
-
-        memory = SharedMemory(self.engine, name, **options)
-        self._closables.append(memory)
-        return memory
-
-    # -- forgetting --------------------------------------------------------------------------
     def forget(
         self,
         *,
@@ -201,76 +76,40 @@ class Memory:
         namespace: str | None = None,
         board: str | None = None,
         vacuum: bool = False,
+        audit: bool = False,
     ) -> ForgetReport:
         """Remove every trace of exactly one subject (the end user given as ``subject=`` on writes:
-        everything about them in every tier), session, conversation, long-term scope,
-        working-memory namespace (a segment-aware prefix) or shared board, and verify it (see
-        :mod:`memstack.forget.run` for what each selector reaches).
+        every version labelled with them, in every tier, and the sessions and conversations about
+        them), session, conversation, long-term scope, working-memory namespace (a segment-aware
+        prefix) or shared board, and verify it (see :mod:`memstack.lifecycle.forget`).
 
-        Returns a :class:`~memstack.forget.ForgetReport` whose ``remaining`` is 0 when nothing is
+        Returns a :class:`~memstack.lifecycle.ForgetReport` whose ``remaining`` is 0 when nothing is
         left. Interrupted (a crash, the engine gone), it finishes when called again. The engine is
         compacted afterwards; ``vacuum=True`` also rebuilds a SQLite file, so not even unused page
         space keeps a copy (:meth:`memstack.engines.Engine.compact`; slow on large files).
+        ``audit=True`` also reads the whole keyspace for any record still carrying the selector
+        (every key, value and engine record of every tenant: slow on a big engine).
 
         Raises:
             InvalidValue: none or several selectors.
-            InvalidKey: a value that breaks its tier's id rule.
-            Conflict: another forget is rewriting the turn log (call again).
+            InvalidKey: a value that breaks its selector's rule.
+            Conflict: writers kept changing what is forgotten, or another forget is rewriting the
+                turn log (call again).
             EngineUnavailable: the engine went away (call again).
         """
-        from .forget.run import forget
+        from .lifecycle.forget import forget  # every tier's forget steps: loaded on first use
 
         return forget(
-            self,
+            self.engine,
+            vacuum=vacuum,
+            audit=audit,
             subject=subject,
             session=session,
             conversation=conversation,
             scope=scope,
             namespace=namespace,
             board=board,
-            vacuum=vacuum,
         )
-
-    # -- lifecycle ---------------------------------------------------------------------------
-    def close(self) -> None:
-        """Stop background work of the tiers and close the engine; idempotent.
-
-        Queued vector computations are finished for up to :data:`CLOSE_WAIT` seconds; what is left
-        is handed over (those entries wait for a vector, which any process with an embedder fills
-        in: ``memstack serve``, another ``memstack.open``). No background thread outlives the call.
-        """
-        with self._lock:
-            closables, self._closables = self._closables, []
-            follower, self._follower = self._follower, None
-            long_terms = list(self._long_terms)
-            self._long_terms = weakref.WeakSet()
-        try:
-            if follower is not None:
-                follower.close()
-            deadline = time.monotonic() + CLOSE_WAIT
-            for scope in long_terms:
-                scope.close(max(0.0, deadline - time.monotonic()))
-            for item in reversed(closables):
-                item.close()
-            from .longterm.snapshotter import flush_all
-
-            flush_all(self.engine)  # a bulk import that exits at once still leaves its snapshot
-        finally:
-            try:
-                self.engine.close()
-            finally:
-                if self._root is not None:
-                    self._root.close()
-
-    def __enter__(self) -> Memory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        tenant = self.tenant
-        return f"<Memory {self.engine.url!r}" + (f" tenant={tenant!r}>" if tenant else ">")
 
 
 def open(  # noqa: A001 - the library's entry point, like io.open
@@ -303,9 +142,9 @@ def open(  # noqa: A001 - the library's entry point, like io.open
     without one (:class:`~memstack.longterm.backfill.VectorFollower`), and :meth:`Memory.close`
     finishes its own pending vectors first.
 
-    ``retention``: the tiers' retention policies, a :class:`~memstack.forget.retention.Retention`
+    ``retention``: the tiers' retention policies, a :class:`~memstack.lifecycle.retention.Retention`
     or its text form (``"long_term_max_age=90d"``); enforced by
-    :func:`memstack.forget.retention.sweep` and the dream records' TTL.
+    :func:`memstack.lifecycle.retention.sweep` and the dream records' TTL.
 
     Raises:
         InvalidUrl: unknown scheme or malformed URL.
@@ -319,8 +158,6 @@ def open(  # noqa: A001 - the library's entry point, like io.open
 
     resolved = resolve_embedder(embedder)
     if isinstance(retention, str):
-        from .forget.retention import parse_retention
-
         retention = parse_retention(retention)
     engine = open_engine(url, clock=clock or SystemClock())
     view = engine if tenant is None else tenant_engine(engine, tenant)

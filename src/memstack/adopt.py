@@ -8,18 +8,20 @@ pipeline node, which keeps the original's layout (``rr:memory:{session_id}:…``
 a raw memory (``tenant=None``) reads them, so :func:`untenanted` counts them (``memstack doctor``)
 and :func:`adopt` moves them into a tenant (``memstack tenants adopt --into default``).
 
-A move goes family by family: the keys of one session, conversation, long-term scope, namespace,
-board… (on a Redis Cluster, the keys that share a hash tag). Each family moves in one atomic batch
-that writes the tenant's keys (values and expiry times exactly) and deletes the old ones, so a
-reader sees the whole family in one place or the other. The batch is guarded: a string that
-changed since it was read, or a tenant key that appeared meanwhile, aborts it and the family is read
-again. Running it again after an interruption moves what is left.
+Which tier a key belongs to and which keys move together come from the keyspace registry
+(:mod:`memstack.keyspace`): a key's tier is the owner of its family, and a move goes group by
+group, a group being the keys under one stem of the registry with one scope (one session,
+conversation, long-term scope, namespace, board…; on a Redis Cluster they share a hash tag). Each
+group moves in one atomic batch that writes the tenant's keys (values and expiry times exactly)
+and deletes the old ones, so a reader sees the whole group in one place or the other. The batch is
+guarded: a string that changed since it was read, or a tenant key that appeared meanwhile, aborts
+it and the group is read again. Running it again after an interruption moves what is left.
 
-* A tenant key holding a different value is a conflict: the family stays where it is and is
+* A tenant key holding a different value is a conflict: the group stays where it is and is
   reported, unless ``overwrite`` (then the tenant's key is replaced, and counted).
 * Sets are merged (a union loses nothing), e.g. the sessions index ``rr:memory:__sessions__``.
 * A tenant key that already holds exactly the moved value counts as moved (an interrupted run).
-* A family of more than :data:`MAX_BATCH` keys moves in atomic chunks of that size.
+* A group of more than :data:`MAX_BATCH` keys moves in atomic chunks of that size.
 * On a Redis Cluster a key without a hash tag (the sessions index) lands in another slot under the
   tenant prefix: it is written, then deleted, in two batches (it is a set, merged: harmless to redo).
 
@@ -37,47 +39,45 @@ from .dump import read_key, write_value
 from .engines import Engine
 from .engines.prefixed import check_tenant
 from .errors import Conflict, InvalidValue
-from .forget.purge import TIER_OF_PREFIX
+from .keyspace import FAMILIES, Tag, family_of, no_tag, tenant_prefix
 
-__all__ = ["ADOPT_TIERS", "MAX_BATCH", "AdoptReport", "adopt", "family_of", "tier_of", "untenanted"]
+__all__ = ["ADOPT_TIERS", "MAX_BATCH", "AdoptReport", "adopt", "group_of", "tier_of", "untenanted"]
 
-ENGINE_WIDE: Final = ("t:", "auth:", "ms:")
-"""Key prefixes that are not untenanted data: tenants' keys, API keys, engine internals."""
-_TIERS: Final = (
-    ("lt:~inj:", "long_term"),  # the injection tracker of the long-term tier
-    *TIER_OF_PREFIX,
-    ("subj:", "subject_index"),
-    ("lg:", "langgraph"),
+ENGINE_WIDE: Final = ("api_keys", "engine")
+"""Owners of the keyspace families that are not untenanted data: the service's API keys and the
+records an engine keeps for itself (they belong to the whole engine, never to one tenant)."""
+ADOPT_TIERS: Final = (
+    *dict.fromkeys(f.owner for f in FAMILIES if f.owner not in ENGINE_WIDE),
+    "other",
 )
-ADOPT_TIERS: Final = (*dict.fromkeys(tier for _, tier in _TIERS), "other")
-"""The tier names :func:`untenanted` counts and :func:`adopt` takes."""
-_FAMILY_PREFIXES: Final = (
-    "rr:memory:", "lt:~inj:", "shared:m:", "shared:c:", "shared:d:", "win:n:",
-    "lt:", "conv:", "win:", "wm:", "turns:", "dream:", "subj:", "lg:",
-)  # fmt: skip
+"""The tier names :func:`untenanted` counts and :func:`adopt` takes: the owners of the keyspace's
+families, and ``other`` for keys no family declares."""
 MAX_BATCH: Final = 1000
-"""Keys moved per atomic batch; a bigger family moves in chunks."""
+"""Keys moved per atomic batch; a bigger group moves in chunks."""
 ATTEMPTS: Final = 5
 
 
 def tier_of(key: str) -> str:
-    """The tier an untenanted key belongs to (one of :data:`ADOPT_TIERS`)."""
-    return next((tier for prefix, tier in _TIERS if key.startswith(prefix)), "other")
+    """The tier an untenanted key belongs to (one of :data:`ADOPT_TIERS`, or an owner of
+    :data:`ENGINE_WIDE`): the owner of its keyspace family."""
+    found = family_of(key)[1]
+    return "other" if found is None else found[0].owner
 
 
-def family_of(key: str, clustered: bool) -> str:
-    """The keys that move together: the hash tag on a cluster (a key without one alone), else the
-    tier prefix and the next segment (``lt:alice`` for ``lt:alice:e:1``)."""
-    if clustered:
-        start = key.find("{")
-        end = key.find("}", start + 1)
-        return key[: end + 1] if start >= 0 and end > start + 1 else key
-    prefix = next((p for p in _FAMILY_PREFIXES if key.startswith(p)), "")
-    return prefix + key[len(prefix) :].split(":", 1)[0]
+def group_of(key: str, tag: Tag = no_tag) -> str:
+    """The keys that move together: the stem of the key's keyspace family filled in with its scope
+    (``lt:alice:`` for ``lt:alice:e:1``; ``tag`` is the engine's, so on a Redis Cluster every key
+    of a group shares one hash slot); a key of a global family, or one no family declares, alone."""
+    found = family_of(key)[1]
+    if found is None or not found[0].stem.text:
+        return key
+    family, parts = found
+    return family.stem.render(tag, **parts)
 
 
 def _untenanted_keys(engine: Engine) -> list[str]:
-    return sorted(k for k in engine.scan("") if not k.startswith(ENGINE_WIDE))
+    """Keys outside every tenant prefix, but for the engine-wide ones."""
+    return sorted(k for k in engine.scan("") if family_of(k)[0] is None and tier_of(k) not in ENGINE_WIDE)
 
 
 def untenanted(engine: Engine) -> dict[str, int]:
@@ -98,9 +98,9 @@ class AdoptReport:
     moved: dict[str, int] = field(default_factory=dict)
     """Keys per tier."""
     families: int = 0
-    """Families moved."""
+    """Groups moved (the keys of one scope of one tier, see :func:`group_of`)."""
     conflicts: list[str] = field(default_factory=list)
-    """Families left in place: the tenant holds other values under their keys."""
+    """Groups left in place: the tenant holds other values under their keys."""
     overwritten: int = 0
     """Tenant keys replaced (``overwrite``)."""
     remaining: int = 0
@@ -131,24 +131,24 @@ def adopt(
     Raises:
         InvalidInput: a bad tenant name.
         InvalidValue: an unknown tier name.
-        Conflict: a family kept changing while it was moved (run again when writers stopped).
+        Conflict: a group kept changing while it was moved (run again when writers stopped).
         EngineUnavailable: the engine went away (run again: the move resumes).
     """
-    prefix = f"t:{check_tenant(tenant)}:"
+    prefix = tenant_prefix(check_tenant(tenant))
     chosen = set(ADOPT_TIERS if tiers is None else tiers)
     unknown = sorted(chosen - set(ADOPT_TIERS))
     if unknown:
         raise InvalidValue(f"tiers {unknown}: must be among {', '.join(ADOPT_TIERS)}")
-    families: dict[str, list[str]] = defaultdict(list)
+    groups: dict[str, list[str]] = defaultdict(list)
     for key in _untenanted_keys(engine):
         if tier_of(key) in chosen:
-            families[family_of(key, engine.clustered)].append(key)
+            groups[group_of(key, engine.tag)].append(key)
     report = AdoptReport(tenant, dry_run)
     moved: dict[str, int] = defaultdict(int)
-    for family, keys in families.items():
-        done, whole = _move_family(engine, prefix, keys, dry_run=dry_run, overwrite=overwrite, report=report)
+    for group, keys in groups.items():
+        done, whole = _move_group(engine, prefix, keys, dry_run=dry_run, overwrite=overwrite, report=report)
         if not whole:
-            report.conflicts.append(family)
+            report.conflicts.append(group)
         elif done:
             report.families += 1
         for key in done:
@@ -159,10 +159,10 @@ def adopt(
     return report
 
 
-def _move_family(
+def _move_group(
     engine: Engine, prefix: str, keys: Sequence[str], *, dry_run: bool, overwrite: bool, report: AdoptReport
 ) -> tuple[list[str], bool]:
-    """The keys of one family moved, and False when a conflict left (the rest of) it in place."""
+    """The keys of one group moved, and False when a conflict left (the rest of) it in place."""
     moved: list[str] = []
     for start in range(0, len(keys), MAX_BATCH):
         chunk = keys[start : start + MAX_BATCH]
@@ -176,7 +176,7 @@ def _move_family(
                 "nothing writes the untenanted layout"
             )
         if outcome is None:
-            return moved, False  # earlier chunks of a big family stay moved
+            return moved, False  # earlier chunks of a big group stay moved
         moved += outcome
     return moved, True
 

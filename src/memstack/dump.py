@@ -5,29 +5,32 @@ One line per key: ``{"key", "type", "value", "pttl"}`` where ``value`` is a stri
 the remaining TTL in ms or null. The engine seam has no TYPE command, so the type is found by
 asking the read commands in turn (each raises ``WrongType`` on a key of another type).
 
-Derived keys (:data:`DERIVED`) are left out: they are caches rebuilt from the rest, and a long-term
-scope's BM25 snapshot is megabytes of bytes that no import limit would take.
+Keys of the :data:`DERIVED` families (of :mod:`memstack.keyspace`) are left out: they are caches
+rebuilt from the rest, and a long-term scope's BM25 snapshot is megabytes of bytes that no import
+limit would take.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from ._jsontext import loads
 from .engines import Engine, WrongType
 from .engines.base import Batch
 from .errors import InvalidValue
+from .keyspace import family_of
 from .limits import check_json, check_text
 
 __all__ = ["DERIVED", "dump_lines", "export_jsonl", "import_jsonl", "load_line", "read_key", "write_value"]
 
-DERIVED = re.compile(r"(?:^|:)lt:[^:]*:snap(?:ver)?$")  # also under a tenant's prefix
-"""Keys an export leaves out: long-term snapshots (memstack.longterm.snapshot), written again by
-the next writes of a big scope."""
+DERIVED: Final = frozenset(
+    {"long_term.snapshot", "long_term.snapshot_version", "langgraph.snapshot", "langgraph.snapshot_version"}
+)
+"""The families an export leaves out (also under a tenant's prefix): BM25 snapshots
+(memstack.longterm.snapshot), written again by the next writes of a big scope."""
 
 _READERS: list[tuple[str, Callable[[Engine, str], Any]]] = [
     ("string", lambda e, k: e.get(k)),
@@ -54,7 +57,8 @@ def read_key(engine: Engine, key: str) -> tuple[str, Any] | None:
 def dump_lines(engine: Engine, prefix: str = "") -> Iterator[dict[str, Any]]:
     """One record per live key under ``prefix``, sorted by key."""
     for key in sorted(engine.scan(prefix)):
-        if DERIVED.search(key):
+        family = family_of(key)[1]
+        if family is not None and family[0].name in DERIVED:
             continue
         found = read_key(engine, key)
         if found is None:

@@ -9,8 +9,9 @@ reports) follow the same rules.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from .longterm.entry import entry_json
 from .timefmt import iso_utc
 
 if TYPE_CHECKING:
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
     from .conversation.message import Message
     from .dream.record import DreamRecord
     from .longterm.entry import MemoryEntry, SearchHit
-    from .server.keys import ApiKey
     from .working.entry import WorkingEntry
 
 __all__ = [
@@ -38,16 +38,9 @@ __all__ = [
 
 
 def memory_json(entry: MemoryEntry) -> dict[str, Any]:
-    """A long-term entry."""
-    return {
-        "id": entry.id,
-        "content": entry.content,
-        "category": entry.category,
-        "tags": list(entry.tags),
-        "created_at": iso_utc(entry.created_at),
-        "updated_at": iso_utc(entry.updated_at),
-        "metadata": entry.metadata,
-    }
+    """A long-term entry (:func:`memstack.longterm.entry.entry_json`: the tier owns its shape, so
+    the dream records below this module give it too)."""
+    return entry_json(entry)
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
@@ -87,6 +80,25 @@ def history_json(item: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
         data["timestamp"] = iso_utc(stamp)
     return data
+
+
+class ApiKey(Protocol):
+    """An API key's public record (:class:`memstack.server.keys.ApiKey`, a door above this module)."""
+
+    @property
+    def key_id(self) -> str: ...
+
+    @property
+    def tenants(self) -> tuple[str, ...]: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def admin(self) -> bool: ...
+
+    @property
+    def created_at(self) -> float: ...
 
 
 def api_key_json(key: ApiKey) -> dict[str, Any]:
@@ -141,15 +153,4 @@ def dream_summary_json(record: DreamRecord) -> dict[str, Any]:
     The counts are ``retired_count`` / ``created_count``, never ``retired`` / ``created``: those
     name lists in :func:`dream_record_json`, and one field name keeps one type.
     """
-    return {
-        "id": record.id,
-        "scope": record.scope,
-        "kind": record.kind,
-        "status": record.status,
-        "at": iso_utc(record.at),
-        "model": record.model,
-        "retired_count": len(record.retired),
-        "created_count": len(record.created),
-        "reason": record.reason,
-        "undone_at": iso_utc(record.undone_at),
-    }
+    return record.summary()

@@ -15,8 +15,10 @@ import pytest
 import redis as redis_py
 
 from memstack.engines import _redis_codec as codec
+from memstack.engines._redis_dedupe import WITHDRAWN
 from memstack.engines._redis_lua import SCRIPT
 from memstack.engines.redis import MANUAL_CLOCK_BIAS_MS
+from memstack.errors import EngineUnavailable
 
 Ops = list[tuple[str, tuple[Any, ...]]]
 
@@ -57,13 +59,25 @@ def writes() -> Ops:
 def test_a_replayed_batch_returns_its_first_reply_and_applies_nothing_twice(client: redis_py.Redis) -> None:
     first = run(client, writes(), "dd:1")
     assert json.loads(first) == [True, ["1", 1, True, "1"]]  # incr replies as text (the codec converts)
-    assert client.get("dd:1") == first
+    stored, touched = client.get("dd:1").split("\n")
+    assert stored == first and json.loads(touched) == ["n", "l", "s"]  # a forget finds it by its keys
     assert 0 < client.pttl("dd:1") <= 60_000
     again = run(client, writes(), "dd:1")
     assert again == first
     assert client.get("n") == "1" and client.lrange("l", 0, -1) == ["x"]
     other = run(client, writes(), "dd:2")  # another dedupe key: a new batch
     assert json.loads(other) == [True, ["2", 2, True, "2"]]
+
+
+def test_a_withdrawn_reply_refuses_the_replay_and_applies_nothing(client: redis_py.Redis) -> None:
+    run(client, writes(), "dd:w")
+    ttl = client.pttl("dd:w")
+    assert client.set("dd:w", WITHDRAWN, xx=True, keepttl=True)  # what a forget leaves
+    again = run(client, writes(), "dd:w")
+    assert again == WITHDRAWN and 0 < client.pttl("dd:w") <= ttl
+    with pytest.raises(EngineUnavailable, match="withdrew"):
+        codec.decode(writes(), again)
+    assert client.get("n") == "1" and client.lrange("l", 0, -1) == ["x"]  # never applied twice
 
 
 def test_the_dedupe_key_is_no_key_of_the_batch(client: redis_py.Redis) -> None:

@@ -10,10 +10,11 @@ from redis.crc import key_slot
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memstack.engines import open_engine
-from memstack.engines._redis_dedupe import dedupe_key, hash_tag, is_dedupe_key, slot_tag
+from memstack.engines._redis_dedupe import dedupe_key, is_dedupe_key, slot_tag
 from memstack.engines._redis_transport import ReplyLost, Unsent, may_retry
 from memstack.engines._redis_url import parse
 from memstack.errors import InvalidUrl
+from memstack.keyspace.pattern import hash_tag
 
 
 def test_a_cluster_url_takes_several_seeds() -> None:
@@ -94,15 +95,15 @@ def test_every_slot_has_a_tag_that_hashes_to_it() -> None:
         assert key_slot(slot_tag(slot).encode()) == slot
 
 
-def test_dedupe_keys_land_in_the_batch_slot() -> None:
-    tagged = dedupe_key("rr:memory:{s1}:k", key_slot(b"rr:memory:{s1}:k"))
-    assert tagged.startswith("ms:batch:{s1}:")
+def test_dedupe_keys_land_in_the_batch_slot_and_never_name_a_scope() -> None:
+    tagged = dedupe_key(key_slot(b"rr:memory:{s1}:k"))
     assert key_slot(tagged.encode()) == key_slot(b"s1")
-    untagged = dedupe_key("plain-key", key_slot(b"plain-key"))
+    assert "s1" not in tagged  # a forgotten session's id is in no key name, not even this one
+    untagged = dedupe_key(key_slot(b"plain-key"))
     assert key_slot(untagged.encode()) == key_slot(b"plain-key")
-    assert dedupe_key("plain-key", None).count(":") == 2  # standalone: no tag needed
-    assert dedupe_key("k", None) != dedupe_key("k", None)  # a fresh id per batch
-    for key in (tagged, untagged, dedupe_key(None, 7)):
+    assert dedupe_key(None).count(":") == 2  # standalone: no tag needed
+    assert dedupe_key(None) != dedupe_key(None)  # a fresh id per batch
+    for key in (tagged, untagged, dedupe_key(7)):
         assert is_dedupe_key(key)
     assert not is_dedupe_key("ms:batch:{s1}:not-an-id")
     assert not is_dedupe_key("user:ms:batch:0123456789abcdef")
@@ -121,7 +122,7 @@ def test_batch_ids_differ_across_threads_and_forks() -> None:
     seen: list[str] = []
 
     def draw() -> None:
-        seen.extend(dedupe_key(None, None) for _ in range(2000))
+        seen.extend(dedupe_key(None) for _ in range(2000))
 
     threads = [threading.Thread(target=draw) for _ in range(4)]
     for thread in threads:
@@ -134,11 +135,11 @@ def test_batch_ids_differ_across_threads_and_forks() -> None:
         warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads alive
         pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
-        os.write(write, dedupe_key(None, None).encode())
+        os.write(write, dedupe_key(None).encode())
         os._exit(0)
     os.waitpid(pid, 0)
     child = os.read(read, 100).decode()
     os.close(read)
     os.close(write)
-    parent = dedupe_key(None, None)
+    parent = dedupe_key(None)
     assert is_dedupe_key(child) and child[:-6] != parent[:-6]  # the child drew its own prefix

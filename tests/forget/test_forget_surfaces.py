@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import memstack
 from memstack.cli import app as cli_app
 from memstack.engines.prefixed import tenant_engine
-from memstack.forget import TIERS
+from memstack.lifecycle import TIERS
 from memstack.server import create_app
 
 

@@ -16,7 +16,7 @@ from memstack.dump import dump_lines
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidInput
-from memstack.forget.purge import purge_tenant
+from memstack.lifecycle.purge import purge_tenant
 from memstack.server import ServerSettings, create_app
 from memstack.server.keys import ApiKeyStore
 
@@ -40,14 +40,14 @@ def test_purge_removes_one_tenant_and_its_keys(engine: Engine) -> None:
     fill(Memory(tenant_engine(engine, "gone")), "g0ne")
     fill(Memory(tenant_engine(engine, "kept")), "k3pt")
     kept_before = raw(engine, "t:kept:")
-    report = purge_tenant(engine, "gone")
+    report = purge_tenant(engine, "gone", api_keys=store)
     assert report.remaining == 0 and report.selector == {"tenant": "gone"}
     assert report.deleted["api_keys"] == 2 and report.deleted["long_term"] > 0
     assert report.deleted["sessions"] > 0 and report.deleted["turn_log"] > 0
     assert raw(engine, "t:gone:") == []
     assert raw(engine, "t:kept:") == kept_before
     assert store.verify(gone_token) is None and store.verify(kept_token) is not None
-    assert purge_tenant(engine, "gone").total == 0
+    assert purge_tenant(engine, "gone", api_keys=store).total == 0
 
 
 def test_bad_tenant_names_are_refused(engine: Engine) -> None:

@@ -15,8 +15,8 @@ from memstack.clock import ManualClock
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidConfiguration
-from memstack.forget.retention import POLICIES, Retention, parse_retention, sweep
-from memstack.forget.sweeper import stored_tenants, sweep_all
+from memstack.lifecycle.retention import POLICIES, Retention, parse_retention, sweep
+from memstack.lifecycle.sweeper import stored_tenants, sweep_all
 
 DAY = 86400.0
 

@@ -33,6 +33,9 @@ class Counting(Engine):
     def flush(self) -> None:
         self.inner.flush()
 
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        return self.inner.raw_items()
+
     def close(self) -> None:
         """The inner engine belongs to the fixture."""
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_TENANT", "State", "state"]
+from ..keyspace import DEFAULT_TENANT
 
-DEFAULT_TENANT = "default"
-"""The tenant the keyless HTTP server uses, so both surfaces see the same data by default."""
+__all__ = ["DEFAULT_TENANT", "State", "state"]
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from ..forget.report import TIERS
+from ..lifecycle.report import TIERS
 from ._common import emit, tenant_memory
 
 __all__ = ["forget"]

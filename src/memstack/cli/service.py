@@ -16,7 +16,7 @@ from .._memory import Memory
 from ..dump import export_jsonl, import_jsonl
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidConfiguration
-from ..forget.retention import Retention, parse_retention
+from ..lifecycle.retention import Retention, parse_retention
 from ._common import EXIT, console, emit, emit_table, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving

@@ -6,8 +6,9 @@ from __future__ import annotations
 import typer
 
 from ..adopt import ADOPT_TIERS, adopt
-from ..forget.purge import purge_tenant
-from ..forget.report import TIERS
+from ..lifecycle.purge import purge_tenant
+from ..lifecycle.report import TIERS
+from ..server.keys import ApiKeyStore
 from ._common import emit, memory
 
 app = typer.Typer(no_args_is_help=True)
@@ -26,7 +27,7 @@ def purge(
     if not yes:
         typer.confirm(f"Purge tenant {tenant!r}: every memory and API key of it, for good?", abort=True)
     with memory() as mem:
-        report = purge_tenant(mem.engine, tenant)
+        report = purge_tenant(mem.engine, tenant, api_keys=ApiKeyStore(mem.engine))
     data = report.to_dict()
     lines = [f"purged tenant {tenant}: {data['total']} removed, {data['remaining']} remaining"]
     lines += [f"  {tier}: {data['deleted'][tier]}" for tier in TIERS if data["deleted"][tier]]

@@ -21,6 +21,7 @@ from ..errors import InvalidKey, InvalidSessionId, InvalidValue
 from ..limits import short_repr
 
 __all__ = [
+    "CONVERSATION_RULE",
     "FILE_TRANSFER_METHODS",
     "FILE_TYPES",
     "LATEST",
@@ -48,7 +49,7 @@ UUID_NIL: Final = "00000000-0000-0000-0000-000000000000"  # as memstack.conversa
 _FIELDS: Final = frozenset(
     {"role", "content", "message_id", "parent_message_id", "files", "token_count", "workflow_run_id"}
 )
-_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+CONVERSATION_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
@@ -58,7 +59,7 @@ def check_conversation_id(value: object, name: str = "conversation_id") -> str:
     Raises:
         InvalidSessionId: anything else.
     """
-    if not isinstance(value, str) or not _CONVERSATION_ID.fullmatch(value):
+    if not isinstance(value, str) or not CONVERSATION_RULE.fullmatch(value):
         raise InvalidSessionId(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_-]")
     return value
 

@@ -23,9 +23,10 @@ import logging
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
+from ..keyspace import family_named
 from ..limits import short_repr
 from ..llm.tokens import TokenCounter, count_message, token_counter
 from .budget import TokenBudget, resolve_token_limit
@@ -35,13 +36,12 @@ from .message import FileRef, check_conversation_id, check_files
 from .prompt import PromptMessage, history_text, prompt_message
 from .prune import prune
 from .store import ConversationStore
+from .twins import Face, Twin
 
-if TYPE_CHECKING:
-    from .aio import AsyncNodeMemory
-
-__all__ = ["MODES", "NodeMemory"]
+__all__ = ["MODES", "AsyncNodeMemory", "NodeMemory"]
 
 MODES: Final = ("node", "conversation")
+_NODE: Final = family_named("conversation.node")
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _log = logging.getLogger(__name__)
 
@@ -97,15 +97,15 @@ class NodeMemory:
         self.max_token_limit = max_token_limit
         self.count_tokens = conversations.count_tokens if token_counter is None else _counter(token_counter)
         engine = conversations.engine
-        self._key = f"conv:{engine.tag(self.conversation_id)}:node:{self.app_id}:{self.node_id}"
+        self._key = _NODE.key(
+            engine.tag, conversation=self.conversation_id, app=self.app_id, node=self.node_id
+        )
         self._pending: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     @property
     def aio(self) -> AsyncNodeMemory:
         """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
-        from .aio import AsyncNodeMemory
-
         return AsyncNodeMemory(self)
 
     # -- writing -----------------------------------------------------------------------------
@@ -263,3 +263,16 @@ class NodeMemory:
 
 def _counter(spec: str | TokenCounter) -> TokenCounter:
     return token_counter(spec)
+
+
+class AsyncNodeMemory(Face[NodeMemory]):
+    """:class:`NodeMemory` for asyncio code (:mod:`memstack.conversation.aio`)."""
+
+    add_messages = Twin(NodeMemory.add_messages)
+    flush = Twin(NodeMemory.flush)
+    clear = Twin(NodeMemory.clear)
+    exists = Twin(NodeMemory.exists)
+    document = Twin(NodeMemory.document)
+    thread_run_ids = Twin(NodeMemory.thread_run_ids)
+    get_history_prompt_messages = Twin(NodeMemory.get_history_prompt_messages)
+    get_history_prompt_text = Twin(NodeMemory.get_history_prompt_text)

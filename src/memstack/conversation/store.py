@@ -1,7 +1,7 @@
 """``ConversationStore``: messages with branches and the token-limited history of the active thread.
 
-Key layout (tier prefix ``conv:``; ``{t}`` = ``engine.tag(conversation_id)``, one cluster slot per
-conversation)::
+Key layout, from the keyspace registry (families ``conversation.count``, ``.log``, ``.message``;
+tier prefix ``conv:``; ``{t}`` = ``engine.tag(conversation_id)``, one cluster slot per conversation)::
 
     conv:{t}:n                 string  number of messages appended so far (next position)
     conv:{t}:log               list    message records (JSON), in creation order
@@ -23,11 +23,12 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..engines.base import Engine
 from ..errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
-from ..forget.subjects import check_subject, register
+from ..keyspace import check_subject, family_named, family_of, register
+from ..keyspace.families import CONVERSATION
 from ..limits import short_repr
 from ..llm.tokens import TokenCounter, token_counter
 from .budget import TokenBudget, resolve_token_limit
@@ -36,20 +37,21 @@ from .inputs import check_positions
 from .message import LATEST, FileRef, Message, check_conversation_id, check_message_id, draft_message
 from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
 from .thread import UUID_NIL
-
-if TYPE_CHECKING:
-    from .aio import AsyncConversationStore
+from .twins import Face, Twin
 
 __all__ = [
     "DEFAULT_MESSAGE_LIMIT",
     "LATEST",
     "PAGE",
+    "AsyncConversationStore",
     "ConversationStore",
     "drop_in_flight",
     "effective_limit",
 ]
 
-PREFIX: Final = "conv:"
+PREFIX: Final = CONVERSATION.lead
+_COUNT, _LOG = family_named("conversation.count").tail, family_named("conversation.log").tail
+_MESSAGE: Final = family_named("conversation.message").tail_prefix
 PAGE: Final = 100
 """Messages read per round trip when walking a history backwards."""
 _RETRIES: Final = 20
@@ -76,13 +78,11 @@ class ConversationStore:
     @property
     def aio(self) -> AsyncConversationStore:
         """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
-        from .aio import AsyncConversationStore
-
         return AsyncConversationStore(self)
 
     # -- keys --------------------------------------------------------------------------------
     def _base(self, conversation_id: str) -> str:
-        return f"{PREFIX}{self.engine.tag(check_conversation_id(conversation_id))}:"
+        return CONVERSATION.render(self.engine.tag, conversation=check_conversation_id(conversation_id))
 
     # -- writing -----------------------------------------------------------------------------
     def append(
@@ -106,7 +106,7 @@ class ConversationStore:
                 conversation (None for the first one). None starts a new thread; ``UUID_NIL``
                 marks a legacy message. A regenerated answer names the question it answers again.
             token_count: tokens of ``content`` (default: counted with the store's counter).
-            subject: the end user the conversation is about (:mod:`memstack.forget.subjects`).
+            subject: the end user the conversation is about (:mod:`memstack.keyspace.subjects`).
 
         Raises:
             InvalidSessionId, InvalidKey, InvalidValue: a malformed id, role, content or file.
@@ -156,8 +156,8 @@ class ConversationStore:
             tail = self._tails.get(base)
             if tail is None:
                 with self.engine.batch() as read:
-                    read.get(base + "n")
-                    read.lindex(base + "log", -1)
+                    read.get(base + _COUNT)
+                    read.lindex(base + _LOG, -1)
                 assert read.result is not None
                 count_text, last = read.result.results
                 tail = (count_text, Message.from_json(last).message_id if last is not None else None)
@@ -174,18 +174,18 @@ class ConversationStore:
                     external.add(check_message_id(parent, "parent_message_id"))
                 built.append(Message(**{**draft, "parent_message_id": parent, "created_at": now}))
             batch = self.engine.batch()
-            batch.require_equal(base + "n", count_text)
+            batch.require_equal(base + _COUNT, count_text)
             if previous is not None:
-                batch.require_exists(base + "id:" + previous)  # the cached tail may be stale
+                batch.require_exists(base + _MESSAGE + previous)  # the cached tail may be stale
             for message_id in ids:
-                batch.require_missing(base + "id:" + message_id)
+                batch.require_missing(base + _MESSAGE + message_id)
             for parent in sorted(external):
-                batch.require_exists(base + "id:" + parent)
-            batch.set(base + "n", str(count + len(built)))
+                batch.require_exists(base + _MESSAGE + parent)
+            batch.set(base + _COUNT, str(count + len(built)))
             register(self.engine, batch, subject, "conversation", conversation_id)
-            batch.rpush(base + "log", *(m.to_json() for m in built))
+            batch.rpush(base + _LOG, *(m.to_json() for m in built))
             for offset, message_id in enumerate(ids):
-                batch.set(base + "id:" + message_id, str(count + offset))
+                batch.set(base + _MESSAGE + message_id, str(count + offset))
             if batch.execute().applied:
                 self._remember(base, (str(count + len(built)), built[-1].message_id))
                 return built
@@ -205,9 +205,9 @@ class ConversationStore:
     def _diagnose(self, base: str, ids: Sequence[str], parents: Sequence[str]) -> None:
         with self.engine.batch() as check:
             for message_id in ids:
-                check.exists(base + "id:" + message_id)
+                check.exists(base + _MESSAGE + message_id)
             for parent in parents:
-                check.exists(base + "id:" + parent)
+                check.exists(base + _MESSAGE + parent)
         assert check.result is not None
         found = check.result.results
         for message_id, exists in zip(ids, found[: len(ids)], strict=True):
@@ -221,26 +221,26 @@ class ConversationStore:
         """Delete a conversation and all its messages; True if it existed."""
         base = self._base(conversation_id)
         self._tails.pop(base, None)
-        keys = list(self.engine.scan(base + "id:"))
-        existed = self.engine.exists(base + "n")
+        keys = list(self.engine.scan(base + _MESSAGE))
+        existed = self.engine.exists(base + _COUNT)
         for start in range(0, len(keys), 1000):
             self.engine.delete(*keys[start : start + 1000])
-        self.engine.delete(base + "log", base + "n")
+        self.engine.delete(base + _LOG, base + _COUNT)
         return existed
 
     # -- reading -----------------------------------------------------------------------------
     def count(self, conversation_id: str) -> int:
         """Number of messages in the conversation (every branch)."""
-        value = self.engine.get(self._base(conversation_id) + "n")
+        value = self.engine.get(self._base(conversation_id) + _COUNT)
         return int(value) if value is not None else 0
 
     def conversations(self) -> list[str]:
         """Ids of the stored conversations, sorted."""
         ids = set()
         for key in self.engine.scan(PREFIX):
-            scope = key[len(PREFIX) : -2].strip("{}")
-            if key.endswith(":n") and ":" not in scope:
-                ids.add(scope)
+            _, found = family_of(key)
+            if found is not None and found[0].name == "conversation.count":
+                ids.add(found[1]["conversation"])
         return sorted(ids)
 
     def get(self, conversation_id: str, message_id: str) -> Message:
@@ -251,7 +251,7 @@ class ConversationStore:
         """
         base = self._base(conversation_id)
         position = self._position(base, message_id)
-        record = self.engine.lindex(base + "log", position)
+        record = self.engine.lindex(base + _LOG, position)
         if record is None:
             raise EntryNotFound(f"message_id {message_id!r}: no such message in this conversation")
         return Message.from_json(record)
@@ -264,10 +264,10 @@ class ConversationStore:
         """
         check_positions(start, stop)
         base = self._base(conversation_id)
-        return [Message.from_json(r) for r in self.engine.lrange(base + "log", start, stop)]
+        return [Message.from_json(r) for r in self.engine.lrange(base + _LOG, start, stop)]
 
     def _position(self, base: str, message_id: str) -> int:
-        position = self.engine.get(base + "id:" + check_message_id(message_id))
+        position = self.engine.get(base + _MESSAGE + check_message_id(message_id))
         if position is None:
             raise EntryNotFound(f"message_id {message_id!r}: no such message in this conversation")
         return int(position)
@@ -276,20 +276,20 @@ class ConversationStore:
         """Pages of messages, newest first, ending at the current message and going back."""
         if current_message_id is None:
             with self.engine.batch() as first:
-                first.get(base + "n")
-                first.lrange(base + "log", -PAGE, -1)
+                first.get(base + _COUNT)
+                first.lrange(base + _LOG, -PAGE, -1)
             assert first.result is not None
             count_text, records = first.result.results
             end = int(count_text) if count_text is not None else 0
         else:
             end = self._position(base, current_message_id) + 1
-            records = self.engine.lrange(base + "log", max(0, end - PAGE), end - 1)
+            records = self.engine.lrange(base + _LOG, max(0, end - PAGE), end - 1)
         while True:
             yield [Message.from_json(r) for r in reversed(records)]
             end -= len(records)
             if end <= 0 or not records:
                 return
-            records = self.engine.lrange(base + "log", max(0, end - PAGE), end - 1)
+            records = self.engine.lrange(base + _LOG, max(0, end - PAGE), end - 1)
 
     def thread(
         self, conversation_id: str, current_message_id: str | None = None, *, message_limit: int | None = None
@@ -374,3 +374,19 @@ class ConversationStore:
             conversation_id, current_message_id, max_token_limit, message_limit, token_budget=token_budget
         )
         return history_text(messages, human_prefix, ai_prefix)
+
+
+class AsyncConversationStore(Face[ConversationStore]):
+    """:class:`ConversationStore` for asyncio code (:mod:`memstack.conversation.aio`)."""
+
+    append = Twin(ConversationStore.append)
+    extend = Twin(ConversationStore.extend)
+    delete = Twin(ConversationStore.delete)
+    count = Twin(ConversationStore.count)
+    conversations = Twin(ConversationStore.conversations)
+    get = Twin(ConversationStore.get)
+    messages = Twin(ConversationStore.messages)
+    thread = Twin(ConversationStore.thread)
+    thread_length = Twin(ConversationStore.thread_length)
+    history = Twin(ConversationStore.history)
+    history_text = Twin(ConversationStore.history_text)

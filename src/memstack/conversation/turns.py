@@ -8,11 +8,13 @@ JSONL file. Sessions idle for ``idle_timeout`` seconds expire (engine TTL refres
 and read; RockBot's idle timeout is one hour).
 
 Every key shares one hash tag, so a turn, its log entry and the session index are written in ONE
-batch, also on Redis Cluster (the price: the whole tier lives in one cluster slot)::
+batch, also on Redis Cluster (the price: the whole tier lives in one cluster slot); the layout
+comes from the keyspace registry::
 
-    turns:{turns}:s:{session_id}   list    the session's turns (JSON)
-    turns:{turns}:sessions         set     session ids
-    turns:{turns}:log              list    the turn log
+    turns:{turns}:s:{session_id}     list    the session's turns (JSON)      turns.session
+    turns:{turns}:sessions           set     session ids                     turns.sessions
+    turns:{turns}:log                list    the turn log                    turns.log
+    turns:{turns}:log:forget-lease   string  a forget's rewrite lock         turns.lease
 """
 
 from __future__ import annotations
@@ -27,13 +29,18 @@ from typing import Any, Final
 from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
+from ..keyspace import check_subject, family_named, register
+from ..keyspace.families import TURNS
 from ..limits import short_repr
 from ..timefmt import iso_utc
 
-__all__ = ["Turn", "TurnMemory"]
+__all__ = ["SESSION_RULE", "Turn", "TurnMemory"]
 
-PREFIX: Final = "turns:"
-_SESSION = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may contain "/" (sub-directories)
+PREFIX: Final = TURNS.lead
+_SESSION_LIST: Final = family_named("turns.session").tail_prefix
+_SESSIONS, _LOG = family_named("turns.sessions").tail, family_named("turns.log").tail
+_LEASE: Final = family_named("turns.lease").tail
+SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may hold "/" (sub-directories)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +103,23 @@ class TurnMemory:
         self.log = log
         self.log_path = Path(log_path) if log_path is not None else None
         self.idle_timeout = idle_timeout
-        self._base = f"{PREFIX}{engine.tag('turns')}:"
+        self._base = TURNS.render(engine.tag)
         self._file_lock = threading.Lock()
 
     @property
     def log_key(self) -> str:
-        """The shared turn-log list (for :mod:`memstack.forget`)."""
-        return self._base + "log"
+        """The shared turn-log list (for :mod:`memstack.lifecycle`)."""
+        return self._base + _LOG
+
+    @property
+    def lease_key(self) -> str:
+        """The lock of a rewrite of the log (for :mod:`memstack.lifecycle`)."""
+        return self._base + _LEASE
 
     @property
     def sessions_key(self) -> str:
-        """The set of session ids with turns (for :mod:`memstack.forget`)."""
-        return self._base + "sessions"
+        """The set of session ids with turns (for :mod:`memstack.lifecycle`)."""
+        return self._base + _SESSIONS
 
     def session_key(self, session_id: str) -> str:
         """The list of one session's turns.
@@ -118,24 +130,29 @@ class TurnMemory:
         return self._key(session_id)
 
     def _key(self, session_id: str) -> str:
-        if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
+        if not isinstance(session_id, str) or not SESSION_RULE.fullmatch(session_id):
             raise InvalidSessionId(
                 f"session_id {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
             )
-        return f"{self._base}s:{session_id}"
+        return f"{self._base}{_SESSION_LIST}{session_id}"
 
     def _ttl_ms(self) -> int | None:
         return None if self.idle_timeout is None else int(self.idle_timeout * 1000)
 
-    def add(self, session_id: str, role: str, content: str) -> Turn:
+    def add(self, session_id: str, role: str, content: str, *, subject: str | None = None) -> Turn:
         """Append a turn (and its log entry) in one batch; evict the oldest beyond the retention.
+
+        ``subject``: the end user the session is about (:mod:`memstack.keyspace.subjects`): a
+        ``forget(subject=…)`` then forgets the whole session in every tier.
 
         Raises:
             InvalidSessionId: a malformed session id.
             InvalidValue: an empty role or non-string content, a lone surrogate in either, a role
-                over 256 bytes or content over 1 MiB (the message names the field).
+                over 256 bytes or content over 1 MiB (the message names the field), a bad subject.
         """
         key = self._key(session_id)
+        if subject is not None:
+            check_subject(subject)
         if not isinstance(role, str) or not role:
             raise InvalidValue(f"role {short_repr(role)}: must be a non-empty string")
         if not isinstance(content, str):
@@ -149,14 +166,15 @@ class TurnMemory:
         entry = {"session_id": session_id, "role": role, "content": content, "timestamp": turn.timestamp}
         entry_text = json.dumps(entry, ensure_ascii=False)
         with self.engine.batch() as batch:
+            register(self.engine, batch, subject, "session", session_id)
             batch.rpush(key, record)
             batch.ltrim(key, -self.max_turns_per_session, -1)
             ttl = self._ttl_ms()
             if ttl is not None:
                 batch.pexpire(key, ttl)
-            batch.sadd(self._base + "sessions", session_id)
+            batch.sadd(self._base + _SESSIONS, session_id)
             if self.log:
-                batch.rpush(self._base + "log", entry_text)
+                batch.rpush(self._base + _LOG, entry_text)
         if self.log and self.log_path is not None:
             with self._file_lock, self.log_path.open("a", encoding="utf-8") as handle:
                 handle.write(entry_text + "\n")
@@ -192,13 +210,13 @@ class TurnMemory:
         key = self._key(session_id)
         with self.engine.batch() as batch:
             batch.delete(key)
-            batch.srem(self._base + "sessions", session_id)
+            batch.srem(self._base + _SESSIONS, session_id)
         assert batch.result is not None
         return bool(batch.result.results[0])
 
     def sessions(self) -> list[str]:
         """Ids of the live sessions, sorted (expired ones are skipped; :meth:`prune` drops them)."""
-        ids = sorted(self.engine.smembers(self._base + "sessions"))
+        ids = sorted(self.engine.smembers(self._base + _SESSIONS))
         if not ids:
             return []
         with self.engine.batch() as batch:
@@ -211,10 +229,10 @@ class TurnMemory:
     def prune(self) -> int:
         """Drop expired sessions from the index; returns how many (a write, run by the retention
         sweep: reads never write)."""
-        ids = sorted(self.engine.smembers(self._base + "sessions"))
+        ids = sorted(self.engine.smembers(self._base + _SESSIONS))
         live = set(self.sessions())
         gone = [s for s in ids if s not in live]
-        return int(self.engine.srem(self._base + "sessions", *gone)) if gone else 0
+        return int(self.engine.srem(self._base + _SESSIONS, *gone)) if gone else 0
 
     def log_entries(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Turn-log entries, oldest first; ``limit``: only the last ``limit`` ones.
@@ -225,12 +243,12 @@ class TurnMemory:
         if limit is not None:
             limits.check_int(limit, "limit", minimum=1)
         start = 0 if limit is None else -limit
-        return [json.loads(r) for r in self.engine.lrange(self._base + "log", start, -1)]
+        return [json.loads(r) for r in self.engine.lrange(self._base + _LOG, start, -1)]
 
     def clear_log(self) -> int:
         """Empty the turn log (the JSONL mirror is left alone); returns how many entries it held."""
         with self.engine.batch() as batch:
-            batch.llen(self._base + "log")
-            batch.delete(self._base + "log")
+            batch.llen(self._base + _LOG)
+            batch.delete(self._base + _LOG)
         assert batch.result is not None
         return int(batch.result.results[0])

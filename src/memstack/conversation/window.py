@@ -1,17 +1,7 @@
 """``SlidingWindows``: per-workflow-session message windows with idle expiry (seed ``004``, design A).
 
-Without a node id, one buffer per ``{workflow_id}__{session_id}`` (hetumind's and n8n's key),
-stored under the tier prefix ``win:`` with that scope as the hash tag::
-
-    win:{t}:buf    list    messages (JSON ``{role, content, timestamp, message_id, metadata}``)
-    win:{t}:seen   string  last access, engine-clock milliseconds
-    win:{t}:meta   hash    workflow_id, session_id, created, expiry_ms (+ node_id)
-
-Node isolation (n8n's N8N-9916): the calls take a ``node_id``; two memory nodes of one workflow
-with the same session id then keep separate buffers, ``win:n:{t}:…`` with ``t`` =
-``{workflow_id}__{node_id}__{session_id}`` (the ``n:`` mark keeps them apart from the seed layout,
-whose workflow id never holds a colon). A node whose config says ``shared_across_nodes=True``
-uses the workflow's shared ``{workflow_id}__{session_id}`` buffer, as in the seed.
+One buffer per workflow session (or per node of it); the keys: :mod:`.window_keys`.
+A node whose config says ``shared_across_nodes=True`` uses the workflow's shared buffer, as in the seed.
 
 The window is the last ``context_window_length`` MESSAGES (hetumind's unit). A window idle for
 more than ``buffer_expiry_minutes`` is gone: checked lazily on every access (reads and writes
@@ -25,77 +15,28 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..engines.base import Engine
-from ..errors import Conflict, InvalidConfiguration, InvalidKey, InvalidValue
+from ..errors import Conflict, InvalidConfiguration, InvalidValue
+from ..keyspace import check_subject, family_of, register
 from ..limits import MAX_COUNT, short_repr
 from .inputs import check_window_messages, id_text
+from .twins import Face, Twin
 from .window_config import SimpleMemoryConfig
+from .window_input import is_idle, iso, parse_input_messages
+from .window_keys import BUFFER, META, PREFIX, SEEN, window_base
 
-if TYPE_CHECKING:
-    from .aio import AsyncSlidingWindows
+__all__ = ["AsyncSlidingWindows", "SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
 
-__all__ = ["SimpleMemoryConfig", "SlidingWindows", "is_idle", "parse_input_messages"]
-
-PREFIX: Final = "win:"
 _RETRIES: Final = 20
-_WORKFLOW = re.compile(r"[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*")  # no "__": it separates the scope
-_SESSION = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
-_ROLES: Final = ("system", "user", "assistant", "tool")
+_SEEN_FAMILIES: Final = ("window.seen", "window.node_seen")
 _log = logging.getLogger(__name__)
 
 Config = SimpleMemoryConfig | Mapping[str, Any] | None
-
-
-def _check_segment(value: object, name: str) -> None:
-    if not isinstance(value, str) or not _WORKFLOW.fullmatch(value) or len(value) > 128:
-        raise InvalidKey(f"{name} {short_repr(value)}: 1-128 characters of [A-Za-z0-9_.-] without '__'")
-
-
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
-
-
-def is_idle(seen_ms: int, expiry_ms: int, now_ms: int) -> bool:
-    """True when a window last accessed at ``seen_ms`` is idle for MORE than ``expiry_ms`` (0: never)."""
-    return expiry_ms > 0 and now_ms - seen_ms > expiry_ms
-
-
-def parse_input_messages(data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The input's messages, first match wins (spec 5 item 6): ``messages`` → ``chat_history``
-    arrays, then ``prompt`` → ``content`` strings (one user message), else none.
-
-    Raises:
-        InvalidValue: an array item without a string ``role`` or ``content``.
-    """
-    for field in ("messages", "chat_history"):
-        items = data.get(field)
-        if isinstance(items, list):
-            parsed = []
-            for item in items:
-                if not isinstance(item, Mapping) or not isinstance(item.get("role"), str):
-                    raise InvalidValue(f"Message missing 'role' field: {short_repr(item)}")
-                if not isinstance(item.get("content"), str):
-                    raise InvalidValue(f"Message missing 'content' field: {short_repr(item)}")
-                role = item["role"] if item["role"] in _ROLES else "user"
-                message: dict[str, Any] = {"role": role, "content": item["content"]}
-                if item.get("id") is not None:
-                    message["message_id"] = id_text(item["id"], "messages.id")
-                if isinstance(item.get("metadata"), Mapping):
-                    message["metadata"] = dict(item["metadata"])
-                parsed.append(message)
-            return parsed
-    for field in ("prompt", "content"):
-        if isinstance(data.get(field), str):
-            return [{"role": "user", "content": data[field]}]
-    _log.warning("SimpleMemory input holds no messages (messages, chat_history, prompt, content)")
-    return []
 
 
 class SlidingWindows:
@@ -126,8 +67,6 @@ class SlidingWindows:
     @property
     def aio(self) -> AsyncSlidingWindows:
         """The async face: the same methods as coroutines (:mod:`memstack.conversation.aio`)."""
-        from .aio import AsyncSlidingWindows
-
         return AsyncSlidingWindows(self)
 
     # -- scope -------------------------------------------------------------------------------
@@ -149,15 +88,7 @@ class SlidingWindows:
         return id_text(value, "session_id")
 
     def _base(self, workflow_id: str, session_id: str, node_id: str | None = None) -> str:
-        _check_segment(workflow_id, "workflow_id")
-        if not isinstance(session_id, str) or not _SESSION.fullmatch(session_id):
-            raise InvalidKey(
-                f"session_id {short_repr(session_id)}: must be 1-128 characters of [A-Za-z0-9_.:@-]"
-            )
-        if node_id is None:
-            return f"{PREFIX}{self.engine.tag(f'{workflow_id}__{session_id}')}:"
-        _check_segment(node_id, "node_id")
-        return f"{PREFIX}n:{self.engine.tag(f'{workflow_id}__{node_id}__{session_id}')}:"
+        return window_base(self.engine, workflow_id, session_id, node_id)
 
     def _scope(
         self, workflow_id: str, session_id: str, node_id: str | None, cfg: SimpleMemoryConfig
@@ -175,10 +106,13 @@ class SlidingWindows:
         session_id: str,
         new: list[dict[str, Any]],
         node_id: str | None = None,
+        subject: str | None = None,
     ) -> tuple[list[dict[str, Any]], int]:
         """Lazily expire, append ``new`` (one batch), refresh the access time; return the window and
-        the number of stored messages."""
+        the number of stored messages. ``subject`` registers the session as theirs."""
         check_window_messages(new)
+        if subject is not None:
+            check_subject(subject)
         self._ensure_sweeper()
         now = self.engine.now_ms()
         expiry_ms = None if cfg.buffer_expiry_minutes is None else int(cfg.buffer_expiry_minutes * 60_000)
@@ -187,7 +121,7 @@ class SlidingWindows:
                 {
                     "role": m["role"],
                     "content": m["content"],
-                    "timestamp": _iso(now),
+                    "timestamp": iso(now),
                     "message_id": m.get("message_id") or str(uuid.uuid4()),
                     "metadata": m.get("metadata") or {},
                 },
@@ -198,24 +132,25 @@ class SlidingWindows:
         for _ in range(_RETRIES):
             seen = self._live_seen(base, now)
             batch = self.engine.batch()
-            batch.require_equal(base + "seen", seen)  # a sweep or another writer may act in between
-            batch.set(base + "seen", str(now), px=2 * expiry_ms if expiry_ms else None)
+            batch.require_equal(base + SEEN, seen)  # a sweep or another writer may act in between
+            register(self.engine, batch, subject, "session", session_id)
+            batch.set(base + SEEN, str(now), px=2 * expiry_ms if expiry_ms else None)
             if seen is None:
                 meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
                 if node_id is not None:
                     meta["node_id"] = node_id
-                batch.hset(base + "meta", meta)
-            batch.hset(base + "meta", {"expiry_ms": str(expiry_ms or 0)})
+                batch.hset(base + META, meta)
+            batch.hset(base + META, {"expiry_ms": str(expiry_ms or 0)})
             if records:
-                batch.rpush(base + "buf", *records)
-                batch.ltrim(base + "buf", -self.max_messages, -1)
-            for key in ("buf", "meta"):
+                batch.rpush(base + BUFFER, *records)
+                batch.ltrim(base + BUFFER, -self.max_messages, -1)
+            for key in (BUFFER, META):
                 if expiry_ms:
                     batch.pexpire(base + key, 2 * expiry_ms)
                 else:
                     batch.persist(base + key)
-            batch.lrange(base + "buf", -cfg.context_window_length, -1)
-            batch.llen(base + "buf")
+            batch.lrange(base + BUFFER, -cfg.context_window_length, -1)
+            batch.llen(base + BUFFER)
             result = batch.execute()
             if result.applied:
                 return [json.loads(r) for r in result.results[-2]], int(result.results[-1])
@@ -224,8 +159,8 @@ class SlidingWindows:
     def _live_seen(self, base: str, now: int) -> str | None:
         """The window's last-access stamp, or None when absent or idle too long (then dropped)."""
         with self.engine.batch() as read:
-            read.get(base + "seen")
-            read.hget(base + "meta", "expiry_ms")
+            read.get(base + SEEN)
+            read.hget(base + META, "expiry_ms")
         assert read.result is not None
         seen, expiry = read.result.results
         if seen is not None and is_idle(int(seen), int(expiry or 0), now):
@@ -235,8 +170,8 @@ class SlidingWindows:
 
     def _expire(self, base: str, seen: str) -> bool:
         with self.engine.batch() as batch:
-            batch.require_equal(base + "seen", seen)
-            batch.delete(base + "buf", base + "meta", base + "seen")
+            batch.require_equal(base + SEEN, seen)
+            batch.delete(base + BUFFER, base + META, base + SEEN)
         assert batch.result is not None
         return batch.result.applied
 
@@ -275,15 +210,17 @@ class SlidingWindows:
         config: Config = None,
         *,
         node_id: str | None = None,
+        subject: str | None = None,
     ) -> None:
         """Store ``input[input_key]`` as the user message and ``output[output_key]`` as the answer,
-        together in one batch. ``node_id``: the node's own buffer (see the module docstring).
+        together in one batch. ``node_id``: the node's own buffer (see the module docstring);
+        ``subject``: the end user the session is about (a ``forget(subject=…)`` then forgets it).
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
             InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
-            InvalidValue: the input or output field is missing or not a string.
+            InvalidValue: the input or output field is missing or not a string, a bad subject.
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
@@ -296,7 +233,7 @@ class SlidingWindows:
                 )
             pair.append({"role": role, "content": text})
         base, node = self._scope(workflow_id, session, node_id, cfg)
-        self._touch(base, cfg, workflow_id, session, pair, node)
+        self._touch(base, cfg, workflow_id, session, pair, node, subject)
 
     # -- node API (spec 5 items 6-9) ---------------------------------------------------------
     def execute(
@@ -306,21 +243,22 @@ class SlidingWindows:
         config: Config = None,
         *,
         node_id: str | None = None,
+        subject: str | None = None,
     ) -> dict[str, Any]:
         """Run the SimpleMemory node: store the input's messages, then return the window with them.
-        ``node_id``: the node's own buffer (see the module docstring).
+        ``node_id``: the node's own buffer (see the module docstring); ``subject``: as :meth:`save`.
 
         Raises:
             InvalidConfiguration: invalid config or no session id.
             InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
-            InvalidValue: a malformed input message.
+            InvalidValue: a malformed input message, a bad subject.
         """
         cfg = SimpleMemoryConfig.coerce(config)
         session = self.session_id(input, cfg)
         new = parse_input_messages(input)
         base, node = self._scope(workflow_id, session, node_id, cfg)
-        window, total = self._touch(base, cfg, workflow_id, session, new, node)
+        window, total = self._touch(base, cfg, workflow_id, session, new, node, subject)
         return {
             "session_id": session,
             "workflow_id": workflow_id,
@@ -330,7 +268,7 @@ class SlidingWindows:
                 "total_messages": total,
                 "session_id": session,
                 "context_window_length": cfg.context_window_length,
-                "timestamp": _iso(self.engine.now_ms()),
+                "timestamp": iso(self.engine.now_ms()),
             },
         }
 
@@ -346,9 +284,9 @@ class SlidingWindows:
         """
         base = self._base(workflow_id, session_id, node_id)
         with self.engine.batch() as read:
-            read.get(base + "seen")
-            read.hget(base + "meta", "expiry_ms")
-            read.lrange(base + "buf", 0, -1)
+            read.get(base + SEEN)
+            read.hget(base + META, "expiry_ms")
+            read.lrange(base + BUFFER, 0, -1)
         assert read.result is not None
         seen, expiry, records = read.result.results
         if seen is None or is_idle(int(seen), int(expiry or 0), self.engine.now_ms()):
@@ -362,7 +300,7 @@ class SlidingWindows:
             InvalidKey: a malformed workflow, node or session id.
         """
         base = self._base(workflow_id, session_id, node_id)
-        return self.engine.delete(base + "buf", base + "meta", base + "seen") > 0
+        return self.engine.delete(base + BUFFER, base + META, base + SEEN) > 0
 
     def sweep(self) -> dict[str, int]:
         """Drop every window idle for longer than its expiry; hetumind's cleanup statistics.
@@ -373,12 +311,13 @@ class SlidingWindows:
         now = self.engine.now_ms()
         total = expired = 0
         for key in list(self.engine.scan(PREFIX)):
-            if not key.endswith(":seen"):
+            _, found = family_of(key)
+            if found is None or found[0].name not in _SEEN_FAMILIES:
                 continue
-            base = key[: -len("seen")]
+            base = key[: -len(SEEN)]
             with self.engine.batch() as read:
                 read.get(key)
-                read.hget(base + "meta", "expiry_ms")
+                read.hget(base + META, "expiry_ms")
             assert read.result is not None
             seen, expiry = read.result.results
             if seen is None:
@@ -418,3 +357,15 @@ class SlidingWindows:
             thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout=10)
+
+
+class AsyncSlidingWindows(Face[SlidingWindows]):
+    """:class:`SlidingWindows` for asyncio code (:mod:`memstack.conversation.aio`)."""
+
+    load = Twin(SlidingWindows.load)
+    save = Twin(SlidingWindows.save)
+    execute = Twin(SlidingWindows.execute)
+    messages = Twin(SlidingWindows.messages)
+    clear = Twin(SlidingWindows.clear)
+    sweep = Twin(SlidingWindows.sweep)
+    close = Twin(SlidingWindows.close)

@@ -7,10 +7,12 @@ crash the pass is either fully applied with its record, or not at all.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
 from ..errors import Conflict
-from ..longterm import LongTermMemory
+from ..keyspace import register
+from ..longterm import LongTermMemory, MemoryEntry
 from ..longterm.entry import from_json, to_json
 from ..longterm.layout import ScopeKeys
 from ..longterm.layout import log_change as layout_log_change
@@ -18,7 +20,7 @@ from ..longterm.query import document_text
 from .plan import Plan, check_plan
 from .record import ArchivedEntry, CreatedEntry, DreamRecord, RecordStore, new_record_id
 
-__all__ = ["APPLY_ATTEMPTS", "apply_plan", "log_change", "skip_record"]
+__all__ = ["APPLY_ATTEMPTS", "apply_plan", "log_change", "owned_by", "skip_record"]
 
 APPLY_ATTEMPTS: Final = 8
 """Optimistic retries of one pass racing other writers of the scope."""
@@ -27,6 +29,14 @@ APPLY_ATTEMPTS: Final = 8
 def log_change(batch: object, keys: ScopeKeys, op: str, entry_id: str) -> None:
     """Queue the long-term change-log entry that keeps every process's search cache fresh."""
     layout_log_change(batch, keys, op, entry_id)
+
+
+def owned_by(entry: MemoryEntry, source_ids: tuple[str, ...], sources: dict[str, str | None]) -> MemoryEntry:
+    """``entry`` labelled with the subject of its sources when they all have the same one (what
+    is only about one person stays theirs); unlabelled otherwise."""
+    subjects = {sources.get(i) for i in source_ids}
+    subject = subjects.pop() if len(subjects) == 1 and source_ids else None
+    return replace(entry, subject=subject)
 
 
 def apply_plan(
@@ -68,6 +78,8 @@ def apply_plan(
             plan.kind, tuple(i for i, _, _ in present), plan.create, plan.unknown + vanished, plan.dropped
         )
         check_plan(effective, len(memory), force=force)
+        sources = {e.id: e.subject for e in plan.basis} | {i: from_json(r).subject for i, r, _ in present}
+        made = [owned_by(n.entry, n.source_ids, sources) for n in plan.create]
         record = DreamRecord(
             id=new_record_id(),
             scope=memory.scope,
@@ -77,7 +89,9 @@ def apply_plan(
             model=model,
             prompt_digest=prompt_digest,
             retired=tuple(ArchivedEntry(r, v) for _, r, v in present),
-            created=tuple(CreatedEntry(to_json(n.entry), n.source_ids) for n in plan.create),
+            created=tuple(
+                CreatedEntry(to_json(e), n.source_ids) for e, n in zip(made, plan.create, strict=True)
+            ),
             unknown=effective.unknown,
             dropped=plan.dropped,
         )
@@ -95,10 +109,11 @@ def apply_plan(
             batch.srem(keys.ids, entry_id)
             batch.hdel(keys.vectors, entry_id)
             log_change(batch, keys, "del", entry_id)
-        for new, created in zip(plan.create, record.created, strict=True):
-            batch.set(keys.entry(new.entry.id), created.raw)
-            batch.sadd(keys.ids, new.entry.id)
-            log_change(batch, keys, "put", new.entry.id)
+        for entry, created in zip(made, record.created, strict=True):
+            register(engine, batch, entry.subject, "long_term", memory.scope, entry.id)
+            batch.set(keys.entry(entry.id), created.raw)
+            batch.sadd(keys.ids, entry.id)
+            log_change(batch, keys, "put", entry.id)
         records.write(batch, record, retention)
         if batch.execute().applied:
             records.prune()  # a write path: expired records leave the history index here

@@ -1,13 +1,16 @@
-"""Key layout of the dream tier. Every key embeds the scope's tag, the same one as the long-term
-keys of the scope (``lt:{scope}:…``), so a pass's changes, its record and its archive are ONE
-atomic batch, also on Redis Cluster.
+"""Key layout of the dream tier, from the keyspace registry. Every key embeds the scope's tag, the
+same one as the long-term keys of the scope (``lt:{scope}:…``), so a pass's changes, its record and
+its archive are ONE atomic batch, also on Redis Cluster.
 
-| key | type | holds |
+| key (family ``dream.…``) | type | holds |
 |---|---|---|
-| ``dream:{scope}:rec:{id}`` | string | a record's JSON (its retired entries: the archive); TTL = retention |
-| ``dream:{scope}:recs`` | sorted set | record id → time (the history) |
-| ``dream:{scope}:fb`` | list | feedback signals (JSON), the last :data:`FEEDBACK_MAX` |
-| ``dream:{scope}:lease`` | string | the token of the process running a pass now (TTL) |
+| ``dream:{scope}:rec:{id}`` (``record``) | string | a record's JSON (its retired entries: the archive) |
+| ``dream:{scope}:recs`` (``records``) | sorted set | record id → time (the history) |
+| ``dream:{scope}:fb`` (``feedback``) | list | signals (JSON, labelled), the last :data:`FEEDBACK_MAX` |
+| ``dream:{scope}:fbver`` (``feedback_version``) | string | +1 per feedback change (guards a rewrite) |
+| ``dream:{scope}:lease`` (``lease``) | string | the token of the process running a pass now (TTL) |
+
+A record's TTL is the retention period.
 """
 
 from __future__ import annotations
@@ -16,12 +19,17 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..engines import Engine
+from ..keyspace import family_named
+from ..keyspace.families import DREAM
 
 __all__ = ["FEEDBACK_MAX", "PREFIX", "DreamKeys"]
 
-PREFIX: Final = "dream:"
+PREFIX: Final = DREAM.lead
 FEEDBACK_MAX: Final = 1000
 """Feedback signals kept per scope (older ones dropped)."""
+_RECORD: Final = family_named("dream.record").tail_prefix
+_RECORDS, _FEEDBACK = family_named("dream.records").tail, family_named("dream.feedback").tail
+_FEEDBACK_VERSION, _LEASE = family_named("dream.feedback_version").tail, family_named("dream.lease").tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,19 +40,23 @@ class DreamKeys:
 
     @classmethod
     def of(cls, engine: Engine, scope: str) -> DreamKeys:
-        return cls(f"{PREFIX}{engine.tag(scope)}:")
+        return cls(DREAM.render(engine.tag, scope=scope))
 
     def record(self, record_id: str) -> str:
-        return f"{self.base}rec:{record_id}"
+        return f"{self.base}{_RECORD}{record_id}"
 
     @property
     def records(self) -> str:
-        return f"{self.base}recs"
+        return self.base + _RECORDS
 
     @property
     def feedback(self) -> str:
-        return f"{self.base}fb"
+        return self.base + _FEEDBACK
+
+    @property
+    def feedback_version(self) -> str:
+        return self.base + _FEEDBACK_VERSION
 
     @property
     def lease(self) -> str:
-        return f"{self.base}lease"
+        return self.base + _LEASE

@@ -15,9 +15,8 @@ from typing import Any, Final
 from ..engines import Engine
 from ..errors import EntryNotFound, InvalidKey
 from ..longterm import MemoryEntry
-from ..longterm.entry import from_json
+from ..longterm.entry import entry_json, from_json
 from ..timefmt import iso_utc
-from ..wire import dream_summary_json, memory_json
 from .keys import DreamKeys
 
 __all__ = [
@@ -146,8 +145,8 @@ class DreamRecord:
             "at": _iso(self.at),
             "model": self.model,
             "prompt_digest": self.prompt_digest,
-            "retired": [memory_json(a.entry) for a in self.retired],
-            "created": [{**memory_json(c.entry), "source_ids": list(c.source_ids)} for c in self.created],
+            "retired": [entry_json(a.entry) for a in self.retired],
+            "created": [{**entry_json(c.entry), "source_ids": list(c.source_ids)} for c in self.created],
             "unknown_ids": list(self.unknown),
             "dropped": self.dropped,
             "reason": self.reason,
@@ -156,8 +155,23 @@ class DreamRecord:
         }
 
     def summary(self) -> dict[str, Any]:
-        """Counts only: the history listing's form (:func:`memstack.wire.dream_summary_json`)."""
-        return dream_summary_json(self)
+        """Counts only: the history listing's form (:func:`memstack.wire.dream_summary_json`).
+
+        The counts are ``retired_count`` / ``created_count``, never ``retired`` / ``created``: those
+        name lists in :meth:`to_dict`, and one field name keeps one type.
+        """
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "kind": self.kind,
+            "status": self.status,
+            "at": _iso(self.at),
+            "model": self.model,
+            "retired_count": len(self.retired),
+            "created_count": len(self.created),
+            "reason": self.reason,
+            "undone_at": _iso(self.undone_at),
+        }
 
     def with_status(self, status: str, **changes: Any) -> DreamRecord:
         return replace(self, status=status, **changes)

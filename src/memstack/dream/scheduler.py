@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 from ..errors import Conflict, MemstackError
+from ..keyspace import family_of
 from ..llm.chat import ChatModel
 from ..longterm.layout import PREFIX
 from .driver import Dreamer
 from .record import DreamRecord
 
 if TYPE_CHECKING:
-    from .._memory import Memory
+    from .._tiers import Tiers
 
 __all__ = ["ACTIVITY_WINDOW", "POLL", "DreamScheduler"]
 
@@ -37,7 +38,7 @@ class DreamScheduler:
     """Runs ``passes`` over every long-term scope of ``memory`` every ``interval`` seconds.
 
     Args:
-        memory: the memory whose long-term scopes are dreamt over.
+        memory: the memory (its tiers) whose long-term scopes are dreamt over.
         interval: seconds between two passes over one scope.
         model: the chat model of the LLM passes (None: only ``dedupe`` can run).
         passes: default ``("consolidate",)`` with a model, ``("dedupe",)`` without.
@@ -48,7 +49,7 @@ class DreamScheduler:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Tiers,
         interval: float,
         *,
         model: ChatModel | None = None,
@@ -68,9 +69,9 @@ class DreamScheduler:
         """The long-term scopes of the engine, sorted."""
         found = set()
         for key in self.memory.engine.scan(PREFIX):
-            middle = key[len(PREFIX) : -len(":ids")]
-            if key.endswith(":ids") and "~" not in middle and ":" not in middle:
-                found.add(middle.strip("{}"))
+            family = family_of(key)[1]
+            if family is not None and family[0].name == "long_term.ids":
+                found.add(family[1]["scope"])
         return sorted(found)
 
     def active(self, scope: str) -> bool:

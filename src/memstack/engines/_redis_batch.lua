@@ -20,7 +20,12 @@ if dedupe_ms ~= '' then
   dkey = KEYS[nkeys]
   nkeys = nkeys - 1
   local seen = call('GET', dkey)
-  if seen then return seen end
+  if seen then
+    -- The stored reply is followed by a line with the batch's keys (for a forget to find it).
+    local cut = string.find(seen, '\n', 1, true)
+    if cut then return sub(seen, 1, cut - 1) end
+    return seen
+  end
 end
 
 local state = {}
@@ -310,5 +315,9 @@ for i = 1, #at do
 end
 for _, a in ipairs(published) do call('PUBLISH', ARGV[a], ARGV[a + 1]) end
 local reply = cjson.encode({true, results})
-if dkey and wrote then call('SET', dkey, reply, 'PX', dedupe_ms) end
+if dkey and wrote then
+  local touched = {}
+  for j = 1, nkeys do touched[j] = KEYS[j] end
+  call('SET', dkey, reply .. '\n' .. cjson.encode(touched), 'PX', dedupe_ms)
+end
 return reply

@@ -12,8 +12,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ..errors import EngineError, InvalidInput, NotANumber
+from ..errors import EngineError, EngineUnavailable, InvalidInput, NotANumber
 from ._checks import check_ops
+from ._redis_dedupe import WITHDRAWN
 from .base import BatchResult, Op, WrongType
 from .commands import COMMANDS
 
@@ -229,7 +230,17 @@ _CONVERTED: Final = frozenset(_DECODERS)
 
 def decode(ops: Sequence[Op], reply: str, plain: bool = False) -> BatchResult:
     """The :class:`BatchResult` of the script's JSON ``reply`` to ``ops``; ``plain`` (from
-    :func:`encode`) says no result needs converting."""
+    :func:`encode`) says no result needs converting.
+
+    Raises:
+        EngineUnavailable: the reply is a retry's, and a forget withdrew it (the batch was applied
+            once; its results are gone).
+    """
+    if reply == WITHDRAWN:
+        raise EngineUnavailable(
+            "a write batch was applied, but its reply was lost and a forget withdrew the copy a retry "
+            "reads (it may have held forgotten data): the results are unknown, the batch is not applied again"
+        )
     applied, raw = _loads(reply)
     if not isinstance(raw, list):
         raw = []

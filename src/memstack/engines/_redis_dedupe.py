@@ -1,11 +1,12 @@
 """Batch ids: what makes a write batch safe to send again after its reply was lost.
 
-Every write batch carries a random id. The script keeps its first reply under the dedupe key
-``ms:batch:{TAG}:<id>`` for :attr:`ttl <RedisEngine.dedupe_ttl_ms>` milliseconds; a repeat of the
-same batch finds the key, applies nothing and answers the first reply. The key must hash to the
-batch's slot (a script touches one slot): ``TAG`` is the hash tag of the batch's first key, or,
-for an untagged key, a short string that hashes to the same slot. :meth:`RedisEngine.scan` never
-lists dedupe keys.
+Every write batch carries a random id. The script keeps its first reply, followed by a line with
+the batch's keys (so a forget finds the replies of the keys it removed), under the dedupe key
+``ms:batch:{TAG}:<id>`` (family ``engine.batch_reply``) for
+:attr:`ttl <RedisEngine.dedupe_ttl_ms>` milliseconds; a repeat of the same batch finds the key,
+applies nothing and answers the first reply. The key must hash to the batch's slot (a script
+touches one slot): ``TAG`` is a short string that hashes to that slot. :meth:`RedisEngine.scan`
+never lists dedupe keys.
 """
 
 from __future__ import annotations
@@ -17,25 +18,19 @@ from typing import Final
 
 from redis.crc import key_slot
 
-__all__ = ["PREFIX", "dedupe_key", "hash_tag", "is_dedupe_key", "slot_tag"]
+from ..keyspace.families import STEMS
 
-PREFIX: Final = "ms:batch:"
+__all__ = ["PREFIX", "WITHDRAWN", "dedupe_key", "is_dedupe_key", "slot_tag"]
+
+PREFIX: Final = STEMS["batch"].lead
+WITHDRAWN: Final = "MSWITHDRAWN"
+"""What a batch reply holds once a forget withdrew it (it may have held forgotten values): the
+batch was applied, and a retry of it learns that its results are gone (never applies it again)."""
 _ID_CHARS: Final = 16
 _SLOTS: Final = 16384
 
 _slot_tags: list[str] = []
 _slot_tags_lock = threading.Lock()
-
-
-def hash_tag(key: str) -> str | None:
-    """The hash tag of ``key`` as Redis Cluster reads it (``{…}``, non-empty), or None."""
-    start = key.find("{")
-    if start < 0:
-        return None
-    end = key.find("}", start + 1)
-    if end <= start + 1:
-        return None
-    return key[start + 1 : end]
 
 
 def slot_tag(slot: int) -> str:
@@ -82,14 +77,12 @@ _ids = _Ids()
 os.register_at_fork(after_in_child=_ids.draw)
 
 
-def dedupe_key(first_key: str | None, slot: int | None) -> str:
-    """A fresh dedupe key for a batch whose first key is ``first_key`` (None: a batch without
-    keys, e.g. publish only) and whose slot is ``slot`` (None: a standalone server)."""
+def dedupe_key(slot: int | None) -> str:
+    """A fresh dedupe key for a batch of slot ``slot`` (None: a standalone server, no tag). The
+    tag is a short string of that slot, never the tag of one of the batch's keys: a key's tag names
+    a scope (a session, a user), which a forget must leave nowhere, not even in this key's name."""
     batch_id = _ids.next()
-    tag = None if first_key is None else hash_tag(first_key)
-    if tag is None and slot is not None:
-        tag = slot_tag(slot)
-    return f"{PREFIX}{batch_id}" if tag is None else f"{PREFIX}{{{tag}}}:{batch_id}"
+    return f"{PREFIX}{batch_id}" if slot is None else f"{PREFIX}{{{slot_tag(slot)}}}:{batch_id}"
 
 
 def is_dedupe_key(key: str) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import EngineUnavailable
+from ..keyspace import family_named, no_tag
 from ._dispatch import Dispatcher
 
 __all__ = ["Listener"]
@@ -24,7 +25,7 @@ log = logging.getLogger("memstack.engines")
 
 _POLL = 0.2  # seconds a read waits before the thread re-checks for close()
 _BACKOFF_MAX = 1.0
-_SYNC = "__memstack_sync__:"  # channels of barrier subscriptions (see Listener._barrier)
+_SYNC = family_named("engine.sync").prefix(no_tag)  # barrier subscriptions (see Listener._barrier)
 
 
 class Listener:

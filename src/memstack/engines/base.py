@@ -29,7 +29,7 @@ Semantics every engine follows (the conformance suite in ``tests/engines/`` pins
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +134,9 @@ class Batch(Commands):
 
 class Engine(Commands):
     """A storage engine. Subclasses implement :meth:`execute`, :meth:`scan`,
-    :meth:`subscribe`, :meth:`flush` and :meth:`close`.
+    :meth:`subscribe`, :meth:`flush`, :meth:`close` and :meth:`raw_items`; an engine that keeps
+    records of its own (events, batch replies) also :meth:`internal_items` and
+    :meth:`drop_internal`.
 
     Attributes:
         name: ``memory``, ``sqlite``, ``redis`` or ``redis-cluster``.
@@ -207,6 +209,42 @@ class Engine(Commands):
     @abc.abstractmethod
     def close(self) -> None:
         """Release connections and background threads; idempotent."""
+
+    @abc.abstractmethod
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        """Every record this engine stores, internal ones included, as ``(where, text)`` pairs.
+
+        ``where`` names the record (a key, or ``table:rowid`` for rows that are not keys, e.g.
+        SQLite's ``events`` table, Redis batch replies ``ms:batch:...``); ``text`` is its whole content
+        as text (the key, its fields, members, scores and values). Unordered; may be slow (forget
+        verification and tests only). On a prefixed (tenant) view it yields the inner engine's items
+        (verification must look everywhere), expired-but-unpurged records included.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        """The records this engine keeps for itself, as :meth:`raw_items` gives them: the part of
+        the raw items no tier wrote (SQLite's change events, Redis' batch replies). None by default:
+        an engine that keeps no such record (memory) has nothing to give.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        return iter(())
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        """Make the internal records named by ``wheres`` (from :meth:`internal_items`) hold nothing
+        any more, so a forget leaves no copy of forgotten data in them; returns how many were
+        dropped. A record whose loss would weaken a guarantee keeps a husk (a Redis batch reply stays
+        as "applied, reply withdrawn", so a retry of its batch is still refused). Names that are not
+        internal records are ignored.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+        """
+        return 0
 
     def compact(self, *, vacuum: bool = False) -> None:
         """Make deleted data unrecoverable from the engine's own files where it keeps any (SQLite:

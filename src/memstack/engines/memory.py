@@ -19,6 +19,7 @@ from ._dispatch import Dispatcher, join_unless_current
 from ._local_ops import apply
 from ._memory_ops import OPS
 from ._memory_tx import Entry, Tx, dead
+from ._raw import raw_text
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["MemoryEngine"]
@@ -94,6 +95,12 @@ class MemoryEngine(Engine):
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self._dispatch.subscribe(channel, callback)
 
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        """Every key, expired ones not yet purged included (messages in flight are not stored)."""
+        with self._lock:
+            items = [(key, entry.kind, _frozen(entry)) for key, entry in self._data.items()]
+        return ((key, raw_text(key, kind, value)) for key, kind, value in items)
+
     def flush(self) -> None:
         with self._lock:
             self._data.clear()
@@ -122,3 +129,12 @@ class MemoryEngine(Engine):
     def _sweep_loop(self, interval: float) -> None:
         while not self._closed.wait(interval):
             self.sweep()
+
+
+def _frozen(entry: Entry) -> object:
+    """A copy of an entry's value, taken under the lock (the caller renders it after)."""
+    if entry.kind == "zset":
+        return [(m, s) for s, m in entry.value.order]
+    if entry.kind in ("hash", "set", "list"):
+        return type(entry.value)(entry.value)
+    return entry.value

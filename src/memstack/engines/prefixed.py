@@ -8,11 +8,11 @@ view shares the inner engine's connections; closing the view leaves the inner en
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from ..errors import InvalidInput
+from ..keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
 from ._checks import check_ops
 from .base import BatchResult, Engine, Op, Subscription
 from .commands import COMMANDS, Command
@@ -29,10 +29,6 @@ def _prefixed_args(command: Command) -> tuple[int, ...] | None:
 
 # Which positional arguments of each op are keys (or a channel), from the command table.
 _KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.items()}
-
-TENANT_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
-DEFAULT_TENANT: Final = "default"
-"""The tenant ``memstack.open``, the CLI and the keyless server use unless told otherwise."""
 
 
 class PrefixedEngine(Engine):
@@ -73,6 +69,19 @@ class PrefixedEngine(Engine):
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self.inner.subscribe(self.prefix + channel, callback)
 
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        """The inner engine's: every tenant's records and the engine's own (a verification must
+        look everywhere; names keep their prefixes)."""
+        return self.inner.raw_items()
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        """The inner engine's own records (they are shared by every tenant)."""
+        return self.inner.internal_items()
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        """The inner engine's (see :meth:`Engine.drop_internal`)."""
+        return self.inner.drop_internal(wheres)
+
     def flush(self) -> None:
         """Delete every key under the prefix (never the inner engine's other keys)."""
         keys = list(self.inner.scan(self.prefix))
@@ -107,4 +116,4 @@ def tenant_engine(inner: Engine, tenant: str) -> PrefixedEngine:
     Raises:
         InvalidInput: ``tenant`` is not 1-64 characters of ``[A-Za-z0-9_-]``.
     """
-    return PrefixedEngine(inner, f"t:{check_tenant(tenant)}:")
+    return PrefixedEngine(inner, tenant_prefix(check_tenant(tenant)))

@@ -17,7 +17,7 @@ follows a cluster's redirections; :mod:`._redis_cluster` keeps the slot map; URL
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any, Final, NoReturn
 
@@ -33,6 +33,7 @@ from ._dispatch import Dispatcher
 from ._redis_cluster import Topology
 from ._redis_dedupe import dedupe_key, is_dedupe_key
 from ._redis_pubsub import Listener
+from ._redis_raw import drop_replies, node_items, reply_items
 from ._redis_requests import ScriptRunner, head
 from ._redis_transport import Transport
 from ._redis_url import Address, parse
@@ -189,7 +190,7 @@ class RedisEngine(Engine):
                 # that they get its messages first-hand, in order, before the call returns.
                 slot = _PUBSUB_SLOT
         if write:
-            keys.append(dedupe_key(keys[0] if keys else None, slot))
+            keys.append(dedupe_key(slot))
         reply = self._runner.run(keys, argv, slot, write, idempotent=True)
         return codec.decode(ops, reply, plain)
 
@@ -234,6 +235,39 @@ class RedisEngine(Engine):
             return []
         expires = self._admin(node, *(("PEXPIRETIME", k) for k in keys))
         return [k for k, e in zip(keys, expires, strict=True) if e == -1 or (e > 0 and e - self._bias > now)]
+
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        """Every key of every primary with its content, batch replies included (see
+        :mod:`._redis_raw`); read node by node as the caller iterates.
+
+        Raises:
+            EngineUnavailable: Redis cannot be reached.
+        """
+        for node in self._guard(self._nodes):
+            yield from node_items(self._admin, node)
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        """The stored batch replies (``ms:batch:…``) of every primary.
+
+        Raises:
+            EngineUnavailable: Redis cannot be reached.
+        """
+        for node in self._guard(self._nodes):
+            yield from reply_items(self._admin, node)
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        """Withdraw the named batch replies (see :func:`._redis_raw.drop_replies`).
+
+        Raises:
+            EngineUnavailable: Redis cannot be reached.
+        """
+        topology = self._topology
+        seed = self._transport.target.seeds[0]
+
+        def node_of(key: str) -> Address:
+            return seed if topology is None else topology.node(key_slot(key.encode()))
+
+        return int(self._guard(partial(drop_replies, self._admin, node_of, list(wheres))))
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         """Call ``callback(message)`` for every message on ``channel`` (see :meth:`Engine.subscribe`).

@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -25,6 +25,7 @@ from ._checks import check_ops
 from ._dispatch import join_unless_current
 from ._local_ops import apply
 from ._sqlite_events import PRUNE, EventListener
+from ._sqlite_raw import drop_events, event_items, raw_items
 from ._sqlite_schema import connect, ensure_schema
 from .base import BatchResult, Engine, Op, Subscription
 
@@ -208,6 +209,37 @@ class SqliteEngine(Engine):
             return self._events.subscribe(channel, callback)
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
+
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        """Every row of every table of the file (see :mod:`._sqlite_raw`).
+
+        Raises:
+            EngineClosed: the engine was closed.
+            EngineUnavailable: the file cannot be read.
+        """
+        return iter(raw_items(self._read))
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        """The rows of the event table (published messages kept for other processes' listeners)."""
+        return iter(event_items(self._read))
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        """Delete the event rows named ``events:{id}``; ``secure_delete`` zeroes their bytes.
+
+        Raises:
+            EngineClosed: the engine was closed.
+            EngineUnavailable: the file stayed locked past the busy timeout.
+        """
+        with self._lock:
+            self._check_open()
+            try:
+                self._cur.execute("BEGIN IMMEDIATE")
+                dropped = drop_events(self._cur, wheres)
+                self._cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._error(exc) from exc
+            return dropped
 
     def flush(self) -> None:
         """Delete every key (messages in flight stay deliverable).

@@ -30,6 +30,8 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidValue
+from ..keyspace import family_named
+from ..keyspace.families import LANGGRAPH, LANGGRAPH_REGISTRY
 from ..longterm.layout import ScopeKeys
 
 __all__ = [
@@ -43,6 +45,8 @@ __all__ = [
 ]
 
 GLOBAL_TAG: Final = "~lg"
+_REGISTRY: Final = ("names", "ttls", "names_version", "names_epoch")
+_EXPIRY: Final = family_named("langgraph.expiry").tail
 
 
 @functools.lru_cache(maxsize=4096)
@@ -63,8 +67,8 @@ class RegistryKeys:
 
     @classmethod
     def of(cls, engine: Engine) -> RegistryKeys:
-        base = f"lg:{engine.tag(GLOBAL_TAG)}:"
-        return cls(base + "ns", base + "ttl", base + "nsver", base + "nsepoch")
+        base = LANGGRAPH_REGISTRY.render(engine.tag)
+        return cls(*(base + family_named(f"langgraph.{n}").tail for n in _REGISTRY))
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +80,14 @@ class NamespaceKeys:
 
     @classmethod
     def of(cls, engine: Engine, code: str) -> NamespaceKeys:
-        return cls(code, ScopeKeys(f"lg:{engine.tag(code)}:"))
+        return cls(code, ScopeKeys(LANGGRAPH.render(engine.tag, code=code)))
 
     def item(self, key: str) -> str:
         return self.scope.entry(key)
 
     @property
     def expiry(self) -> str:
-        return self.scope.base + "exp"
+        return self.scope.base + _EXPIRY
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,6 @@ finds, as the server's start-up backfill always did. Progress goes to the ``mems
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -39,10 +38,11 @@ from typing import Final
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidValue
+from ..keyspace import family_of, tenant_prefix
 from ..search.embedders import Embedder
 from .entry import from_json
 from .index_cache import logged_changes
-from .layout import PREFIX, ScopeKeys, log_change
+from .layout import ScopeKeys, log_change
 from .query import document_text
 from .vectors import (
     BATCH_SIZE,
@@ -59,9 +59,6 @@ __all__ = ["VectorFollower", "pending_vectors", "stored_scopes"]
 
 log = logging.getLogger("memstack.longterm")
 
-_IDS_KEY: Final = re.compile(
-    r"^(?:t:([A-Za-z0-9_-]{1,64}):)?" + PREFIX + r"\{?([A-Za-z0-9_.@-]{1,128})\}?:ids$"
-)
 READ_CHUNK: Final = 500
 """Entries read per engine call."""
 SCAN_SHARE: Final = 50.0
@@ -77,9 +74,9 @@ def stored_scopes(engine: Engine) -> list[tuple[str | None, str]]:
     ``engine`` itself, not under a tenant prefix), sorted. Reads keys only."""
     found = set()
     for key in engine.scan(""):
-        match = _IDS_KEY.match(key)
-        if match is not None:
-            found.add((match.group(1), match.group(2)))
+        tenant, family = family_of(key)
+        if family is not None and family[0].name == "long_term.ids":
+            found.add((tenant, family[1]["scope"]))
     return sorted(found, key=lambda pair: (pair[0] or "", pair[1]))
 
 
@@ -236,7 +233,7 @@ class VectorFollower:
             view = self._views.get(tenant)
             if view is None:
                 view = self._views[tenant] = tenant_engine(self.engine, tenant or "")
-            prefix = "" if tenant is None else f"t:{tenant}:"
+            prefix = "" if tenant is None else tenant_prefix(tenant)
             self._scopes[(tenant, name)] = _Scope(
                 view, ScopeKeys.of(view, name), prefix, not self._discovered
             )

@@ -7,7 +7,7 @@ the snapshot kept in memory (each replays what the log added since). The full ca
 when a search needs it: filters, vectors, a recency listing, RM3, the ``rockbot`` profile, or a scope
 holding conversation turns searched with the context field or propagation (neither the field nor the
 threads are in a snapshot); after that every search goes the usual way and the snapshot is dropped,
-its BM25 index adopted by the cache (:func:`adopt`) instead of tokenising every entry again. A
+its BM25 index adopted by the cache (``index_cache.adopt``) instead of tokenising every entry again. A
 background build was tried and dropped: its Python work held the GIL against the searches it was meant
 to spare (0.4 s each at 200k entries instead of 1 ms).
 ``cold_start_s`` in bench/search_speed.py measures the first search of a new process.
@@ -27,7 +27,7 @@ from .provenance import provenance
 from .query import document_text
 from .snapshot import SNAPSHOT_PROFILE, Snapshot, load
 
-__all__ = ["adopt", "search"]
+__all__ = ["search"]
 
 log = logging.getLogger("memstack.longterm")
 
@@ -104,34 +104,3 @@ def _replay(engine: Engine, keys: ScopeKeys, snap: Snapshot, ids: list[str]) -> 
         if provenance(entry) is not None:
             snap.threads = True
         snap.index.add(entry_id, document_text(entry))
-
-
-def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
-    """Give a cache that has just read every entry (a rebuild) the snapshot's index, so it is not
-    built again from every text; the caller holds ``cache.lock``.
-
-    The index is made to say exactly what ``cache.texts`` say: ids the log shows changed since the
-    snapshot's version (read *after* the entries, so it covers every change they may reflect) are
-    re-indexed from ``cache.texts``, then ids only one side has are added or removed. Later
-    refreshes then compare texts as they always do.
-
-    Raises:
-        EngineError: the engine failed.
-    """
-    with cache.cold_lock:
-        snap, cache.cold = cache.cold, None
-    if not isinstance(snap, Snapshot) or snap.epoch != cache.epoch:
-        return
-    _, changed = logged_changes(engine, keys, snap.version)
-    if changed is None:
-        return
-    index, texts = snap.index, cache.texts
-    for entry_id in changed:
-        index.remove(entry_id)
-    for entry_id in index.ids():
-        if entry_id not in texts:
-            index.remove(entry_id)
-    for entry_id, text in texts.items():
-        if entry_id not in index:
-            index.add(entry_id, text)
-    cache.indexes[SNAPSHOT_PROFILE] = index

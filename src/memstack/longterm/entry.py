@@ -1,7 +1,8 @@
 """The long-term data model: :class:`MemoryEntry`, :class:`SearchHit`, and their JSON form.
 
 One JSON form serves the engine and the seed's file layout: camelCase fields
-``id, content, category, tags, createdAt, updatedAt, metadata`` with ISO 8601 UTC times.
+``id, content, category, tags, createdAt, updatedAt, metadata`` with ISO 8601 UTC times, and
+``subject`` on a version labelled with the end user it is about.
 """
 
 from __future__ import annotations
@@ -13,9 +14,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidValue
+from ..keyspace.subjects import LABEL, labelled
 from ..limits import short_repr
+from ..timefmt import iso_utc
 
-__all__ = ["MemoryEntry", "SearchHit", "entry_from_dict", "entry_to_dict", "from_json", "to_json"]
+__all__ = [
+    "MemoryEntry",
+    "SearchHit",
+    "entry_from_dict",
+    "entry_json",
+    "entry_to_dict",
+    "from_json",
+    "to_json",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +41,8 @@ class MemoryEntry:
         created_at: timezone-aware UTC time of creation.
         updated_at: time of the last update, None if never updated.
         metadata: free JSON data (a fresh copy on every read).
+        subject: the end user this version is about (None: unlabelled; see
+            :mod:`memstack.keyspace.subjects`).
     """
 
     id: str
@@ -39,6 +52,7 @@ class MemoryEntry:
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     updated_at: datetime | None = None
     metadata: dict[str, Any] | None = None
+    subject: str | None = None
 
     @property
     def last_changed(self) -> datetime:
@@ -120,8 +134,9 @@ def _time_from_str(value: object, name: str) -> datetime:
 
 
 def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
-    """The camelCase JSON object of ``entry``."""
-    return {
+    """The camelCase JSON object of ``entry`` (``subject`` only on a labelled version, so an
+    unlabelled entry keeps the seed's file shape)."""
+    data = {
         "id": entry.id,
         "content": entry.content,
         "category": entry.category,
@@ -130,6 +145,7 @@ def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
         "updatedAt": None if entry.updated_at is None else _time_to_str(entry.updated_at),
         "metadata": copy.deepcopy(entry.metadata),
     }
+    return labelled(data, entry.subject)
 
 
 def entry_from_dict(data: object) -> MemoryEntry:
@@ -161,6 +177,11 @@ def entry_from_dict(data: object) -> MemoryEntry:
         raise InvalidValue(
             f"memory entry {short_repr(entry_id)}: metadata {short_repr(metadata)} must be an object or null"
         )
+    subject = fields.get(LABEL)
+    if subject is not None and not isinstance(subject, str):
+        raise InvalidValue(
+            f"memory entry {short_repr(entry_id)}: subject {short_repr(subject)} must be a string or null"
+        )
     updated = fields.get("updatedat")
     return MemoryEntry(
         id=entry_id,
@@ -170,7 +191,22 @@ def entry_from_dict(data: object) -> MemoryEntry:
         created_at=_time_from_str(fields.get("createdat"), "createdAt"),
         updated_at=None if updated is None else _time_from_str(updated, "updatedAt"),
         metadata=metadata,
+        subject=subject,
     )
+
+
+def entry_json(entry: MemoryEntry) -> dict[str, Any]:
+    """The one JSON shape of an entry on every surface (:func:`memstack.wire.memory_json`):
+    snake_case fields, ISO-8601 UTC times ending in ``Z``."""
+    return {
+        "id": entry.id,
+        "content": entry.content,
+        "category": entry.category,
+        "tags": list(entry.tags),
+        "created_at": iso_utc(entry.created_at),
+        "updated_at": iso_utc(entry.updated_at),
+        "metadata": entry.metadata,
+    }
 
 
 def to_json(entry: MemoryEntry, *, indent: int | None = None) -> str:

@@ -28,6 +28,7 @@ from .entry import MemoryEntry, from_json
 from .filter_index import FilterIndex
 from .layout import ScopeKeys
 from .query import document_text
+from .snapshot import SNAPSHOT_PROFILE, Snapshot
 from .vectors import StoredVector, decode_vector
 
 __all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "logged_changes", "scope_cache"]
@@ -61,7 +62,7 @@ class ScopeCache:
         # Cold start (see .cold): a snapshot-restored index answering plain BM25 searches until the
         # cache is built; guarded by ``cold_lock`` so that those searches never wait for ``lock``.
         self.cold_lock = threading.Lock()
-        self.cold: object | None = None
+        self.cold: Snapshot | None = None
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: ScopeKeys) -> None:
@@ -110,8 +111,6 @@ class ScopeCache:
         self.derived = {}
         self._apply(engine, keys, sorted(result[1]))
         if self.cold is not None:
-            from .cold import adopt  # cold.py builds on this module
-
             adopt(engine, keys, self)
 
     def _apply(self, engine: Engine, keys: ScopeKeys, ids: Sequence[str]) -> None:
@@ -203,6 +202,37 @@ def logged_changes(engine: Engine, keys: ScopeKeys, since: int) -> tuple[int, se
     result = batch.execute()
     version = int(result[0] or 0)
     return version, changes_since(since, version, result[1])
+
+
+def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
+    """Give a cache that has just read every entry (a rebuild) the snapshot's index, so it is not
+    built again from every text; the caller holds ``cache.lock``.
+
+    The index is made to say exactly what ``cache.texts`` say: ids the log shows changed since the
+    snapshot's version (read *after* the entries, so it covers every change they may reflect) are
+    re-indexed from ``cache.texts``, then ids only one side has are added or removed. Later
+    refreshes then compare texts as they always do.
+
+    Raises:
+        EngineError: the engine failed.
+    """
+    with cache.cold_lock:
+        snap, cache.cold = cache.cold, None
+    if not isinstance(snap, Snapshot) or snap.epoch != cache.epoch:
+        return
+    _, changed = logged_changes(engine, keys, snap.version)
+    if changed is None:
+        return
+    index, texts = snap.index, cache.texts
+    for entry_id in changed:
+        index.remove(entry_id)
+    for entry_id in index.ids():
+        if entry_id not in texts:
+            index.remove(entry_id)
+    for entry_id, text in texts.items():
+        if entry_id not in index:
+            index.add(entry_id, text)
+    cache.indexes[SNAPSHOT_PROFILE] = index
 
 
 def _parse(entry_id: str, raw: str) -> MemoryEntry | None:

@@ -1,18 +1,19 @@
-"""Key layout of the long-term tier: every key starts with ``lt:`` and embeds the scope's tag.
+"""Key layout of the long-term tier, from the keyspace registry: every key starts with ``lt:`` and
+embeds the scope's tag.
 
-| key | type | holds |
+| key (family ``long_term.…``) | type | holds |
 |---|---|---|
-| ``lt:{scope}:e:{id}`` | string | the entry's JSON |
-| ``lt:{scope}:ids`` | set | every id of the scope |
-| ``lt:{scope}:vec`` | hash | id → vector payload (model, dim, text hash, base64 float32) |
-| ``lt:{scope}:ver`` | string | change counter: +1 per save, delete and vector write |
-| ``lt:{scope}:log`` | list | ``"{op} {id}"`` per change, the last :data:`LOG_MAX` kept |
-| ``lt:{scope}:epoch`` | string | random token, set by the first write after the scope was empty or
-  wiped: a new one means caches built before are void (reads never create it) |
-| ``lt:{scope}:snap`` | string | BM25 snapshot for cold starts (:mod:`.snapshot`), written by writers |
-| ``lt:{scope}:snapver`` | string | the version that snapshot was taken at |
-| ``lt:{scope}:dels`` | string | deletion counter: a snapshot taken before a deletion is never written |
-| ``lt:~inj:{session}`` | set | memory ids already injected in a session |
+| ``lt:{scope}:e:{id}`` (``entry``) | string | the entry's JSON (with its subject label) |
+| ``lt:{scope}:ids`` (``ids``) | set | every id of the scope |
+| ``lt:{scope}:vec`` (``vectors``) | hash | id → vector payload (model, dim, text hash, float32) |
+| ``lt:{scope}:ver`` (``version``) | string | change counter: +1 per save, delete and vector write |
+| ``lt:{scope}:log`` (``log``) | list | ``"{op} {id}"`` per change, the last :data:`LOG_MAX` kept |
+| ``lt:{scope}:epoch`` (``epoch``) | string | random token, set by the first write after the scope was
+  empty or wiped: a new one means caches built before are void (reads never create it) |
+| ``lt:{scope}:snap`` (``snapshot``) | string | BM25 snapshot for cold starts (:mod:`.snapshot`) |
+| ``lt:{scope}:snapver`` (``snapshot_version``) | string | the version that snapshot was taken at |
+| ``lt:{scope}:dels`` (``deletions``) | string | deletions: no snapshot taken before one is written |
+| ``lt:~inj:{session}`` (``injected``) | set | memory ids already injected in a session |
 
 Scopes never contain ``~`` or ``:``, so the two families never collide. All keys of one
 scope embed ``engine.tag(scope)``, so one batch may touch any of them on a Redis Cluster.
@@ -26,67 +27,77 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..engines import Engine
+from ..keyspace import family_named
+from ..keyspace.families import LONG_TERM
 
 __all__ = ["LOG_MAX", "PREFIX", "ScopeKeys", "injected_key", "log_change"]
 
-PREFIX: Final = "lt:"
+PREFIX: Final = LONG_TERM.lead
+"""``lt:``: what every key of the tier starts with."""
 LOG_MAX: Final = 1000
 """Changes kept in the log; a cache more than this many versions behind rebuilds."""
+_INJECTED: Final = family_named("long_term.injected")
+_ENTRY: Final = family_named("long_term.entry").tail_prefix
+_IDS, _VECTORS = family_named("long_term.ids").tail, family_named("long_term.vectors").tail
+_VERSION, _LOG = family_named("long_term.version").tail, family_named("long_term.log").tail
+_EPOCH, _SNAPSHOT = family_named("long_term.epoch").tail, family_named("long_term.snapshot").tail
+_SNAPVER, _DELS = family_named("long_term.snapshot_version").tail, family_named("long_term.deletions").tail
 
 
 @dataclass(frozen=True, slots=True)
 class ScopeKeys:
-    """The keys of one scope on one engine."""
+    """The keys of one scope on one engine, under the stem ``base`` (``lt:{scope}:``; the
+    LangGraph store keeps the same shapes under its own stem)."""
 
     base: str
 
     @classmethod
     def of(cls, engine: Engine, scope: str) -> ScopeKeys:
-        return cls(f"{PREFIX}{engine.tag(scope)}:")
+        return cls(LONG_TERM.render(engine.tag, scope=scope))
 
     def entry(self, entry_id: str) -> str:
-        return f"{self.base}e:{entry_id}"
+        return f"{self.base}{_ENTRY}{entry_id}"
 
     @property
     def entry_prefix(self) -> str:
-        return f"{self.base}e:"
+        return self.base + _ENTRY
 
     @property
     def ids(self) -> str:
-        return f"{self.base}ids"
+        return self.base + _IDS
 
     @property
     def vectors(self) -> str:
-        return f"{self.base}vec"
+        return self.base + _VECTORS
 
     @property
     def version(self) -> str:
-        return f"{self.base}ver"
+        return self.base + _VERSION
 
     @property
     def log(self) -> str:
-        return f"{self.base}log"
+        return self.base + _LOG
 
     @property
     def epoch(self) -> str:
-        return f"{self.base}epoch"
+        return self.base + _EPOCH
 
     @property
     def snapshot(self) -> str:
-        return f"{self.base}snap"
+        return self.base + _SNAPSHOT
 
     @property
     def snapshot_version(self) -> str:
-        return f"{self.base}snapver"
+        return self.base + _SNAPVER
 
     @property
     def deletions(self) -> str:
-        return f"{self.base}dels"
+        return self.base + _DELS
 
 
 def injected_key(engine: Engine, session_id: str) -> str:
     """The set of memory ids injected in ``session_id``."""
-    return f"{PREFIX}~inj:{engine.tag(session_id)}"  # "~" never occurs in a scope
+    return _INJECTED.key(engine.tag, session=session_id)
 
 
 def log_change(batch: Any, keys: ScopeKeys, op: str, entry_id: str, epoch: str | None = None) -> None:

@@ -7,11 +7,11 @@ changes logged since that version and answers plain BM25 searches from it while 
 in the background (:mod:`.cold`). A snapshot older than the change log (:data:`.layout.LOG_MAX`
 changes) is not used: the process builds its cache as it would without one.
 
-Only writers write snapshots (a read never writes): :class:`.snapshotter.Snapshotter` after writes
-settle, and :meth:`LongTermMemory.snapshot`. The write is guarded by the scope's epoch and deletion
-counter, read before the cache: a snapshot never lands in another epoch, nor after a deletion it may
-not reflect, so forgetting an entry never leaves its terms behind in a snapshot (deleting an entry
-also deletes the snapshot, in the same batch).
+Only writers write snapshots (a read never writes): :func:`.snapshotter.take`, run by
+:class:`.snapshotter.Snapshotter` after writes settle and by :meth:`LongTermMemory.snapshot`. The
+write is guarded by the scope's epoch and deletion counter, read before the cache: a snapshot never
+lands in another epoch, nor after a deletion it may not reflect, so forgetting an entry never leaves
+its terms behind in a snapshot (deleting an entry also deletes the snapshot, in the same batch).
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from typing import Final
 from ..engines import Engine
 from ..errors import InvalidConfiguration, InvalidValue
 from ..search import Bm25Index
-from ..search.bm25_state import decode_state, encode_state
-from .index_cache import scope_cache
+from ..search.bm25_state import decode_state
 from .layout import ScopeKeys
 
-__all__ = ["SNAPSHOT_PROFILE", "Snapshot", "load", "take"]
+__all__ = ["SNAPSHOT_PROFILE", "Snapshot", "load"]
 
 log = logging.getLogger("memstack.longterm")
 
@@ -43,37 +42,6 @@ class Snapshot:
     epoch: str
     version: int
     threads: bool  # the scope holds conversation turns (their context field is not in a snapshot)
-
-
-def take(engine: Engine, scope: str) -> bool:
-    """Write the scope's snapshot from this process's cache (built or refreshed first); False when
-    the scope is empty or a deletion or wipe happened meanwhile (nothing is written then).
-
-    Raises:
-        EngineError: the engine failed (nothing is written).
-    """
-    keys = ScopeKeys.of(engine, scope)
-    epoch, deletions = engine.mget([keys.epoch, keys.deletions])
-    if epoch is None:
-        return False
-    cache = scope_cache(engine, scope)
-    with cache.lock:
-        cache.refresh(engine, keys)
-        if cache.epoch != epoch or not cache.entries:
-            return False
-        state = cache.index(SNAPSHOT_PROFILE).export_state()
-        meta: dict[str, object] = {
-            "epoch": epoch,
-            "version": cache.version,
-            "threads": len(cache.threads) > 0,
-        }
-    text = encode_state(state, meta).decode("latin-1")  # see load()
-    batch = engine.batch()
-    batch.require_equal(keys.epoch, epoch)
-    batch.require_equal(keys.deletions, deletions)
-    batch.set(keys.snapshot, text)
-    batch.set(keys.snapshot_version, str(meta["version"]))
-    return bool(batch.execute().applied)
 
 
 def load(engine: Engine, keys: ScopeKeys, epoch: str) -> Snapshot | None:

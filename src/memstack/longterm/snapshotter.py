@@ -3,7 +3,7 @@
 One :class:`Snapshotter` per (engine, scope) in a process, told of every write made through
 :class:`~memstack.longterm.LongTermMemory`. Its thread waits until no write came for
 :data:`QUIET` seconds (at most :data:`MAX_DELAY` after the first unsnapshotted write, so a steady
-stream of writes still gets snapshots), then writes a snapshot (:func:`.snapshot.take`) when the scope
+stream of writes still gets snapshots), then writes a snapshot (:func:`take`) when the scope
 holds at least :data:`MIN_ENTRIES` entries (smaller scopes build their cache fast enough) and
 :data:`EVERY` changes or more happened since the last one. The thread ends when nothing is pending;
 :meth:`~memstack.Memory.close` runs what is pending first (:func:`flush_all`), so a bulk import that
@@ -22,9 +22,10 @@ from typing import Final
 
 from ..engines import Engine
 from ..errors import EngineClosed
+from ..search.bm25_state import encode_state
 from .index_cache import scope_cache
 from .layout import ScopeKeys
-from .snapshot import take
+from .snapshot import SNAPSHOT_PROFILE
 
 __all__ = [
     "CATCH_UP",
@@ -35,6 +36,7 @@ __all__ = [
     "Snapshotter",
     "flush_all",
     "snapshotter",
+    "take",
 ]
 
 log = logging.getLogger("memstack.longterm")
@@ -170,3 +172,34 @@ def flush_all(engine: Engine, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     for item in mine:
         item.flush(max(0.0, deadline - time.monotonic()))
+
+
+def take(engine: Engine, scope: str) -> bool:
+    """Write the scope's snapshot from this process's cache (built or refreshed first); False when
+    the scope is empty or a deletion or wipe happened meanwhile (nothing is written then).
+
+    Raises:
+        EngineError: the engine failed (nothing is written).
+    """
+    keys = ScopeKeys.of(engine, scope)
+    epoch, deletions = engine.mget([keys.epoch, keys.deletions])
+    if epoch is None:
+        return False
+    cache = scope_cache(engine, scope)
+    with cache.lock:
+        cache.refresh(engine, keys)
+        if cache.epoch != epoch or not cache.entries:
+            return False
+        state = cache.index(SNAPSHOT_PROFILE).export_state()
+        meta: dict[str, object] = {
+            "epoch": epoch,
+            "version": cache.version,
+            "threads": len(cache.threads) > 0,
+        }
+    text = encode_state(state, meta).decode("latin-1")  # see snapshot.load()
+    batch = engine.batch()
+    batch.require_equal(keys.epoch, epoch)
+    batch.require_equal(keys.deletions, deletions)
+    batch.set(keys.snapshot, text)
+    batch.set(keys.snapshot_version, str(meta["version"]))
+    return bool(batch.execute().applied)

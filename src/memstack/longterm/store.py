@@ -1,28 +1,31 @@
-"""``LongTermMemory``: the long-term entries of one scope, searched by BM25 (+ vectors)."""
+"""``LongTermMemory``: the long-term entries of one scope, searched by BM25 (+ vectors).
+
+This module writes (every write is one guarded batch with its change-log entry); the reads and
+searches are :mod:`.reads`. Each stored version may carry the subject label of the end user it
+is about (:mod:`memstack.keyspace.subjects`).
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
-from ..forget.subjects import check_subject, register
+from ..keyspace import check_subject, label_of, register
 from ..limits import short_repr
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
-from . import cold, hybrid, retrieve
-from .entry import MemoryEntry, SearchHit, from_json, to_json
-from .index_cache import ScopeCache, scope_cache
+from .entry import MemoryEntry, from_json, to_json
 from .layout import ScopeKeys, log_change
-from .query import distinct_sorted, document_text, most_recent
-from .search_request import search_request
+from .query import document_text
+from .reads import LongTermReads
 from .similar import DedupeMode, check_mode, find_duplicate
-from .snapshot import take
-from .snapshotter import snapshotter
+from .snapshotter import snapshotter, take
 from .validate import (
     check_category,
     check_content,
@@ -44,12 +47,12 @@ __all__ = ["LongTermMemory"]
 log = logging.getLogger("memstack.longterm")
 
 SAVE_ATTEMPTS: Final = 16
+"""Optimistic retries of one save racing other writers of the same id."""
 DELETE_CHUNK: Final = 500
 """Entries :meth:`LongTermMemory.delete_many` removes per engine batch."""
-"""Optimistic retries of one save racing other writers of the same id."""
 
 
-class LongTermMemory:
+class LongTermMemory(LongTermReads):
     """Long-term memories of one scope (a user, an agent) on one engine.
 
     Args:
@@ -129,8 +132,9 @@ class LongTermMemory:
         holds a duplicate of ``content``, nothing new is created: the oldest duplicate gets the
         given tags merged into its own and ``updated_at`` now, and is returned (same id).
 
-        ``subject``: the end user the memory is about (see :mod:`memstack.forget.subjects`);
-        ``Memory.forget(subject=…)`` then removes it.
+        ``subject``: the end user this version is about (see :mod:`memstack.keyspace.subjects`;
+        default: the given entry's); ``Memory.forget(subject=…)`` then removes it, unless
+        another version was saved over it.
 
         Raises:
             InvalidValue: blank content, bad tags/metadata/time, both ``entry`` and fields, an
@@ -165,6 +169,8 @@ class LongTermMemory:
                 raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
             content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
             id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
+            if subject is None and entry.subject is not None:
+                subject = check_subject(entry.subject)
         entry_id = new_id() if id is None else normalise_id(id)
         given_created = check_time(created_at, "created_at")
         template = MemoryEntry(
@@ -173,6 +179,7 @@ class LongTermMemory:
             category=check_category(category),
             tags=check_tags(tags),
             metadata=check_metadata(metadata),
+            subject=subject,
         )
         key = self.keys.entry(entry_id)
         for _ in range(SAVE_ATTEMPTS):
@@ -183,7 +190,7 @@ class LongTermMemory:
                 new = replace(template, created_at=given_created or now)
             else:
                 new = replace(template, created_at=given_created or old.created_at, updated_at=now)
-            if self._write(new, old_raw, old, subject):
+            if self._write(new, old_raw, old):
                 return new.copy()
         raise Conflict(
             f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
@@ -206,6 +213,7 @@ class LongTermMemory:
             created_at=check_time(entry.created_at, "created_at") or entry.created_at,
             updated_at=check_time(entry.updated_at, "updated_at"),
             metadata=check_metadata(entry.metadata),
+            subject=None if entry.subject is None else check_subject(entry.subject),
         )
         key = self.keys.entry(new.id)
         for _ in range(SAVE_ATTEMPTS):
@@ -231,14 +239,12 @@ class LongTermMemory:
         if self._worker is not None:
             self._worker.submit(entry_id, text)
 
-    def _write(
-        self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None, subject: str | None = None
-    ) -> bool:
+    def _write(self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None) -> bool:
         text = document_text(new)
         text_changed = old is None or document_text(old) != text
         batch = self.engine.batch()
         batch.require_equal(self.keys.entry(new.id), old_raw)
-        register(self.engine, batch, subject, "long_term", self.scope, new.id)
+        register(self.engine, batch, new.subject, "long_term", self.scope, new.id)
         batch.set(self.keys.entry(new.id), to_json(new))
         batch.sadd(self.keys.ids, new.id)
         if text_changed:
@@ -289,18 +295,43 @@ class LongTermMemory:
         wanted = sorted({normalise_id(i) for i in ids})
         removed = 0
         for start in range(0, len(wanted), DELETE_CHUNK):
-            removed += self._delete_chunk(wanted[start : start + DELETE_CHUNK])
+            removed += len(self._delete_chunk(wanted[start : start + DELETE_CHUNK])[0])
         return removed
 
-    def _delete_chunk(self, ids: list[str]) -> int:
+    def delete_owned(self, ids: Iterable[str], subject: str) -> tuple[list[str], list[str]]:
+        """Delete those of ``ids`` whose current version is labelled ``subject`` (see
+        :meth:`delete_many`); a version someone else saved over it stays. Returns ``(removed,
+        kept)``: the ids deleted, and the ids whose stored version is not the subject's.
+
+        Each batch is guarded by the versions read, so a save landing in between is never deleted
+        on the strength of a label it does not carry (the batch reads again).
+
+        Raises:
+            InvalidKey: a malformed id (nothing is deleted then).
+            Conflict: the ids kept changing under concurrent writers.
+        """
+        wanted = sorted({normalise_id(i) for i in ids})
+        removed: list[str] = []
+        kept: list[str] = []
+        for start in range(0, len(wanted), DELETE_CHUNK):
+            gone, stayed = self._delete_chunk(wanted[start : start + DELETE_CHUNK], subject)
+            removed += gone
+            kept += stayed
+        return removed, kept
+
+    def _delete_chunk(self, ids: list[str], subject: str | None = None) -> tuple[list[str], list[str]]:
         for _ in range(SAVE_ATTEMPTS):
             found = self.engine.mget([self.keys.entry(i) for i in ids])
-            present = [i for i, raw in zip(ids, found, strict=True) if raw is not None]
+            stored = {i: raw for i, raw in zip(ids, found, strict=True) if raw is not None}
+            present = [
+                i for i, raw in stored.items() if subject is None or label_of(json.loads(raw)) == subject
+            ]
+            others = [i for i in stored if i not in present]
             if not present:
-                return 0
+                return [], others
             batch = self.engine.batch()
             for entry_id in present:
-                batch.require_exists(self.keys.entry(entry_id))
+                batch.require_equal(self.keys.entry(entry_id), stored[entry_id])
             batch.delete(*[self.keys.entry(i) for i in present])
             batch.srem(self.keys.ids, *present)
             batch.hdel(self.keys.vectors, *present)
@@ -310,38 +341,8 @@ class LongTermMemory:
                 self._log_change(batch, "del", entry_id)
             if batch.execute().applied:
                 snapshotter(self.engine, self.scope).touch()
-                return len(present)
+                return present, others
         raise Conflict(f"scope {short_repr(self.scope)}: entries kept changing; delete abandoned")
-
-    # -- reads -------------------------------------------------------------------------------
-    def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id everywhere in the seed
-        """The memory with this id (case-insensitive), or None.
-
-        Raises:
-            InvalidKey: a malformed id.
-        """
-        raw = self.engine.get(self.keys.entry(normalise_id(id)))
-        return None if raw is None else from_json(raw)
-
-    def __len__(self) -> int:
-        return self.engine.scard(self.keys.ids)
-
-    def entries(self) -> list[MemoryEntry]:
-        """Every memory of the scope, oldest first (ties by id)."""
-        cache = self._fresh_cache()
-        with cache.lock:
-            items = [e.copy() for e in cache.entries.values()]
-        return sorted(items, key=lambda e: (e.created_at, e.id))
-
-    def list_categories(self) -> list[str]:
-        """Distinct non-null categories (case-insensitively; the oldest entry's spelling wins),
-        sorted case-insensitively."""
-        return distinct_sorted([e.category for e in self.entries() if e.category is not None])
-
-    def list_tags(self) -> list[str]:
-        """Distinct tags (case-insensitively; the oldest entry's spelling wins), sorted
-        case-insensitively."""
-        return distinct_sorted([t for e in self.entries() for t in e.tags])
 
     def snapshot(self) -> bool:
         """Write the scope's BM25 snapshot now (normally written in the background after writes
@@ -353,143 +354,6 @@ class LongTermMemory:
             EngineError: the engine failed (nothing is written).
         """
         return take(self.engine, self.scope)
-
-    def _fresh_cache(self) -> ScopeCache:
-        cache = scope_cache(self.engine, self.scope)
-        with cache.lock:
-            cache.refresh(self.engine, self.keys)
-        return cache
-
-    # -- search ------------------------------------------------------------------------------
-    def search(
-        self,
-        query: str | None = None,
-        *,
-        mode: str = "auto",
-        category: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        created_after: datetime | float | None = None,
-        created_before: datetime | float | None = None,
-        metadata: Mapping[str, object] | None = None,
-        limit: int | None = None,
-        min_score: float | None = None,
-        max_results: int | None = None,
-    ) -> list[SearchHit]:
-        """Search the scope: structural filters, then BM25 (hybrid with an embedder).
-
-        The parameters are the ones every surface takes (see
-        :mod:`memstack.longterm.search_request`); ``max_results`` is the seed's name for ``limit``
-        (default 20). A blank or None query lists the most recently changed entries. Zero BM25
-        scores are dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
-
-        Raises:
-            InvalidValue: a parameter breaking its rule (names it): ``limit``/``max_results`` below 1
-                or both given with different values, an unknown ``mode``, ``mode="hybrid"`` without
-                an embedder, a bad time, tag or metadata value, a ``query`` or ``category`` that is
-                not a string (or None) or holds a lone surrogate.
-        """
-        if limit is not None and max_results is not None and limit != max_results:
-            raise InvalidValue(
-                f"limit {short_repr(limit)} and max_results {short_repr(max_results)}: give one of them"
-            )
-        wanted = limit if limit is not None else max_results
-        request = search_request(
-            query,
-            mode=mode,
-            category=category,
-            tags=tags,
-            created_after=created_after,
-            created_before=created_before,
-            metadata=metadata,
-            limit=20 if wanted is None else wanted,
-            min_score=min_score,
-            limit_name="limit" if limit is not None else "max_results",
-        )
-        if request.mode == "hybrid" and self.embedder is None:
-            raise InvalidValue(f"mode 'hybrid': scope {short_repr(self.scope)} has no embedder configured")
-        embedder = None if request.mode == "bm25" else self.embedder
-        filters, max_results = request.filters, request.limit
-        query_vector = hybrid.embed_query(embedder, query) if request.ranked else None  # before the lock
-        cache = scope_cache(self.engine, self.scope)
-        keep = max(max_results, 0 if self.reranker is None else self.reranker.depth)
-        cold_hits = (
-            cold.search(self.engine, self.keys, cache, query, SEARCH_PROFILES[self.profile], keep)
-            if request.ranked and query is not None and embedder is None and filters.empty
-            else None
-        )
-        if cold_hits is not None and query is not None:
-            hits = [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in cold_hits]
-            return self._finish(query, hits, max_results, request.min_score)
-        with cache.lock:
-            cache.refresh(self.engine, self.keys)
-            allowed = cache.filters.allowed(filters)
-            if not request.ranked:
-                pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
-                return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
-            assert query is not None  # request.ranked says so
-            hits = retrieve.ranked(
-                cache,
-                query,
-                SEARCH_PROFILES[self.profile],
-                embedder=embedder,
-                query_vector=query_vector,
-                allowed=allowed,
-                max_results=max_results,
-                fusion=self.fusion,
-                min_similarity=self.min_similarity,
-                rerank_depth=0 if self.reranker is None else self.reranker.depth,
-                allowed_key=filters,
-            )
-        return self._finish(query, hits, max_results, request.min_score)
-
-    def _finish(
-        self, query: str, hits: list[SearchHit], limit: int, min_score: float | None
-    ) -> list[SearchHit]:
-        if self.reranker is not None:
-            hits = retrieve.reranked(self.reranker, query, hits, limit)
-        if min_score is not None:
-            hits = [h for h in hits if h.score >= min_score]
-        return hits
-
-    # -- vectors -----------------------------------------------------------------------------
-    def stale_vectors(self) -> int:
-        """How many stored vectors were computed by another model (id or dimension) than the
-        current embedder's; they are not used until :meth:`reembed`. 0 without an embedder."""
-        if self.embedder is None:
-            return 0
-        cache = self._fresh_cache()
-        with cache.lock:
-            return hybrid.count_stale(cache, self.embedder)
-
-    def flush_embeddings(self, timeout: float | None = None) -> bool:
-        """Wait for the background vector computations of this instance; False on timeout."""
-        return True if self._worker is None else self._worker.flush(timeout)
-
-    def close(self, timeout: float | None = None) -> int:
-        """Finish the background vector computations of this instance within ``timeout`` seconds
-        (None: all of them) and stop its worker; returns how many were left without a vector
-        (any process with an embedder fills them in: :mod:`memstack.longterm.backfill`). The
-        scope stays usable; later saves are no longer embedded by this instance."""
-        return 0 if self._worker is None else self._worker.close(timeout)
-
-    def reembed(self) -> int:
-        """Compute now every missing, stale or outdated vector; returns how many were written.
-
-        Raises:
-            InvalidConfiguration: no embedder is configured.
-            Exception: whatever the embedder raises.
-        """
-        if self._worker is None or self.embedder is None:
-            raise InvalidConfiguration(f"scope {short_repr(self.scope)}: reembed() needs an embedder")
-        self.flush_embeddings()
-        cache = self._fresh_cache()
-        with cache.lock:
-            valid = set(hybrid.valid_vector_ids(cache, self.embedder))
-            jobs = sorted((i, t) for i, t in cache.texts.items() if i not in valid)
-        written = 0
-        for start in range(0, len(jobs), 64):
-            written += self._worker.write(jobs[start : start + 64])
-        return written
 
     def __repr__(self) -> str:
         return f"<LongTermMemory scope={self.scope!r} on {self.engine.url!r}>"

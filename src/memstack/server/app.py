@@ -22,8 +22,8 @@ from .._memory import Memory
 from ..engines import Engine
 from ..engines.prefixed import PrefixedEngine, tenant_engine
 from ..errors import InvalidConfiguration
-from ..forget.retention import Retention
-from ..forget.sweeper import RetentionSweeper
+from ..lifecycle.retention import Retention
+from ..lifecycle.sweeper import RetentionSweeper
 from ..longterm.backfill import VectorFollower
 from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
@@ -65,7 +65,7 @@ class ServerSettings:
             :class:`~memstack.longterm.backfill.VectorFollower` gives a vector to every entry of
             every tenant that lacks one (stored before, or written by a process without an
             embedder), from start-up on.
-        retention: the tiers' retention policies (:mod:`memstack.forget.retention`); with any
+        retention: the tiers' retention policies (:mod:`memstack.lifecycle.retention`); with any
             sweep-enforced policy set, every tenant is swept every ``retention_interval`` seconds.
     """
 

@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException
 
 from ..engines.prefixed import TENANT_RULE
 from ..errors import EngineError, InvalidConfiguration
+from ..keyspace import DEFAULT_TENANT
 from .error_table import RETRY_AFTER_SECONDS
 from .keys import ApiKey, ApiKeyStore
 
@@ -29,7 +30,6 @@ __all__ = ["DEFAULT_TENANT", "AuthMode", "Authenticator", "decide_mode", "is_loo
 
 log = logging.getLogger("memstack.server")
 
-DEFAULT_TENANT: Final = "default"
 AuthMode = Literal["keys", "none"]
 EMPTY_CHECK_SECONDS: Final = 5.0
 """Least time between two looks at whether the key store is empty (after a refused request)."""

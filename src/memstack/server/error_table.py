@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .. import errors
+from ..keyspace.families import KEY_PREFIXES
 
 __all__ = ["INTERNAL", "RETRY_AFTER_SECONDS", "TABLE", "ErrorRule", "describe", "rule_of", "scrub"]
 
@@ -106,10 +107,10 @@ def describe(exc: BaseException) -> tuple[ErrorRule, str, str]:
     return rule, name, rule.detail if rule.detail is not None else scrub(str(exc))
 
 
-# An internal key: an optional tenant prefix, then one of the tiers' key layouts (or any key of a
-# tenant prefix), up to the next quote, space or bracket.
-_TIERS: Final = r"(?:rr:memory|shared:m|lt|wm|win|turns|conv|auth|lg|dream|__memstack_sync__)"
-_KEY: Final = re.compile(rf"(?<![\w:])(?:t:[A-Za-z0-9_-]{{1,64}}:(?:{_TIERS}[:{{])?|{_TIERS}:)[^\s'\",;)\]]*")
+# An internal key: an optional tenant prefix, then one of the keyspace's key prefixes (or any key
+# of a tenant prefix), up to the next quote, space or bracket.
+_TIERS: Final = "(?:" + "|".join(re.escape(prefix) for prefix in KEY_PREFIXES) + ")"
+_KEY: Final = re.compile(rf"(?<![\w:])(?:t:[A-Za-z0-9_-]{{1,64}}:{_TIERS}?|{_TIERS})[^\s'\",;)\]]*")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from ..engines import Engine
 from ..engines.prefixed import TENANT_RULE
 from ..errors import InvalidInput
+from ..keyspace import family_named, no_tag
 from ..limits import check_text
 
 __all__ = ["ApiKey", "ApiKeyStore"]
 
-_KEYS = "auth:keys"
+_KEYS = family_named("auth.keys").key(no_tag)
 _ID_RULE = re.compile(r"[0-9a-f]{12}")
 
 

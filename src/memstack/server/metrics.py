@@ -12,7 +12,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -132,6 +132,15 @@ class TimedEngine(Engine):
 
     def flush(self) -> None:
         self.inner.flush()
+
+    def raw_items(self) -> Iterator[tuple[str, str]]:
+        return self.inner.raw_items()
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        return self.inner.internal_items()
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        return self.inner.drop_internal(wheres)
 
     def compact(self, *, vacuum: bool = False) -> None:
         self.inner.compact(vacuum=vacuum)

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 
 from .._memory import Memory
 from ..shared import MemoryChange, SharedMemory
+from .auth import Authenticator
 
 __all__ = ["KEEPALIVE_SECONDS", "STATIC_DIR", "install"]
 
@@ -74,12 +75,12 @@ async def board_events(request: Request, memory: Memory, name: str) -> AsyncIter
 
 
 def _tenant_memory(request: Request) -> Memory:
-    """The caller's tenant Memory, resolved as for ``/v1`` (401/404 as there)."""
-    from .app import resolve_tenant  # the app module imports this one
-
+    """The caller's tenant Memory, resolved as for ``/v1`` (401/404 as there; the app's
+    ``resolve_tenant`` is this same call on the authenticator the app installs)."""
     state = request.app.state
     headers = request.headers
-    tenant = resolve_tenant(state, headers.get("authorization"), headers.get("x-memstack-tenant"))
+    auth: Authenticator = state.auth
+    tenant = auth.tenant(headers.get("authorization"), headers.get("x-memstack-tenant"))
     memory: Memory = state.tenants.get(tenant)
     return memory
 

@@ -1,13 +1,15 @@
-"""Where the session tier keeps its data: the seed's Redis key layout, as data.
+"""Where the session tier keeps its data: the seed's Redis key layout, from the keyspace registry.
 
-| key | type | holds |
+| key (family) | type | holds |
 |---|---|---|
-| ``rr:memory:{sid}:{key}`` | string | the JSON value (counters: the JSON number text) |
-| ``rr:memory:{sid}:__keys__`` | set | the session's keys |
-| ``rr:memory:{sid}:__history__`` | list | JSON history entries, oldest first |
-| ``rr:memory:{sid}:__meta__`` | hash | ``created_at`` = str(time), ``ttl_seconds`` = str(ttl) or ``'None'`` |
-| ``rr:memory:{sid}:#summary`` | string | summarisation generation (``#`` is never in a user key) |
-| ``rr:memory:__sessions__`` | set | every session id (never expires; stale ids are dropped lazily) |
+| ``rr:memory:{sid}:{key}`` (``session.value``) | string | the JSON value (counters: the number text) |
+| ``rr:memory:{sid}:__keys__`` (``session.keys``) | set | the session's keys |
+| ``rr:memory:{sid}:__history__`` (``session.history``) | list | JSON history entries, oldest first |
+| ``rr:memory:{sid}:__meta__`` (``session.meta``) | hash | ``created_at``, ``ttl_seconds`` (or ``'None'``) |
+| ``rr:memory:{sid}:#summary`` (``session.generation``) | string | summarisation generation |
+| ``rr:memory:__sessions__`` (``session.registry``) | set | every session id (stale ids dropped lazily) |
+
+``#`` is never in a user key, so the generation never collides with a value.
 
 On a clustered engine ``{sid}`` is ``engine.tag(sid)`` (a hash tag), so every key of one session
 shares a slot and one batch covers them; ``__sessions__`` lives in another slot.
@@ -17,10 +19,16 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..keyspace import family_named, no_tag
+from ..keyspace.families import SESSION
+
 __all__ = ["PREFIX", "SESSIONS_KEY", "Layout"]
 
-PREFIX: Final = "rr:memory:"
-SESSIONS_KEY: Final = PREFIX + "__sessions__"
+PREFIX: Final = SESSION.lead
+"""``rr:memory:``: what every key of the tier starts with."""
+SESSIONS_KEY: Final = family_named("session.registry").key(no_tag)
+_KEYS, _HISTORY = family_named("session.keys").tail, family_named("session.history").tail
+_META, _GENERATION = family_named("session.meta").tail, family_named("session.generation").tail
 
 
 class Layout:
@@ -33,15 +41,20 @@ class Layout:
 
     def __init__(self, scope: str) -> None:
         self.scope = scope
-        self._prefix = f"{PREFIX}{scope}:"
-        self.keys = self._prefix + "__keys__"
+        self._prefix = SESSION.render(no_tag, session=scope)  # ``scope`` is tagged already
+        self.keys = self._prefix + _KEYS
         """The set of the session's keys."""
-        self.history = self._prefix + "__history__"
+        self.history = self._prefix + _HISTORY
         """The list of JSON history entries."""
-        self.meta = self._prefix + "__meta__"
+        self.meta = self._prefix + _META
         """The hash whose existence is the session's liveness (it carries the TTL)."""
-        self.generation = self._prefix + "#summary"
+        self.generation = self._prefix + _GENERATION
         """The summarisation generation (guards concurrent summarisers)."""
+
+    @property
+    def prefix(self) -> str:
+        """What every key of the session starts with."""
+        return self._prefix
 
     def __repr__(self) -> str:
         return f"Layout({self.scope!r})"

@@ -8,52 +8,28 @@ The key layout is the seed's (:mod:`.layout`); summarisation is pure (:mod:`.sum
 from __future__ import annotations
 
 import builtins
-import json
 import logging
-from collections.abc import Iterable
 from typing import Any, Final
 
 from .. import limits
-from ..engines.base import Batch, Engine
-from ..errors import (
-    EntryNotFound,
-    InvalidConfiguration,
-    InvalidValue,
-    SessionExists,
-    SessionLimitReached,
-    SessionNotFound,
-)
-from ..forget.subjects import check_subject, register
+from ..errors import EntryNotFound, InvalidValue, SessionExists, SessionLimitReached
+from ..keyspace import check_subject, register
 from ..limits import short_repr
+from .core import DEFAULT_MEMORY_SESSION_CAP
+from .history_ops import SessionHistory
 from .layout import SESSIONS_KEY, Layout
-from .summary import plan_summary
-from .validate import (
-    DEFAULT_MAX_VALUE_BYTES,
-    check_amount,
-    check_key,
-    check_session_id,
-    decode_value,
-    encode_entry,
-    encode_value,
-    put_entry,
-    ttl_ms,
-)
+from .validate import check_amount, check_key, decode_value, encode_value, put_entry, ttl_ms
 
 __all__ = ["DEFAULT_MEMORY_SESSION_CAP", "SessionStore"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MEMORY_SESSION_CAP: Final = 1000
-"""Live sessions the in-process (``memory``) engine holds by default (the seed's cap)."""
-
 _MISSING: Final = object()
-_LAYOUTS_KEPT: Final = 1024
-"""Layouts of recently used sessions kept (validated id -> key names), then forgotten at once."""
 _PUSHED: Final = 3
 """Index of the history ``rpush`` (its result is the new history length) in put/increment batches."""
 
 
-class SessionStore:
+class SessionStore(SessionHistory):
     """Session state on one engine.
 
     Args:
@@ -73,102 +49,10 @@ class SessionStore:
             or size that is not an int in range.
     """
 
-    def __init__(
-        self,
-        engine: Engine,
-        *,
-        max_history: int = 100,
-        auto_summarize: bool = True,
-        session_ttl_hours: float = 0,
-        max_sessions: int | None = None,
-        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
-    ) -> None:
-        if isinstance(max_history, bool) or not isinstance(max_history, int) or max_history < 1:
-            raise InvalidConfiguration(f"max_history {short_repr(max_history)}: must be an int >= 1")
-        most_hours = limits.MAX_TTL_SECONDS // 3600
-        if (
-            isinstance(session_ttl_hours, bool)
-            or not isinstance(session_ttl_hours, int | float)
-            or not 0 <= session_ttl_hours <= most_hours
-        ):
-            raise InvalidConfiguration(
-                f"session_ttl_hours {short_repr(session_ttl_hours)}: must be a number from 0 to {most_hours}"
-            )
-        if max_sessions is None:
-            max_sessions = DEFAULT_MEMORY_SESSION_CAP if engine.name == "memory" else 0
-        if not _is_int(max_sessions, 0):
-            raise InvalidConfiguration(
-                f"max_sessions {short_repr(max_sessions)}: must be an int >= 0 (0 = unlimited)"
-            )
-        if not _is_int(max_value_bytes, 1):
-            raise InvalidConfiguration(f"max_value_bytes {short_repr(max_value_bytes)}: must be an int >= 1")
-        self.engine = engine
-        self.max_history = max_history
-        self.auto_summarize = auto_summarize
-        self.session_ttl_hours = float(session_ttl_hours)
-        self.max_sessions = max_sessions
-        self.max_value_bytes = max_value_bytes
-        self._layouts: dict[str, Layout] = {}  # only ids that passed check_session_id
-
-    # -- helpers -----------------------------------------------------------------------------
-    def _layout(self, session_id: str) -> Layout:
-        lay = self._layouts.get(session_id) if type(session_id) is str else None
-        if lay is None:
-            lay = Layout(self.engine.tag(check_session_id(session_id)))
-            if len(self._layouts) >= _LAYOUTS_KEPT:
-                self._layouts.clear()
-            self._layouts[session_id] = lay
-        return lay
-
-    def _now(self) -> float:
-        return self.engine.clock.now()
-
-    def _log(self, batch: Batch, lay: Layout, entry: dict[str, Any]) -> None:
-        batch.rpush(lay.history, encode_entry(entry))
-
-    @staticmethod
-    def _align(batch: Batch, lay: Layout, *keys: str) -> None:
-        # A key created in a session with a TTL expires exactly with its meta.
-        batch.copy_ttl(lay.meta, *keys)
-
-    def _absent(self, session_id: str) -> SessionNotFound:
-        """Forget a session whose meta is gone (expired or deleted) and build the error."""
-        self._purge(session_id, self._layout(session_id))
-        return SessionNotFound(f"Session {short_repr(session_id)} not found")
-
-    def _purge(self, session_id: str, lay: Layout) -> None:
-        if not self.engine.sismember(SESSIONS_KEY, session_id):
-            return
-        self.engine.srem(SESSIONS_KEY, session_id)
-        # A concurrent create may have registered the id again before our srem; put it back.
-        if self.engine.exists(lay.meta):
-            self.engine.sadd(SESSIONS_KEY, session_id)
-
-    def _read(self, session_id: str, lay: Layout, build: Any) -> builtins.list[Any]:
-        """Run ``exists(meta)`` + the reads ``build(batch)`` queues; SessionNotFound if absent."""
-        batch = self.engine.batch()
-        batch.exists(lay.meta)
-        build(batch)
-        result = batch.execute()
-        if not result[0]:
-            raise self._absent(session_id)
-        return result.results[1:]
-
-    def _live(self, session_ids: Iterable[str]) -> builtins.list[tuple[str, bool]]:
-        ids = sorted(session_ids)
-        if not ids:
-            return []
-        if self.engine.clustered:  # metas of different sessions live in different slots
-            return [(sid, self.engine.exists(self._layout(sid).meta)) for sid in ids]
-        batch = self.engine.batch()
-        for sid in ids:
-            batch.exists(self._layout(sid).meta)
-        return list(zip(ids, batch.execute().results, strict=True))
-
     # -- sessions ----------------------------------------------------------------------------
     def create(self, session_id: str, *, ttl_hours: float | None = None, subject: str | None = None) -> None:
         """Create an empty session; ``ttl_hours`` overrides the store's default (0 = no TTL);
-        ``subject``: the end user it is about (:mod:`memstack.forget.subjects`).
+        ``subject``: the end user it is about (:mod:`memstack.keyspace.subjects`).
 
         Raises:
             InvalidSessionId: malformed id.
@@ -411,80 +295,6 @@ class SessionStore:
         if not batch.execute().applied:
             raise self._absent(session_id)
         return cleared
-
-    # -- history -----------------------------------------------------------------------------
-    def history(self, session_id: str, limit: int = 50) -> builtins.list[dict[str, Any]]:
-        """The last ``limit`` history entries, oldest first (``limit <= 0``: all).
-
-        Raises:
-            InvalidSessionId: malformed id.
-            InvalidValue: ``limit`` is not an int of magnitude at most 2**53.
-            SessionNotFound: unknown, deleted or expired session.
-        """
-        lay = self._layout(session_id)
-        limits.check_int(limit, "limit", minimum=-limits.MAX_COUNT)
-        start = 0 if limit <= 0 else -limit
-        (raws,) = self._read(session_id, lay, lambda b: b.lrange(lay.history, start, -1))
-        return [json.loads(r) for r in raws]
-
-    def replace_history(self, session_id: str, entries: Iterable[dict[str, Any]]) -> None:
-        """Replace the whole history by ``entries`` (JSON objects), atomically.
-
-        Raises:
-            InvalidSessionId: malformed id.
-            InvalidValue: an entry is not a JSON dict within the value limits (names ``entries[i]``).
-            SessionNotFound: unknown, deleted or expired session (nothing is written).
-        """
-        lay = self._layout(session_id)
-        raws = []
-        for i, entry in enumerate(entries):
-            if not isinstance(entry, dict):
-                raise InvalidValue(
-                    f"entries[{i}]: a history entry must be a dict, got {type(entry).__name__}"
-                )
-            raws.append(encode_value(entry, self.max_value_bytes, f"entries[{i}]"))
-        batch = self.engine.batch()
-        batch.require_exists(lay.meta)
-        batch.incr(lay.generation)  # a summariser that read the old history must not trim this one
-        batch.delete(lay.history)
-        if raws:
-            batch.rpush(lay.history, *raws)
-        self._align(batch, lay, lay.generation, lay.history)
-        if not batch.execute().applied:
-            raise self._absent(session_id)
-
-    def summarize_if_needed(self, session_id: str, max_entries: int | None = None) -> bool:
-        """Fold old history into one cumulative summary when it is longer than ``max_entries``
-        (default ``max_history``), keeping the newest ``max_entries // 2`` entries; True if it did.
-
-        Entries appended concurrently are never lost: the folded prefix is trimmed with
-        ``ltrim`` and the summary pushed in front in one batch, guarded by a generation key so
-        two concurrent summarisers cannot both trim.
-
-        Raises:
-            InvalidSessionId: malformed id.
-            InvalidValue: ``max_entries`` is not an int from 0 to 2**53.
-            SessionNotFound: unknown, deleted or expired session.
-        """
-        limit = self.max_history if max_entries is None else limits.check_int(max_entries, "max_entries")
-        lay = self._layout(session_id)
-        for _ in range(8):
-            generation, raws = self._read(
-                session_id, lay, lambda b: (b.get(lay.generation), b.lrange(lay.history, 0, -1))
-            )
-            plan = plan_summary([json.loads(r) for r in raws], limit, self._now())
-            if plan is None:
-                return False
-            batch = self.engine.batch()
-            batch.require_exists(lay.meta)
-            batch.require_equal(lay.generation, generation)
-            batch.set(lay.generation, str(int(generation or 0) + 1))
-            batch.ltrim(lay.history, plan.folded, -1)
-            batch.lpush(lay.history, encode_entry(plan.entry))
-            self._align(batch, lay, lay.generation, lay.history)
-            if batch.execute().applied:
-                return True
-        return False  # others kept summarising: the history is being folded by them
 
 
 def _is_int(value: object, minimum: int) -> bool:

@@ -1,54 +1,37 @@
 """``SemanticCache``: answers to earlier queries, found again by embedding similarity (spec 4
 items 40-42, RubyLLM's ``SemanticCache`` as RobotLab's ``memory.cache``).
 
-Entries live on the engine, so every process using the same cache name shares them. Layout
-(``T`` = ``engine.tag(name)``)::
-
-    shared:c:T:e:{id}   string  {"query", "response", "metadata", "vector": base64 float32,
-                                 "model": model id, "dim": n, "created": ms}   (TTL when given)
-    shared:c:T:stats    hash    hits, misses
-    shared:c:T:exp      zset    entry id -> expiry time in ms (1e18: never), so that ``stats``
-                                counts live entries without reading them
-    shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror`
-
-Searching never decodes the stored entries: each process keeps the vectors of the cache's model
-in an in-process :class:`~memstack.shared.vectors.VectorIndex`, kept fresh by the change
-counter (one read per lookup when nothing changed). A candidate is returned only after its entry
-is read back, which also proves it is still stored: an expired entry is never a hit (and is
-dropped from every process's index). Only entries embedded with the cache's own model id and
-dimension are compared, never across models.
+Entries live on the engine (:mod:`memstack.shared.cache_store`: layout, writes, the live lookup),
+so every process using the same cache name shares them. Only entries embedded with the cache's
+own model id and dimension are compared, never across models. A stored entry may carry the
+subject label of the end user it is about (``subject=``), so ``forget(subject=…)`` finds it.
 
 :meth:`SemanticCache.wrap` puts the cache around a chat call (:mod:`memstack.shared.cached_chat`).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
+from ..keyspace import check_subject, labelled
 from ..limits import short_repr
 from ..search.embedders import Embedder, FakeEmbedder
-from .cache_index import CacheMirror
 from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
-from .mirror import ChangeLog, mirror_for
+from .cache_store import CacheEntries
+from .cached_chat import CachedChat, HitCallback
 from .serialize import check_name, check_value, dumps
 from .vectors import Vector, encode_vector, unit
-
-if TYPE_CHECKING:
-    from .cached_chat import CachedChat, HitCallback
 
 __all__ = ["DEFAULT_THRESHOLD", "SemanticCache", "default_embedder"]
 
 DEFAULT_THRESHOLD: Final = 0.92
 """RubyLLM's ``similarity_threshold`` default."""
-_NEVER: Final = 1e18
 EMBED_MEMO: Final = 1024
 """Query vectors one cache remembers (the same prompt again is not embedded again)."""
 
@@ -96,11 +79,7 @@ class SemanticCache:
         self._ttl_ms = ttl_ms(ttl)
         self.ttl = ttl
         self.max_messages = check_max_messages(max_messages)
-        base = f"shared:c:{engine.tag(name)}:"
-        self._entry = base + "e:"
-        self._stats = base + "stats"
-        self._expiry = base + "exp"
-        self._log = ChangeLog(base)
+        self._entries = CacheEntries(engine, self.name)
         self._memo: OrderedDict[str, Vector] = OrderedDict()
         self._memo_lock = threading.Lock()
 
@@ -168,51 +147,6 @@ class SemanticCache:
                 self._memo.popitem(last=False)
         return vector
 
-    def _mirror(self) -> CacheMirror:
-        model, dim = self.embedder.model_id, self.embedder.dim
-        key = ("cache", self.engine.identity, self._log.base, model, str(dim))
-        return mirror_for(key, lambda: CacheMirror(model, dim), CacheMirror)
-
-    def _ranked(self, vector: Vector, k: int | None, least: float) -> list[tuple[str, float]]:
-        mirror = self._mirror()
-        with mirror.lock:
-            mirror.refresh(self.engine, self._log, self._entry.__add__)
-            return mirror.index.top(vector, k, least)
-
-    def _live(self, vector: Vector, least: float, limit: int) -> list[dict[str, Any]]:
-        """The best ``limit`` entries still stored with similarity >= ``least``, each with ``id``
-        and ``similarity``; entries found expired are dropped everywhere."""
-        out: list[dict[str, Any]] = []
-        stale: list[str] = []
-        want = limit + 4
-        while True:
-            candidates = self._ranked(vector, want, least)
-            todo = [(i, s) for i, s in candidates if i not in stale and all(e["id"] != i for e in out)]
-            raws = self.engine.mget([self._entry + i for i, _ in todo]) if todo else []
-            for (entry_id, sim), raw in zip(todo, raws, strict=True):
-                if raw is None:
-                    stale.append(entry_id)
-                    continue
-                entry = json.loads(raw)
-                out.append(
-                    {
-                        "id": entry_id,
-                        "query": entry["query"],
-                        "response": entry["response"],
-                        "similarity": sim,
-                        "metadata": entry.get("metadata") or {},
-                    }
-                )
-            if len(out) >= limit or len(candidates) < want:
-                break
-            want *= 4  # expired entries took places: look further
-        if stale:
-            with self.engine.batch() as batch:
-                self._log.record(batch, "del", stale)
-                batch.zrem(self._expiry, *stale)
-        out.sort(key=lambda e: -e["similarity"])
-        return out[:limit]
-
     def lookup(self, vector: Vector, threshold: float | None = None) -> dict[str, Any] | None:
         """The nearest stored entry if similar enough (no hit or miss counted).
 
@@ -223,9 +157,12 @@ class SemanticCache:
         found = self._live(vector, least, 1)
         return found[0] if found else None
 
+    def _live(self, vector: Vector, least: float, limit: int) -> list[dict[str, Any]]:
+        return self._entries.live(self.embedder.model_id, self.embedder.dim, vector, least, limit)
+
     def count(self, hit: bool) -> None:
         """Count one hit or one miss in :meth:`stats`."""
-        self.engine.hincr(self._stats, "hits" if hit else "misses")
+        self._entries.count(hit)
 
     # -- API ---------------------------------------------------------------------------------
     def fetch(
@@ -235,14 +172,18 @@ class SemanticCache:
         *,
         threshold: float | None = None,
         ttl: float | None = None,
+        subject: str | None = None,
     ) -> Any:
         """The cached response of the nearest stored query when similar enough (a hit), else
-        ``compute()``, stored under ``query`` and returned (a miss).
+        ``compute()``, stored under ``query`` (labelled ``subject``) and returned (a miss).
 
         Raises:
             InvalidInput: ``query`` is not a str, or no ``compute`` callable ("Block required").
-            InvalidValue: the computed response is not JSON. InvalidConfiguration: bad threshold/ttl.
+            InvalidValue: the computed response is not JSON, a bad subject.
+            InvalidConfiguration: bad threshold/ttl.
         """
+        if subject is not None:
+            check_subject(subject)
         if not callable(compute):
             raise InvalidInput(f"Block required: fetch needs a compute callable, got {short_repr(compute)}")
         vector = self.embed(query)
@@ -256,21 +197,28 @@ class SemanticCache:
             self.count(False)
             raise
         try:
-            self.put(query, response, vector=vector, ttl=ttl, miss=True)
+            self.put(query, response, vector=vector, ttl=ttl, miss=True, subject=subject)
         except InvalidValue:
             self.count(False)  # a miss all the same
             raise
         return response
 
     def store(
-        self, query: str, response: Any, metadata: dict[str, Any] | None = None, ttl: float | None = None
+        self,
+        query: str,
+        response: Any,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | None = None,
+        *,
+        subject: str | None = None,
     ) -> str:
-        """Store ``response`` for ``query``; returns the new entry id.
+        """Store ``response`` for ``query``; returns the new entry id. ``subject``: the end user
+        the entry is about (:mod:`memstack.keyspace.subjects`).
 
         Raises:
-            InvalidValue: response or metadata not JSON. InvalidConfiguration: bad ttl.
+            InvalidValue: response or metadata not JSON, a bad subject. InvalidConfiguration: bad ttl.
         """
-        return self.put(query, response, metadata=metadata, ttl=ttl)
+        return self.put(query, response, metadata=metadata, ttl=ttl, subject=subject)
 
     def put(
         self,
@@ -281,36 +229,32 @@ class SemanticCache:
         ttl: float | None = None,
         vector: Vector | None = None,
         miss: bool = False,
+        subject: str | None = None,
     ) -> str:
         """:meth:`store` with a vector already computed by :meth:`embed` (one embedding per call);
         ``miss``: count a miss in the same write.
 
         Raises:
-            InvalidValue: response or metadata not JSON. InvalidConfiguration: bad ttl.
+            InvalidValue: response or metadata not JSON, a bad subject. InvalidConfiguration: bad ttl.
         """
+        if subject is not None:
+            check_subject(subject)
         check_value(response, "response")
         check_value(metadata or {}, "metadata")
         px = self._ttl_ms if ttl is None else ttl_ms(ttl)
         if vector is None:
             vector = self.embed(query)
         entry_id = uuid.uuid4().hex
-        text = dumps(
-            {
-                "query": query,
-                "response": response,
-                "metadata": metadata or {},
-                "vector": encode_vector(vector),
-                "model": self.embedder.model_id,
-                "dim": self.embedder.dim,
-                "created": self.engine.now_ms(),
-            }
-        )
-        with self.engine.batch() as batch:
-            batch.set(self._entry + entry_id, text, px=px)
-            self._log.record(batch, "put", [entry_id])
-            batch.zadd(self._expiry, {entry_id: _NEVER if px is None else self.engine.now_ms() + px})
-            if miss:
-                batch.hincr(self._stats, "misses")
+        entry = {
+            "query": query,
+            "response": response,
+            "metadata": metadata or {},
+            "vector": encode_vector(vector),
+            "model": self.embedder.model_id,
+            "dim": self.embedder.dim,
+            "created": self.engine.now_ms(),
+        }
+        self._entries.put(entry_id, dumps(labelled(entry, subject)), px, miss=miss, subject=subject)
         return entry_id
 
     def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
@@ -338,7 +282,7 @@ class SemanticCache:
             InvalidInput: a bad query. InvalidConfiguration: a bad threshold.
         """
         hit = self.lookup(self.embed(query), threshold)
-        return self._remove([hit["id"]] if hit else []) > 0
+        return self._entries.remove([hit["id"]] if hit else []) > 0
 
     def invalidate(self, query: str, *, threshold: float | None = None, limit: int = 100) -> int:
         """Delete up to ``limit`` entries similar enough to ``query``; returns how many.
@@ -349,48 +293,15 @@ class SemanticCache:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput(f"limit {short_repr(limit)}: must be an int >= 1")
         least = self.threshold if threshold is None else check_threshold(threshold)
-        return self._remove([e["id"] for e in self._live(self.embed(query), least, limit)])
-
-    def _remove(self, ids: list[str]) -> int:
-        if not ids:
-            return 0
-        with self.engine.batch() as batch:
-            batch.delete(*[self._entry + i for i in ids])
-            self._log.record(batch, "del", ids)
-            batch.zrem(self._expiry, *ids)
-        return len(ids)
+        return self._entries.remove([e["id"] for e in self._live(self.embed(query), least, limit)])
 
     def clear(self) -> None:
         """Delete every entry and reset the hit and miss counters (RubyLLM's ``clear!``)."""
-        ids = sorted(self.engine.smembers(self._log.ids))
-        for start in range(0, len(ids), 1000):
-            self.engine.delete(*[self._entry + i for i in ids[start : start + 1000]])
-        with self.engine.batch() as batch:
-            batch.delete(self._stats, self._expiry)
-            self._log.restart(batch)
+        self._entries.clear()
 
     def stats(self) -> dict[str, Any]:
         """``{hits, misses, hit_rate (0.0 when none), entries}`` (live entries only)."""
-        with self.engine.batch() as read:
-            read.hgetall(self._stats)
-            read.scard(self._log.ids)
-            read.zcard(self._expiry)
-            read.zrangebyscore(self._expiry, -math.inf, self.engine.now_ms())
-        assert read.result is not None
-        counts, stored, timed, expired = read.result.results
-        # Entries written without expiry times (the layout before it) are read one by one.
-        live = stored - len(expired) if stored == timed else self._live_count()
-        hits, misses = int(counts.get("hits", 0)), int(counts.get("misses", 0))
-        total = hits + misses
-        return {"hits": hits, "misses": misses, "hit_rate": hits / total if total else 0.0, "entries": live}
-
-    def _live_count(self) -> int:
-        ids = sorted(self.engine.smembers(self._log.ids))
-        live = 0
-        for start in range(0, len(ids), 1000):
-            chunk = ids[start : start + 1000]
-            live += sum(raw is not None for raw in self.engine.mget([self._entry + i for i in chunk]))
-        return live
+        return self._entries.stats()
 
     def wrap(
         self,
@@ -407,8 +318,6 @@ class SemanticCache:
             InvalidConfiguration: a bad threshold, ttl or max_messages.
             InvalidInput: ``chat`` is not callable.
         """
-        from .cached_chat import CachedChat
-
         return CachedChat(
             self, chat, threshold=threshold, ttl=ttl, on_cache_hit=on_cache_hit, max_messages=max_messages
         )

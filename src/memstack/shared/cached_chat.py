@@ -24,19 +24,45 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import InvalidInput, InvalidValue
 from ..limits import short_repr
 from .cache_settings import MaxMessages, check_max_messages, check_threshold, ttl_ms
-
-if TYPE_CHECKING:
-    from .cache import SemanticCache
+from .vectors import Vector
 
 __all__ = ["CachedChat", "HitCallback", "cache_key"]
 
 HitCallback = Callable[[Any, str, Any], object]
 _log = logging.getLogger(__name__)
+
+
+class _Cache(Protocol):
+    """What a wrapped call needs of its :class:`~memstack.shared.cache.SemanticCache` (which
+    imports this module to offer ``wrap``)."""
+
+    name: str
+
+    @property
+    def max_messages(self) -> int | None: ...
+
+    def embed(self, query: str) -> Vector: ...
+
+    def lookup(self, vector: Vector, threshold: float | None = None) -> dict[str, Any] | None: ...
+
+    def count(self, hit: bool) -> None: ...
+
+    def put(
+        self,
+        query: str,
+        response: Any,
+        *,
+        metadata: dict[str, Any] | None = None,
+        ttl: float | None = None,
+        vector: Vector | None = None,
+        miss: bool = False,
+        subject: str | None = None,
+    ) -> str: ...
 
 
 def _text(content: object) -> str:
@@ -69,7 +95,7 @@ class CachedChat:
 
     def __init__(
         self,
-        cache: SemanticCache,
+        cache: _Cache,
         chat: Any,
         *,
         threshold: float | None = None,

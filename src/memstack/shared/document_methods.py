@@ -38,14 +38,17 @@ class DocumentMethods:
                 self._documents = DocumentStore(self.engine, self.name, embedder=self._embedder)
             return self._documents
 
-    def store_document(self, key: str, content: str, metadata: dict[str, Any] | None = None) -> Self:
+    def store_document(
+        self, key: str, content: str, metadata: dict[str, Any] | None = None, *, subject: str | None = None
+    ) -> Self:
         """Store ``content`` under ``key`` for :meth:`search_documents` (replacing it); returns self.
+        ``subject``: the end user this version is about (:mod:`memstack.keyspace.subjects`).
 
         Raises:
-            InvalidKey: a bad key. InvalidValue: content not a str, metadata not a JSON object.
-            EmbeddingError: the embedder failed.
+            InvalidKey: a bad key. InvalidValue: content not a str, metadata not a JSON object,
+                a bad subject. EmbeddingError: the embedder failed.
         """
-        self.documents.store(key, content, metadata)
+        self.documents.store(key, content, metadata, subject=subject)
         return self
 
     def search_documents(self, query: str, limit: int = 5) -> list[dict[str, Any]]:

@@ -5,8 +5,11 @@ Documents live on the engine, one per key, visible to every process using the sa
 memory name (``T`` = ``engine.tag(name)``)::
 
     shared:d:T:doc:{key}          string  {"key", "text", "metadata", "created", "updated"
-                                           (+ "vector", "model", "dim" when embedded)}
+                                           (+ "vector", "model", "dim" when embedded,
+                                           + "subject": the version's label)}
     shared:d:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror` (ids = keys)
+
+(families ``documents.*`` of the keyspace registry).
 
 Search: with an embedder, by cosine similarity of embeddings (RobotLab's way; ``score`` in
 [-1, 1], every document ranked); without one, by BM25 (``score`` >= 0, documents sharing no term
@@ -18,10 +21,12 @@ a vector of the embedder's model (or before an embedder was set) is embedded whe
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
+from ..keyspace import check_subject, family_named, label_of, labelled, register
+from ..keyspace.families import DOCUMENTS
 from ..limits import check_text, short_repr
 from ..search import Bm25Index
 from ..search.embedders import Embedder
@@ -30,6 +35,8 @@ from .serialize import check_key, check_name, check_value, dumps
 from .vectors import VectorIndex, decode_vector, encode_vector, unit
 
 __all__ = ["DocumentStore"]
+
+_DOC: Final = family_named("documents.doc").tail_prefix
 
 
 class _DocMirror(Mirror):
@@ -81,8 +88,10 @@ class DocumentStore:
         self.engine = engine
         self.name = check_name(name)
         self.embedder = embedder
-        base = f"shared:d:{engine.tag(name)}:"
-        self._doc = base + "doc:"
+        base = DOCUMENTS.render(engine.tag, board=name)
+        self._doc = base + _DOC
+        self.doc_prefix = self._doc
+        """What the key of every document of the store starts with."""
         self._log = ChangeLog(base)
 
     @property
@@ -95,14 +104,19 @@ class DocumentStore:
         key = ("documents", self.engine.identity, self._log.base, model)
         return mirror_for(key, lambda: _DocMirror(self.embedder), _DocMirror)
 
-    def store(self, key: str, content: str, metadata: dict[str, Any] | None = None) -> None:
-        """Store ``content`` under ``key``, replacing what ``key`` held (its creation time stays).
+    def store(
+        self, key: str, content: str, metadata: dict[str, Any] | None = None, *, subject: str | None = None
+    ) -> None:
+        """Store ``content`` under ``key``, replacing what ``key`` held (its creation time stays);
+        ``subject``: the end user this version is about (:mod:`memstack.keyspace.subjects`).
 
         Raises:
             InvalidKey: a bad key. InvalidValue: content not a str (or with lone surrogates),
-                metadata not a JSON object. EmbeddingError: the embedder failed.
+                metadata not a JSON object, a bad subject. EmbeddingError: the embedder failed.
         """
         key = check_key(key)
+        if subject is not None:
+            check_subject(subject)
         check_text(content, "content")
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidValue(f"metadata {short_repr(metadata)}: must be a JSON object (dict) or None")
@@ -120,7 +134,8 @@ class DocumentStore:
             doc["vector"] = encode_vector(unit(self.embedder.embed([content])[0]))
             doc["model"], doc["dim"] = self.embedder.model_id, self.embedder.dim
         with self.engine.batch() as batch:
-            batch.set(self._doc + key, dumps(doc))
+            register(self.engine, batch, subject, "document", self.name, key)
+            batch.set(self._doc + key, dumps(labelled(doc, subject)))
             self._log.record(batch, "put", [key])
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -175,6 +190,21 @@ class DocumentStore:
             self._log.record(batch, "del", [key])
         assert batch.result is not None
         return bool(batch.result[0])
+
+    def delete_owned(self, key: str, subject: str) -> bool:
+        """Delete the document under ``key`` if its current version is labelled ``subject`` (a
+        version someone else stored over it stays); True if it went. Guarded by the text read,
+        so a concurrent store is never deleted on the strength of a label it does not carry."""
+        while True:
+            raw = self.engine.get(self._doc + key)
+            if raw is None or label_of(json.loads(raw)) != subject:
+                return False
+            batch = self.engine.batch()
+            batch.require_equal(self._doc + key, raw)
+            batch.delete(self._doc + key)
+            self._log.record(batch, "del", [key])
+            if batch.execute().applied:
+                return True
 
     def clear(self) -> int:
         """Delete every document; returns how many there were."""

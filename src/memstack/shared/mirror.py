@@ -28,6 +28,7 @@ from typing import Final, TypeVar
 
 from ..engines import Engine
 from ..engines.base import Batch
+from ..keyspace.families import CHANGE_LOG
 
 __all__ = ["LOG_MAX", "ChangeLog", "Mirror", "changed_ids", "mirror_for"]
 
@@ -54,10 +55,10 @@ class ChangeLog:
 
     def __init__(self, base: str) -> None:
         self.base = base
-        self.ver = base + "ver"
-        self.log = base + "log"
-        self.epoch = base + "epoch"
-        self.ids = base + "ids"
+        self.ver = base + CHANGE_LOG["version"]
+        self.log = base + CHANGE_LOG["log"]
+        self.epoch = base + CHANGE_LOG["epoch"]
+        self.ids = base + CHANGE_LOG["ids"]
 
     def record(self, batch: Batch, op: str, ids: Sequence[str]) -> None:
         """Add to ``batch``: ``op`` ("put"/"del") of ``ids``, counted and logged."""
@@ -74,6 +75,12 @@ class ChangeLog:
     def restart(self, batch: Batch) -> None:
         """Add to ``batch``: forget every id and start a new epoch (every mirror rebuilds)."""
         batch.delete(self.ids, self.log)
+        batch.set(self.epoch, uuid.uuid4().hex)
+
+    def renew(self, batch: Batch) -> None:
+        """Add to ``batch``: drop the log (it names the ids of a forget) and start a new epoch, the
+        ids kept: every mirror rebuilds from them, so none needed the lines dropped."""
+        batch.delete(self.log)
         batch.set(self.epoch, uuid.uuid4().hex)
 
 

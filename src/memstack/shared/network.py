@@ -10,19 +10,23 @@ Names follow :data:`memstack.shared.serialize.NAME_RULE`.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..engines import Engine
 from .serialize import check_name
 from .store import SharedMemory
 
-if TYPE_CHECKING:
-    from .._memory import Memory
-
 __all__ = ["Network"]
 
 
-def _engine_of(source: Engine | Memory) -> Engine:
+class _OnEngine(Protocol):
+    """Anything built on an engine, such as a :class:`memstack.Memory` (which sits above this tier)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+
+def _engine_of(source: Engine | _OnEngine) -> Engine:
     return source if isinstance(source, Engine) else source.engine
 
 
@@ -33,7 +37,7 @@ class Network:
         InvalidKey: a bad network name.
     """
 
-    def __init__(self, source: Engine | Memory, name: str, **options: Any) -> None:
+    def __init__(self, source: Engine | _OnEngine, name: str, **options: Any) -> None:
         self.engine = _engine_of(source)
         self.name = check_name(name, "network name")
         self._options = options
@@ -71,7 +75,7 @@ class Network:
         self.memory.reset()
 
     @staticmethod
-    def agent_memory(source: Engine | Memory, agent_name: str, **options: Any) -> SharedMemory:
+    def agent_memory(source: Engine | _OnEngine, agent_name: str, **options: Any) -> SharedMemory:
         """The own memory of an agent outside any network (``agent.{agent_name}``)."""
         name = check_name(agent_name, "agent name")
         return SharedMemory(_engine_of(source), f"agent.{name}", writer=name, **options)

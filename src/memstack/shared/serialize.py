@@ -21,6 +21,7 @@ import re
 from typing import Any, Final
 
 from ..errors import InvalidKey
+from ..keyspace import labelled
 from ..limits import check_text, encode_json, short_repr
 
 __all__ = [
@@ -85,9 +86,10 @@ def dumps(value: object) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def encode_entry(value: object, version: int, writer: str | None, ts: int) -> str:
-    """The stored text of one entry: value, version, writer and write time (engine ms)."""
-    return dumps({"value": value, "version": version, "writer": writer, "ts": ts})
+def encode_entry(value: object, version: int, writer: str | None, ts: int, subject: str | None = None) -> str:
+    """The stored text of one entry: value, version, writer, write time (engine ms) and the
+    version's subject label when it has one."""
+    return dumps(labelled({"value": value, "version": version, "writer": writer, "ts": ts}, subject))
 
 
 def decode_entry(raw: str | None) -> dict[str, Any] | None:

@@ -1,10 +1,15 @@
 """The engine I/O of one shared memory: key layout, atomic writes, change publication.
 
-Layout (``T`` = ``engine.tag(name)``, so every key of one memory shares one Cluster slot)::
+Layout, from the keyspace registry (``T`` = ``engine.tag(name)``, so every key of one memory
+shares one Cluster slot)::
 
-    shared:m:T:k:{key}   string  {"value": ..., "version": n, "writer": ..., "ts": ms}
-    shared:m:T:keys      zset    custom keys, scored by creation time (engine ms)
-    shared:m:T:changes   channel one JSON message per notifying write
+    shared:m:T:k:{key}   string  {"value", "version", "writer", "ts" (+ "subject")}   shared.entry
+    shared:m:T:keys      zset    custom keys, scored by creation time (engine ms)       shared.keys
+    shared:m:T:changes   channel one JSON message per notifying write                  shared.changes
+
+A change message carries the subject labels of the new and of the previous version (``s``,
+``ps``), so a forget finds the messages an engine keeps (SQLite's event table) that hold a
+forgotten subject's values.
 
 Every write is one batch: ``require_equal`` guards on the entries as read (so versions move by
 exactly one and ``previous`` is exact), the new entries, the key index, and ``publish`` of the
@@ -21,13 +26,16 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidValue
-from ..forget.subjects import register
+from ..keyspace import family_named, label_of, register
+from ..keyspace.families import SHARED
 from ..limits import MAX_VALUE_BYTES
 from .serialize import decode_entry, dumps, encode_entry
 
 __all__ = ["PREFIX", "Entry", "SharedStorage", "Write"]
 
-PREFIX: Final = "shared:m:"
+PREFIX: Final = SHARED.lead
+_ENTRY: Final = family_named("shared.entry").tail_prefix
+_INDEX, _CHANNEL = family_named("shared.keys").tail, family_named("shared.changes").tail
 _ENVELOPE_BYTES: Final = 2048
 """Room for an entry's version, writer and time around its value."""
 
@@ -39,6 +47,7 @@ class Entry:
     raw: str | None
     value: Any = None
     version: int = 0
+    subject: str | None = None
 
     @property
     def exists(self) -> bool:
@@ -59,7 +68,7 @@ def _entry(raw: str | None) -> Entry:
     decoded = decode_entry(raw)
     if decoded is None:
         return Entry(None)
-    return Entry(raw, decoded.get("value"), int(decoded.get("version", 0)))
+    return Entry(raw, decoded.get("value"), int(decoded.get("version", 0)), label_of(decoded))
 
 
 class SharedStorage:
@@ -69,10 +78,10 @@ class SharedStorage:
         self.engine = engine
         self.name = name
         self.network_name = network_name
-        base = f"{PREFIX}{engine.tag(name)}:"
-        self._entry_prefix = base + "k:"
-        self.index = base + "keys"
-        self.channel = base + "changes"
+        base = SHARED.render(engine.tag, board=name)
+        self._entry_prefix = base + _ENTRY
+        self.index = base + _INDEX
+        self.channel = base + _CHANNEL
 
     def entry_key(self, key: str) -> str:
         return self._entry_prefix + key
@@ -103,8 +112,8 @@ class SharedStorage:
         """Apply ``writes`` in one batch (retrying on a lost race); returns (old entry, new value).
 
         ``expect(entries)`` may raise to refuse the write after reading (compare-and-set); it is
-        re-checked on each retry. ``subject``: the end user the written keys are about
-        (:mod:`memstack.forget.subjects`), recorded with the write.
+        re-checked on each retry. ``subject``: the end user the written versions are about
+        (:mod:`memstack.keyspace.subjects`), stored in each version and registered.
 
         Raises:
             InvalidValue: a new value would exceed 1 MiB of JSON (a list grown by appends);
@@ -118,7 +127,7 @@ class SharedStorage:
             now = self.engine.now_ms()
             values = [w.make(e) for w, e in zip(writes, entries, strict=True)]
             texts = [
-                _sized(w.key, encode_entry(value, entry.version + 1, writer, now))
+                _sized(w.key, encode_entry(value, entry.version + 1, writer, now, subject))
                 for w, entry, value in zip(writes, entries, values, strict=True)
             ]
             batch = self.engine.batch()
@@ -131,9 +140,10 @@ class SharedStorage:
                 if w.custom and not entry.exists:
                     batch.zadd(self.index, {w.key: float(now)})
                 if w.notify:
-                    batch.publish(
-                        self.channel, self._message(w.key, value, entry, version, writer, now, correlation_id)
+                    message = self._message(
+                        w.key, value, entry, version, writer, now, correlation_id, subject
                     )
+                    batch.publish(self.channel, message)
             if batch.execute().applied:
                 return list(zip(entries, values, strict=True))
 
@@ -146,6 +156,7 @@ class SharedStorage:
         writer: str | None,
         now: int,
         correlation_id: str | None,
+        subject: str | None,
     ) -> str:
         return dumps(
             {
@@ -157,14 +168,17 @@ class SharedStorage:
                 "t": now,
                 "ver": version,
                 "c": correlation_id,
+                "s": subject,
+                "ps": old.subject,
             }
         )
 
-    def delete(self, key: str, *, custom: bool) -> Entry:
-        """Remove ``key`` atomically; returns what it held."""
+    def delete(self, key: str, *, custom: bool, subject: str | None = None) -> Entry:
+        """Remove ``key`` atomically; returns what it held. With ``subject``, only a version
+        labelled with it goes (a version someone else wrote over it stays, and is returned)."""
         while True:
             entry = self.read(key)
-            if not entry.exists:
+            if not entry.exists or (subject is not None and entry.subject != subject):
                 return entry
             batch = self.engine.batch()
             batch.require_equal(self.entry_key(key), entry.raw)

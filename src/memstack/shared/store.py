@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engines import Engine, Subscription
 from ..errors import Conflict, InvalidInput, InvalidKey
-from ..forget.subjects import check_subject
+from ..keyspace import check_subject
 from ..limits import check_int, check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
@@ -135,7 +135,7 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
         self, key: str, value: Any, *, correlation_id: str | None = None, subject: str | None = None
     ) -> Any:
         """Store ``value`` at ``key`` and return it; custom keys notify subscribers and waiters.
-        ``subject``: the end user the value is about (:mod:`memstack.forget.subjects`).
+        ``subject``: the end user this version is about (:mod:`memstack.keyspace.subjects`).
 
         Raises:
             InvalidKey: bad key.
@@ -144,17 +144,19 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             InvalidInput: ``key`` is ``cache``.
         """
         key = check_key(key)
+        if subject is not None:
+            check_subject(subject)
         if key in rs.RESERVED:
             stored = rs.normalise(key, value)
             self._store.write(
-                [Write(key, lambda _: stored, custom=False, notify=False)], writer=self.current_writer
+                [Write(key, lambda _: stored, custom=False, notify=False)],
+                writer=self.current_writer,
+                subject=subject,
             )
             return value
         check_value(value)
         if correlation_id is not None:
             check_text(correlation_id, "correlation_id", max_bytes=1024)
-        if subject is not None:
-            check_subject(subject)
         self._store.write(
             [Write(key, lambda _: value)],
             writer=self.current_writer,
@@ -163,15 +165,19 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
         )
         return value
 
-    def merge(self, mapping: Mapping[str, Any], *, notify: bool = True) -> SharedMemory:
+    def merge(
+        self, mapping: Mapping[str, Any], *, notify: bool = True, subject: str | None = None
+    ) -> SharedMemory:
         """Write every pair of ``mapping`` in ONE atomic batch; custom keys notify, in order
-        (``notify=False``: a quiet write, e.g. restoring a copy).
+        (``notify=False``: a quiet write, e.g. restoring a copy); ``subject`` labels every version.
 
         Everything is validated first: a bad pair (or ``cache``) means nothing is written.
 
         Raises:
             InvalidKey, InvalidValue, InvalidInput: as :meth:`set`.
         """
+        if subject is not None:
+            check_subject(subject)
         writes: list[Write] = []
         for key, value in mapping.items():
             key = check_key(key)
@@ -181,7 +187,7 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             else:
                 writes.append(Write(key, partial(_const, check_value(value)), notify=notify))
         if writes:
-            self._store.write(writes, writer=self.current_writer)
+            self._store.write(writes, writer=self.current_writer, subject=subject)
         return self
 
     def delete(self, key: str) -> Any:
@@ -300,7 +306,7 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
         Raises:
             InvalidKey: a bad name.
         """
-        from .snapshot import restore, to_dict
+        from .snapshot import pairs_of, to_dict
 
         defaults = {
             "network_name": self.network_name,
@@ -308,20 +314,38 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             "enable_cache": self._enable_cache,
             "embedder": self._embedder,
         }
-        return restore(self.engine, name, to_dict(self), notify=False, **{**defaults, **options})
+        return type(self)._restored(
+            self.engine, name, pairs_of(to_dict(self)), False, {**defaults, **options}
+        )
 
     @classmethod
     def from_dict(
         cls, engine: Engine, name: str, snapshot: Mapping[str, Any], **options: Any
     ) -> SharedMemory:
-        """Open memory ``name`` holding exactly ``snapshot`` (:func:`memstack.shared.snapshot.from_dict`).
+        """Open memory ``name`` holding exactly ``snapshot`` (see :mod:`memstack.shared.snapshot`):
+        everything is checked before anything is written, then the content is written in one batch
+        after a :meth:`reset` (custom keys notify, as the seed's ``[]=`` does).
 
         Raises:
             InvalidValue, InvalidKey, InvalidInput: a bad snapshot (nothing is written).
         """
-        from .snapshot import from_dict
+        from .snapshot import pairs_of
 
-        return from_dict(engine, name, snapshot, **options)
+        return cls._restored(engine, name, pairs_of(snapshot), True, options)
+
+    @classmethod
+    def _restored(
+        cls, engine: Engine, name: str, pairs: Mapping[str, Any], notify: bool, options: Mapping[str, Any]
+    ) -> SharedMemory:
+        from .snapshot import write_into
+
+        memory = cls(engine, name, **options)
+        try:
+            write_into(memory, pairs, notify=notify)
+        except BaseException:
+            memory.close()
+            raise
+        return memory
 
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:

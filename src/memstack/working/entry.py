@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from .. import limits
 from ..errors import InvalidCategory, InvalidValue
+from ..keyspace import label_of, labelled
 from ..limits import short_repr
 
 __all__ = [
@@ -53,6 +54,7 @@ class WorkingEntry:
         expires_at: when it stops being live (live while ``now < expires_at``).
         category: an optional category path (``email/inbox``).
         tags: the tags, in the order given.
+        subject: the end user this version is about (None: unlabelled).
     """
 
     key: str
@@ -61,6 +63,7 @@ class WorkingEntry:
     expires_at: float
     category: str | None = None
     tags: tuple[str, ...] = ()
+    subject: str | None = None
 
     def remaining(self, now: float) -> float:
         """Seconds left before expiry at ``now`` (never negative), to the millisecond.
@@ -133,11 +136,12 @@ def dump_value(value: object, max_bytes: int = limits.MAX_VALUE_BYTES) -> str:
     return limits.encode_json(value, "value", max_bytes=max_bytes)
 
 
-def encode_meta(expires_ms: int, stored_ms: int, category: str | None, tags: Sequence[str]) -> str:
-    """The meta field of an entry."""
-    return json.dumps(
-        {"e": expires_ms, "s": stored_ms, "c": category, "t": list(tags)}, separators=(",", ":")
-    )
+def encode_meta(
+    expires_ms: int, stored_ms: int, category: str | None, tags: Sequence[str], subject: str | None = None
+) -> str:
+    """The meta field of an entry (with the version's subject label when it has one)."""
+    meta = {"e": expires_ms, "s": stored_ms, "c": category, "t": list(tags)}
+    return json.dumps(labelled(meta, subject), separators=(",", ":"))
 
 
 def decode_meta(key: str, meta: str | dict[str, Any], value: str | None) -> WorkingEntry:
@@ -150,6 +154,7 @@ def decode_meta(key: str, meta: str | dict[str, Any], value: str | None) -> Work
         expires_at=data["e"] / 1000,
         category=data["c"],
         tags=tuple(data["t"]),
+        subject=label_of(data),
     )
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from ...forget.purge import purge_tenant
+from ...lifecycle.purge import purge_tenant
 from ..app import AdminKey
+from ..keys import ApiKeyStore
 from ._common import ERRORS
 from .forget import ReportOut
 
@@ -18,4 +19,5 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERRORS)
     summary="Purge a tenant: every key and every API key of it; the deletion report",
 )
 def purge(request: Request, _admin: AdminKey, tenant: str) -> ReportOut:
-    return ReportOut.model_validate(purge_tenant(request.app.state.engine, tenant).to_dict())
+    engine = request.app.state.engine
+    return ReportOut.model_validate(purge_tenant(engine, tenant, api_keys=ApiKeyStore(engine)).to_dict())

@@ -135,6 +135,7 @@ def undo(mem: TenantMemory, record_id: RecordId, scope: ScopeParam = "default") 
 class FeedbackIn(BaseModel):
     kind: str = Field(max_length=64, description="correction, positive, negative…")
     text: str = Field(max_length=4000, description="What the user said about the assistant.")
+    subject: str | None = Field(None, max_length=256, description="The end user it is about.")
 
 
 class FeedbackOut(BaseModel):
@@ -145,5 +146,5 @@ class FeedbackOut(BaseModel):
 
 @router.post("/feedback", response_model=FeedbackOut, status_code=201, summary="Record a feedback signal")
 def add_feedback(mem: TenantMemory, body: FeedbackIn, scope: ScopeParam = "default") -> FeedbackOut:
-    signal = Dreamer(mem.long_term(scope)).feedback.add(body.kind, body.text)
+    signal = Dreamer(mem.long_term(scope)).feedback.add(body.kind, body.text, subject=body.subject)
     return FeedbackOut.model_validate(signal.to_dict())

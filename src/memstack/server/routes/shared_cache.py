@@ -51,6 +51,7 @@ class StoreIn(BaseModel):
     response: Any = Field(description="Any JSON value.")
     metadata: dict[str, Any] = Field(default_factory=dict)
     ttl: float | None = Field(None, gt=0, description="Seconds; omit to keep forever.")
+    subject: str | None = Field(None, max_length=256, description="The end user it is about.")
 
 
 class Stored(BaseModel):
@@ -90,6 +91,7 @@ class Stats(BaseModel):
 class DocumentIn(BaseModel):
     content: str = Field(max_length=1_000_000)
     metadata: dict[str, Any] | None = None
+    subject: str | None = Field(None, max_length=256, description="The end user it is about.")
 
 
 class Document(BaseModel):
@@ -152,7 +154,9 @@ def lookup(mem: TenantMemory, name: str, body: LookupIn) -> LookupOut:
     summary="Store an answer for a query",
 )
 def store(mem: TenantMemory, name: str, body: StoreIn) -> Stored:
-    entry_id = _cache(mem, name).store(body.query, body.response, body.metadata, body.ttl)
+    entry_id = _cache(mem, name).store(
+        body.query, body.response, body.metadata, body.ttl, subject=body.subject
+    )
     return Stored(name=name, id=entry_id)
 
 
@@ -195,7 +199,7 @@ def search_documents(mem: TenantMemory, name: str, body: SearchIn) -> DocumentHi
 @router.put("/{name}/documents/{key}", response_model=Document, summary="Store (or replace) a document")
 def store_document(mem: TenantMemory, name: str, key: DocKey, body: DocumentIn) -> Document:
     documents = _documents(mem, name)
-    documents.store(key, body.content, body.metadata)
+    documents.store(key, body.content, body.metadata, subject=body.subject)
     return _document(documents, name, key)
 
 

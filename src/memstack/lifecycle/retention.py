@@ -24,10 +24,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import InvalidConfiguration
 from ..limits import MAX_TTL_SECONDS, short_repr
-from .turn_log import lease
 
 if TYPE_CHECKING:
-    from .._memory import Memory
+    from .._tiers import Tiers
 
 __all__ = ["ENV", "POLICIES", "Retention", "parse_retention", "sweep"]
 
@@ -94,9 +93,10 @@ def parse_retention(text: str | None = None, environ: Mapping[str, str] | None =
     return Retention(**values)
 
 
-def sweep(mem: Memory, retention: Retention, *, limit: int = SWEEP_LIMIT) -> dict[str, int]:
-    """Apply the sweep-enforced policies to ``mem`` (one tenant) and prune stale registry ids;
-    returns what went per tier. Bounded: at most ``limit`` objects per policy per call.
+def sweep(mem: Tiers, retention: Retention, *, limit: int = SWEEP_LIMIT) -> dict[str, int]:
+    """Apply the sweep-enforced policies to ``mem`` (one tenant's tiers, e.g. a
+    :class:`memstack.Memory`) and prune stale registry ids; returns what went per tier. Bounded: at
+    most ``limit`` objects per policy per call.
 
     Raises:
         EngineUnavailable: the engine went away (the next sweep goes on).
@@ -113,7 +113,7 @@ def sweep(mem: Memory, retention: Retention, *, limit: int = SWEEP_LIMIT) -> dic
     return done
 
 
-def _old_entries(mem: Memory, cutoff: float, limit: int) -> int:
+def _old_entries(mem: Tiers, cutoff: float, limit: int) -> int:
     from ..longterm.backfill import stored_scopes
 
     removed = 0
@@ -127,20 +127,24 @@ def _old_entries(mem: Memory, cutoff: float, limit: int) -> int:
     return removed
 
 
-def _idle_conversations(mem: Memory, cutoff: float, limit: int) -> int:
+def _idle_conversations(mem: Tiers, cutoff: float, limit: int) -> int:
+    from .forget import forget
+
     removed = 0
     for conversation_id in mem.conversations.conversations():
         if removed >= limit:
             break
         last = mem.conversations.messages(conversation_id, -1, -1)
         if last and last[0].created_at < cutoff:
-            mem.forget(conversation=conversation_id)
+            forget(mem.engine, conversation=conversation_id)
             removed += 1
     return removed
 
 
-def _old_turns(mem: Memory, cutoff: float, limit: int) -> int:
+def _old_turns(mem: Tiers, cutoff: float, limit: int) -> int:
     """Trim the log's head: entries are appended in time order, so the old ones come first."""
+    from ..conversation.turns_forget import lease
+
     log = mem.turns.log_key
     head = mem.engine.lrange(log, 0, limit - 1)
     old = 0

@@ -17,10 +17,13 @@ TIERS: Final = (
     "dream",
     "semantic_cache",
     "subject_index",
+    "langgraph",
     "api_keys",
+    "engine",
     "other",
 )
-"""The tiers a report counts, in the order every surface prints them."""
+"""The tiers a report counts, in the order every surface prints them (the owners of the keyspace's
+families; ``engine``: records an engine keeps for itself, change events and batch replies)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +32,10 @@ class ForgetReport:
 
     ``selector`` names what was forgotten (``{"subject": "alice"}``, ``{"tenant": "t1"}``);
     ``deleted`` counts removed objects per tier (every name of :data:`TIERS`, 0 when untouched);
-    ``remaining`` is the verification scan: keys still under the selector's prefixes plus index
-    entries still pointing at a removed id; it must be 0. ``complete`` is False only when a bounded
-    run stopped early (run it again to finish).
+    ``remaining`` is the verification: what every tier of the keyspace registry still holds for
+    the selector, plus the engine's own records still carrying its data (with ``audit``, plus every
+    trace a read of the whole keyspace finds); it must be 0. ``complete`` is False only when a
+    bounded run stopped early (run it again to finish).
     """
 
     selector: dict[str, str]

@@ -3,7 +3,8 @@
 The log is one list every session appends to. It is rewritten without a read-modify-write race
 against appends: after reading its first ``n`` entries, ONE batch trims exactly those ``n`` from
 the head and pushes back the kept ones in front, so anything appended meanwhile stays, in order.
-Two rewrites (two forgets at once) would each trim ``n``, so they take a short lease first.
+Two rewrites (two forgets at once, or a forget and a retention trim) would each trim ``n``, so
+they take a short lease first (family ``turns.lease``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-from ..conversation.turns import TurnMemory
 from ..errors import Conflict
+from .turns import SESSION_RULE, TurnMemory
 
-__all__ = ["forget_session_turns", "lease"]
+__all__ = ["forget_session_turns", "lease", "turn_leftovers"]
 
 LEASE_MS: Final = 30_000
 _LEASE_TRIES: Final = 100
@@ -33,7 +34,7 @@ def lease(turns: TurnMemory) -> Iterator[None]:
     Raises:
         Conflict: another holder kept it for about five seconds.
     """
-    key, token = turns.log_key + ":forget-lease", uuid.uuid4().hex
+    key, token = turns.lease_key, uuid.uuid4().hex
     for _ in range(_LEASE_TRIES):
         if turns.engine.set(key, token, nx=True, px=LEASE_MS):
             break
@@ -49,6 +50,8 @@ def lease(turns: TurnMemory) -> Iterator[None]:
 
 
 def _of_session(line: str, session_id: str) -> bool:
+    if session_id not in line:  # most lines are other sessions': no JSON parse for them
+        return False
     try:
         return bool(json.loads(line).get("session_id") == session_id)
     except (ValueError, AttributeError):  # a foreign line is kept, never guessed at
@@ -57,7 +60,9 @@ def _of_session(line: str, session_id: str) -> bool:
 
 def forget_session_turns(turns: TurnMemory, session_id: str) -> int:
     """Remove ``session_id``'s turns: its own list, its index entry, its log entries and JSONL
-    mirror lines; returns how many records went."""
+    mirror lines; returns how many records went (0 for an id this tier never accepts)."""
+    if not SESSION_RULE.fullmatch(session_id):
+        return 0
     engine = turns.engine
     removed = 0
     with engine.batch() as batch:
@@ -79,6 +84,17 @@ def forget_session_turns(turns: TurnMemory, session_id: str) -> int:
     if turns.log_path is not None:
         removed += _rewrite_mirror(turns.log_path, session_id)
     return removed
+
+
+def turn_leftovers(turns: TurnMemory, session_id: str) -> int:
+    """The session's turn list, its index entry and its log entries still stored."""
+    if not SESSION_RULE.fullmatch(session_id):
+        return 0
+    engine = turns.engine
+    left = int(engine.exists(turns.session_key(session_id))) + int(
+        engine.sismember(turns.sessions_key, session_id)
+    )
+    return left + sum(1 for line in engine.lrange(turns.log_key, 0, -1) if _of_session(line, session_id))
 
 
 def _rewrite_mirror(path: Path, session_id: str) -> int:

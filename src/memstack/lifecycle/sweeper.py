@@ -4,35 +4,31 @@ thread. Tenants are found from their keys (``t:{tenant}:…``)."""
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
-from typing import Final
 
+from .._tiers import Tiers
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
+from ..keyspace import split_tenant
+from ..keyspace.tenants import TENANT_PREFIX
 from .retention import Retention, sweep
 
 __all__ = ["RetentionSweeper", "stored_tenants"]
 
-log = logging.getLogger("memstack.forget")
-
-_TENANT: Final = re.compile(r"^t:([A-Za-z0-9_-]{1,64}):")
+log = logging.getLogger("memstack.lifecycle")
 
 
 def stored_tenants(engine: Engine) -> list[str]:
     """Every tenant holding a key on ``engine``, sorted (reads keys only)."""
-    return sorted({m.group(1) for key in engine.scan("t:") if (m := _TENANT.match(key)) is not None})
+    return sorted({t for key in engine.scan(TENANT_PREFIX) if (t := split_tenant(key)[0]) is not None})
 
 
 def sweep_all(engine: Engine, retention: Retention) -> dict[str, int]:
     """One sweep of every tenant; the totals per tier."""
-    from .._memory import Memory
-
     totals: dict[str, int] = {}
     for tenant in stored_tenants(engine):
-        memory = Memory(tenant_engine(engine, tenant), retention=retention)
-        for tier, count in sweep(memory, retention).items():
+        for tier, count in sweep(Tiers(tenant_engine(engine, tenant)), retention).items():
             totals[tier] = totals.get(tier, 0) + count
     return totals
 

@@ -1,4 +1,4 @@
-"""Bounded, resumable key deletion: the one primitive every forget step is built on.
+"""Bounded, resumable key deletion: the primitive every forget step is built on.
 
 Keys go in batches of at most :data:`BATCH_KEYS`; each batch is atomic. A step names its *index*
 keys (the sets, counters and epochs through which readers find the data) so they go in the first
@@ -9,25 +9,23 @@ in one hash slot, so keys are grouped by their hash tag first.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from ..engines import Engine
+from ..keyspace.pattern import hash_tag
+from .base import Engine
 
-__all__ = ["BATCH_KEYS", "delete_keys", "delete_prefix"]
+__all__ = ["BATCH_KEYS", "delete_keys", "delete_prefix", "guarded_sweep"]
 
 BATCH_KEYS: Final = 500
 """Keys per deletion batch: large forgets never hold the engine in one long write."""
-
-_TAG: Final = re.compile(r"\{([^{}]*)\}")
 
 
 def _slot_groups(keys: Iterable[str]) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for key in keys:
-        match = _TAG.search(key)
-        groups.setdefault(match.group(1) if match else key, []).append(key)
+        tag = hash_tag(key)
+        groups.setdefault(key if tag is None else tag, []).append(key)
     return groups
 
 
@@ -49,3 +47,22 @@ def delete_prefix(engine: Engine, prefix: str, index: Sequence[str] = ()) -> int
     removed = delete_keys(engine, list(index)) if index else 0
     rest = sorted(engine.scan(prefix))
     return removed + delete_keys(engine, rest)
+
+
+def guarded_sweep(engine: Engine, index: str, orphans: list[str], last: Sequence[str]) -> tuple[bool, int]:
+    """Delete ``orphans`` and then ``last`` in bounded batches, each guarded by ``index`` (a set)
+    being gone: while it is, no key under the prefix is reachable, so nothing deleted here can be
+    a writer's fresh value. False when a writer re-created the index (go round again); the count
+    of keys removed either way."""
+    removed = 0
+    chunks = [orphans[i : i + BATCH_KEYS] for i in range(0, len(orphans), BATCH_KEYS)] or [[]]
+    for n, chunk in enumerate(chunks):
+        doomed = [*chunk, *last] if n == len(chunks) - 1 else chunk
+        with engine.batch() as batch:
+            batch.require_missing(index)
+            batch.delete(*doomed)
+        assert batch.result is not None
+        if not batch.result.applied:
+            return False, removed
+        removed += int(batch.result.results[-1])
+    return True, removed
