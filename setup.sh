@@ -3,9 +3,10 @@
 #   ./setup.sh        what serving needs: a .venv with memstack, its `server` extra (FastAPI,
 #                     uvicorn, MCP, Prometheus client, offline API-docs assets) and exact token
 #                     counts. BM25 is the default retrieval, so no embedding model is installed.
-#   ./setup.sh --dev  also every optional extra (embeddings, adapters), the benchmark libraries,
-#                     the test and lint tools, Playwright, and Debian's redis-server and chromium
-#                     (the Redis tests start real servers; the inspector tests drive Chromium).
+#   ./setup.sh --dev  also every optional extra (embeddings, adapters, PostgreSQL driver), the
+#                     benchmark libraries, the test and lint tools, Playwright, and Debian's
+#                     redis-server, postgresql and chromium (the Redis and PostgreSQL tests start
+#                     real servers; the inspector tests drive Chromium).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -13,7 +14,7 @@ dev=0
 for arg in "$@"; do
   case "$arg" in
     --dev) dev=1 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument $arg (expected --dev)" >&2; exit 2 ;;
   esac
 done
@@ -22,6 +23,10 @@ apt_missing=()
 if [ "$dev" = 1 ]; then
   command -v redis-server >/dev/null 2>&1 || apt_missing+=(redis-server)
   command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
+  # Debian keeps PostgreSQL's initdb off PATH, under /usr/lib/postgresql/<version>/bin.
+  if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt_missing+=(postgresql)
+  fi
 fi
 if [ "${#apt_missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -39,7 +44,7 @@ fi
 pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir)
 "${pip[@]}" -U pip
 if [ "$dev" = 1 ]; then
-  "${pip[@]}" -e '.[tokens,embeddings,e5,server,langgraph,llamaindex,bench,dev]'
+  "${pip[@]}" -e '.[tokens,embeddings,e5,server,postgres,langgraph,llamaindex,bench,dev]'
 else
   "${pip[@]}" -e '.[tokens,server]'
 fi

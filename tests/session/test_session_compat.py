@@ -121,3 +121,6 @@ def test_engine_url_choices() -> None:
     assert engine_url("sqlite").startswith("sqlite:///")
     with pytest.raises(InvalidConfiguration, match="redis_host is empty"):
         engine_url("redis", redis_host="")
+    assert engine_url("postgres", url="postgresql://h/db") == "postgresql://h/db"
+    with pytest.raises(InvalidConfiguration, match="no default server"):
+        engine_url("postgres")

@@ -6,7 +6,7 @@
 -- its batch id: a batch id seen before answers the first reply and applies nothing. Any error
 -- aborts the statement, so a failing batch leaves nothing behind. Replies are the JSON the Redis
 -- codec decodes (memstack.engines._redis_codec): hashes and score pairs flat, numbers as text.
-CREATE OR REPLACE FUNCTION {s}.{fn}(now_ms bigint, argv text[], bid text, keep_until bigint)
+CREATE OR REPLACE FUNCTION {s}.{fn}(now_ms bigint, argv text[], bid text, keep_ms bigint)
 RETURNS text LANGUAGE plpgsql {volatility} AS $$
 DECLARE
   top int := coalesce(cardinality(argv), 0);
@@ -307,7 +307,9 @@ BEGIN
   END LOOP;
   res := '[true,[' || array_to_string(parts, ',') || ']]';
   IF writing THEN
-    INSERT INTO {s}.batches (id, reply, expire) VALUES (bid, res, keep_until);
+    -- Kept keep_ms from now on the server's clock (a retry's deadline is wall time, not data time).
+    INSERT INTO {s}.batches (id, reply, expire)
+    VALUES (bid, res, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + keep_ms);
   END IF;
   RETURN res;
 END $$;

@@ -71,35 +71,43 @@ EXCEPTION WHEN numeric_value_out_of_range THEN
   RETURN CASE WHEN m[1] = '-' THEN '-0'::double precision ELSE 0::double precision END;
 END $$;
 
--- Python's repr() of a finite double: the shortest text that reads back as the same double.
+-- Python's repr() of a finite double: the shortest text that reads back as the same double
+-- (PostgreSQL's own output is not always the shortest), in Python's layout.
 CREATE OR REPLACE FUNCTION {s}._pyrepr(x double precision) RETURNS text
-LANGUAGE plpgsql IMMUTABLE SET extra_float_digits = 1 AS $$
+LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
-  t text := x::text;
-  sign text := '';
-  mant text;
-  ex int := 0;
-  whole text;
+  lo int := 0;
+  hi int := 16;
+  mid int;
+  t text;
+  m text[];
   digits text;
   e10 int;
 BEGIN
-  IF left(t, 1) = '-' THEN sign := '-'; t := substr(t, 2); END IF;
-  IF x = 0 THEN RETURN sign || '0.0'; END IF;
-  mant := split_part(t, 'e', 1);
-  IF position('e' IN t) > 0 THEN ex := split_part(t, 'e', 2)::int; END IF;
-  whole := split_part(mant, '.', 1);
-  digits := whole || split_part(mant, '.', 2);
-  e10 := length(whole) - 1 - (length(digits) - length(ltrim(digits, '0'))) + ex;
-  digits := rtrim(ltrim(digits, '0'), '0');
-  IF e10 < -4 OR e10 >= 16 THEN
-    RETURN sign || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END
-      || 'e' || CASE WHEN e10 < 0 THEN '-' ELSE '+' END || lpad(abs(e10)::text, 2, '0');
-  ELSIF e10 < 0 THEN
-    RETURN sign || '0.' || repeat('0', -e10 - 1) || digits;
-  ELSIF length(digits) <= e10 + 1 THEN
-    RETURN sign || digits || repeat('0', e10 + 1 - length(digits)) || '.0';
+  IF x = 0 THEN
+    RETURN CASE WHEN x::text LIKE '-%' THEN '-0.0' ELSE '0.0' END;
   END IF;
-  RETURN sign || left(digits, e10 + 1) || '.' || substr(digits, e10 + 2);
+  WHILE lo < hi LOOP  -- the fewest digits after the first that read back as x
+    mid := (lo + hi) / 2;
+    IF {s}._f8(trim(to_char(x, '9' || CASE WHEN mid > 0 THEN '.' || repeat('9', mid) ELSE '' END || 'EEEE'))) = x
+    THEN hi := mid;
+    ELSE lo := mid + 1;
+    END IF;
+  END LOOP;
+  t := trim(to_char(x, '9' || CASE WHEN lo > 0 THEN '.' || repeat('9', lo) ELSE '' END || 'EEEE'));
+  m := regexp_match(t, '^(-?)([0-9])\.?([0-9]*)e([+-][0-9]+)$');
+  digits := rtrim(m[2] || m[3], '0');
+  e10 := m[4]::int;
+  IF e10 < -4 OR e10 >= 16 THEN
+    RETURN m[1] || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END
+      || 'e' || CASE WHEN e10 < 0 THEN '-' ELSE '+' END || CASE WHEN abs(e10) < 10 THEN '0' ELSE '' END
+      || abs(e10)::text;
+  ELSIF e10 < 0 THEN
+    RETURN m[1] || '0.' || repeat('0', -e10 - 1) || digits;
+  ELSIF length(digits) <= e10 + 1 THEN
+    RETURN m[1] || digits || repeat('0', e10 + 1 - length(digits)) || '.0';
+  END IF;
+  RETURN m[1] || left(digits, e10 + 1) || '.' || substr(digits, e10 + 2);
 END $$;
 
 -- The seam's increment: cur (stored text, NULL = 0) + amt (decimal int or Python float text),
@@ -132,7 +140,11 @@ BEGIN
     why := left(cur, 60) || ' is not finite';
   END IF;
   IF why IS NULL THEN
-    x := {s}._f8(cur) + amt::double precision;
+    BEGIN
+      x := {s}._f8(cur) + amt::double precision;
+    EXCEPTION WHEN numeric_value_out_of_range THEN  -- PostgreSQL raises where Python gives inf
+      x := 'Infinity';
+    END;
     IF x IN ('Infinity', '-Infinity') THEN
       why := 'the increment gives a non-finite number';
     ELSE
@@ -142,9 +154,10 @@ BEGIN
   RAISE EXCEPTION USING ERRCODE = 'MSNAN', MESSAGE = json_build_array(k, f, why)::text;
 END $$;
 
--- One bounded sweep: expired keys (skipping any a batch holds), batch replies past their time,
--- events older than the retention. Returns how many keys went.
-CREATE OR REPLACE FUNCTION {s}.sweep(now_ms bigint, wall_ms bigint, lim int, retention interval)
+-- One bounded sweep: expired keys (engine clock: now_ms; skipping any a batch holds), batch
+-- replies and events past their time (server clock: they serve retries and listeners, not the
+-- data's TTLs). Returns how many keys went.
+CREATE OR REPLACE FUNCTION {s}.sweep(now_ms bigint, lim int, retention interval)
 RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   victims text[];
@@ -161,7 +174,7 @@ BEGIN
       removed := cardinality(victims);
     END IF;
   END IF;
-  DELETE FROM {s}.batches WHERE expire < wall_ms;
+  DELETE FROM {s}.batches WHERE expire < (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
   DELETE FROM {s}.events WHERE at < clock_timestamp() - retention;
   RETURN removed;
 END $$;

@@ -170,8 +170,10 @@ class Listener:
                     self._cond.notify_all()
                 backoff = 0.05
                 while not stop.is_set():
-                    for note in conn.notifies(timeout=_POLL):
-                        self._handle(conn, note.payload)
+                    # Collected first: the generator holds the connection, which _handle may query.
+                    payloads = [n.payload for n in conn.notifies(timeout=_POLL, stop_after=1)]
+                    for payload in payloads:
+                        self._handle(conn, payload)
                     self._forget_old()
             except Exception as exc:  # any failure of the connection: reconnect
                 if not stop.is_set():

@@ -16,6 +16,8 @@ advisory lock so concurrent first opens create the schema once:
 * a newer one: refuses (:class:`~memstack.errors.EngineError`): an old memstack never writes a
   schema it does not know;
 * the same version with another ``functions`` digest: replaces the functions (code, not data).
+
+Every step runs in one transaction: another session sees the old schema or the new one.
 """
 
 from __future__ import annotations
@@ -60,7 +62,10 @@ class Names:
         self.quoted = f'"{schema}"'
         # Keys of two schemas never contend for one lock; crc32 is stable across processes.
         self.lock = zlib.crc32(schema.encode()) & 0x7FFFFFFF
-        self.channel = f"memstack.{schema}"
+        channel = f"memstack.{schema}"
+        if len(channel) > 63:  # NOTIFY channels are identifiers: 63 bytes at most
+            channel = f"memstack.{schema[:44]}.{self.lock:08x}"
+        self.channel = channel
         """The one NOTIFY channel of the schema (memstack channels travel in the payload)."""
 
 
@@ -148,6 +153,13 @@ def ensure_schema(conn: Any, names: Names) -> int:
             conn.execute(tables_sql(names))
         for step in range(version or SCHEMA_VERSION, SCHEMA_VERSION):
             conn.execute(render(MIGRATIONS[step], names))
+        # Functions are code: the old ones go whole (a signature may have changed), the new ones
+        # come in the same transaction, so no other session ever sees the schema without them.
+        old = conn.execute(
+            "SELECT oid::regprocedure::text FROM pg_proc WHERE pronamespace = %s::regnamespace", (s,)
+        ).fetchall()
+        for (signature,) in old:
+            conn.execute(f"DROP FUNCTION {signature}")
         conn.execute(functions)
         conn.execute(
             f"INSERT INTO {s}.meta (name, value) VALUES ('schema_version', %s), ('functions', %s) "

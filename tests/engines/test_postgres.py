@@ -1,0 +1,419 @@
+"""What only the PostgreSQL engine has: URLs, a schema with a version, batch ids, lost connections,
+LISTEN/NOTIFY with catch-up, timeouts, vacuum, the records of every table.
+
+Every test runs against the real server of the ``postgres_url`` fixture (each test that needs a
+schema of its own names one after the test, so xdist workers never share it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from urllib.parse import parse_qsl, urlsplit
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict
+
+from memstack import ManualClock
+from memstack.engines import open_engine
+from memstack.engines._postgres_schema import SCHEMA_VERSION
+from memstack.engines._postgres_url import parse
+from memstack.engines.postgres import PostgresEngine
+from memstack.errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfiguration, InvalidUrl
+
+from _postgres_server import with_schema
+from _redis_relay import Relay
+
+from .test_conformance import wait_for
+
+
+@pytest.fixture
+def server(postgres_url: str | None) -> str:
+    """The test server's URL without a schema."""
+    if postgres_url is None:
+        pytest.skip("no PostgreSQL on this machine")
+    parts = urlsplit(postgres_url)
+    return parts._replace(query="").geturl()
+
+
+@pytest.fixture
+def schema(server: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A schema of this test alone, dropped afterwards."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    name = f"t_{worker}_{request.node.name}".lower()
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:60]
+    admin(server, f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    yield name
+    admin(server, f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def admin(url: str, sql: str, params: tuple[object, ...] | None = None) -> list[tuple[object, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cursor = conn.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def port_of(url: str) -> int:
+    return int(urlsplit(url).port or 5432)
+
+
+def via(url: str, port: int) -> str:
+    """``url`` with its port replaced (a relay in front of the server)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rsplit(":", 1)[0] if parts.port else parts.netloc
+    return parts._replace(netloc=f"{netloc}:{port}").geturl()
+
+
+# -- URLs ------------------------------------------------------------------------------------
+def test_urls_name_the_schema_and_refuse_unknown_parameters() -> None:
+    target = parse(
+        "postgres://alice:s3cret@db.example:6543/app?sslmode=require&schema=team_a",
+        statement_timeout=30, tcp_timeout=10, connect_timeout=5,
+    )  # fmt: skip
+    assert target.schema == "team_a"
+    assert "s3cret" not in target.label and target.label == "PostgreSQL at db.example:6543/app"
+    settings = conninfo_to_dict(target.conninfo)
+    assert settings["sslmode"] == "require" and settings["client_encoding"] == "utf8"
+    assert settings["password"] == "s3cret" and "statement_timeout=30000" in str(settings["options"])
+    with pytest.raises(InvalidUrl, match="sslmod"):
+        parse("postgresql://h/db?sslmod=require", statement_timeout=1, tcp_timeout=1, connect_timeout=1)
+    with pytest.raises(InvalidUrl, match="schema"):
+        open_engine("postgresql://h/db?schema=Bad-Name")
+    with pytest.raises(InvalidUrl, match="twice"):
+        parse("postgresql://h/db?schema=a&schema=b", statement_timeout=1, tcp_timeout=1, connect_timeout=1)
+
+
+def test_an_unreachable_server_is_unavailable_quickly() -> None:
+    with contextlib.closing(__import__("socket").socket()) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: connections are refused
+        started = time.monotonic()
+        with pytest.raises(EngineUnavailable, match="127.0.0.1"):
+            PostgresEngine(f"postgresql://postgres@127.0.0.1:{port}/postgres", connect_timeout=1)
+    assert time.monotonic() - started < 10
+
+
+# -- schema ----------------------------------------------------------------------------------
+def test_schema_is_created_once_by_racing_processes_and_versioned(server: str, schema: str) -> None:
+    url = with_schema(server, schema)
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            engine = PostgresEngine(url, max_connections=2)
+            engine.set("k", "v")
+            engine.close()
+        except BaseException as exc:  # re-raised below
+            errors.append(exc)
+
+    # Different pool sizes: each thread opens its own pool, as separate processes would.
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert admin(server, f'SELECT value FROM "{schema}".meta WHERE name = %s', ("schema_version",)) == [
+        (str(SCHEMA_VERSION),)
+    ]
+
+
+def test_a_newer_schema_is_never_written(server: str, schema: str) -> None:
+    url = with_schema(server, schema)
+    PostgresEngine(url).close()
+    admin(server, f"UPDATE \"{schema}\".meta SET value = %s WHERE name = 'schema_version'", (str(SCHEMA_VERSION + 1),))
+    admin(server, f"UPDATE \"{schema}\".meta SET value = 'other' WHERE name = 'functions'")
+    # Another process: this one remembers the schema it already checked.
+    code = (
+        "import sys\nfrom memstack.engines.postgres import PostgresEngine\n"
+        "try:\n    PostgresEngine(sys.argv[1])\nexcept Exception as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60).stdout
+    assert out.startswith("EngineError") and "newer" in out and str(SCHEMA_VERSION + 1) in out
+    assert admin(server, f"SELECT value FROM \"{schema}\".meta WHERE name = 'functions'") == [("other",)]
+
+
+def test_changed_functions_of_the_same_version_are_replaced(server: str, schema: str) -> None:
+    url = with_schema(server, schema)
+    with PostgresEngine(url) as engine:
+        engine.set("kept", "yes")
+    admin(server, f"UPDATE \"{schema}\".meta SET value = 'stale' WHERE name = 'functions'")
+    admin(server, f'DROP FUNCTION "{schema}".batch_read')
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom memstack.engines.postgres import PostgresEngine\n"
+        "e = PostgresEngine(sys.argv[1]); print(e.get('kept')); e.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, url], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "yes", out.stderr
+
+
+def test_a_database_that_is_not_utf8_is_refused(server: str) -> None:
+    name = f"latin_{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}"
+    admin(server, f"DROP DATABASE IF EXISTS {name}")
+    admin(server, f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
+    try:
+        parts = urlsplit(server)
+        with pytest.raises(InvalidConfiguration, match="UTF8"):
+            PostgresEngine(parts._replace(path=f"/{name}").geturl())
+    finally:
+        admin(server, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_schemas_are_separate_stores(server: str, schema: str) -> None:
+    other = schema[:55] + "_other"
+    admin(server, f'DROP SCHEMA IF EXISTS "{other}" CASCADE')
+    try:
+        with PostgresEngine(with_schema(server, schema)) as a, PostgresEngine(with_schema(server, other)) as b:
+            a.set("k", "a")
+            heard: list[str] = []
+            with b.subscribe("ch", heard.append):
+                a.publish("ch", "for a's listeners only")
+                b.publish("ch", "b")
+                assert wait_for(lambda: heard == ["b"])
+            assert b.get("k") is None and list(b.scan("")) == []
+    finally:
+        admin(server, f'DROP SCHEMA IF EXISTS "{other}" CASCADE')
+
+
+# -- batch ids and retries -------------------------------------------------------------------
+def test_a_replayed_batch_answers_its_first_reply_and_applies_nothing(server: str, schema: str) -> None:
+    url = with_schema(server, schema)
+    with PostgresEngine(url) as engine:
+        call = f'SELECT "{schema}".batch_write(%s::bigint, %s::text[], %s, %s::bigint)'
+        argv = ["incr", "2", "n", "5", "rpush", "2", "l", "x"]
+        first = admin(server, call, (engine.now_ms(), argv, "batch-1", 60_000))
+        again = admin(server, call, (engine.now_ms(), argv, "batch-1", 60_000))
+        assert first == again == [('[true,["5",1]]',)]
+        assert engine.get("n") == "5" and engine.lrange("l", 0, -1) == ["x"]
+        assert ("batches:batch-1", '[true,["5",1]]') in list(engine.raw_items())
+
+
+class BatchReplyCutter(Relay):
+    """Drops the next ``cuts`` replies of batch functions (the chunk holding ``[true,``): the
+    server committed the batch, the engine never hears back, its connection is closed."""
+
+    def __init__(self, target: int) -> None:
+        self.cuts = 0
+        super().__init__(target)
+
+    def relay(self, src: object, data: bytes, to_server: bool) -> bool:
+        with self._lock:
+            if to_server or self.cuts <= 0 or b"[true," not in data:
+                return True
+            self.cuts -= 1
+            return False
+
+
+def test_a_write_whose_reply_was_lost_is_retried_once_and_applied_once(server: str, schema: str) -> None:
+    relay = BatchReplyCutter(port_of(server))
+    try:
+        with PostgresEngine(with_schema(via(server, relay.port), schema), max_connections=2) as engine:
+            engine.set("n", "0")
+            for _ in range(5):
+                relay.cuts = 1  # the first reply is lost: the retry replays the batch id
+                engine.incr("n")
+            assert engine.get("n") == "5"
+            relay.cuts = 2  # the replay's reply is lost too
+            with pytest.raises(EngineUnavailable, match="may have been applied"):
+                engine.incr("n")
+            relay.cuts = 2
+            with pytest.raises(EngineUnavailable) as raised:  # a read: nothing to apply
+                engine.get("n")
+            assert "may have been applied" not in str(raised.value)
+            assert engine.get("n") == "6"
+    finally:
+        relay.close()
+
+
+def test_terminated_backends_cost_no_call(server: str, schema: str) -> None:
+    name = f"memstack-{schema}"[:63]  # only this test's backends are terminated
+    url = with_schema(server, schema) + f"&application_name={name}"
+    with PostgresEngine(url, max_connections=4) as engine:
+        engine.set("n", "0")
+        for i in range(3):
+            killed = admin(
+                server,
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
+                (name,),
+            )
+            assert killed[0][0] >= 1
+            assert engine.incr("n") == i + 1
+        assert engine.get("n") == "3"
+
+
+def test_a_statement_timeout_applies_nothing_and_says_so(server: str, schema: str) -> None:
+    url = with_schema(server, schema)
+    with PostgresEngine(url, statement_timeout=0.3) as engine:
+        engine.set("busy", "0")
+        lock = engine.names.lock
+        with psycopg.connect(server, autocommit=True) as holder:
+            holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (lock, "busy"))
+            with pytest.raises(EngineUnavailable, match="nothing applied"):
+                with engine.batch() as batch:
+                    batch.set("other", "x")
+                    batch.incr("busy")
+        assert engine.get("busy") == "0" and engine.get("other") is None
+
+
+# -- notifications ---------------------------------------------------------------------------
+def test_long_messages_and_aborted_batches(server: str, schema: str) -> None:
+    from memstack.errors import NotANumber
+
+    with PostgresEngine(with_schema(server, schema)) as engine:
+        heard: list[str] = []
+        with engine.subscribe("ch", heard.append):
+            long = "é" * 20_000  # past NOTIFY's 8000 bytes: read from the event table
+            engine.set("text", "abc")
+            with pytest.raises(NotANumber), engine.batch() as batch:
+                batch.publish("ch", "from a batch that aborts")
+                batch.incr("text")
+            engine.publish("ch", long)
+            engine.publish("ch", "a\x00b")
+            assert wait_for(lambda: len(heard) == 2)
+            assert heard == [long, "a\x00b"]
+
+
+class Gate(Relay):
+    """A relay that can cut every connection and refuse new ones until opened again."""
+
+    def __init__(self, target: int) -> None:
+        self.closed = False
+        super().__init__(target)
+
+    def relay(self, src: object, data: bytes, to_server: bool) -> bool:
+        return not self.closed
+
+    def shut(self) -> None:
+        self.closed = True
+        for sock in list(self._relayed):
+            with contextlib.suppress(OSError):
+                sock.shutdown(2)
+
+
+def test_a_lost_listener_catches_up_on_messages_committed_meanwhile(server: str, schema: str) -> None:
+    gate = Gate(port_of(server))
+    try:
+        direct = PostgresEngine(with_schema(server, schema))
+        behind = PostgresEngine(with_schema(via(server, gate.port), schema))
+        heard: list[str] = []
+        with behind.subscribe("ch", heard.append):
+            direct.publish("ch", "before")
+            assert wait_for(lambda: heard == ["before"])
+            gate.shut()  # the listener's connection dies and cannot come back yet
+            time.sleep(0.3)
+            for i in range(3):
+                direct.publish("ch", f"while down {i}")
+            direct.publish("other", "not ours")
+            gate.closed = False
+            assert wait_for(lambda: len(heard) == 4, timeout=10)
+            direct.publish("ch", "after")
+            assert wait_for(lambda: len(heard) == 5)
+        assert heard == ["before", "while down 0", "while down 1", "while down 2", "after"]
+        behind.close()
+        direct.close()
+    finally:
+        gate.close()
+
+
+def test_a_subscriber_hears_nothing_published_before_it(server: str, schema: str) -> None:
+    with PostgresEngine(with_schema(server, schema)) as engine:
+        first: list[str] = []
+        with engine.subscribe("ch", first.append):
+            engine.publish("ch", "one")
+            second: list[str] = []
+            with engine.subscribe("ch", second.append):
+                engine.publish("ch", "two")
+                assert wait_for(lambda: first == ["one", "two"] and second == ["two"])
+
+
+# -- expiry, compaction, records -------------------------------------------------------------
+def test_sweep_removes_expired_keys_under_the_engine_clock(server: str, schema: str) -> None:
+    clock = ManualClock()
+    with PostgresEngine(with_schema(server, schema), clock, sweep_interval=None) as engine:
+        engine.set("a", "1", px=1000)
+        engine.hset("h", {"f": "v"})
+        engine.pexpire("h", 1000)
+        engine.set("stays", "1")
+        assert engine.sweep() == 0
+        clock.advance(1.0)
+        assert engine.sweep() == 2
+        assert admin(server, f'SELECT key FROM "{schema}".keys') == [("stays",)]
+        assert admin(server, f'SELECT count(*) FROM "{schema}".hashes') == [(0,)]
+
+
+def test_vacuum_full_leaves_no_copy_in_the_table_files(server: str, schema: str) -> None:
+    rows = admin(server, "SELECT current_setting('data_directory')")
+    data_dir = str(rows[0][0])
+    if not os.access(data_dir, os.R_OK):
+        pytest.skip("the server's data directory is not readable here")
+    marker = "forget-me-" + os.urandom(6).hex()
+    with PostgresEngine(with_schema(server, schema)) as engine:
+        engine.set("s", marker)
+        engine.hset("h", {"f": marker})
+        engine.zadd("z", {marker: 1.0})
+        engine.delete("s", "h", "z")
+        engine.flush()  # batch replies hold the marker too
+        engine.compact(vacuum=True)
+        files = [
+            os.path.join(data_dir, str(r[0]))
+            for r in admin(
+                server,
+                "SELECT pg_relation_filepath(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND pg_relation_filepath(c.oid) IS NOT NULL",
+                (schema,),
+            )
+        ]
+        admin(server, "CHECKPOINT")
+        assert files
+        for path in files:
+            if os.path.exists(path):
+                with open(path, "rb") as handle:
+                    assert marker.encode() not in handle.read(), path
+        assert not any(marker in text for _, text in engine.raw_items())
+
+
+def test_raw_items_cover_every_table(server: str, schema: str) -> None:
+    with PostgresEngine(with_schema(server, schema)) as engine:
+        engine.rpush("l", "first", "second")
+        engine.zadd("z", {"m": 2.5})
+        engine.publish("ch", "said")
+        items = dict(engine.raw_items())
+        assert "first" in items["l"] and "second" in items["l"] and "2.5" in items["z"]
+        assert any(where.startswith("events:") and "said" in text for where, text in items.items())
+        assert any(where.startswith("batches:") for where in items)
+        assert json.loads(items["meta:schema_version"]) == SCHEMA_VERSION
+
+
+def test_details_and_closing(server: str, schema: str) -> None:
+    engine = PostgresEngine(with_schema(server, schema))
+    details = engine.details()
+    assert details["server"].startswith("PostgreSQL ") and schema in details["schema"]
+    assert "max 16" in details["pool"]
+    engine.close()
+    engine.close()
+    with pytest.raises(EngineClosed):
+        engine.get("k")
+    with pytest.raises(EngineClosed):
+        list(engine.scan(""))
+    assert isinstance(EngineClosed("x"), EngineError)
+
+
+def test_query_parameters_reach_the_server(server: str, schema: str) -> None:
+    url = with_schema(server, schema) + "&application_name=memstack-test"
+    assert dict(parse_qsl(urlsplit(url).query))["application_name"] == "memstack-test"
+    with PostgresEngine(url) as engine:
+        engine.set("k", "v")
+        names = admin(server, "SELECT application_name FROM pg_stat_activity WHERE datname = 'postgres'")
+        assert ("memstack-test",) in names
