@@ -80,7 +80,9 @@ class Server:
         """Start the server and wait until it accepts connections."""
         options = [f"-p {self.port}", "-c listen_addresses=127.0.0.1", f"-k {self.sockets}"]
         options += [f"-c {s}" for s in self.settings]
-        result = self.pg_ctl("-w", "-t", "60", "-l", str(self.log), "-o", " ".join(options), "start", check=False)
+        result = self.pg_ctl(
+            "-w", "-t", "60", "-l", str(self.log), "-o", " ".join(options), "start", check=False
+        )
         if result.returncode != 0:
             log = self.log.read_text(errors="replace") if self.log.exists() else ""
             raise RuntimeError(f"postgres on port {self.port} did not start: {result.stderr}{log[-2000:]}")

@@ -6,7 +6,7 @@
 | ``sqlite:///relative/or//absolute/path.db`` | :class:`~memstack.engines.sqlite.SqliteEngine` |
 | ``redis://host:port/db``, ``rediss://…``, ``unix://…`` | :class:`~memstack.engines.redis.RedisEngine` |
 | ``redis+cluster://host:port[,host:port…]`` | :class:`~memstack.engines.redis.RedisEngine` (clustered) |
-| ``postgresql://user:pass@host:port/db`` (``postgres://``) | :class:`~memstack.engines.postgres.PostgresEngine` |
+| ``postgresql://user:pass@host:port/db`` | :class:`~memstack.engines.postgres.PostgresEngine` |
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine
             from .postgres import PostgresEngine
         except ImportError as exc:  # psycopg is the optional `postgres` extra
             raise InvalidUrl(
-                f"engine URL {url!r}: the PostgreSQL engine needs psycopg ({exc}); pip install 'memstack[postgres]'"
+                f"engine URL {url!r}: the PostgreSQL engine needs psycopg ({exc}); "
+                "pip install 'memstack[postgres]'"
             ) from exc
 
         return PostgresEngine(url, clock)

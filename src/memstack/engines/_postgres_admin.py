@@ -47,8 +47,13 @@ def raw_items(conn: psycopg.Connection[Any], names: Names) -> list[tuple[str, st
                 orphans.append((f"{table}:{unescape(key)}", _text(key, *element)))
     out = [(unescape(key), " ".join(parts)) for key, parts in records.items()]
     out += orphans
-    out += [(f"events:{i}", _text(c, m)) for i, c, m in conn.execute(f"SELECT id, channel, message FROM {s}.events")]
-    out += [(f"batches:{unescape(i)}", _text(r)) for i, r in conn.execute(f"SELECT id, reply FROM {s}.batches")]
+    out += [
+        (f"events:{i}", _text(c, m))
+        for i, c, m in conn.execute(f"SELECT id, channel, message FROM {s}.events")
+    ]
+    out += [
+        (f"batches:{unescape(i)}", _text(r)) for i, r in conn.execute(f"SELECT id, reply FROM {s}.batches")
+    ]
     out += [(f"meta:{n}", _text(v)) for n, v in conn.execute(f"SELECT name, value FROM {s}.meta")]
     return out
 
@@ -62,8 +67,9 @@ def details(conn: psycopg.Connection[Any], names: Names, requests: Requests) -> 
         f"{name} {stats.get(key, 0)}"
         for name, key in (("size", "pool_size"), ("idle", "pool_available"), ("max", "pool_max"))
     )
+    found = stored[0] if stored else "?"
     return {
         "server": f"PostgreSQL {version[0] if version else '?'} ({requests.label})",
-        "schema": f"{names.schema} (version {stored[0] if stored else '?'}; this memstack writes {SCHEMA_VERSION})",
+        "schema": f"{names.schema} (version {found}; this memstack writes {SCHEMA_VERSION})",
         "pool": f"{pool}, connection errors {stats.get('connections_errors', 0)}",
     }

@@ -118,7 +118,9 @@ class Requests:
             self.pool.open(wait=True, timeout=connect_timeout)
         except PoolTimeout as exc:
             self.pool.close(timeout=0)
-            raise EngineUnavailable(f"{label} is unavailable: no connection within {connect_timeout:g} s") from exc
+            raise EngineUnavailable(
+                f"{label} is unavailable: no connection within {connect_timeout:g} s"
+            ) from exc
 
     def connect(self) -> psycopg.Connection[Any]:
         """A new autocommit connection outside the pool (listeners, retries).
@@ -239,7 +241,12 @@ def acquire(
         requests = _shared.get(key)
         if requests is None or requests.pool.closed:
             requests = Requests(
-                conninfo, label, min_size=1, max_size=max_size, connect_timeout=connect_timeout, map_error=map_error
+                conninfo,
+                label,
+                min_size=1,
+                max_size=max_size,
+                connect_timeout=connect_timeout,
+                map_error=map_error,
             )
             _shared[key] = requests
         requests.users += 1

@@ -8,8 +8,9 @@ stores can share one database. libpq refuses any other parameter: a misspelt opt
 ignored silently.
 
 The engine adds what it relies on to every connection (a parameter given in the URL wins where
-the two overlap, but the client encoding is always UTF-8): ``extra_float_digits=1`` (doubles in replies read back
-exactly), the statement timeout, TCP keepalives and ``tcp_user_timeout`` (a dead peer is noticed),
+the two overlap, but the client encoding is always UTF-8): ``extra_float_digits=1`` (doubles in
+replies read back exactly), the statement timeout, TCP keepalives and ``tcp_user_timeout`` (a
+dead peer is noticed),
 ``connect_timeout`` and ``application_name=memstack``.
 """
 

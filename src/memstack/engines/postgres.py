@@ -102,10 +102,16 @@ class PostgresEngine(Engine):
         self._sweep_limit = sweep_limit
         self._retention = f"{event_retention} seconds"
         s = self.names.quoted
-        self._write = f"SELECT {s}.batch_write(%s::bigint, %s::text[], %s::text, %s::bigint)"
-        self._read = f"SELECT {s}.batch_read(%s::bigint, %s::text[], NULL, NULL)"
+        # The ops go in binary (%b): psycopg dumps a text[] in text format in Python, at several
+        # times the cost of the binary form (bench/session_ops.py).
+        self._write = f"SELECT {s}.batch_write(%s::bigint, %b::text[], %s::text, %s::bigint)"
+        self._read = f"SELECT {s}.batch_read(%s::bigint, %b::text[], NULL, NULL)"
         self._requests = acquire(
-            target.conninfo, target.label, max_size=max_connections, connect_timeout=connect_timeout, map_error=error_of
+            target.conninfo,
+            target.label,
+            max_size=max_connections,
+            connect_timeout=connect_timeout,
+            map_error=error_of,
         )
         try:
             if self.names.schema not in self._requests.ensured:
@@ -179,10 +185,13 @@ class PostgresEngine(Engine):
         high = upper_bound(low)
         live = "(expire IS NULL OR expire > %s::bigint)"
         if high is None:
-            rows = self._requests.run(f"SELECT key FROM {s}.keys WHERE key >= %s AND {live}", (low, self.now_ms()))
+            rows = self._requests.run(
+                f"SELECT key FROM {s}.keys WHERE key >= %s AND {live}", (low, self.now_ms())
+            )
         else:
             rows = self._requests.run(
-                f"SELECT key FROM {s}.keys WHERE key >= %s AND key < %s AND {live}", (low, high, self.now_ms())
+                f"SELECT key FROM {s}.keys WHERE key >= %s AND key < %s AND {live}",
+                (low, high, self.now_ms()),
             )
         return iter([unescape(r[0]) for r in rows])
 
