@@ -3,7 +3,9 @@
 Used by ``tests/conftest.py`` when ``MEMSTACK_TEST_POSTGRES_URL`` is not given (``.ci/run`` gives
 it), by ``bench/postgres_faults.py`` when it gets no URL, and runnable by hand::
 
-    python tests/_postgres_server.py   # prints the URL, stops on Ctrl-C
+    python tests/_postgres_server.py [--durable]   # prints the URL and data dir, stops on Ctrl-C
+
+(``--durable``: PostgreSQL's default fsync and synchronous commit, as benchmarks want.)
 
 PostgreSQL refuses to run as root, so under root ``initdb`` and ``pg_ctl`` run as the ``postgres``
 user (``runuser -u postgres --``), which owns the data directory. The binaries are looked up on
@@ -158,8 +160,10 @@ def wait_ready(url: str, timeout: float = 30.0) -> None:
 
 
 if __name__ == "__main__":
-    with postgres_server() as running:
-        print(running.url, flush=True)
+    import sys
+
+    with postgres_server(settings=() if "--durable" in sys.argv else FAST) as running:
+        print(running.url, running.pgdata, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             while True:
                 time.sleep(3600)

@@ -429,3 +429,17 @@ def test_query_parameters_reach_the_server(server: str, schema: str) -> None:
         engine.set("k", "v")
         names = admin(server, "SELECT application_name FROM pg_stat_activity WHERE datname = 'postgres'")
         assert ("memstack-test",) in names
+
+
+def test_doctor_shows_the_server_the_schema_and_the_pool(server: str, schema: str) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MEMSTACK_URL": with_schema(server, schema), "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "memstack.cli", "doctor", "--embedder", "none"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "engine server" in done.stdout and "PostgreSQL" in done.stdout
+    assert f"{schema} (version {SCHEMA_VERSION}" in done.stdout and "engine pool" in done.stdout
