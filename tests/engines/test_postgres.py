@@ -199,13 +199,15 @@ def test_schemas_are_separate_stores(server: str, schema: str) -> None:
 def test_a_replayed_batch_answers_its_first_reply_and_applies_nothing(server: str, schema: str) -> None:
     url = with_schema(server, schema)
     with PostgresEngine(url) as engine:
-        call = f'SELECT "{schema}".batch_write(%s::bigint, %s::text[], %s, %s::bigint)'
+        call = f'SELECT "{schema}".batch_write(%s::bigint, %s::text[], %s::bigint, %s::bigint, %s)'
         argv = ["incr", "2", "n", "5", "rpush", "2", "l", "x"]
-        first = admin(server, call, (engine.now_ms(), argv, "batch-1", 60_000))
-        again = admin(server, call, (engine.now_ms(), argv, "batch-1", 60_000))
+        first = admin(server, call, (engine.now_ms(), argv, 42, 60_000, False))
+        again = admin(server, call, (engine.now_ms(), argv, 42, 60_000, True))
         assert first == again == [('[true,["5",1]]',)]
         assert engine.get("n") == "5" and engine.lrange("l", 0, -1) == ["x"]
-        assert ("batches:batch-1", '[true,["5",1]]') in list(engine.raw_items())
+        assert ("batches:42", '[true,["5",1]]') in list(engine.raw_items())
+        # A replay whose first run never committed applies once.
+        assert admin(server, call, (engine.now_ms(), argv, 43, 60_000, True)) == [('[true,["10",2]]',)]
 
 
 class BatchReplyCutter(Relay):

@@ -52,7 +52,7 @@ def raw_items(conn: psycopg.Connection[Any], names: Names) -> list[tuple[str, st
         for i, c, m in conn.execute(f"SELECT id, channel, message FROM {s}.events")
     ]
     out += [
-        (f"batches:{unescape(i)}", _text(r)) for i, r in conn.execute(f"SELECT id, reply FROM {s}.batches")
+        (f"batches:{i}", _text(r)) for i, r in conn.execute(f"SELECT id, reply FROM {s}.batches")
     ]
     out += [(f"meta:{n}", _text(v)) for n, v in conn.execute(f"SELECT name, value FROM {s}.meta")]
     return out

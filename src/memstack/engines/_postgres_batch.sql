@@ -3,10 +3,11 @@
 -- for an absent optional value). Created twice from this one body: {fn}_write (VOLATILE: each
 -- statement sees the latest commits, under advisory locks on every key of the batch) and
 -- {fn}_read (STABLE: the whole batch reads one snapshot and cannot write). A write call carries
--- its batch id: a batch id seen before answers the first reply and applies nothing. Any error
+-- its batch id, and its first reply is kept under it; a call sent again (replay: the client lost
+-- the first one's reply) answers that reply and applies nothing when the id is known. Any error
 -- aborts the statement, so a failing batch leaves nothing behind. Replies are the JSON the Redis
 -- codec decodes (memstack.engines._redis_codec): hashes and score pairs flat, numbers as text.
-CREATE OR REPLACE FUNCTION {s}.{fn}(now_ms bigint, argv text[], bid text, keep_ms bigint)
+CREATE OR REPLACE FUNCTION {s}.{fn}(now_ms bigint, argv text[], bid bigint, keep_ms bigint, replay boolean)
 RETURNS text LANGUAGE plpgsql {volatility} AS $$
 DECLARE
   top int := coalesce(cardinality(argv), 0);
@@ -40,7 +41,7 @@ BEGIN
   IF writing THEN
     -- Lock every key (and the batch id) in one sorted pass: no two batches deadlock, and a
     -- replay of a batch still running waits for it, then finds its reply.
-    ks := ARRAY[bid];
+    ks := ARRAY[bid::text];
     WHILE p <= top LOOP
       op := argv[p]; c := argv[p + 1]::int; a := p + 2; p := a + c;
       IF op IN ({all_keys}) THEN ks := ks || argv[a:a + c - 1];
@@ -48,8 +49,10 @@ BEGIN
       END IF;
     END LOOP;
     PERFORM pg_advisory_xact_lock({lock}, h) FROM (SELECT DISTINCT hashtext(lk) AS h FROM unnest(ks) AS u(lk) ORDER BY 1) q;
-    SELECT reply INTO res FROM {s}.batches WHERE id = bid;
-    IF FOUND THEN RETURN res; END IF;
+    IF replay THEN  -- a fresh id cannot have been seen: only a resent call looks
+      SELECT reply INTO res FROM {s}.batches WHERE id = bid;
+      IF FOUND THEN RETURN res; END IF;
+    END IF;
     p := 1;
   END IF;
   WHILE p <= top LOOP
@@ -70,6 +73,7 @@ BEGIN
     END IF;
     res := NULL;
     CASE op
+    -- Branches in order of use (a CASE tests them one by one).
     WHEN 'set' THEN
       ok := true;
       e := NULL;
@@ -89,13 +93,22 @@ BEGIN
       res := ok::text;
     WHEN 'get' THEN
       IF live THEN res := to_json(rv)::text; END IF;
+    WHEN 'mget' THEN
+      SELECT coalesce(json_agg(CASE WHEN kind = 'string' AND (expire IS NULL OR expire > now_ms) THEN value END ORDER BY o), '[]')::text
+      INTO res FROM unnest(argv[a:a + c - 1]) WITH ORDINALITY AS u(uk, o) LEFT JOIN {s}.keys ON key = uk;
     WHEN 'exists', 'require_exists' THEN
       res := live::text;
-    WHEN 'require_missing' THEN
-      res := (NOT live)::text;
     WHEN 'require_equal' THEN
       res := CASE WHEN c = 1 THEN NOT live  -- no value: the key must be missing
         ELSE live AND rk = 'string' AND rv = argv[a + 1] END::text;
+    WHEN 'require_missing' THEN
+      res := (NOT live)::text;
+    WHEN 'incr' THEN
+      rv := {s}._incr(CASE WHEN live THEN rv END, argv[a + 1], k, NULL);
+      IF live THEN UPDATE {s}.keys SET value = rv WHERE key = k;
+      ELSE INSERT INTO {s}.keys (key, kind, value) VALUES (k, 'string', rv);
+      END IF;
+      res := to_json(rv)::text;
     WHEN 'hset', 'sadd', 'zadd' THEN
       cnt := 0;
       IF c > 1 THEN
@@ -150,74 +163,14 @@ BEGIN
         WHERE key = ANY (argv[a + 1:a + c - 1]) AND (expire IS NULL OR expire > now_ms) AND expire IS DISTINCT FROM e;
         res := cnt::text;
       END IF;
-    WHEN 'delete' THEN
-      res := {s}._drop(argv[a:a + c - 1], now_ms)::text;
-    WHEN 'pexpire' THEN
-      res := live::text;
-      IF live AND argv[a + 1]::bigint <= 0 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
-      ELSIF live THEN UPDATE {s}.keys SET expire = now_ms + argv[a + 1]::bigint WHERE key = k;
-      END IF;
-    WHEN 'persist' THEN
-      res := (live AND re IS NOT NULL)::text;
-      IF live AND re IS NOT NULL THEN UPDATE {s}.keys SET expire = NULL WHERE key = k; END IF;
-    WHEN 'pttl' THEN
-      res := CASE WHEN NOT live THEN -2 WHEN re IS NULL THEN -1 ELSE re - now_ms END::text;
-    WHEN 'mget' THEN
-      SELECT coalesce(json_agg(CASE WHEN kind = 'string' AND (expire IS NULL OR expire > now_ms) THEN value END ORDER BY o), '[]')::text
-      INTO res FROM unnest(argv[a:a + c - 1]) WITH ORDINALITY AS u(uk, o) LEFT JOIN {s}.keys ON key = uk;
-    WHEN 'incr' THEN
-      rv := {s}._incr(CASE WHEN live THEN rv END, argv[a + 1], k, NULL);
-      IF live THEN UPDATE {s}.keys SET value = rv WHERE key = k;
-      ELSE INSERT INTO {s}.keys (key, kind, value) VALUES (k, 'string', rv);
-      END IF;
-      res := to_json(rv)::text;
     WHEN 'hget' THEN
       IF live THEN SELECT to_json(value)::text INTO res FROM {s}.hashes WHERE key = k AND field = argv[a + 1]; END IF;
-    WHEN 'hmget' THEN
-      SELECT coalesce(json_agg(h.value ORDER BY o), '[]')::text INTO res
-      FROM unnest(argv[a + 1:a + c - 1]) WITH ORDINALITY AS u(uf, o)
-      LEFT JOIN {s}.hashes h ON live AND h.key = k AND h.field = uf;
     WHEN 'hgetall' THEN  -- flat: field, value, field, value...
       res := '[]';
       IF live THEN
         SELECT json_agg(x ORDER BY field, o)::text INTO res
         FROM {s}.hashes, LATERAL (VALUES (1, field), (2, value)) AS t(o, x) WHERE key = k;
       END IF;
-    WHEN 'hkeys' THEN
-      res := '[]';
-      IF live THEN SELECT coalesce(json_agg(field), '[]')::text INTO res FROM {s}.hashes WHERE key = k; END IF;
-    WHEN 'hlen', 'scard', 'zcard', 'llen' THEN
-      res := CASE WHEN live THEN rn ELSE 0 END::text;
-    WHEN 'hdel', 'srem', 'zrem' THEN
-      cnt := 0;
-      IF live AND c > 1 THEN
-        IF op = 'hdel' THEN DELETE FROM {s}.hashes WHERE key = k AND field = ANY (argv[a + 1:a + c - 1]);
-        ELSIF op = 'srem' THEN DELETE FROM {s}.sets WHERE key = k AND member = ANY (argv[a + 1:a + c - 1]);
-        ELSE DELETE FROM {s}.zsets WHERE key = k AND member = ANY (argv[a + 1:a + c - 1]);
-        END IF;
-        GET DIAGNOSTICS cnt = ROW_COUNT;
-        IF cnt = rn THEN DELETE FROM {s}.keys WHERE key = k;  -- an emptied container no longer exists
-        ELSIF cnt > 0 THEN UPDATE {s}.keys SET n = n - cnt WHERE key = k;
-        END IF;
-      END IF;
-      res := cnt::text;
-    WHEN 'hincr' THEN
-      rv := NULL;
-      IF live THEN SELECT value INTO rv FROM {s}.hashes WHERE key = k AND field = argv[a + 1]; END IF;
-      res := {s}._incr(rv, argv[a + 2], k, argv[a + 1]);
-      IF rv IS NOT NULL THEN UPDATE {s}.hashes SET value = res WHERE key = k AND field = argv[a + 1];
-      ELSE
-        INSERT INTO {s}.hashes (key, field, value) VALUES (k, argv[a + 1], res);
-        IF live THEN UPDATE {s}.keys SET n = n + 1 WHERE key = k;
-        ELSE INSERT INTO {s}.keys (key, kind, lo, n) VALUES (k, 'hash', 0, 1);
-        END IF;
-      END IF;
-      res := to_json(res)::text;
-    WHEN 'smembers' THEN
-      res := '[]';
-      IF live THEN SELECT coalesce(json_agg(member), '[]')::text INTO res FROM {s}.sets WHERE key = k; END IF;
-    WHEN 'sismember' THEN
-      res := (live AND EXISTS (SELECT 1 FROM {s}.sets WHERE key = k AND member = argv[a + 1]))::text;
     WHEN 'lrange' THEN
       res := '[]';
       IF live THEN
@@ -227,32 +180,9 @@ BEGIN
           FROM {s}.lists WHERE key = k AND seq >= rlo + i0 AND seq < rlo + i1;
         END IF;
       END IF;
-    WHEN 'lindex' THEN
-      i0 := argv[a + 1]::bigint;
-      IF live AND i0 >= -rn AND i0 < rn THEN
-        IF i0 < 0 THEN i0 := i0 + rn; END IF;
-        SELECT to_json(value)::text INTO res FROM {s}.lists WHERE key = k AND seq = rlo + i0;
-      END IF;
-    WHEN 'ltrim' THEN
-      IF live THEN
-        SELECT lo, hi INTO i0, i1 FROM {s}._bounds(argv[a + 1]::bigint, argv[a + 2]::bigint, rn);
-        IF i0 = i1 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
-        ELSIF i0 > 0 OR i1 < rn THEN
-          DELETE FROM {s}.lists WHERE key = k AND (seq < rlo + i0 OR seq >= rlo + i1);
-          UPDATE {s}.keys SET lo = rlo + i0, n = i1 - i0 WHERE key = k;
-        END IF;
-      END IF;
-    WHEN 'lpop', 'rpop' THEN
-      IF live THEN
-        DELETE FROM {s}.lists WHERE key = k AND seq = CASE WHEN op = 'lpop' THEN rlo ELSE rlo + rn - 1 END
-        RETURNING to_json(value)::text INTO res;
-        IF rn = 1 THEN DELETE FROM {s}.keys WHERE key = k;
-        ELSIF op = 'lpop' THEN UPDATE {s}.keys SET lo = rlo + 1, n = rn - 1 WHERE key = k;
-        ELSE UPDATE {s}.keys SET n = rn - 1 WHERE key = k;
-        END IF;
-      END IF;
-    WHEN 'zscore' THEN
-      IF live THEN SELECT to_json(score)::text INTO res FROM {s}.zsets WHERE key = k AND member = argv[a + 1]; END IF;
+    WHEN 'smembers' THEN
+      res := '[]';
+      IF live THEN SELECT coalesce(json_agg(member), '[]')::text INTO res FROM {s}.sets WHERE key = k; END IF;
     WHEN 'zrange' THEN
       res := '[]';
       IF live THEN
@@ -290,6 +220,80 @@ BEGIN
           ORDER BY score, member LIMIT i1 OFFSET i0) q;
       END IF;
       res := {s}._pairs(zm, zs, false);
+    WHEN 'delete' THEN
+      res := {s}._drop(argv[a:a + c - 1], now_ms)::text;
+    WHEN 'pexpire' THEN
+      res := live::text;
+      IF live AND argv[a + 1]::bigint <= 0 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
+      ELSIF live THEN UPDATE {s}.keys SET expire = now_ms + argv[a + 1]::bigint WHERE key = k;
+      END IF;
+    WHEN 'pttl' THEN
+      res := CASE WHEN NOT live THEN -2 WHEN re IS NULL THEN -1 ELSE re - now_ms END::text;
+    WHEN 'hlen', 'scard', 'zcard', 'llen' THEN
+      res := CASE WHEN live THEN rn ELSE 0 END::text;
+    WHEN 'hdel', 'srem', 'zrem' THEN
+      cnt := 0;
+      IF live AND c > 1 THEN
+        IF op = 'hdel' THEN DELETE FROM {s}.hashes WHERE key = k AND field = ANY (argv[a + 1:a + c - 1]);
+        ELSIF op = 'srem' THEN DELETE FROM {s}.sets WHERE key = k AND member = ANY (argv[a + 1:a + c - 1]);
+        ELSE DELETE FROM {s}.zsets WHERE key = k AND member = ANY (argv[a + 1:a + c - 1]);
+        END IF;
+        GET DIAGNOSTICS cnt = ROW_COUNT;
+        IF cnt = rn THEN DELETE FROM {s}.keys WHERE key = k;  -- an emptied container no longer exists
+        ELSIF cnt > 0 THEN UPDATE {s}.keys SET n = n - cnt WHERE key = k;
+        END IF;
+      END IF;
+      res := cnt::text;
+    WHEN 'ltrim' THEN
+      IF live THEN
+        SELECT lo, hi INTO i0, i1 FROM {s}._bounds(argv[a + 1]::bigint, argv[a + 2]::bigint, rn);
+        IF i0 = i1 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
+        ELSIF i0 > 0 OR i1 < rn THEN
+          DELETE FROM {s}.lists WHERE key = k AND (seq < rlo + i0 OR seq >= rlo + i1);
+          UPDATE {s}.keys SET lo = rlo + i0, n = i1 - i0 WHERE key = k;
+        END IF;
+      END IF;
+    WHEN 'hincr' THEN
+      rv := NULL;
+      IF live THEN SELECT value INTO rv FROM {s}.hashes WHERE key = k AND field = argv[a + 1]; END IF;
+      res := {s}._incr(rv, argv[a + 2], k, argv[a + 1]);
+      IF rv IS NOT NULL THEN UPDATE {s}.hashes SET value = res WHERE key = k AND field = argv[a + 1];
+      ELSE
+        INSERT INTO {s}.hashes (key, field, value) VALUES (k, argv[a + 1], res);
+        IF live THEN UPDATE {s}.keys SET n = n + 1 WHERE key = k;
+        ELSE INSERT INTO {s}.keys (key, kind, lo, n) VALUES (k, 'hash', 0, 1);
+        END IF;
+      END IF;
+      res := to_json(res)::text;
+    WHEN 'hmget' THEN
+      SELECT coalesce(json_agg(h.value ORDER BY o), '[]')::text INTO res
+      FROM unnest(argv[a + 1:a + c - 1]) WITH ORDINALITY AS u(uf, o)
+      LEFT JOIN {s}.hashes h ON live AND h.key = k AND h.field = uf;
+    WHEN 'hkeys' THEN
+      res := '[]';
+      IF live THEN SELECT coalesce(json_agg(field), '[]')::text INTO res FROM {s}.hashes WHERE key = k; END IF;
+    WHEN 'sismember' THEN
+      res := (live AND EXISTS (SELECT 1 FROM {s}.sets WHERE key = k AND member = argv[a + 1]))::text;
+    WHEN 'lindex' THEN
+      i0 := argv[a + 1]::bigint;
+      IF live AND i0 >= -rn AND i0 < rn THEN
+        IF i0 < 0 THEN i0 := i0 + rn; END IF;
+        SELECT to_json(value)::text INTO res FROM {s}.lists WHERE key = k AND seq = rlo + i0;
+      END IF;
+    WHEN 'lpop', 'rpop' THEN
+      IF live THEN
+        DELETE FROM {s}.lists WHERE key = k AND seq = CASE WHEN op = 'lpop' THEN rlo ELSE rlo + rn - 1 END
+        RETURNING to_json(value)::text INTO res;
+        IF rn = 1 THEN DELETE FROM {s}.keys WHERE key = k;
+        ELSIF op = 'lpop' THEN UPDATE {s}.keys SET lo = rlo + 1, n = rn - 1 WHERE key = k;
+        ELSE UPDATE {s}.keys SET n = rn - 1 WHERE key = k;
+        END IF;
+      END IF;
+    WHEN 'zscore' THEN
+      IF live THEN SELECT to_json(score)::text INTO res FROM {s}.zsets WHERE key = k AND member = argv[a + 1]; END IF;
+    WHEN 'persist' THEN
+      res := (live AND re IS NOT NULL)::text;
+      IF live AND re IS NOT NULL THEN UPDATE {s}.keys SET expire = NULL WHERE key = k; END IF;
     WHEN 'publish' THEN
       -- Delivered by NOTIFY at commit (never for a batch that aborts), in commit order; kept in
       -- the events table for listeners catching up, and fetched from it when too long for NOTIFY.

@@ -130,9 +130,17 @@ class Requests:
         """
         return psycopg.Connection.connect(self.conninfo, autocommit=True)
 
-    def run(self, sql: str, params: tuple[Any, ...] | None = None, *, write: bool = False) -> list[Any]:
+    def run(
+        self,
+        sql: str,
+        params: tuple[Any, ...] | None = None,
+        *,
+        write: bool = False,
+        replay: tuple[Any, ...] | None = None,
+    ) -> list[Any]:
         """The rows of one statement (prepared on each connection once), retried as the module
-        says. ``write``: a failure after sending may have applied it (named in the error).
+        says. ``write``: a failure after sending may have applied it (named in the error);
+        ``replay``: the parameters of the retry, when they differ.
 
         Raises:
             EngineUnavailable: the server could not be reached, or rolled the statement back.
@@ -141,15 +149,15 @@ class Requests:
             EngineError: any other refusal of the server.
         """
 
-        def one(conn: psycopg.Connection[Any]) -> list[Any]:
-            cursor = conn.execute(sql, params, prepare=params is not None)
+        def one(conn: psycopg.Connection[Any], retry: bool) -> list[Any]:
+            cursor = conn.execute(sql, replay if retry and replay else params, prepare=params is not None)
             return cursor.fetchall() if cursor.description is not None else []
 
         return self.call(one, write=write)
 
-    def call(self, work: Callable[[psycopg.Connection[Any]], T], *, write: bool = False) -> T:
-        """``work(conn)`` on a pooled connection, retried once on a new connection when the
-        connection is lost (``work`` must be safe to run twice); errors as :meth:`run`."""
+    def call(self, work: Callable[[psycopg.Connection[Any], bool], T], *, write: bool = False) -> T:
+        """``work(conn, retry)`` on a pooled connection, retried once on a new connection when
+        the connection is lost (``work`` must be safe to run twice); errors as :meth:`run`."""
         failure: BaseException | None = None
         sent = False
         for retry in (False, True):
@@ -162,7 +170,7 @@ class Requests:
                 failure = exc
                 continue
             try:
-                return work(conn)
+                return work(conn, retry)
             except psycopg.Error as exc:
                 if not _lost(exc, conn):
                     self._refuse(exc)

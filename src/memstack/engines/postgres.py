@@ -21,6 +21,7 @@ twice (:mod:`._postgres_pool` says when a call is retried). ``publish`` travels 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
@@ -37,7 +38,6 @@ from ._postgres_listen import Listener
 from ._postgres_pool import acquire, release
 from ._postgres_schema import Names, ensure_schema
 from ._postgres_url import parse
-from ._redis_dedupe import dedupe_key
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["PostgresEngine"]
@@ -45,6 +45,10 @@ __all__ = ["PostgresEngine"]
 log = logging.getLogger("memstack.engines")
 
 _TABLES: Final = ("keys", "hashes", "sets", "lists", "zsets", "batches", "events")
+
+
+def _batch_id() -> int:
+    return int.from_bytes(os.urandom(8), "big") >> 1
 
 
 class PostgresEngine(Engine):
@@ -104,8 +108,8 @@ class PostgresEngine(Engine):
         s = self.names.quoted
         # The ops go in binary (%b): psycopg dumps a text[] in text format in Python, at several
         # times the cost of the binary form (bench/session_ops.py).
-        self._write = f"SELECT {s}.batch_write(%s::bigint, %b::text[], %s::text, %s::bigint)"
-        self._read = f"SELECT {s}.batch_read(%s::bigint, %b::text[], NULL, NULL)"
+        self._write = f"SELECT {s}.batch_write(%s::bigint, %b::text[], %s::bigint, %s::bigint, %s::boolean)"
+        self._read = f"SELECT {s}.batch_read(%s::bigint, %b::text[], NULL, NULL, NULL)"
         self._requests = acquire(
             target.conninfo,
             target.label,
@@ -115,7 +119,7 @@ class PostgresEngine(Engine):
         )
         try:
             if self.names.schema not in self._requests.ensured:
-                self._requests.call(self._setup)
+                self._requests.call(lambda conn, _: self._setup(conn))
                 self._requests.ensured.add(self.names.schema)
         except BaseException:
             release(self._requests)
@@ -166,8 +170,9 @@ class PostgresEngine(Engine):
         write = check_ops(ops)
         argv, plain = encode(ops)
         if write:
-            params: tuple[Any, ...] = (self.now_ms(), argv, dedupe_key(None, None), self.dedupe_ttl_ms)
-            rows = self._requests.run(self._write, params, write=True)
+            # A batch id: 63 random bits (unique within the few seconds a reply is kept).
+            params: tuple[Any, ...] = (self.now_ms(), argv, _batch_id(), self.dedupe_ttl_ms, False)
+            rows = self._requests.run(self._write, params, write=True, replay=(*params[:-1], True))
         else:
             rows = self._requests.run(self._read, (self.now_ms(), argv))
         return decode(ops, str(rows[0][0]), plain)
@@ -240,7 +245,7 @@ class PostgresEngine(Engine):
         tables = ", ".join(f"{self.names.quoted}.{t}" for t in _TABLES)
         statement = f"VACUUM {'FULL ' if vacuum else ''}{tables}"
 
-        def run(conn: psycopg.Connection[Any]) -> None:
+        def run(conn: psycopg.Connection[Any], _: bool) -> None:
             conn.execute("SET statement_timeout = 0")
             try:
                 conn.execute(statement)
@@ -273,7 +278,7 @@ class PostgresEngine(Engine):
             EngineUnavailable: the server cannot be reached.
         """
         self._check_open()
-        return iter(self._requests.call(lambda conn: _postgres_admin.raw_items(conn, self.names)))
+        return iter(self._requests.call(lambda conn, _: _postgres_admin.raw_items(conn, self.names)))
 
     def details(self) -> dict[str, str]:
         """What ``memstack doctor`` shows: server version, schema and its version, the pool.
@@ -282,7 +287,7 @@ class PostgresEngine(Engine):
             EngineUnavailable: the server cannot be reached.
         """
         self._check_open()
-        return self._requests.call(lambda conn: _postgres_admin.details(conn, self.names, self._requests))
+        return self._requests.call(lambda conn, _: _postgres_admin.details(conn, self.names, self._requests))
 
     def close(self) -> None:
         """Stop the sweeper and listener threads and close every connection; idempotent."""
