@@ -51,9 +51,7 @@ def raw_items(conn: psycopg.Connection[Any], names: Names) -> list[tuple[str, st
         (f"events:{i}", _text(c, m))
         for i, c, m in conn.execute(f"SELECT id, channel, message FROM {s}.events")
     ]
-    out += [
-        (f"batches:{i}", _text(r)) for i, r in conn.execute(f"SELECT id, reply FROM {s}.batches")
-    ]
+    out += [(f"batches:{i}", _text(r)) for i, r in conn.execute(f"SELECT id, reply FROM {s}.batches")]
     out += [(f"meta:{n}", _text(v)) for n, v in conn.execute(f"SELECT name, value FROM {s}.meta")]
     return out
 
