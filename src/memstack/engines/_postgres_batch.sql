@@ -37,32 +37,49 @@ DECLARE
   payload text;
   zm text[];
   zs double precision[];
+  c_key text[];
+  c_kind text[];
+  c_value text[];
+  c_expire bigint[];
+  c_lo bigint[];
+  c_n bigint[];
+  touched text[] := '{}';
+  j int;
 BEGIN
+  -- The keys of the batch (and its id): locked in one sorted pass (no two batches deadlock; a
+  -- replay of a batch still running waits for it, then finds its reply), then their rows read
+  -- in one statement. An op reads its key's row from there until an op of the batch wrote it.
+  ks := CASE WHEN writing THEN ARRAY[bid::text] ELSE '{}' END;
+  WHILE p <= top LOOP
+    op := argv[p]; c := argv[p + 1]::int; a := p + 2; p := a + c;
+    IF op IN ({all_keys}) THEN ks := ks || argv[a:a + c - 1];
+    ELSIF op NOT IN ({no_keys}) THEN ks := array_append(ks, argv[a]);
+    END IF;
+  END LOOP;
   IF writing THEN
-    -- Lock every key (and the batch id) in one sorted pass: no two batches deadlock, and a
-    -- replay of a batch still running waits for it, then finds its reply.
-    ks := ARRAY[bid::text];
-    WHILE p <= top LOOP
-      op := argv[p]; c := argv[p + 1]::int; a := p + 2; p := a + c;
-      IF op IN ({all_keys}) THEN ks := ks || argv[a:a + c - 1];
-      ELSIF op NOT IN ({no_keys}) THEN ks := array_append(ks, argv[a]);
-      END IF;
-    END LOOP;
     PERFORM pg_advisory_xact_lock({lock}, h) FROM (SELECT DISTINCT hashtext(lk) AS h FROM unnest(ks) AS u(lk) ORDER BY 1) q;
     IF replay THEN  -- a fresh id cannot have been seen: only a resent call looks
       SELECT reply INTO res FROM {s}.batches WHERE id = bid;
       IF FOUND THEN RETURN res; END IF;
     END IF;
-    p := 1;
   END IF;
+  SELECT array_agg(key), array_agg(kind), array_agg(value), array_agg(expire), array_agg(lo), array_agg(n)
+  INTO c_key, c_kind, c_value, c_expire, c_lo, c_n FROM {s}.keys WHERE key = ANY (ks);
+  p := 1;
   WHILE p <= top LOOP
     op := argv[p]; c := argv[p + 1]::int; a := p + 2; p := a + c;
     k := argv[a];
     fam := {families};
     live := false;
     IF op NOT IN ({all_keys}, {no_keys}) THEN
-      SELECT kind, value, expire, lo, n INTO rk, rv, re, rlo, rn FROM {s}.keys WHERE key = k;
-      live := FOUND;
+      IF k = ANY (touched) THEN
+        SELECT kind, value, expire, lo, n INTO rk, rv, re, rlo, rn FROM {s}.keys WHERE key = k;
+        live := FOUND;
+      ELSE
+        j := array_position(c_key, k);
+        live := j IS NOT NULL;
+        IF live THEN rk := c_kind[j]; rv := c_value[j]; re := c_expire[j]; rlo := c_lo[j]; rn := c_n[j]; END IF;
+      END IF;
       IF live AND re <= now_ms THEN
         live := false;  -- expired: absent to every command, purged by any write that meets it
         IF writing THEN PERFORM {s}._drop(ARRAY[k], now_ms); END IF;
@@ -70,6 +87,9 @@ BEGIN
       IF live AND rk <> fam AND (c > 1 OR op NOT IN ({empty_noop})) THEN
         RAISE EXCEPTION USING ERRCODE = 'MSWRT', MESSAGE = json_build_array(k, rk, fam)::text;
       END IF;
+    END IF;
+    IF op IN ({all_key_writes}) THEN touched := touched || argv[a:a + c - 1];
+    ELSIF writing AND op NOT IN ({reads_and_guards}) THEN touched := array_append(touched, k);
     END IF;
     res := NULL;
     CASE op

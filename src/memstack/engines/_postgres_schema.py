@@ -81,6 +81,10 @@ def _facts() -> dict[str, str]:
         "no_keys": _quoted_list([n for n, c in COMMANDS.items() if c.keys == "none"]),
         "empty_noop": _quoted_list([n for n, c in COMMANDS.items() if c.empty_noop]),
         "guards": _quoted_list([n for n, c in COMMANDS.items() if c.kind == "guard"]),
+        "all_key_writes": _quoted_list(
+            [n for n, c in COMMANDS.items() if c.keys == "all" and c.kind == "write"]
+        ),
+        "reads_and_guards": _quoted_list([n for n, c in COMMANDS.items() if c.kind != "write"]),
     }
 
 
