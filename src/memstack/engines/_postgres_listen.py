@@ -11,10 +11,12 @@ connection that LISTENs and hands every message to the shared
 What a lost listener connection costs (server restart, terminated backend, network): the thread
 reconnects (back-off up to 1 s), LISTENs again, then reads from the event table every message
 stored since it started listening on the connection it lost and delivers those it had not
-delivered (by event id). So no message of a committed batch is lost across an outage shorter than
-the event retention (``event_retention``, 60 s by default), except one whose transaction inserted
-it before the lost connection began listening and committed after that connection died.
-Messages recovered this way arrive in event-id order, after the outage.
+delivered (by event id). While it cannot reconnect, it polls the event table the same way through
+the engine's pool at every attempt, so a listener that alone cannot connect (say, the server is at
+``max_connections``) still delivers. So no message of a committed batch is lost across an outage
+shorter than the event retention (``event_retention``, 60 s by default), except one whose
+transaction inserted it before the lost connection began listening and committed after that
+connection died. Messages recovered this way arrive in event-id order, late.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Listener:
         channel: the NOTIFY channel of the schema.
         events: the quoted event table (``"schema".events``).
         notify: sends one payload on the channel from another connection (barriers).
+        read: runs a query on another connection (the fallback poll).
         dispatch: where messages go.
         wait: seconds :meth:`add` waits for the connection.
         retention: seconds the event table keeps messages (how long delivered ids are kept).
@@ -64,6 +67,7 @@ class Listener:
         channel: str,
         events: str,
         notify: Callable[[str], None],
+        read: Callable[[str, tuple[Any, ...]], list[Any]],
         dispatch: Dispatcher,
         wait: float,
         retention: float,
@@ -74,6 +78,7 @@ class Listener:
         self._fetch = f"SELECT channel, message FROM {events} WHERE id = %s"
         self._since = f"SELECT id, channel, message FROM {events} WHERE at >= %s ORDER BY id"
         self._notify = notify
+        self._read = read
         self._dispatch = dispatch
         self._wait = wait
         self._retention = retention + 30.0
@@ -184,6 +189,8 @@ class Listener:
                 if conn is not None:
                     with contextlib.suppress(Exception):  # closing a broken connection may fail
                         conn.close()
+            if since is not None and not stop.is_set():
+                self._poll(since)
             stop.wait(backoff)
             backoff = min(backoff * 2, _BACKOFF_MAX)
 
@@ -213,6 +220,16 @@ class Listener:
 
     def _catch_up(self, conn: psycopg.Connection[Any], since: Any) -> None:
         for event_id, channel, message in conn.execute(self._since, (since,)).fetchall():
+            self._deliver(int(event_id), channel, message)
+
+    def _poll(self, since: Any) -> None:
+        """The fallback while the listener cannot connect: the event table through the pool."""
+        try:
+            rows = self._read(self._since, (since,))
+        except Exception:  # the server is down too: the next attempt polls again
+            log.debug("%s: polling the event table failed", self._label, exc_info=True)
+            return
+        for event_id, channel, message in rows:
             self._deliver(int(event_id), channel, message)
 
     def _forget_old(self) -> None:

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from typing import Any, Final, NoReturn, TypeVar
 
 import psycopg
+from psycopg.conninfo import make_conninfo
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from ..errors import EngineClosed, EngineError, EngineFull, EngineUnavailable, MemstackError
@@ -122,13 +123,14 @@ class Requests:
                 f"{label} is unavailable: no connection within {connect_timeout:g} s"
             ) from exc
 
-    def connect(self) -> psycopg.Connection[Any]:
-        """A new autocommit connection outside the pool (listeners, retries).
+    def connect(self, **settings: str) -> psycopg.Connection[Any]:
+        """A new autocommit connection outside the pool (listeners, retries), with ``settings``
+        over the engine's connection parameters.
 
         Raises:
             psycopg.OperationalError: the server cannot be reached.
         """
-        return psycopg.Connection.connect(self.conninfo, autocommit=True)
+        return psycopg.Connection.connect(make_conninfo(self.conninfo, **settings), autocommit=True)
 
     def run(
         self,

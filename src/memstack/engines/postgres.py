@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from ..clock import Clock
 from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfiguration
@@ -125,11 +126,16 @@ class PostgresEngine(Engine):
             release(self._requests)
             raise
         self._dispatch = Dispatcher(self.name)
+        # The listener's connection shows in pg_stat_activity as "<application_name>:listen".
+        listen_as = {
+            "application_name": f"{conninfo_to_dict(target.conninfo).get('application_name')}:listen"
+        }
         self._listener = Listener(
-            self._requests.connect,
+            lambda: self._requests.connect(**listen_as),
             self.names.channel,
             f"{s}.events",
             self._notify,
+            lambda query, params: self._requests.run(query, params),
             self._dispatch,
             connect_timeout + tcp_timeout,
             event_retention,
@@ -235,7 +241,9 @@ class PostgresEngine(Engine):
     def compact(self, *, vacuum: bool = False) -> None:
         """``VACUUM`` memstack's tables, so dead row versions of deleted data go (their space is
         reused); ``vacuum`` runs ``VACUUM FULL``, which rewrites each table into new files (and
-        locks it meanwhile). WAL segments, archives, replicas and backups keep what they hold.
+        locks it meanwhile). Row versions that a transaction begun before the delete may still
+        read stay until it ends (compact again then). WAL segments, archives, replicas and backups
+        keep what they hold.
 
         Raises:
             EngineUnavailable: the server cannot be reached.
