@@ -1,5 +1,5 @@
 """What only the PostgreSQL engine has: URLs, a schema with a version, batch ids, lost connections,
-LISTEN/NOTIFY with catch-up, timeouts, vacuum, the records of every table.
+timeouts, vacuum, the records of every table (notifications: ``test_postgres_notify.py``).
 
 Every test runs against the real server of the ``postgres_url`` fixture (each test that needs a
 schema of its own names one after the test, so xdist workers never share it).
@@ -12,7 +12,6 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
 import psycopg
@@ -28,44 +27,8 @@ from memstack.engines._postgres_url import parse
 from memstack.engines.postgres import PostgresEngine
 from memstack.errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfiguration, InvalidUrl
 
+from ._pg import admin, port_of, via
 from .test_conformance import wait_for
-
-
-@pytest.fixture
-def server(postgres_url: str | None) -> str:
-    """The test server's URL without a schema."""
-    if postgres_url is None:
-        pytest.skip("no PostgreSQL on this machine")
-    parts = urlsplit(postgres_url)
-    return parts._replace(query="").geturl()
-
-
-@pytest.fixture
-def schema(server: str, request: pytest.FixtureRequest) -> Iterator[str]:
-    """A schema of this test alone, dropped afterwards."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    name = f"t_{worker}_{request.node.name}".lower()
-    name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:60]
-    admin(server, f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-    yield name
-    admin(server, f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-
-
-def admin(url: str, sql: str, params: tuple[object, ...] | None = None) -> list[tuple[object, ...]]:
-    with psycopg.connect(url, autocommit=True) as conn:
-        cursor = conn.execute(sql, params)
-        return cursor.fetchall() if cursor.description else []
-
-
-def port_of(url: str) -> int:
-    return int(urlsplit(url).port or 5432)
-
-
-def via(url: str, port: int) -> str:
-    """``url`` with its port replaced (a relay in front of the server)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit(":", 1)[0] if parts.port else parts.netloc
-    return parts._replace(netloc=f"{netloc}:{port}").geturl()
 
 
 # -- URLs ------------------------------------------------------------------------------------
@@ -276,114 +239,6 @@ def test_a_statement_timeout_applies_nothing_and_says_so(server: str, schema: st
             with pytest.raises(EngineUnavailable, match="nothing applied"):
                 batch.execute()
         assert engine.get("busy") == "0" and engine.get("other") is None
-
-
-# -- notifications ---------------------------------------------------------------------------
-def test_long_messages_and_aborted_batches(server: str, schema: str) -> None:
-    from memstack.errors import NotANumber
-
-    with PostgresEngine(with_schema(server, schema)) as engine:
-        heard: list[str] = []
-        with engine.subscribe("ch", heard.append):
-            long = "é" * 20_000  # past NOTIFY's 8000 bytes: read from the event table
-            engine.set("text", "abc")
-            aborting = engine.batch()
-            aborting.publish("ch", "from a batch that aborts")
-            aborting.incr("text")
-            with pytest.raises(NotANumber):
-                aborting.execute()
-            engine.publish("ch", long)
-            engine.publish("ch", "a\x00b")
-            assert wait_for(lambda: len(heard) == 2)
-            assert heard == [long, "a\x00b"]
-
-
-class Gate(Relay):
-    """A relay that can cut every connection, or refuse only new ones, until opened again."""
-
-    def __init__(self, target: int) -> None:
-        self.closed = False
-        self._kept: set[object] = set()
-        super().__init__(target)
-
-    def relay(self, src: object, data: bytes, to_server: bool) -> bool:
-        return not self.closed or src in self._kept
-
-    def refuse_new(self) -> None:
-        """Connections open now carry on; new ones die on their first bytes."""
-        self._kept = set(self._relayed)
-        self.closed = True
-
-    def shut(self) -> None:
-        self._kept = set()
-        self.closed = True
-        for sock in list(self._relayed):
-            with contextlib.suppress(OSError):
-                sock.shutdown(2)
-
-
-def test_a_lost_listener_catches_up_on_messages_committed_meanwhile(server: str, schema: str) -> None:
-    gate = Gate(port_of(server))
-    try:
-        direct = PostgresEngine(with_schema(server, schema))
-        behind = PostgresEngine(with_schema(via(server, gate.port), schema))
-        heard: list[str] = []
-        with behind.subscribe("ch", heard.append):
-            direct.publish("ch", "before")
-            assert wait_for(lambda: heard == ["before"])
-            gate.shut()  # the listener's connection dies and cannot come back yet
-            time.sleep(0.3)
-            for i in range(3):
-                direct.publish("ch", f"while down {i}")
-            direct.publish("other", "not ours")
-            gate.closed = False
-            assert wait_for(lambda: len(heard) == 4, timeout=10)
-            direct.publish("ch", "after")
-            assert wait_for(lambda: len(heard) == 5)
-        assert heard == ["before", "while down 0", "while down 1", "while down 2", "after"]
-        behind.close()
-        direct.close()
-    finally:
-        gate.close()
-
-
-def test_a_listener_that_cannot_reconnect_still_delivers_by_polling(server: str, schema: str) -> None:
-    gate = Gate(port_of(server))
-    name = f"memstack-poll-{os.environ.get('PYTEST_XDIST_WORKER', 'gw0')}"
-    try:
-        direct = PostgresEngine(with_schema(server, schema))
-        behind = PostgresEngine(with_schema(via(server, gate.port), schema) + f"&application_name={name}")
-        heard: list[str] = []
-        with behind.subscribe("ch", heard.append):
-            behind.get("warm")  # the pool has a connection through the gate
-            gate.refuse_new()
-            killed = admin(
-                server,
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
-                (f"{name}:listen",),
-            )
-            assert killed == [(1,)]
-            direct.publish("ch", "while the listener is out")
-            assert wait_for(lambda: heard == ["while the listener is out"], timeout=10)
-            gate.closed = False
-            assert wait_for(lambda: behind._listener._ready, timeout=10)
-            direct.publish("ch", "back")
-            assert wait_for(lambda: heard == ["while the listener is out", "back"])
-        behind.close()
-        direct.close()
-    finally:
-        gate.close()
-
-
-def test_a_subscriber_hears_nothing_published_before_it(server: str, schema: str) -> None:
-    with PostgresEngine(with_schema(server, schema)) as engine:
-        first: list[str] = []
-        with engine.subscribe("ch", first.append):
-            engine.publish("ch", "one")
-            second: list[str] = []
-            with engine.subscribe("ch", second.append):
-                engine.publish("ch", "two")
-                assert wait_for(lambda: first == ["one", "two"] and second == ["two"])
 
 
 # -- expiry, compaction, records -------------------------------------------------------------
