@@ -90,6 +90,7 @@ class Listener:
         self._tokens = itertools.count(1)
         self._delivered: dict[int, float] = {}  # event id -> monotonic time delivered
         self._pruned = time.monotonic()
+        self._once = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -171,13 +172,16 @@ class Listener:
                     self._catch_up(conn, since)
                 since = started[0] if started else None
                 with self._cond:
-                    self._ready = True
+                    if not stop.is_set():  # a stopped thread's state is no longer the listener's
+                        self._ready = True
                     self._cond.notify_all()
                 backoff = 0.05
                 while not stop.is_set():
                     # Collected first: the generator holds the connection, which _handle may query.
                     payloads = [n.payload for n in conn.notifies(timeout=_POLL, stop_after=1)]
                     for payload in payloads:
+                        if stop.is_set():  # a thread started after this one delivers from now on
+                            return
                         self._handle(conn, payload)
                     self._forget_old()
             except Exception as exc:  # any failure of the connection: reconnect
@@ -185,7 +189,8 @@ class Listener:
                     log.debug("%s: notification connection lost: %r", self._label, exc)
             finally:
                 with self._cond:
-                    self._ready = False
+                    if not stop.is_set():
+                        self._ready = False
                 if conn is not None:
                     with contextlib.suppress(Exception):  # closing a broken connection may fail
                         conn.close()
@@ -213,10 +218,11 @@ class Listener:
         self._deliver(event_id, channel, message)
 
     def _deliver(self, event_id: int, channel: str, message: str) -> None:
-        if event_id in self._delivered:
-            return
-        self._delivered[event_id] = time.monotonic()
-        self._dispatch.deliver(unescape(channel), unescape(message))
+        with self._once:  # a message is handed over once, whichever path found it
+            if event_id in self._delivered:
+                return
+            self._delivered[event_id] = time.monotonic()
+            self._dispatch.deliver(unescape(channel), unescape(message))
 
     def _catch_up(self, conn: psycopg.Connection[Any], since: Any) -> None:
         for event_id, channel, message in conn.execute(self._since, (since,)).fetchall():
@@ -238,4 +244,5 @@ class Listener:
             return
         self._pruned = now
         cutoff = now - self._retention
-        self._delivered = {i: t for i, t in self._delivered.items() if t >= cutoff}
+        with self._once:
+            self._delivered = {i: t for i, t in self._delivered.items() if t >= cutoff}
