@@ -8,7 +8,7 @@ schema of its own names one after the test, so xdist workers never share it).
 from __future__ import annotations
 
 import contextlib
-import json
+import math
 import os
 import threading
 import time
@@ -168,7 +168,7 @@ def test_a_replayed_batch_answers_its_first_reply_and_applies_nothing(server: st
         again = admin(server, call, (engine.now_ms(), argv, 42, 60_000, True))
         assert first == again == [('[true,["5",1]]',)]
         assert engine.get("n") == "5" and engine.lrange("l", 0, -1) == ["x"]
-        assert ("batches:42", '[true,["5",1]]') in list(engine.raw_items())
+        assert ("batches:42", 'batches:42\n[true,["5",1]]\n["n", "l"]') in list(engine.raw_items())
         # A replay whose first run never committed applies once.
         assert admin(server, call, (engine.now_ms(), argv, 43, 60_000, True)) == [('[true,["10",2]]',)]
 
@@ -307,13 +307,36 @@ def test_vacuum_full_leaves_no_copy_in_the_table_files(server: str, schema: str)
 def test_raw_items_cover_every_table(server: str, schema: str) -> None:
     with PostgresEngine(with_schema(server, schema)) as engine:
         engine.rpush("l", "first", "second")
-        engine.zadd("z", {"m": 2.5})
+        engine.zadd("z", {"m": 2.5, "n": math.inf})
+        engine.hset("h", {"f": "v\x00"})
         engine.publish("ch", "said")
         items = dict(engine.raw_items())
-        assert "first" in items["l"] and "second" in items["l"] and "2.5" in items["z"]
-        assert any(where.startswith("events:") and "said" in text for where, text in items.items())
-        assert any(where.startswith("batches:") for where in items)
-        assert json.loads(items["meta:schema_version"]) == SCHEMA_VERSION
+        assert items["l"] == "l\nfirst\nsecond" and items["z"] == "z\nm\t2.5\nn\tinf"
+        assert items["h"] == "h\nf\tv\x00"
+        assert any(
+            where.startswith("events:") and text.endswith("\nch\nsaid") for where, text in items.items()
+        )
+        assert any(where.startswith("batches:") and '"z"' in text for where, text in items.items())
+        assert items["meta:schema_version"] == f"meta:schema_version\n{SCHEMA_VERSION}"
+        assert all(text.startswith(where) for where, text in items.items())
+
+
+def test_a_forget_withdraws_batch_replies_and_a_retry_still_applies_nothing(server: str, schema: str) -> None:
+    with PostgresEngine(with_schema(server, schema)) as engine:
+        engine.set("secret", "alice's")
+        call = f'SELECT "{schema}".batch_write(%s::bigint, %s::text[], %s::bigint, %s::bigint, %s)'
+        argv = ["get", "1", "secret", "incr", "2", "n", "1"]
+        assert admin(server, call, (engine.now_ms(), argv, 7, 60_000, False)) == [
+            ('[true,["alice\'s","1"]]',)
+        ]
+        internal = dict(engine.internal_items())
+        assert "alice's" in internal["batches:7"] and '"secret"' in internal["batches:7"]
+        assert engine.drop_internal(["batches:7", "events:999999", "secret", "batches:x"]) == 1
+        assert dict(engine.internal_items())["batches:7"] == "batches:7\nMSWITHDRAWN\n[]"
+        assert not any("alice" in text for _, text in engine.raw_items() if not text.startswith("secret"))
+        assert engine.get("secret") == "alice's"  # the data itself stays
+        assert admin(server, call, (engine.now_ms(), argv, 7, 60_000, True)) == [("MSWITHDRAWN",)]
+        assert engine.get("n") == "1"
 
 
 def test_details_and_closing(server: str, schema: str) -> None:

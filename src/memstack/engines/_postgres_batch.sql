@@ -332,8 +332,8 @@ BEGIN
   res := '[true,[' || array_to_string(parts, ',') || ']]';
   IF writing THEN
     -- Kept keep_ms from now on the server's clock (a retry's deadline is wall time, not data time).
-    INSERT INTO {s}.batches (id, reply, expire)
-    VALUES (bid, res, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + keep_ms);
+    INSERT INTO {s}.batches (id, reply, keys, expire)
+    VALUES (bid, res, array_to_json(ks[2:])::text, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + keep_ms);
   END IF;
   RETURN res;
 END $$;

@@ -17,11 +17,11 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..errors import EngineError, MemstackError, NotANumber
+from ..errors import EngineError, EngineUnavailable, MemstackError, NotANumber
 from . import _redis_codec
 from .base import BatchResult, Op, WrongType
 
-__all__ = ["decode", "encode", "error_of", "escape", "unescape", "upper_bound"]
+__all__ = ["WITHDRAWN", "decode", "encode", "error_of", "escape", "unescape", "upper_bound"]
 
 _ESCAPED: Final = re.compile("\x01(.)", re.DOTALL)
 
@@ -57,8 +57,22 @@ def encode(ops: Sequence[Op]) -> tuple[list[str], bool]:
     return argv, plain
 
 
+WITHDRAWN: Final = "MSWITHDRAWN"
+"""A batch reply a forget withdrew (``_postgres_admin.drop_internal``)."""
+
+
 def decode(ops: Sequence[Op], reply: str, plain: bool) -> BatchResult:
-    """The :class:`BatchResult` of a batch function's JSON ``reply`` to ``ops``."""
+    """The :class:`BatchResult` of a batch function's JSON ``reply`` to ``ops``.
+
+    Raises:
+        EngineUnavailable: the reply is a retry's, and a forget withdrew it (the batch was applied
+            once; its results are gone).
+    """
+    if reply == WITHDRAWN:
+        raise EngineUnavailable(
+            "a write batch was applied, but its reply was lost and a forget withdrew the copy a retry "
+            "reads (it may have held forgotten data): the results are unknown, the batch is not applied again"
+        )
     if "\\u0001" in reply:  # escaped text came back: unescape every string first
         reply = json.dumps(_unescape_all(json.loads(reply)))
     return _redis_codec.decode(ops, reply, plain)

@@ -48,11 +48,13 @@ CREATE TABLE IF NOT EXISTS {s}.events (
     at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX IF NOT EXISTS events_at ON {s}.events (at);
--- The first reply of each write batch, by batch id, until expire (server-clock ms): a resent
--- batch answers it and applies nothing twice. No index on expire: the sweep scans a few seconds'
+-- The first reply of each write batch and its keys (a JSON list: a forget finds the replies of
+-- batches on its keys), by batch id, until expire (server-clock ms): a resent batch answers it
+-- and applies nothing twice. No index on expire: the sweep scans a few seconds'
 -- worth of rows, and every batch saves an index insert.
 CREATE TABLE IF NOT EXISTS {s}.batches (
     id bigint PRIMARY KEY,
     reply text NOT NULL,
+    keys text NOT NULL,
     expire bigint NOT NULL
 );

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import psycopg
@@ -287,6 +287,27 @@ class PostgresEngine(Engine):
         """
         self._check_open()
         return iter(self._requests.call(lambda conn, _: _postgres_admin.raw_items(conn, self.names)))
+
+    def internal_items(self) -> Iterator[tuple[str, str]]:
+        """The records the engine keeps for itself: ``events:<id>`` (published messages, kept
+        ``event_retention`` seconds) and ``batches:<id>`` (write batches' first replies and keys).
+
+        Raises:
+            EngineUnavailable: the server cannot be reached.
+        """
+        self._check_open()
+        return iter(self._requests.call(lambda conn, _: _postgres_admin.internal_items(conn, self.names)))
+
+    def drop_internal(self, wheres: Iterable[str]) -> int:
+        """Delete the named events and withdraw the named batch replies (a retry of such a batch
+        still applies nothing, and learns its results are gone); returns how many changed.
+
+        Raises:
+            EngineUnavailable: the server cannot be reached.
+        """
+        self._check_open()
+        names = list(wheres)
+        return self._requests.call(lambda conn, _: _postgres_admin.drop_internal(conn, self.names, names))
 
     def details(self) -> dict[str, str]:
         """What ``memstack doctor`` shows: server version, schema and its version, the pool.
