@@ -160,8 +160,11 @@ def wait_ready(url: str, timeout: float = 30.0) -> None:
 
 
 if __name__ == "__main__":
+    import signal
     import sys
 
+    # Stopped by SIGTERM too (a background job ignores SIGINT): the server goes with it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with postgres_server(settings=() if "--durable" in sys.argv else FAST) as running:
         print(running.url, running.pgdata, flush=True)
         with contextlib.suppress(KeyboardInterrupt):

@@ -107,10 +107,10 @@ def test_constructor_defaults_and_backends(clock: ManualClock) -> None:
     assert store.backend.name == "memory"
     store.close()
     store.close()  # idempotent, never raises
-    with pytest.raises(InvalidConfiguration, match=r"^Unknown backend: 'postgres'"):
-        PersistentMemoryStore("postgres")
+    with pytest.raises(InvalidConfiguration, match=r"^Unknown backend: 'mongodb'"):
+        PersistentMemoryStore("mongodb")
     with pytest.raises(ValueError, match=r"^Unknown backend"):
-        PersistentMemoryStore("postgres")
+        PersistentMemoryStore("mongodb")
 
 
 def test_engine_url_choices() -> None:
