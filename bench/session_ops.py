@@ -4,15 +4,18 @@
 
 Workload on one session: ``put`` (200-byte JSON values), ``get``, ``increment``, ``keys``. Peer
 (the bare primitive of the same engine): Redis — redis-py ``SET`` one call at a time on the same
-server; SQLite — one ``INSERT`` per transaction on a WAL file in the same directory; memory — a
-dict write under a ``threading.Lock``.
+server; PostgreSQL — one psycopg ``INSERT … ON CONFLICT`` per transaction (autocommit, prepared)
+into a two-column table of the same server and schema; SQLite — one ``INSERT`` per transaction on
+a WAL file in the same directory; memory — a dict write under a ``threading.Lock``.
 
 Round trips per put, on Redis: requests the client wrote to its sockets during the put phase
 (redis-py ``send_packed_command`` calls, counted in this process) divided by the puts,
 cross-checked against the server: the ``INFO commandstats`` delta of client-issued commands
 (``EVALSHA``/``EVAL`` calls; the commands a script runs inside are counted by Redis too, so
 ``total_commands_processed`` over-counts round trips), summed over every primary of a cluster.
-Engines without a network do one transaction (SQLite) or one lock hold (memory) per put: 1.
+On PostgreSQL: statements psycopg executed in this process during the put phase (each one
+request and its reply) divided by the puts. Engines without a network do one transaction
+(SQLite) or one lock hold (memory) per put: 1.
 Phases run interleaved in rounds (one warm-up round, then the median of the others) because the
 machine is shared and noisy. A breakdown of a put's time is printed from two extra peers: a one-op
 engine batch and the put's own batch built by hand (same ops, no tier code).
@@ -115,6 +118,30 @@ class _SendCounter:
 Op = Callable[[int], Any]
 
 
+class _StatementCounter:
+    """Counts statements psycopg sends from this process (one request and its reply each)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _StatementCounter:
+        import psycopg
+
+        self._cls = psycopg.Cursor
+        self._orig = psycopg.Cursor.execute
+        orig = self._orig
+
+        def counted(cursor: Any, *args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return orig(cursor, *args, **kwargs)
+
+        psycopg.Cursor.execute = counted  # type: ignore[method-assign]  # bench instrumentation
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._cls.execute = self._orig  # type: ignore[method-assign]  # restore
+
+
 @contextlib.contextmanager
 def raw_primitive(engine: Engine, url: str, texts: list[str]) -> Iterator[tuple[str, Op]]:
     """The engine's bare write primitive: (description, one write)."""
@@ -127,6 +154,25 @@ def raw_primitive(engine: Engine, url: str, texts: list[str]) -> Iterator[tuple[
             for i in range(64):  # one key per call: cluster keys live in different slots
                 client.delete(f"{key}:{i}")
             client.close()
+    elif engine.name == "postgres":
+        import psycopg
+
+        from memstack.engines._postgres_url import parse
+
+        target = parse(url, statement_timeout=30, tcp_timeout=10, connect_timeout=5)
+        conn = psycopg.connect(target.conninfo, autocommit=True)
+        table = f'"{target.schema}".bench_raw_{uuid.uuid4().hex[:12]}'
+        conn.execute(f"CREATE TABLE {table} (k text PRIMARY KEY, v text)")
+        upsert = f"INSERT INTO {table} (k, v) VALUES (%s, %s) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+
+        def upsert_one(i: int) -> None:
+            conn.execute(upsert, (f"k{i % 64}", texts[i]), prepare=True)
+
+        try:
+            yield "psycopg INSERT … ON CONFLICT, one per transaction (autocommit, prepared)", upsert_one
+        finally:
+            conn.execute(f"DROP TABLE {table}")
+            conn.close()
     elif engine.name == "sqlite":
         path = url.split("sqlite:///", 1)[1]
         raw_path = Path(path).parent / f"bench-raw-{uuid.uuid4().hex}.db"
@@ -203,13 +249,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"value: {len(texts[0])} bytes of JSON, a new one on every write")
         phases: dict[str, list[float]] = {}
         sends, puts = _SendCounter(), 0
+        statements = _StatementCounter()
         admin = _redis_client(url) if engine.name.startswith("redis") else None
         scripts_before = _script_calls(admin) if admin is not None else 0
         with raw_primitive(engine, url, texts) as (raw_what, raw), engine_floor(engine, texts) as floor:
             one_op, put_batch = floor
             for rnd in range(rounds + 1):  # round 0 warms connections, caches and the interpreter up
                 # The put phase alone runs under the send counter (round trips per put).
-                with sends if admin is not None else contextlib.nullcontext():
+                counter: Any = sends if admin is not None else contextlib.nullcontext()
+                if engine.name == "postgres":
+                    counter = statements
+                with counter:
                     put_rate = _rate(n, lambda i: store.put(sid, f"k{i % 64}", value(i)))
                 if rnd:
                     phases.setdefault("put", []).append(put_rate)
@@ -235,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             admin.close()
             round_trips = sends.count / puts
             how = f"client socket requests / puts; the server saw {scripts:.2f} EVALSHA per put"
+        elif engine.name == "postgres":
+            round_trips = statements.count / puts
+            how = "statements psycopg executed / puts"
         else:
             round_trips = 1.0
             how = "one transaction / one lock hold per put (no network)"

@@ -136,7 +136,9 @@ def main() -> None:
         print(f"engine {engine_name} ({url}), {rounds} rounds each" + (" (--quick)" if args.quick else ""))
         same = same_process(url, name, rounds)
         if engine_name == "memory":
-            raise SystemExit("memory:// lives in one process: no cross-process figure; use sqlite or redis")
+            raise SystemExit(
+                "memory:// lives in one process: no cross-process figure; use sqlite, redis or postgresql"
+            )
         cross = cross_process(url, name, rounds)
     rows = [("same process (thread)", same), ("cross process (spawned)", cross)]
     print(f"{'write -> wake-up, ms':<26}{'p50':>9}{'p90':>9}{'p99':>9}{'max':>9}{'mean':>9}")

@@ -2,7 +2,7 @@
 family of the keyspace registry (:mod:`memstack.keyspace`); a test that makes memstack write an
 undeclared key fails.
 
-Every batch the engines apply is seen (memory, SQLite, Redis; views and wrappers reach one of
+Every batch the engines apply is seen (memory, SQLite, Redis, PostgreSQL; views and wrappers reach one of
 them): the keys and channels of its write commands, attributed to the first caller outside the
 engines. Keys a test writes itself through an engine (the conformance suite's ``k``, ``a``...) and
 keys a dump import restores (whatever the dump held) are the caller's, not memstack's, and are
@@ -11,6 +11,7 @@ not checked.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -83,6 +84,10 @@ def _wrap(cls: Any) -> None:
 
 for _engine in (MemoryEngine, SqliteEngine, RedisEngine):
     _wrap(_engine)
+if importlib.util.find_spec("psycopg") is not None:  # the `postgres` extra: without it no test runs it
+    from memstack.engines.postgres import PostgresEngine
+
+    _wrap(PostgresEngine)
 
 
 @pytest.fixture(autouse=True)

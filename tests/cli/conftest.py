@@ -15,7 +15,7 @@ from memstack.engines import open_engine
 Cli = Callable[..., subprocess.CompletedProcess[bytes]]
 
 # memory:// lives inside one process: the CLI cannot share it with anything else.
-SHARED_ENGINES = ["sqlite", "redis", "redis-cluster"]
+SHARED_ENGINES = ["sqlite", "redis", "redis-cluster", "postgres"]
 
 
 @pytest.fixture(params=SHARED_ENGINES)
@@ -25,10 +25,15 @@ def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if kind == "sqlite":
         yield f"sqlite:///{tmp_path / 'shared.db'}"
         return
-    urls = request.getfixturevalue("redis_urls")
-    if urls is None:
-        pytest.skip("no redis-server on this machine")
-    url = urls[0] if kind == "redis" else urls[1]
+    if kind == "postgres":
+        url: str | None = request.getfixturevalue("postgres_url")
+        if url is None:
+            pytest.skip("no PostgreSQL on this machine")
+    else:
+        urls = request.getfixturevalue("redis_urls")
+        if urls is None:
+            pytest.skip("no redis-server on this machine")
+        url = urls[0] if kind == "redis" else urls[1]
     with open_engine(url) as engine:
         engine.flush()
     yield url

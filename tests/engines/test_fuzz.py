@@ -1,6 +1,6 @@
 """A seeded fuzz over the seam: hostile arguments, random batches, every engine side by side.
 
-Each batch runs on memory, SQLite, Redis and Redis Cluster (the same manual clock), through raw
+Each batch runs on memory, SQLite, Redis, Redis Cluster and PostgreSQL (the same manual clock), through raw
 ``execute`` or through the ``Commands`` methods. Every failure must be a ``MemstackError``, the
 engines must agree on accepting or refusing each batch (and on the error type), on its results,
 and, checked every few batches, on the whole keyspace.
@@ -131,11 +131,13 @@ def outcome(engine: Engine, ops: list[Op], through_methods: bool) -> tuple[Any, 
 
 @contextlib.contextmanager
 def all_engines(
-    tmp_path: Path, redis_urls: tuple[str, str] | None, clock: ManualClock
+    tmp_path: Path, redis_urls: tuple[str, str] | None, clock: ManualClock, postgres_url: str | None = None
 ) -> Iterator[dict[str, Engine]]:
     urls = {"memory": "memory://", "sqlite": f"sqlite:///{tmp_path / 'fuzz.db'}"}
     if redis_urls is not None:
         urls.update({"redis": redis_urls[0], "redis-cluster": redis_urls[1]})
+    if postgres_url is not None:
+        urls["postgres"] = postgres_url
     engines: dict[str, Engine] = {}
     try:
         for kind, url in urls.items():
@@ -148,9 +150,9 @@ def all_engines(
 
 
 def test_hostile_batches_raise_only_memstack_errors_and_every_engine_agrees(
-    tmp_path: Path, redis_urls: tuple[str, str] | None, clock: ManualClock
+    tmp_path: Path, redis_urls: tuple[str, str] | None, postgres_url: str | None, clock: ManualClock
 ) -> None:
-    with all_engines(tmp_path, redis_urls, clock) as engines:
+    with all_engines(tmp_path, redis_urls, clock, postgres_url) as engines:
         fuzzer = Fuzzer(SEED, "{fz}")  # one hash tag: every batch is legal on the cluster
         refused = applied = 0
         for number in range(BATCHES):

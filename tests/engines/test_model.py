@@ -422,16 +422,26 @@ class EngineMachine(RuleBasedStateMachine):
 def test_engine_matches_model(engine_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     counter = itertools.count()
     redis_urls: tuple[str, str] | None = None
+    postgres_url: str | None = None
     if engine_kind.startswith("redis"):  # only Redis runs need the servers
         redis_urls = request.getfixturevalue("redis_urls")
         if redis_urls is None:
             pytest.skip("no redis-server on this machine")
+    if engine_kind == "postgres":
+        postgres_url = request.getfixturevalue("postgres_url")
+        if postgres_url is None:
+            pytest.skip("no PostgreSQL on this machine")
 
     def make_engine(clock: ManualClock) -> Engine:
         if engine_kind == "memory":
             return open_engine("memory://", clock=clock)
         if engine_kind == "sqlite":
             return open_engine(f"sqlite:///{tmp_path / f'model-{next(counter)}.db'}", clock=clock)
+        if engine_kind == "postgres":
+            assert postgres_url is not None
+            engine = open_engine(postgres_url, clock=clock)
+            engine.flush()
+            return engine
         assert redis_urls is not None
         engine = open_engine(redis_urls[0] if engine_kind == "redis" else redis_urls[1], clock=clock)
         engine.flush()

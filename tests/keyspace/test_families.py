@@ -43,6 +43,7 @@ EXAMPLE_PARTS = {
     "window": "wf__a__b",
     "node_window": "wf__n_1__x.y@z",
     "batch": "0123456789abcdef",
+    "batch_row": "6944404665886468999",
     "event": "12",
 }
 

@@ -107,10 +107,10 @@ def test_constructor_defaults_and_backends(clock: ManualClock) -> None:
     assert store.backend.name == "memory"
     store.close()
     store.close()  # idempotent, never raises
-    with pytest.raises(InvalidConfiguration, match=r"^Unknown backend: 'postgres'"):
-        PersistentMemoryStore("postgres")
+    with pytest.raises(InvalidConfiguration, match=r"^Unknown backend: 'mongodb'"):
+        PersistentMemoryStore("mongodb")
     with pytest.raises(ValueError, match=r"^Unknown backend"):
-        PersistentMemoryStore("postgres")
+        PersistentMemoryStore("mongodb")
 
 
 def test_engine_url_choices() -> None:
@@ -121,3 +121,6 @@ def test_engine_url_choices() -> None:
     assert engine_url("sqlite").startswith("sqlite:///")
     with pytest.raises(InvalidConfiguration, match="redis_host is empty"):
         engine_url("redis", redis_host="")
+    assert engine_url("postgres", url="postgresql://h/db") == "postgresql://h/db"
+    with pytest.raises(InvalidConfiguration, match="no default server"):
+        engine_url("postgres")

@@ -135,7 +135,7 @@ def test_profiles_are_data() -> None:
     with pytest.raises(InvalidConfiguration, match="unknown node setting"):
         PersistentMemoryNode({"colour": "red"})
     with pytest.raises(InvalidConfiguration, match=r"^Unknown backend"):
-        PersistentMemoryNode({"backend": "postgres"})
+        PersistentMemoryNode({"backend": "mongodb"})
     with pytest.raises(InvalidConfiguration, match="redis_host is empty"):
         PersistentMemoryNode(profile="custom").open()
 

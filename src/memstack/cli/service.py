@@ -28,6 +28,7 @@ __all__ = ["doctor", "export", "import_", "serve"]
 
 EXTRAS: dict[str, list[str]] = {
     "server": ["fastapi", "uvicorn", "mcp"],
+    "postgres": ["psycopg", "psycopg-pool"],
     "embeddings": ["onnxruntime", "tokenizers"],
     "langgraph": ["langgraph"],
     "llamaindex": ["llama-index-core"],
@@ -241,6 +242,7 @@ def doctor(
         with memory() as mem:
             mem.engine.ping()
             rows.append({"check": "engine", "result": f"{mem.engine.name} reachable at {mem.engine.url}"})
+            rows.extend(_engine_details(mem.engine))
             rows.append({"check": "retrieval", "result": _retrieval(mem, embedder or state.embedder)})
             rows.append({"check": "untenanted data", "result": _untenanted(mem)})
             rows.extend(_policies())
@@ -250,6 +252,17 @@ def doctor(
     emit_table(rows, ["check", "result"], title="memstack doctor")
     if code:
         raise typer.Exit(code)
+
+
+def _engine_details(engine: object) -> list[dict[str, str]]:
+    """The lines an engine reports about itself through ``details()`` (PostgreSQL: server
+    version, schema version, pool), looking through tenant and metrics views."""
+    while getattr(engine, "inner", None) is not None:
+        engine = engine.inner  # type: ignore[attr-defined]  # checked just above
+    details = getattr(engine, "details", None)
+    if not callable(details):
+        return []
+    return [{"check": f"engine {name}", "result": str(value)} for name, value in details().items()]
 
 
 def _retrieval(mem: Memory, setting: str | None) -> str:

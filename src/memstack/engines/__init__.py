@@ -6,6 +6,7 @@
 | ``sqlite:///relative/or//absolute/path.db`` | :class:`~memstack.engines.sqlite.SqliteEngine` |
 | ``redis://host:port/db``, ``rediss://…``, ``unix://…`` | :class:`~memstack.engines.redis.RedisEngine` |
 | ``redis+cluster://host:port[,host:port…]`` | :class:`~memstack.engines.redis.RedisEngine` (clustered) |
+| ``postgresql://user:pass@host:port/db`` | :class:`~memstack.engines.postgres.PostgresEngine` |
 """
 
 from __future__ import annotations
@@ -28,7 +29,17 @@ __all__ = [
     "open_engine",
 ]
 
-SCHEMES = ("memory", "sqlite", "redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+SCHEMES = (
+    "memory",
+    "sqlite",
+    "redis",
+    "rediss",
+    "unix",
+    "redis+cluster",
+    "rediss+cluster",
+    "postgresql",
+    "postgres",
+)
 
 
 def default_url() -> str:
@@ -76,4 +87,14 @@ def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine
         from .redis import RedisEngine
 
         return RedisEngine(url, clock)
+    if scheme in ("postgresql", "postgres"):
+        try:
+            from .postgres import PostgresEngine
+        except ImportError as exc:  # psycopg is the optional `postgres` extra
+            raise InvalidUrl(
+                f"engine URL {url!r}: the PostgreSQL engine needs psycopg ({exc}); "
+                "pip install 'memstack[postgres]'"
+            ) from exc
+
+        return PostgresEngine(url, clock)
     raise InvalidUrl(f"engine URL {url!r}: unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")

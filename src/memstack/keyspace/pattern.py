@@ -38,6 +38,7 @@ PART_RULES: Final[Mapping[str, str]] = {
     "window": r"[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*__[A-Za-z0-9_.:@-]{1,128}",
     "node_window": r"(?:[A-Za-z0-9.-]+(?:_[A-Za-z0-9.-]+)*__){2}[A-Za-z0-9_.:@-]{1,128}",
     "batch": r"[0-9a-f]{16}",
+    "batch_row": r"[0-9]+",
     "event": r"[0-9]+",
 }
 """The characters a part may hold (the id rules of the tiers that write them), where it matters

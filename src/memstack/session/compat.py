@@ -24,7 +24,7 @@ __all__ = ["BACKENDS", "PersistentMemoryStore", "engine_url"]
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("memory", "sqlite", "redis")
+BACKENDS = ("memory", "sqlite", "redis", "postgres")
 
 Result = dict[str, Any]
 
@@ -40,14 +40,16 @@ def engine_url(
     """The engine URL a seed-style backend choice means (``url`` wins when given).
 
     Raises:
-        InvalidConfiguration: unknown backend, or Redis with an empty host.
+        InvalidConfiguration: unknown backend, Redis with an empty host, PostgreSQL without ``url``.
     """
     if backend not in BACKENDS:
         raise InvalidConfiguration(
-            f'Unknown backend: {short_repr(backend)}. Must be "redis", "sqlite" or "memory".'
+            f'Unknown backend: {short_repr(backend)}. Must be "redis", "sqlite", "postgres" or "memory".'
         )
     if url:
         return url
+    if backend == "postgres":
+        raise InvalidConfiguration("the postgres backend has no default server: pass url='postgresql://…'")
     if backend == "memory":
         return "memory://"
     if backend == "sqlite":
@@ -64,7 +66,7 @@ class PersistentMemoryStore:
     """The seed's ``PersistentMemoryStore`` on a memstack engine.
 
     Args:
-        backend: ``memory``, ``sqlite`` or ``redis``.
+        backend: ``memory``, ``sqlite``, ``redis`` or ``postgres`` (which needs ``url``).
         url: engine URL (overrides the backend's default location and the ``redis_*`` fields).
         max_history, auto_summarize, session_ttl_hours: as :class:`SessionStore`.
         redis_host, redis_port, redis_password: where the Redis backend connects.

@@ -78,7 +78,8 @@ def build_config(profile: str = "memory", settings: Mapping[str, Any] | None = N
     config = replace(NodeConfig(), **merged)
     if config.backend not in BACKENDS:
         raise InvalidConfiguration(
-            f'Unknown backend: {short_repr(config.backend)}. Must be "redis", "sqlite" or "memory".'
+            f"Unknown backend: {short_repr(config.backend)}. "
+            'Must be "redis", "sqlite", "postgres" or "memory".'
         )
     if not config.redis_password:
         config = replace(config, redis_password=None)

@@ -1,0 +1,100 @@
+"""Pure encoding of seam batches for the PostgreSQL batch functions, and decoding of their replies.
+
+The batch functions take the ops flat in one ``text[]`` exactly as the Redis script takes its
+``ARGV`` (name, argument count, arguments) and answer the JSON the Redis script answers, so the
+encoders and reply decoders are the Redis codec's, written once (:mod:`._redis_codec`).
+
+PostgreSQL text cannot hold NUL, which the seam allows anywhere in text. Text holding NUL or
+``\\x01`` travels escaped with a prefix code that keeps byte order (``\\x00`` → ``\\x01\\x01``,
+``\\x01`` → ``\\x01\\x02``): sorted-set ties, prefix scans and equality behave as on the original
+text, and everything read back is unescaped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..errors import EngineError, EngineUnavailable, MemstackError, NotANumber
+from . import _redis_codec
+from ._redis_dedupe import WITHDRAWN
+from .base import BatchResult, Op, WrongType
+
+__all__ = ["decode", "encode", "error_of", "escape", "unescape", "upper_bound"]
+
+_ESCAPED: Final = re.compile("\x01(.)", re.DOTALL)
+
+
+def escape(text: str) -> str:
+    """``text`` as PostgreSQL stores it (unchanged unless it holds NUL or ``\\x01``)."""
+    if "\x00" in text or "\x01" in text:
+        return text.replace("\x01", "\x01\x02").replace("\x00", "\x01\x01")
+    return text
+
+
+def unescape(text: str) -> str:
+    """The original of stored ``text`` (see :func:`escape`)."""
+    if "\x01" not in text:
+        return text
+    return _ESCAPED.sub(lambda m: "\x00" if m.group(1) == "\x01" else "\x01", text)
+
+
+def _unescape_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return unescape(value)
+    if isinstance(value, list):
+        return [_unescape_all(v) for v in value]
+    return value
+
+
+def encode(ops: Sequence[Op]) -> tuple[list[str], bool]:
+    """The batch functions' ``argv`` for checked ``ops``, and whether no reply needs converting."""
+    _, argv, plain = _redis_codec.encode(ops, (), checked=True)
+    joined = "".join(argv)
+    if "\x00" in joined or "\x01" in joined:
+        argv = [escape(a) for a in argv]
+    return argv, plain
+
+
+def decode(ops: Sequence[Op], reply: str, plain: bool) -> BatchResult:
+    """The :class:`BatchResult` of a batch function's JSON ``reply`` to ``ops``.
+
+    Raises:
+        EngineUnavailable: the reply is a retry's, and a forget withdrew it (the batch was applied
+            once; its results are gone).
+    """
+    if reply == WITHDRAWN:
+        raise EngineUnavailable(
+            "a write batch was applied, but its reply was lost and a forget withdrew the copy a retry "
+            "reads (it may have held forgotten data): the results are unknown, the batch is not applied again"
+        )
+    if "\\u0001" in reply:  # escaped text came back: unescape every string first
+        reply = json.dumps(_unescape_all(json.loads(reply)))
+    return _redis_codec.decode(ops, reply, plain)
+
+
+def error_of(sqlstate: str | None, message: str) -> MemstackError | None:
+    """The memstack error a batch function raised (SQLSTATE ``MS…``), or None for another error."""
+    if sqlstate == "MSWRT":
+        key, actual, wanted = json.loads(message)
+        return WrongType(f"key {unescape(key)!r} holds a {actual}, not a {wanted}")
+    if sqlstate == "MSNAN":
+        key, field, why = json.loads(message)
+        label = unescape(key) if field is None else f"{unescape(key)}.{unescape(field)}"
+        return NotANumber(f"cannot increment {label!r}: {unescape(why)}")
+    if sqlstate == "MSBAD":
+        return EngineError(f"PostgreSQL batch function refused the batch: {message}")
+    return None
+
+
+def upper_bound(prefix: str) -> str | None:
+    """The least text greater than every text starting with ``prefix`` (None: no bound)."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    code = ord(stripped[-1]) + 1
+    if 0xD800 <= code <= 0xDFFF:  # surrogates are no text: the next code point is U+E000
+        code = 0xE000
+    return stripped[:-1] + chr(code)
