@@ -21,7 +21,8 @@ from ..engines import Engine
 from ..errors import InvalidValue
 from ..search.retrieval import SearchProfile
 from .entry import MemoryEntry, from_json
-from .index_cache import ScopeCache, logged_changes
+from ..index.changelog import changes_since
+from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .provenance import provenance
 from .query import document_text
@@ -81,7 +82,7 @@ def _current(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> Snapshot | N
         if snap is None:
             return None
     if int(raw_version or 0) != snap.version:
-        version, changed = logged_changes(engine, keys, snap.version)
+        version, changed = changes_since(engine, keys, snap.version)
         if changed is None:  # older than the log: the full cache is the only way
             cache.cold = None
             return None
@@ -122,7 +123,7 @@ def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
         snap, cache.cold = cache.cold, None
     if not isinstance(snap, Snapshot) or snap.epoch != cache.epoch:
         return
-    _, changed = logged_changes(engine, keys, snap.version)
+    _, changed = changes_since(engine, keys, snap.version)
     if changed is None:
         return
     index, texts = snap.index, cache.texts

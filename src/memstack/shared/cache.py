@@ -9,10 +9,10 @@ Entries live on the engine, so every process using the same cache name shares th
     shared:c:T:stats    hash    hits, misses
     shared:c:T:exp      zset    entry id -> expiry time in ms (1e18: never), so that ``stats``
                                 counts live entries without reading them
-    shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror`
+    shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.index.changelog`
 
 Searching never decodes the stored entries: each process keeps the vectors of the cache's model
-in an in-process :class:`~memstack.shared.vectors.VectorIndex`, kept fresh by the change
+in an in-process :class:`~memstack.index.vectors.VectorIndex`, kept fresh by the change
 counter (one read per lookup when nothing changed). A candidate is returned only after its entry
 is read back, which also proves it is still stored: an expired entry is never a hit (and is
 dropped from every process's index). Only entries embedded with the cache's own model id and
@@ -33,13 +33,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
+from ..index import SetKeys, registry
+from ..index.codec import Matrix as Vector
+from ..index.codec import pack, unit_rows
 from ..limits import short_repr
 from ..search.embedders import Embedder, FakeEmbedder
 from .cache_index import CacheMirror
 from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
-from .mirror import ChangeLog, mirror_for
 from .serialize import check_name, check_value, dumps
-from .vectors import Vector, encode_vector, unit
 
 if TYPE_CHECKING:
     from .cached_chat import CachedChat, HitCallback
@@ -100,7 +101,7 @@ class SemanticCache:
         self._entry = base + "e:"
         self._stats = base + "stats"
         self._expiry = base + "exp"
-        self._log = ChangeLog(base)
+        self._log = SetKeys(base)
         self._memo: OrderedDict[str, Vector] = OrderedDict()
         self._memo_lock = threading.Lock()
 
@@ -160,7 +161,7 @@ class SemanticCache:
             if vector is not None:
                 self._memo.move_to_end(query)
                 return vector
-        vector = unit(self.embedder.embed([query])[0])
+        vector = unit_rows(self.embedder.embed([query])[0])[0]
         vector.flags.writeable = False  # shared by later calls with the same query
         with self._memo_lock:
             self._memo[query] = vector
@@ -171,12 +172,12 @@ class SemanticCache:
     def _mirror(self) -> CacheMirror:
         model, dim = self.embedder.model_id, self.embedder.dim
         key = ("cache", self.engine.identity, self._log.base, model, str(dim))
-        return mirror_for(key, lambda: CacheMirror(model, dim), CacheMirror)
+        return registry.mirror(key, lambda: CacheMirror(model, dim), CacheMirror)
 
     def _ranked(self, vector: Vector, k: int | None, least: float) -> list[tuple[str, float]]:
         mirror = self._mirror()
         with mirror.lock:
-            mirror.refresh(self.engine, self._log, self._entry.__add__)
+            mirror.refresh(self.engine, self._log)
             return mirror.index.top(vector, k, least)
 
     def _live(self, vector: Vector, least: float, limit: int) -> list[dict[str, Any]]:
@@ -299,7 +300,7 @@ class SemanticCache:
                 "query": query,
                 "response": response,
                 "metadata": metadata or {},
-                "vector": encode_vector(vector),
+                "vector": pack(vector),
                 "model": self.embedder.model_id,
                 "dim": self.embedder.dim,
                 "created": self.engine.now_ms(),
