@@ -20,7 +20,7 @@ from typing import Final, TypeVar
 from ..errors import InvalidConfiguration
 from .mirror import Mirror
 
-__all__ = ["MAX_MIRRORS", "clear", "drop", "held", "memory_bound", "mirror"]
+__all__ = ["MAX_MIRRORS", "clear", "drop", "held", "memory_bound", "mirror", "mirrors"]
 
 MAX_MIRRORS: Final = 4096
 """Indexes one process keeps at most."""
@@ -84,6 +84,12 @@ def held() -> dict[Hashable, int]:
     """Every index held, by key, with its estimated bytes (least recently used first)."""
     with _lock:
         return {key: m.approx_bytes() for key, m in _mirrors.items()}
+
+
+def mirrors(kind: str) -> list[Mirror]:
+    """Every index held whose key starts with ``kind`` (for metrics: read them under their lock)."""
+    with _lock:
+        return [m for key, m in _mirrors.items() if isinstance(key, tuple) and key and key[0] == kind]
 
 
 def drop(key: Hashable) -> bool:

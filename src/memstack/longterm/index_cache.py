@@ -27,7 +27,7 @@ from .layout import ScopeKeys
 from .query import document_text
 from .vectors import StoredVector, decode_vector
 
-__all__ = ["ScopeCache", "changes_since", "clear_caches", "scope_cache"]
+__all__ = ["ScopeCache", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
 
 log = logging.getLogger("memstack.longterm")
 
@@ -165,6 +165,11 @@ def _parse(entry_id: str, raw: str) -> MemoryEntry | None:
 def scope_cache(engine: Engine, scope: str) -> ScopeCache:
     """The process-wide cache of ``scope`` on ``engine`` (shared by every instance on it)."""
     return registry.mirror(("longterm", engine.identity, scope), lambda: ScopeCache(f"scope {scope!r}"), ScopeCache)
+
+
+def scope_caches() -> list[ScopeCache]:
+    """Every scope cache this process holds."""
+    return [m for m in registry.mirrors("longterm") if isinstance(m, ScopeCache)]
 
 
 def clear_caches() -> None:

@@ -91,6 +91,8 @@ def _node(node: Node, data: Any, builtin: Builtin | None) -> bool:
 
 def _test(cond: Condition, value: Any) -> bool:
     op, operand, kind = cond.op, cond.operand, cond.kind
+    if op == "$exists":
+        return (value is not MISSING) is operand
     if op == "$eq":
         return _equal(value, operand, kind)
     if op == "$ne":

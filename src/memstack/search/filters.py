@@ -15,6 +15,7 @@ A filter is a JSON object; its clauses are ANDed::
 | ``$gt $gte $lt $lte`` | orders after/before it: numbers with numbers, strings with strings, times with times; any other pair never passes |
 | ``$in`` / ``$nin`` | equals one / none of a list's items (a list value: one of its items does) |
 | ``$contains`` | is a list holding the operand (every item of a list operand), or a string holding it as a substring |
+| ``$exists`` | is present (``true``) or missing (``false``) |
 
 ``$and``, ``$or`` (non-empty lists of filters) and ``$not`` (one filter) combine filters.
 
@@ -53,10 +54,11 @@ __all__ = [
     "Filter",
     "Node",
     "NotOf",
+    "combine",
     "parse_filter",
 ]
 
-OPERATORS: Final = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$contains")
+OPERATORS: Final = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$contains", "$exists")
 COMPARISONS: Final = frozenset({"$gt", "$gte", "$lt", "$lte"})
 LOGIC: Final = ("$and", "$or", "$not")
 MAX_FILTER_DEPTH: Final = 16
@@ -139,6 +141,23 @@ def parse_filter(raw: object, fields: FieldSet) -> Filter | None:
     return Filter(root, json.dumps(_shape(root), sort_keys=True, default=repr), parser.builtin_used)
 
 
+def combine(*parts: Node | Filter | None) -> Filter | None:
+    """The filter every part must pass (None: no part, every record passes)."""
+    nodes = [p.root if isinstance(p, Filter) else p for p in parts if p is not None]
+    if not nodes:
+        return None
+    root = nodes[0] if len(nodes) == 1 else AllOf(tuple(nodes))
+    return Filter(root, json.dumps(_shape(root), sort_keys=True, default=repr), _uses_builtins(root))
+
+
+def _uses_builtins(node: Node) -> bool:
+    if isinstance(node, Condition):
+        return node.builtin is not None
+    if isinstance(node, NotOf):
+        return _uses_builtins(node.part)
+    return any(_uses_builtins(p) for p in node.parts)
+
+
 class _Parser:
     def __init__(self, fields: FieldSet) -> None:
         self.fields = fields
@@ -212,7 +231,10 @@ class _Parser:
             )
         assert isinstance(op, str)
         _check_json(operand, f"filter {field!r} {op}", 0)
-        if op in ("$in", "$nin"):
+        if op == "$exists":
+            if not isinstance(operand, bool):
+                raise InvalidFilter(f"filter {field!r} $exists {short_repr(operand)}: must be true or false")
+        elif op in ("$in", "$nin"):
             if not isinstance(operand, list | tuple):
                 raise InvalidFilter(f"filter {field!r} {op} {short_repr(operand)}: must be a list")
             operand = tuple(_normal(item, kind, field, op) for item in operand)
