@@ -6,7 +6,7 @@ incremental change log as its BM25 index, so it is as fresh as the cache in ever
 
 * tag (case-folded) → ids;
 * category (case-folded, full path) → ids; an equality unions the categories under it (few);
-* top-level metadata ``(key, canonical value)`` → ids;
+* top-level metadata ``(key, canonical value)`` → ids, and ``(key, item)`` for each item of a list value;
 * ``(created_at, id)`` sorted, for time ranges (bisect).
 
 A filter's conditions these sets answer (equality, ``$in`` and ``$contains`` on tags, categories
@@ -53,8 +53,8 @@ class FilterIndex:
             self._tags[tag].add(entry.id)
         if entry.category is not None:
             self._categories[entry.category.casefold()].add(entry.id)
-        for key, value in (entry.metadata or {}).items():
-            self._metadata[(key, canonical(value))].add(entry.id)
+        for pair in _pairs(entry):
+            self._metadata[pair].add(entry.id)
         bisect.insort(self._created, (entry.created_at.timestamp(), entry.id))
 
     def remove(self, entry_id: str) -> None:
@@ -66,8 +66,8 @@ class FilterIndex:
             _discard(self._tags, tag, entry_id)
         if entry.category is not None:
             _discard(self._categories, entry.category.casefold(), entry_id)
-        for key, value in (entry.metadata or {}).items():
-            _discard(self._metadata, (key, canonical(value)), entry_id)
+        for pair in _pairs(entry):
+            _discard(self._metadata, pair, entry_id)
         at = bisect.bisect_left(self._created, (entry.created_at.timestamp(), entry_id))
         if at < len(self._created) and self._created[at] == (entry.created_at.timestamp(), entry_id):
             del self._created[at]
@@ -111,7 +111,12 @@ class FilterIndex:
         if cond.builtin is None and len(cond.path) == 1 and "." not in cond.path[0] and items is not None:
             if any(i is None for i in items):
                 return None  # a missing key equals null: the postings do not list absences
-            return _union(self._metadata.get((cond.path[0], canonical(i)), set()) for i in items)
+            key, members = cond.path[0], op == "$in"  # $in: a list value passes by one of its items
+            return _union(
+                self._metadata.get(pair, set())
+                for i in items
+                for pair in ((key, canonical(i)), (key, (_ITEM, canonical(i))))[: 2 if members else 1]
+            )
         return None
 
     def _times(self, op: str, operand: Any) -> set[str]:
@@ -135,6 +140,19 @@ class FilterIndex:
         else:
             high = bisect.bisect_right(times, (operand, "\U0010ffff"))
         return {i for _, i in times[low:high]}
+
+
+_ITEM = "item"
+
+
+def _pairs(entry: MemoryEntry) -> set[tuple[str, Any]]:
+    """The metadata postings of ``entry``: each top-level value, and each item of a list value."""
+    pairs: set[tuple[str, Any]] = set()
+    for key, value in (entry.metadata or {}).items():
+        pairs.add((key, canonical(value)))
+        if isinstance(value, list):
+            pairs.update((key, (_ITEM, canonical(item))) for item in value)
+    return pairs
 
 
 def _union(sets: Iterable[set[str]]) -> set[str]:
