@@ -55,12 +55,16 @@ SWAPS: Final = {
     "from langgraph.store.memory import InMemoryStore": "from memstack_lg_shim import InMemoryStore",
     "from langgraph.store.sqlite import SqliteStore": "from memstack_lg_shim import SqliteStore",
     "from langgraph.store.sqlite import AsyncSqliteStore": "from memstack_lg_shim import AsyncSqliteStore",
-    "from langgraph.store.sqlite.aio import AsyncSqliteStore": "from memstack_lg_shim import AsyncSqliteStore",
+    "from langgraph.store.sqlite.aio import AsyncSqliteStore": (
+        "from memstack_lg_shim import AsyncSqliteStore"
+    ),
 }
 EXCLUDED: Final = {
     "sqlite/tests/test_store.py::test_nonnull_migrations": "reads SqliteStore.MIGRATIONS (its SQL schema)",
     "sqlite/tests/test_store.py::test_escape_glob_literal": "a private SQL helper (_escape_glob_literal)",
-    "sqlite/tests/test_store.py::test_namespace_match_pattern": "a private SQL helper (_namespace_match_pattern)",
+    "sqlite/tests/test_store.py::test_namespace_match_pattern": (
+        "a private SQL helper (_namespace_match_pattern)"
+    ),
     "sqlite/tests/test_store.py::test_list_namespaces_prefix_uses_indexable_condition": (
         "inspects the SQL BaseSqliteStore generates (_get_batch_list_namespaces_queries)"
     ),

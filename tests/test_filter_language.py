@@ -109,8 +109,20 @@ def test_built_in_fields(mem: Memory, clock: ManualClock) -> None:
 
     lt = mem.long_term("bi")
     lt.save(id="w1", content="first thing", category="work", tags=["Urgent"], created_at=T0)
-    lt.save(id="w2", content="second thing", category="work/reports", tags=["later"], created_at=T0.timestamp() + 60)
-    lt.save(id="h1", content="third thing", category="home", metadata={"category": "work"}, created_at=T0.timestamp() + 120)
+    lt.save(
+        id="w2",
+        content="second thing",
+        category="work/reports",
+        tags=["later"],
+        created_at=T0.timestamp() + 60,
+    )
+    lt.save(
+        id="h1",
+        content="third thing",
+        category="home",
+        metadata={"category": "work"},
+        created_at=T0.timestamp() + 120,
+    )
 
     def ids(flt: dict[str, Any]) -> list[str]:
         return sorted(h.entry.id for h in lt.search(None, filter=flt))

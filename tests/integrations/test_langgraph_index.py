@@ -116,7 +116,10 @@ def test_ranking_must_be_known_and_cosine_needs_an_index(engine: Engine) -> None
         MemstackStore(engine, ranking="cosine")
     with pytest.raises(InvalidConfiguration, match="ranking"):
         MemstackStore(engine, index=_config(), ranking="best")
-    assert MemstackStore(engine).ranking == "fused" and MemstackStore(engine, index=_config()).ranking == "cosine"
+    assert (
+        MemstackStore(engine).ranking == "fused"
+        and MemstackStore(engine, index=_config()).ranking == "cosine"
+    )
 
 
 def test_fields_choose_what_is_embedded(engine: Engine) -> None:

@@ -38,7 +38,9 @@ def test_manage_and_search_tools(engine: Engine, indexed: bool) -> None:
     tea = created.removeprefix("created memory ")
     manage.invoke({"content": "Ann lives in Lyon"})
     hits = _found(search, query="green tea", limit=1)
-    assert [(h["key"], h["value"]) for h in hits] == [(tea, {"content": "Ann prefers green tea in the morning"})]
+    assert [(h["key"], h["value"]) for h in hits] == [
+        (tea, {"content": "Ann prefers green tea in the morning"})
+    ]
     assert hits[0]["namespace"] == list(NAMESPACE) and hits[0]["score"] is not None
     assert len(_found(search, query="Ann", limit=10)) == 2
     assert len(_found(search, query="Ann", limit=10, offset=1)) == 1

@@ -10,9 +10,9 @@ import pytest
 
 from memstack import ManualClock
 from memstack.engines import Engine
+from memstack.index import changelog
 from memstack.search.embedders import FakeEmbedder
 from memstack.shared import SemanticCache
-from memstack.index import changelog
 
 
 @pytest.fixture

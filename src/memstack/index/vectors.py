@@ -124,7 +124,9 @@ class VectorIndex:
         np.maximum.at(best, self._owner[:n], sims)
         return list(self._ids), best
 
-    def top(self, vector: npt.ArrayLike, k: int | None = None, least: float = -1.0) -> list[tuple[str, float]]:
+    def top(
+        self, vector: npt.ArrayLike, k: int | None = None, least: float = -1.0
+    ) -> list[tuple[str, float]]:
         """``(id, similarity)`` of the best ``k`` ids (None: all) with similarity >= ``least``,
         best first (ties: the id added first... among those still held, by slot)."""
         ids, sims = self.similarities(vector)

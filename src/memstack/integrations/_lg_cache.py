@@ -226,7 +226,9 @@ class NamespaceList(Mirror):
 
 def namespaces(engine: Engine) -> tuple[frozenset[str], frozenset[str]]:
     """``(namespaces ever used, those that ever held a TTL item)`` on ``engine``."""
-    return registry.mirror(("langgraph", engine.identity, "~names"), NamespaceList, NamespaceList).update(engine)
+    return registry.mirror(("langgraph", engine.identity, "~names"), NamespaceList, NamespaceList).update(
+        engine
+    )
 
 
 def clear_caches() -> None:

@@ -215,6 +215,7 @@ def _query_vector(embedding: Embedding | None, query: str | None) -> Matrix | No
         log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
         return None
 
+
 def _ranked(
     pool: list[Found],
     bm25: list[tuple[str, float]],

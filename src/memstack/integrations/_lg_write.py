@@ -32,9 +32,9 @@ from typing import Any, Final
 from ..engines import Engine
 from ..engines.base import Batch
 from ..errors import Conflict, EngineError, InvalidValue
-from ..limits import short_repr
 from ..index import codec
 from ..index.changelog import log_change
+from ..limits import short_repr
 from ._lg_cache import Cached, NamespaceCache
 from ._lg_layout import (
     NamespaceKeys,

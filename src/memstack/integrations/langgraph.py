@@ -156,7 +156,9 @@ class MemstackStore(BaseStore):
         """
         return sweep(self.engine)
 
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
         """Sweep every ``sweep_interval_minutes`` (default: ``ttl``'s, else 5) in a daemon thread;
         without a ``ttl`` configuration nothing starts (the future is already done), as in LangGraph.
         Cancelling the future stops the thread."""
@@ -182,9 +184,7 @@ class MemstackStore(BaseStore):
             return True
         return bool(self.ttl_config.get("refresh_on_read", False))
 
-    def get(
-        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
-    ) -> Item | None:
+    def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> Item | None:
         """LangGraph's ``get`` (``refresh_ttl`` as :meth:`_refreshes` says)."""
         return super().get(namespace, key, refresh_ttl=self._refreshes(refresh_ttl))
 
@@ -360,6 +360,8 @@ def _check_ttl_config(ttl: TTLConfig | None) -> None:
         if value is None:
             continue
         try:
-            ttl_ms(value)
+            ttl_ms(value)  # type: ignore[arg-type]  # checked there: anything but a positive number raises
         except ValueError:
-            raise InvalidConfiguration(f"ttl {name}={value!r}: must be a positive number of minutes") from None
+            raise InvalidConfiguration(
+                f"ttl {name}={value!r}: must be a positive number of minutes"
+            ) from None

@@ -19,9 +19,9 @@ import logging
 
 from ..engines import Engine
 from ..errors import InvalidValue
+from ..index.changelog import changes_since
 from ..search.retrieval import SearchProfile
 from .entry import MemoryEntry, from_json
-from ..index.changelog import changes_since
 from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .provenance import provenance

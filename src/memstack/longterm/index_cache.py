@@ -125,7 +125,6 @@ class ScopeCache(Mirror):
                     index.remove(entry_id)
                     index.add(entry_id, text)
 
-
     # -- derived structures ------------------------------------------------------------------
     def index(self, profile: str) -> Bm25Index:
         """The BM25 index of ``profile`` over the cached entries (built on first use)."""
@@ -164,7 +163,9 @@ def _parse(entry_id: str, raw: str) -> MemoryEntry | None:
 
 def scope_cache(engine: Engine, scope: str) -> ScopeCache:
     """The process-wide cache of ``scope`` on ``engine`` (shared by every instance on it)."""
-    return registry.mirror(("longterm", engine.identity, scope), lambda: ScopeCache(f"scope {scope!r}"), ScopeCache)
+    return registry.mirror(
+        ("longterm", engine.identity, scope), lambda: ScopeCache(f"scope {scope!r}"), ScopeCache
+    )
 
 
 def scope_caches() -> list[ScopeCache]:

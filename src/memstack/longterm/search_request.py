@@ -8,12 +8,14 @@
 | ``tags`` | list of text (or comma-separated) | every tag must be present (case-insensitive) |
 | ``created_after`` / ``created_before`` | time | inclusive creation-time bounds |
 | ``metadata`` | object | every top-level key must equal the given JSON value |
-| ``filter`` | object | the filter language (:mod:`memstack.search.filters`) on the built-in fields ``id content category tags created_at updated_at`` and on ``metadata``; ANDed with the parameters above, which are a part of it |
+| ``filter`` | object | the filter language (:mod:`memstack.search.filters`), ANDed with the above |
 | ``limit`` | int >= 1 | how many hits at most (the library also accepts the seed's ``max_results``) |
 | ``offset`` | int 0..:data:`MAX_OFFSET` | hits to skip first (paging) |
 | ``min_score`` | number | drop ranked hits whose final score is below it |
 
-The library, the CLI, HTTP, the MCP tools and the adapters use these names.
+The library, the CLI, HTTP, the MCP tools and the adapters use these names. ``filter`` reaches the
+built-in fields ``id content category tags created_at updated_at`` and ``metadata``; the other
+filtering parameters are a part of the language (:meth:`~memstack.longterm.query.Filters.to_node`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Entry vectors: their stored form, the background worker that computes them, cosine ranking.
 
 A vector is stored in the scope's ``vec`` hash in the index kit's form (:mod:`memstack.index.codec`:
-``{"m": model id, "d": dim, "h": text hash, "v": base64 little-endian float32}``). The text hash ties a vector to the text it was
-computed from, so a vector computed for an entry's old text is never used for its new text.
+``{"m": model id, "d": dim, "h": text hash, "v": base64 little-endian float32}``). The text hash
+ties a vector to the text it was computed from, so a vector computed for an entry's old text is
+never used for its new text.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -46,7 +47,7 @@ Matrix = npt.NDArray[np.float32]
 
 
 StoredVector = StoredVectors
-"""A decoded vector payload (the index kit's; :attr:`~memstack.index.codec.StoredVectors.vector` is its row)."""
+"""A decoded vector payload (the index kit's: its ``vector`` is its one row)."""
 
 
 def text_hash(text: str) -> str:

@@ -10,11 +10,11 @@ A filter is a JSON object; its clauses are ANDed::
 
 | operator | the field's value ... |
 |---|---|
-| ``$eq`` (or a bare value) | equals the operand (JSON equality: ``1 == 1.0``, ``true != 1``; a missing field equals ``null``) |
+| ``$eq`` (a bare value) | equals it: JSON equality (``1 == 1.0``, ``true != 1``; missing equals ``null``) |
 | ``$ne`` | does not equal it (a missing field passes unless the operand is ``null``) |
-| ``$gt $gte $lt $lte`` | orders after/before it: numbers with numbers, strings with strings, times with times; any other pair never passes |
+| ``$gt $gte $lt $lte`` | orders after/before it: numbers, strings or times with their like, else never |
 | ``$in`` / ``$nin`` | equals one / none of a list's items (a list value: one of its items does) |
-| ``$contains`` | is a list holding the operand (every item of a list operand), or a string holding it as a substring |
+| ``$contains`` | is a list holding the operand (each item of a list operand), or a string holding it |
 | ``$exists`` | is present (``true``) or missing (``false``) |
 
 ``$and``, ``$or`` (non-empty lists of filters) and ``$not`` (one filter) combine filters.
@@ -212,7 +212,9 @@ class _Parser:
                 f"{', '.join(LOGIC)}"
             )
         if not name or any(not part for part in name.split(".")):
-            raise InvalidFilter(f"Invalid filter key {name!r}: a field name is a dotted path of non-empty keys")
+            raise InvalidFilter(
+                f"Invalid filter key {name!r}: a field name is a dotted path of non-empty keys"
+            )
         if fields.bare and name in fields.builtins:
             return name, ()
         if fields.bare and name.startswith(fields.data + "."):
@@ -248,9 +250,12 @@ class _Parser:
         else:
             operand = _normal(operand, kind, field, op)
             if op in COMPARISONS and not (
-                isinstance(operand, str) or (isinstance(operand, int | float) and not isinstance(operand, bool))
+                isinstance(operand, str)
+                or (isinstance(operand, int | float) and not isinstance(operand, bool))
             ):
-                raise InvalidFilter(f"filter {field!r} {op} {short_repr(operand)}: must be a number or a string")
+                raise InvalidFilter(
+                    f"filter {field!r} {op} {short_repr(operand)}: must be a number or a string"
+                )
         if builtin is not None:
             self.builtin_used = True
         return Condition(op, operand, builtin, kind, path)

@@ -29,7 +29,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
@@ -161,7 +161,7 @@ class SemanticCache:
             if vector is not None:
                 self._memo.move_to_end(query)
                 return vector
-        vector = unit_rows(self.embedder.embed([query])[0])[0]
+        vector = cast(Vector, unit_rows(self.embedder.embed([query])[0])[0])  # one row of the matrix
         vector.flags.writeable = False  # shared by later calls with the same query
         with self._memo_lock:
             self._memo[query] = vector

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ..index.codec import unpack
+from ..index.codec import Matrix, unpack
 from ..index.mirror import Mirror, Row
 from ..index.vectors import VectorIndex
 
@@ -33,7 +33,7 @@ class CacheMirror(Mirror):
                 self.index.add(entry_id, vector)
         self.size = len(self.index)
 
-    def _vector(self, raw: str) -> object | None:
+    def _vector(self, raw: str) -> Matrix | None:
         entry = json.loads(raw)
         if entry.get("model") != self.model_id or entry.get("dim") != self.index.dim:
             return None

@@ -87,7 +87,9 @@ class _DocMirror(Mirror):
                 self.bm25.add(key, doc["text"])
                 continue
             model, dim = self.embedder.model_id, self.embedder.dim
-            stored = unpack(doc["vector"], dim) if doc.get("model") == model and doc.get("dim") == dim else None
+            stored = (
+                unpack(doc["vector"], dim) if doc.get("model") == model and doc.get("dim") == dim else None
+            )
             self.vectors.add(key, stored if stored is not None else self.embedder.embed([doc["text"]])[0])
         self.size = len(self.docs)
 
@@ -210,7 +212,12 @@ class DocumentStore:
                 if allowed is not None:
                     ranked = [hit for hit in ranked if hit[0] in allowed][:end]
             return [
-                {"key": key, "text": mirror.docs[key].text, "score": score, "metadata": mirror.docs[key].metadata}
+                {
+                    "key": key,
+                    "text": mirror.docs[key].text,
+                    "score": score,
+                    "metadata": mirror.docs[key].metadata,
+                }
                 for key, score in ranked[offset:end]
             ]
 
