@@ -111,7 +111,7 @@ def test_the_attributes_langgraph_code_reads(engine: Engine) -> None:
     assert store.search(("a",), query="hello")[0].score == pytest.approx(1.0)  # only "body" was embedded
     plain = MemstackStore(engine, ttl={"default_ttl": 2.0})
     assert plain.embeddings is None and plain.index_config is None
-    assert plain.ttl_config == {"default_ttl": 2.0}
+    assert plain.ttl_config == {"default_ttl": 2.0, "refresh_on_read": False}  # what it does, said
     with pytest.raises(InvalidConfiguration, match="distance_type"):
         MemstackStore(engine, index=IndexConfig(dims=8, embed=embeddings, distance_type="l2"))  # type: ignore[typeddict-unknown-key]
 
@@ -129,7 +129,7 @@ def test_setup_and_from_conn_string(tmp_path: Path) -> None:
     with MemstackStore.from_conn_string(url, ttl={"default_ttl": 5.0}) as store:
         store.setup()  # nothing to migrate: runs as LangGraph's SQL stores' setup() does
         store.put(("a",), "k", {"v": 1})
-        assert store.ttl_config == {"default_ttl": 5.0}
+        assert store.ttl_config is not None and store.ttl_config["default_ttl"] == 5.0
     with MemstackStore.from_conn_string(url) as again:
         item = again.get(("a",), "k")
         assert item is not None and item.value == {"v": 1}

@@ -15,14 +15,19 @@ subclass sets :attr:`Mirror.vector_hash`), so a rebuild of a big set never holds
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Sequence
-from typing import ClassVar, Final
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Final, TypeVar
 
 from ..engines import Engine
+from ..errors import InvalidValue
 from .changelog import LogKeys, changes_since
 
-__all__ = ["CHUNK", "ENTRY_OVERHEAD", "Mirror", "Row"]
+__all__ = ["CHUNK", "ENTRY_OVERHEAD", "Mirror", "Row", "decoded"]
+
+log = logging.getLogger("memstack.index")
+T = TypeVar("T")
 
 CHUNK: Final = 2000
 """Entries read per engine call while (re)building or catching up."""
@@ -32,6 +37,20 @@ registry's memory bound (:mod:`memstack.index.registry`) counts with it."""
 
 Row = tuple[str, str | None, str | None]
 """One entry as read: ``(id, stored text or None when gone, vector payload or None)``."""
+
+
+def decoded(decode: Callable[[str], T], raw: str | None, what: str | None = None) -> T | None:
+    """``decode(raw)``, or None when ``raw`` is None or not what ``decode`` reads (it raises
+    :class:`~memstack.errors.InvalidValue`); ``what`` names the entry in a warning then (a mirror
+    leaves such an entry out of its index)."""
+    if raw is None:
+        return None
+    try:
+        return decode(raw)
+    except InvalidValue:
+        if what is not None:
+            log.warning("%s: stored JSON is not what it should be; it is left out of searches", what)
+        return None
 
 
 class Mirror:

@@ -14,22 +14,18 @@ in one call, the two sets only when a registration happened since.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..engines import Engine
-from ..errors import InvalidValue
 from ..index import codec, registry
-from ..index.mirror import Mirror, Row
+from ..index.mirror import Mirror, Row, decoded
 from ..index.vectors import VectorIndex
 from ..search import Bm25Index
 from ._lg_layout import Record, RegistryKeys, decode_record
 from ._lg_query import text_of
 
 __all__ = ["Cached", "NamespaceCache", "NamespaceList", "clear_caches", "namespace_cache", "namespaces"]
-
-log = logging.getLogger("memstack.integrations.langgraph")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +62,7 @@ class NamespaceCache(Mirror):
             if old is not None and old.raw == raw:
                 continue
             self.derived = {}
-            record = None if raw is None else _parse(key, raw)
+            record = decoded(decode_record, raw, f"LangGraph item {key!r}")
             if record is None or raw is None:
                 self.items.pop(key, None)
                 self._drop_vectors(key)
@@ -172,14 +168,6 @@ class NamespaceCache(Mirror):
 
 def _alive(record: Record, now_ms: int) -> bool:
     return record.expires_ms is None or now_ms < record.expires_ms
-
-
-def _parse(key: str, raw: str) -> Record | None:
-    try:
-        return decode_record(raw)
-    except InvalidValue:
-        log.warning("LangGraph item %r: stored JSON is not a record; it is left out of searches", key)
-        return None
 
 
 def namespace_cache(engine: Engine, code: str, profile: str) -> NamespaceCache:

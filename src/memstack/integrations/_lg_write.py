@@ -31,9 +31,10 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..engines.base import Batch
-from ..errors import Conflict, EngineError, InvalidValue
+from ..errors import Conflict, EngineError
 from ..index import codec
 from ..index.changelog import log_change
+from ..index.mirror import decoded
 from ..limits import short_repr
 from ._lg_cache import Cached, NamespaceCache
 from ._lg_layout import (
@@ -72,7 +73,7 @@ class _Seen:
         batch.zcard(keys.expiry)
         result = batch.execute()
         self.raw: str | None = result[0]
-        self.old = _decoded(self.raw)
+        self.old = decoded(decode_record, self.raw)  # not a record: the put replaces it, guarded
         # An expired item is still counted (and in the ids set) until pruned or re-put.
         self.counted = self.raw is not None or result[1] is not None
         # Pruning is left to the first attempt: a retry must not fail on another item's guard.
@@ -80,16 +81,6 @@ class _Seen:
         self.version = int(result[3] or 0)
         self.count = int(result[4] or 0)
         self.expiring = int(result[5])
-
-
-def _decoded(raw: str | None) -> Record | None:
-    """The old record; None also for one that is not a record (the put replaces it, guarded)."""
-    if raw is None:
-        return None
-    try:
-        return decode_record(raw)
-    except InvalidValue:
-        return None
 
 
 def put_item(

@@ -72,8 +72,11 @@ class MemstackStore(BaseStore):
             ``list[str] -> list[list[float]]``, a provider string, or a memstack ``Embedder``),
             ``dims``, ``fields`` (paths embedded by default, ``["$"]``: the whole value;
             ``text_fields`` as LangGraph's SQLite store names it), ``distance_type`` (``cosine``).
-        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes), ``refresh_on_read``,
-            ``sweep_interval_minutes``.
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes), ``refresh_on_read`` (whether a
+            get or search refreshes what it reads when its ``refresh_ttl`` does not say; False when
+            the configuration does not say, as LangGraph's SQLite store reads it; reads refresh
+            without a ttl configuration), ``sweep_interval_minutes``. :attr:`ttl_config` is
+            the configuration with ``refresh_on_read`` filled in.
         ranking: how a query ranks: ``"cosine"`` (LangGraph's, needs ``index``) or ``"fused"``
             (memstack's BM25 + vectors); default ``cosine`` with an index, else ``fused``.
         profile: BM25 profile for queries (``default`` or ``rockbot``).
@@ -112,7 +115,12 @@ class MemstackStore(BaseStore):
         self.engine = target.engine if isinstance(target, Memory) else target
         self.index_config: IndexConfig | None = None if index is None else IndexConfig(**index)
         self._embedding = None if index is None else Embedding(index)
-        self.ttl_config = ttl
+        # Reads refresh by their own ``refresh_ttl``, else by ``refresh_on_read``: when a ttl
+        # configuration does not say, it is read as False (as LangGraph's SQLite store reads it);
+        # without one, LangGraph's default (True) holds.
+        self.ttl_config: TTLConfig | None = (
+            None if ttl is None else TTLConfig(**{"refresh_on_read": False, **ttl})
+        )
         self.ranking, self.profile, self.fusion = ranking, profile, fusion
         self._sweeper = Sweeper()
 
@@ -172,62 +180,6 @@ class MemstackStore(BaseStore):
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         """Stop the sweeper thread; True when it stopped (or was not running) within ``timeout`` s."""
         return self._sweeper.stop(timeout)
-
-    # -- reads: when they refresh TTLs ------------------------------------------------------
-    def _refreshes(self, refresh_ttl: bool | None) -> bool:
-        """A read's ``refresh_ttl``: as given; else, with a ``ttl`` configuration, its
-        ``refresh_on_read`` (False when it does not say, as LangGraph's SQLite store reads it);
-        without one, True (LangGraph's default)."""
-        if refresh_ttl is not None:
-            return refresh_ttl
-        if self.ttl_config is None:
-            return True
-        return bool(self.ttl_config.get("refresh_on_read", False))
-
-    def get(self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None) -> Item | None:
-        """LangGraph's ``get`` (``refresh_ttl`` as :meth:`_refreshes` says)."""
-        return super().get(namespace, key, refresh_ttl=self._refreshes(refresh_ttl))
-
-    async def aget(
-        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
-    ) -> Item | None:
-        """LangGraph's ``aget`` (``refresh_ttl`` as :meth:`_refreshes` says)."""
-        return await super().aget(namespace, key, refresh_ttl=self._refreshes(refresh_ttl))
-
-    def search(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,  # noqa: A002 - LangGraph's parameter name
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """LangGraph's ``search``: ``filter`` in memstack's filter language (LangGraph's operators
-        are part of it), ``refresh_ttl`` as :meth:`_refreshes` says."""
-        refresh = self._refreshes(refresh_ttl)
-        return super().search(
-            namespace_prefix, query=query, filter=filter, limit=limit, offset=offset, refresh_ttl=refresh
-        )
-
-    async def asearch(
-        self,
-        namespace_prefix: tuple[str, ...],
-        /,
-        *,
-        query: str | None = None,
-        filter: dict[str, Any] | None = None,  # noqa: A002 - LangGraph's parameter name
-        limit: int = 10,
-        offset: int = 0,
-        refresh_ttl: bool | None = None,
-    ) -> list[SearchItem]:
-        """The async :meth:`search`."""
-        refresh = self._refreshes(refresh_ttl)
-        return await super().asearch(
-            namespace_prefix, query=query, filter=filter, limit=limit, offset=offset, refresh_ttl=refresh
-        )
 
     # -- ops ---------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:

@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from typing import cast
 
 from ..engines import Engine
-from ..errors import InvalidValue
 from ..index import registry
 from ..index.changelog import LogKeys, changes_since
-from ..index.mirror import Mirror, Row
+from ..index.mirror import Mirror, Row, decoded
 from ..search import Bm25Index
 from ..search.thread_table import ThreadTable
 from .context import ConversationThreads
@@ -99,7 +98,7 @@ class ScopeCache(Mirror):
         changed = self._changed
         for entry_id, raw, raw_vector in rows:
             old_text = self.texts.get(entry_id)
-            entry = None if raw is None else _parse(entry_id, raw)
+            entry = decoded(from_json, raw, f"memory {entry_id!r}")
             if entry != self.entries.get(entry_id):
                 changed.append(entry_id)
                 if entry is None:
@@ -151,14 +150,6 @@ class ScopeCache(Mirror):
     def vector_bytes(self) -> int:
         first = next(iter(self.vectors.values()), None)
         return 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
-
-
-def _parse(entry_id: str, raw: str) -> MemoryEntry | None:
-    try:
-        return from_json(raw)
-    except InvalidValue:
-        log.warning("memory %r: stored JSON is not an entry; it is left out of searches", entry_id)
-        return None
 
 
 def scope_cache(engine: Engine, scope: str) -> ScopeCache:

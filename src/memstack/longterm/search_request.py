@@ -96,15 +96,7 @@ def metadata_from_text(text: str | None) -> dict[str, object] | None:
     Raises:
         InvalidValue: not JSON, or JSON that is not an object (names ``metadata``).
     """
-    if text is None or not text.strip():
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidValue(f"metadata {short_repr(text)}: not JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise InvalidValue(f"metadata {short_repr(text)}: must be a JSON object of key to value")
-    return value
+    return _object_from_text(text, "metadata", "key to value", InvalidValue)
 
 
 def filter_from_text(text: str | None) -> dict[str, object] | None:
@@ -114,14 +106,20 @@ def filter_from_text(text: str | None) -> dict[str, object] | None:
     Raises:
         InvalidFilter: not JSON, or JSON that is not an object (names ``filter``).
     """
+    return _object_from_text(text, "filter", "field to condition", InvalidFilter)
+
+
+def _object_from_text(
+    text: str | None, name: str, shape: str, error: type[InvalidValue]
+) -> dict[str, object] | None:
     if text is None or not text.strip():
         return None
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise InvalidFilter(f"filter {short_repr(text)}: not JSON ({exc})") from None
+        raise error(f"{name} {short_repr(text)}: not JSON ({exc})") from None
     if not isinstance(value, dict):
-        raise InvalidFilter(f"filter {short_repr(text)}: must be a JSON object of field to condition")
+        raise error(f"{name} {short_repr(text)}: must be a JSON object of {shape}")
     return value
 
 

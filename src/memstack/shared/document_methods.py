@@ -57,14 +57,11 @@ class DocumentMethods:
         filter: Mapping[str, Any] | None = None,  # noqa: A002 - the filter language's public name
         offset: int = 0,
     ) -> list[dict[str, Any]]:
-        """The ``limit`` documents closest to ``query`` after the first ``offset``: ``[{key, text,
-        score, metadata}]``, best first (embedding similarity with an embedder, else BM25 scores);
-        ``filter`` keeps only documents passing it (:mod:`memstack.search.filters`).
+        """:meth:`DocumentStore.search <memstack.shared.documents.DocumentStore.search>`: the
+        ``limit`` documents closest to ``query`` after the first ``offset``, passing ``filter``.
 
         Raises:
-            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1, ``offset`` not an int >= 0.
-            InvalidFilter: a filter breaking the filter language.
-            EmbeddingError: the embedder failed.
+            InvalidInput, InvalidFilter, EmbeddingError: as that method.
         """
         return self.documents.search(query, limit, filter=filter, offset=offset)
 
