@@ -175,3 +175,12 @@ def test_postings_answer_what_testing_every_entry_answers() -> None:
             assert flt is not None
             expected = {i for i, e in live.items() if matches(flt, e.metadata or {}, builtin_of(e))}
             assert index.allowed(flt) == expected, raw
+
+
+def test_a_remembered_filter_does_not_follow_its_source() -> None:
+    raw: dict[str, Any] = {"tags": ["a", "b"]}
+    first = parse_filter(raw, VALUES)
+    raw["tags"].append("c")  # the caller changes its dict after the search
+    again = parse_filter({"tags": ["a", "b"]}, VALUES)
+    assert first is again and first is not None and matches(first, {"tags": ["a", "b"]})
+    assert parse_filter(raw, VALUES) != first

@@ -14,7 +14,7 @@ in one call, the two sets only when a registration happened since.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..engines import Engine
@@ -133,9 +133,10 @@ class NamespaceCache(Mirror):
         self._unindexed[key] = None
 
     # -- views -------------------------------------------------------------------------------
-    def live(self, now_ms: int) -> list[str]:
-        """Live keys in first-insertion order (expired items left out)."""
-        order = self._order()
+    def live(self, now_ms: int, keys: list[str] | None = None) -> list[str]:
+        """Live keys in first-insertion order (expired items left out), of ``keys`` when given
+        (in that order)."""
+        order = self._order() if keys is None else keys
         if not self.expiring():
             return order
         return [k for k in order if _alive(self.items[k].record, now_ms)]
@@ -148,6 +149,16 @@ class NamespaceCache(Mirror):
                 c.record.expires_ms is not None for c in self.items.values()
             )
         return bool(expiring)
+
+    def passing(self, marker: object, test: Callable[[str, Cached], bool]) -> list[str]:
+        """The keys passing ``test``, in first-insertion order, kept under ``marker`` until the
+        next change (a search's filter)."""
+        found = self.derived.get(marker)
+        if found is None:
+            items = self.items
+            found = self.derived[marker] = [k for k in self._order() if test(k, items[k])]
+        assert isinstance(found, list)
+        return found
 
     def _order(self) -> list[str]:
         """Every cached key in first-insertion order (kept until the next change)."""

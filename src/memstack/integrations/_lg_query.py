@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -24,6 +25,18 @@ def check_labels(namespace: Sequence[object]) -> tuple[str, ...]:
     Raises:
         InvalidNamespaceError: a label that is not a str, is empty, holds ``.`` or a NUL byte.
     """
+    if type(namespace) is tuple and all(type(label) is str for label in namespace):
+        return _checked_tuple(namespace)
+    return _check(namespace)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked_tuple(namespace: tuple[object, ...]) -> tuple[str, ...]:
+    """:func:`check_labels` of a tuple, remembered (every op checks its namespace; an error is not kept)."""
+    return _check(namespace)
+
+
+def _check(namespace: Sequence[object]) -> tuple[str, ...]:
     for label in namespace:
         if not isinstance(label, str):
             raise InvalidNamespaceError(f"Namespace labels must be strings, got {label!r} in {namespace!r}")

@@ -114,18 +114,14 @@ def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
     return live
 
 
-def _passing(cache: NamespaceCache, flt: Filter | None) -> set[str] | None:
-    """Keys whose item passes ``flt`` (None: no filter), kept until the namespace changes."""
+def _live(cache: NamespaceCache, flt: Filter | None, now: int) -> list[str]:
+    """The live keys passing ``flt``, in insertion order (the passing ones kept until a change)."""
     if flt is None:
-        return None
-    marker = ("filter", flt.key)
-    found = cache.derived.get(marker)
-    if found is None:
-        found = cache.derived[marker] = {
-            k for k, c in cache.items.items() if matches(flt, c.record.value, _builtins(k, c.record))
-        }
-    assert isinstance(found, set)
-    return found
+        return cache.live(now)
+    passing = cache.passing(
+        ("filter", flt.key), lambda k, c: matches(flt, c.record.value, _builtins(k, c.record))
+    )
+    return cache.live(now, passing)
 
 
 def _builtins(key: str, record: Record) -> Callable[[str], Any]:
@@ -163,8 +159,7 @@ def search(
         cache = namespace_cache(engine, code, profile)
         with cache.lock:
             cache.refresh(engine, keys.scope)
-            passing = _passing(cache, flt)
-            live = [k for k in cache.live(now) if passing is None or k in passing]
+            live = _live(cache, flt, now)
             candidates = None if len(live) == len(cache.items) else set(live)
             if query is None:
                 picked = live[: max(0, end - len(pool))]

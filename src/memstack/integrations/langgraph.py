@@ -287,14 +287,16 @@ def _checked(op: Op) -> Op:
         ValueError: not a LangGraph op.
     """
     if isinstance(op, GetOp):
-        return op._replace(namespace=check_labels(op.namespace))
+        labels = check_labels(op.namespace)
+        return op if labels is op.namespace else op._replace(namespace=labels)
     if isinstance(op, PutOp):
         labels = check_labels(op.namespace)
         if not labels:
             check_namespace(labels)  # raises: a put needs a namespace
-        return op._replace(namespace=labels)
+        return op if labels is op.namespace else op._replace(namespace=labels)
     if isinstance(op, SearchOp):
-        return op._replace(namespace_prefix=check_labels(op.namespace_prefix))
+        labels = check_labels(op.namespace_prefix)
+        return op if labels is op.namespace_prefix else op._replace(namespace_prefix=labels)
     if isinstance(op, ListNamespacesOp):
         for condition in op.match_conditions or ():
             check_labels(condition.path)

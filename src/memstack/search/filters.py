@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -125,7 +127,8 @@ class Filter:
 
 
 def parse_filter(raw: object, fields: FieldSet) -> Filter | None:
-    """``raw`` (a JSON object as above) checked and parsed; None or ``{}`` gives None.
+    """``raw`` (a JSON object as above) checked and parsed; None or ``{}`` gives None. The last
+    :data:`PARSED_KEPT` filters parsed are remembered (a search repeats its filter).
 
     Raises:
         InvalidFilter: not an object, an unknown operator or ``$`` field, a bad operand, an empty
@@ -134,6 +137,51 @@ def parse_filter(raw: object, fields: FieldSet) -> Filter | None:
     """
     if raw is None:
         return None
+    key = _memo_key(raw, fields)
+    if key is not None:
+        with _parsed_lock:
+            found = _parsed.get(key, _UNSEEN)
+            if found is not _UNSEEN:
+                _parsed.move_to_end(key)
+                return found  # type: ignore[return-value]  # what this function stored
+    flt = _parse(raw, fields)
+    if key is not None:
+        with _parsed_lock:
+            _parsed[key] = flt
+            while len(_parsed) > PARSED_KEPT:
+                _parsed.popitem(last=False)
+    return flt
+
+
+PARSED_KEPT: Final = 512
+"""Parsed filters remembered (by their exact text and types)."""
+_parsed: OrderedDict[tuple[str, str], Filter | None] = OrderedDict()
+_parsed_lock = threading.Lock()
+_UNSEEN: Final = object()
+_PLAIN: Final = (str, int, float, bool, type(None))
+
+
+def _memo_key(raw: object, fields: FieldSet) -> tuple[str, str] | None:
+    """A key telling ``raw`` apart from every other value (its repr, when it holds only plain
+    JSON types, whose reprs never collide), or None: not remembered."""
+    stack, seen = [raw], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > MAX_FILTER_CONDITIONS * 4:
+            return None
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.keys())  # type: ignore[attr-defined]  # a dict, checked above
+            stack.extend(item.values())  # type: ignore[attr-defined]  # a dict, checked above
+        elif kind is list:
+            stack.extend(item)  # type: ignore[arg-type]  # a list, checked above
+        elif kind not in _PLAIN:
+            return None
+    return fields.surface, repr(raw)
+
+
+def _parse(raw: object, fields: FieldSet) -> Filter | None:
     parser = _Parser(fields)
     root = parser.clauses(raw, 0, "filter")
     if isinstance(root, AllOf) and not root.parts:
@@ -294,6 +342,16 @@ def _normal(value: Any, kind: str, field: str, op: str) -> Any:
         raise InvalidFilter(f"filter {field!r} {op} {short_repr(value)}: must be a string")
     if isinstance(value, datetime):
         raise InvalidFilter(f"filter {field!r} {op}: a datetime compares only with a time field")
+    return _own(value)
+
+
+def _own(value: Any) -> Any:
+    """A copy of a JSON operand that no caller holds (lists become tuples): a remembered filter
+    must not change when the dict it was parsed from does."""
+    if isinstance(value, list | tuple):
+        return tuple(_own(v) for v in value)
+    if isinstance(value, Mapping):
+        return {k: _own(v) for k, v in value.items()}
     return value
 
 
