@@ -24,8 +24,9 @@ __all__ = ["MAX_MIRRORS", "clear", "drop", "held", "memory_bound", "mirror", "mi
 
 MAX_MIRRORS: Final = 4096
 """Indexes one process keeps at most."""
-CHECK_EVERY: Final = 64
-"""Lookups between two checks of the memory bound (each sums every index's estimate)."""
+CHECK_EVERY: Final = 1024
+"""Lookups between two checks of the memory bound (each sums every index's estimate; a new index
+is checked at once)."""
 
 M = TypeVar("M", bound=Mirror)
 _mirrors: OrderedDict[Hashable, Mirror] = OrderedDict()

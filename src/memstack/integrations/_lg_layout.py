@@ -37,6 +37,7 @@ __all__ = [
     "NamespaceKeys",
     "Record",
     "RegistryKeys",
+    "decode_item",
     "decode_record",
     "encode_record",
     "ns_code",
@@ -76,7 +77,7 @@ class NamespaceKeys:
 
     @classmethod
     def of(cls, engine: Engine, code: str) -> NamespaceKeys:
-        return cls(code, ScopeKeys(f"lg:{engine.tag(code)}:"))
+        return _namespace_keys(code, engine.tag(code))
 
     def item(self, key: str) -> str:
         return self.scope.entry(key)
@@ -103,6 +104,12 @@ class Record:
     def refreshed(self, now_ms: int) -> Record:
         """The same record with its TTL counted again from ``now_ms``."""
         return replace(self, expires_ms=None if self.ttl is None else now_ms + ttl_ms(self.ttl))
+
+
+@functools.lru_cache(maxsize=4096)
+def _namespace_keys(code: str, tagged: str) -> NamespaceKeys:
+    """The keys of a namespace whose tag is ``tagged`` (memoised: every op needs them)."""
+    return NamespaceKeys(code, ScopeKeys(f"lg:{tagged}:"))
 
 
 def ttl_ms(minutes: float) -> int:
@@ -159,6 +166,25 @@ def decode_record(raw: str) -> Record:
             ttl=data.get("ttl"),
             expires_ms=data.get("exp"),
             vectors=bool(data.get("vec", False)),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidValue(f"stored LangGraph item is not a record: {exc}") from None
+
+
+def decode_item(raw: str) -> tuple[dict[str, Any], datetime, datetime, float | None]:
+    """``(value, created_at, updated_at, ttl)`` of the record stored as ``raw``: what a get needs,
+    read without building a :class:`Record` (a get is the store's most frequent op).
+
+    Raises:
+        InvalidValue: ``raw`` is not a record of this store.
+    """
+    try:
+        data = json.loads(raw)
+        return (
+            data["value"],
+            datetime.fromisoformat(data["created_at"]),
+            datetime.fromisoformat(data["updated_at"]),
+            data.get("ttl"),
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidValue(f"stored LangGraph item is not a record: {exc}") from None

@@ -69,8 +69,10 @@ class Found:
         )
 
 
+@functools.lru_cache(maxsize=1024)
 def _under(codes: frozenset[str], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
-    """``(namespace, code)`` of the codes under ``prefix``, sorted by namespace."""
+    """``(namespace, code)`` of the codes under ``prefix``, sorted by namespace (remembered: the
+    registry's set changes only when a namespace is new; callers only read the list)."""
     if prefix:
         head = ns_code(prefix)[:-1]  # '["a","b"' : a code under it continues with ',' or ']'
         codes = frozenset(c for c in codes if c.startswith(head) and c[len(head)] in ",]")

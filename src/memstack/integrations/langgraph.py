@@ -51,7 +51,7 @@ from ..search import PROFILES as BM25_PROFILES
 from ..search.embedders import Embedder
 from ._lg_cache import namespace_cache
 from ._lg_embed import Embedding, Matrix
-from ._lg_layout import NamespaceKeys, decode_record, ns_code, ttl_ms
+from ._lg_layout import NamespaceKeys, decode_item, ns_code, ttl_ms
 from ._lg_query import check_labels, check_namespace, does_match
 from ._lg_read import RANKINGS, live_namespaces, search
 from ._lg_ttl import Sweeper, sweep
@@ -242,15 +242,11 @@ class MemstackStore(BaseStore):
         raw = self.engine.get(keys.item(op.key))
         if raw is None:
             return None
-        record = decode_record(raw)
-        if op.refresh_ttl and record.ttl is not None:
+        value, created_at, updated_at, ttl = decode_item(raw)
+        if op.refresh_ttl and ttl is not None:
             refresh_ttl(self.engine, keys, op.key, raw)
         return Item(
-            value=record.value,
-            key=op.key,
-            namespace=op.namespace,
-            created_at=record.created_at,
-            updated_at=record.updated_at,
+            value=value, key=op.key, namespace=op.namespace, created_at=created_at, updated_at=updated_at
         )
 
     def _put(self, op: PutOp, vectors: Matrix | None) -> None:
