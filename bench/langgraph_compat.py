@@ -29,8 +29,8 @@ with its reason). The last line: ``RESULT passed=… failed=… excluded=…`` o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -232,63 +232,32 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="scratch folder (default: a temporary one)")
     args = parser.parse_args()
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    with contextlib_workdir(args.workdir) as workdir:
+    totals = {"passed": 0, "failed": 0, "excluded": 0}
+    with contextlib.ExitStack() as stack:
+        if args.workdir is not None:
+            args.workdir.mkdir(parents=True, exist_ok=True)
+            workdir = args.workdir.resolve()
+        else:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="memstack-lg-compat-")))
+        redis = args.redis_url
+        if redis is None and "redis" in engines:
+            redis, _ = stack.enter_context(redis_servers())
         plugins = plugins_dir(workdir)
         lay_out(args.langgraph, workdir)
         print("excluded (SqliteStore's private SQL and migrations, async-only rules):")
         for node, reason in EXCLUDED.items():
             print(f"  {node}: {reason}")
-        totals = {"passed": 0, "failed": 0, "excluded": 0}
-        with redis_url(args.redis_url, "redis" in engines) as redis:
-            for engine in engines:
-                url = "sqlite" if engine == "sqlite" else redis
-                for suite, _, name in FILES:
-                    if not name.startswith("test_"):
-                        continue
-                    counts = run(workdir, plugins, suite, name, url)
-                    print(f"{engine:<7}{suite}/{name:<22} passed={counts['passed']} "
-                          f"failed={counts['failed']} excluded={counts['excluded']}")  # fmt: skip
-                    for key in totals:
-                        totals[key] += counts[key]
+        for engine in engines:
+            url = "sqlite" if engine == "sqlite" else str(redis)
+            for suite, _, name in FILES:
+                if not name.startswith("test_"):
+                    continue
+                counts = run(workdir, plugins, suite, name, url)
+                print(f"{engine:<7}{suite}/{name:<22} passed={counts['passed']} "
+                      f"failed={counts['failed']} excluded={counts['excluded']}")  # fmt: skip
+                for key in totals:
+                    totals[key] += counts[key]
     print("RESULT " + " ".join(f"{k}={v}" for k, v in totals.items()))
-
-
-class contextlib_workdir:  # noqa: N801 - used as a context manager, named like one
-    """The given folder (kept), or a temporary one (removed at exit)."""
-
-    def __init__(self, given: Path | None) -> None:
-        self.given = given
-        self.tmp: str | None = None
-
-    def __enter__(self) -> Path:
-        if self.given is not None:
-            self.given.mkdir(parents=True, exist_ok=True)
-            return self.given.resolve()
-        self.tmp = tempfile.mkdtemp(prefix="memstack-lg-compat-")
-        return Path(self.tmp)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-class redis_url:  # noqa: N801 - used as a context manager, named like one
-    """The given Redis URL, or one of a server started for the run (stopped at exit)."""
-
-    def __init__(self, given: str | None, wanted: bool) -> None:
-        self.given, self.wanted = given, wanted
-        self.servers: object | None = None
-
-    def __enter__(self) -> str:
-        if self.given or not self.wanted:
-            return self.given or ""
-        self.servers = redis_servers()
-        standalone, _ = self.servers.__enter__()  # type: ignore[attr-defined]  # a context manager
-        return str(standalone)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.servers is not None:
-            self.servers.__exit__(*exc)  # type: ignore[attr-defined]  # the one entered above
 
 
 if __name__ == "__main__":
