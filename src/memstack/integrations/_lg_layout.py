@@ -9,7 +9,7 @@ JSON, so one batch may touch any of them on a Redis Cluster:
 | ``lg:{code}:ids`` | set | every key of the namespace (expired ones until pruned): its size is
   the namespace's count |
 | ``lg:{code}:vec`` | hash | key -> the item's vectors (see ``_lg_embed``) |
-| ``lg:{code}:ver``, ``:log``, ``:epoch`` | | the change log of :func:`memstack.longterm.layout.log_change` |
+| ``lg:{code}:ver``, ``:log``, ``:epoch`` | | the index kit's change log (:mod:`memstack.index.changelog`) |
 | ``lg:{code}:exp`` | zset | key -> expire-at (ms) of every item with a TTL |
 
 The registry's keys share the tag ``~lg`` (a code always starts with ``[``, so never collides):
