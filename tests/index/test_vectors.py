@@ -74,3 +74,20 @@ def test_codec_round_trips() -> None:
     assert decode(encode(rows), rows=1) is None  # one vector wanted, two stored
     assert decode("not json") is None and decode('{"d": 3, "v": "AAAAAA=="}') is None
     assert unpack("@@@") is None
+
+
+def test_extend_builds_in_one_copy_and_columns_follow_ids() -> None:
+    index = VectorIndex(2)
+    index.extend(["a", "b", "c"], [[1, 0], [0, 2], [3, 4]])
+    index.add("d", [[1, 1], [0, -1]])  # two vectors: two columns
+    index.remove("a")
+    assert sorted(index.ids()) == ["b", "c", "d", "d"] and index.columns().shape == (2, 4)
+    for entry_id, column in zip(index.ids(), index.columns().T.tolist(), strict=True):
+        assert entry_id != "b" or column == pytest.approx([0, 1])
+        assert entry_id != "c" or column == pytest.approx([0.6, 0.8])
+    with pytest.raises(ValueError, match="extend"):
+        index.extend(["b"], [[1, 0]])  # already held
+    with pytest.raises(ValueError, match="extend"):
+        index.extend(["x", "y"], [[1, 0]])  # one vector for two ids
+    index.extend([], np.zeros((0, 2)))
+    assert len(index) == 3

@@ -1,12 +1,15 @@
 """``VectorIndex``: unit vectors by id in one growable matrix, searched by cosine similarity.
 
-An id holds one row or several (a LangGraph item embeds each of its fields: its similarity is its
-best row's, LangGraph's pooling). Adding or removing a row costs one row copy (a removed row is
-filled with the last one), so an index kept fresh entry by entry never rebuilds its matrix; a
-search is one matrix-vector product over the live rows (single-threaded: ``einsum``, because BLAS
-would wake its thread pool per call, which costs milliseconds on a busy machine, far more than
-the product) and a partial sort for the best ``k``. Cosine similarity is 0 for a zero vector
-(nothing to compare), as in RobotLab's memory store.
+An id holds one vector or several (a LangGraph item embeds each of its fields: its similarity is
+its best vector's, LangGraph's pooling). The vectors are the *columns* of a ``(dim, capacity)``
+matrix: ``query @ matrix`` over that layout measured about twice as fast as ``rows @ query``
+(100,000 x 384: ~7 ms against ~15-25 ms on a shared 2-core machine), and long-term memory's hybrid
+search reads the live columns as they are (:meth:`VectorIndex.columns`). Adding or removing a
+vector costs one column copy (a removed column is filled with the last one), so an index kept fresh
+entry by entry never rebuilds its matrix. A search is one product over the live columns and a
+partial sort for the best ``k``; below :data:`BLAS_FROM` columns it is an ``einsum`` (BLAS would
+wake its thread pool per call, which costs milliseconds on a busy machine, more than a small
+product). Cosine similarity is 0 for a zero vector (nothing to compare), as in RobotLab's memory store.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .codec import Matrix, unit_rows
 __all__ = ["VectorIndex"]
 
 _ROUNDING: Final = 1e-6
+BLAS_FROM: Final = 4096
+"""Columns from which a search's product goes to BLAS (``np.dot``) rather than ``einsum``."""
 Scores = npt.NDArray[np.float32]
 
 
@@ -33,7 +38,7 @@ class VectorIndex:
 
     def clear(self) -> None:
         """Drop every vector."""
-        self._matrix: Matrix = np.zeros((16, self.dim), dtype=np.float32)
+        self._matrix: Matrix = np.zeros((self.dim, 16), dtype=np.float32)  # one column per vector
         self._owner = np.zeros(16, dtype=np.int64)  # row -> slot of its id
         self._nrows = 0
         self._ids: list[str] = []  # slot -> id
@@ -63,19 +68,47 @@ class VectorIndex:
         self._ids.append(entry_id)
         self._slot[entry_id] = slot
         need = self._nrows + len(rows)
-        if need > len(self._matrix):
-            size = max(need, 2 * len(self._matrix))
-            grown = np.zeros((size, self.dim), dtype=np.float32)
-            grown[: self._nrows] = self._matrix[: self._nrows]
-            owner = np.zeros(size, dtype=np.int64)
-            owner[: self._nrows] = self._owner[: self._nrows]
-            self._matrix, self._owner = grown, owner
-        self._matrix[self._nrows : need] = rows
+        self._reserve(need)
+        self._matrix[:, self._nrows : need] = rows.T
         self._owner[self._nrows : need] = slot
         self._rows[slot] = list(range(self._nrows, need))
         self._nrows = need
         self._multi += len(rows) > 1
         return True
+
+    def extend(self, ids: list[str], vectors: npt.ArrayLike) -> None:
+        """Add one vector (a row of ``vectors``, normalised) per id, none of them held yet: a
+        whole index built in one copy.
+
+        Raises:
+            ValueError: a row count or dimension that does not match, or an id already held.
+        """
+        rows = unit_rows(vectors) if len(ids) else np.zeros((0, self.dim), dtype=np.float32)
+        if (
+            rows.shape != (len(ids), self.dim)
+            or any(i in self._slot for i in ids)
+            or len(set(ids)) < len(ids)
+        ):
+            raise ValueError(f"extend: {len(ids)} new ids for vectors of shape {rows.shape}, dim {self.dim}")
+        start, need = self._nrows, self._nrows + len(ids)
+        self._reserve(need)
+        self._matrix[:, start:need] = rows.T
+        slots = range(len(self._ids), len(self._ids) + len(ids))
+        self._owner[start:need] = slots
+        for slot, row, entry_id in zip(slots, range(start, need), ids, strict=True):
+            self._slot[entry_id] = slot
+            self._rows[slot] = [row]
+        self._ids.extend(ids)
+        self._nrows = need
+
+    def _reserve(self, need: int) -> None:
+        if need > self._matrix.shape[1]:
+            size = max(need, 2 * self._matrix.shape[1])
+            grown = np.zeros((self.dim, size), dtype=np.float32)
+            grown[:, : self._nrows] = self._matrix[:, : self._nrows]
+            owner = np.zeros(size, dtype=np.int64)
+            owner[: self._nrows] = self._owner[: self._nrows]
+            self._matrix, self._owner = grown, owner
 
     def remove(self, entry_id: str) -> bool:
         """Drop ``entry_id``; True if it was there."""
@@ -100,7 +133,7 @@ class VectorIndex:
     def _move_last_to(self, row: int) -> None:
         last = self._nrows - 1
         if row != last:
-            self._matrix[row] = self._matrix[last]
+            self._matrix[:, row] = self._matrix[:, last]
             owner = int(self._owner[last])
             self._owner[row] = owner
             rows = self._rows[owner]
@@ -114,7 +147,9 @@ class VectorIndex:
         n = self._nrows
         if n == 0 or query.shape[0] != self.dim or not query.any():
             return [], np.zeros(0, dtype=np.float32)
-        sims: Scores = np.clip(np.einsum("ij,j->i", self._matrix[:n], query), -1.0, 1.0)
+        live = self._matrix[:, :n]
+        product = np.dot(query, live) if n >= BLAS_FROM else np.einsum("j,ji->i", query, live)
+        sims: Scores = np.clip(product, -1.0, 1.0)
         if not self._multi:  # one row per id, slot order is row order
             order = self._owner[:n]
             best = np.empty(len(self._ids), dtype=np.float32)
@@ -123,6 +158,17 @@ class VectorIndex:
         best = np.full(len(self._ids), -np.inf, dtype=np.float32)
         np.maximum.at(best, self._owner[:n], sims)
         return list(self._ids), best
+
+    def ids(self) -> list[str]:
+        """The id of each column of :meth:`columns`, in order."""
+        ids = self._ids
+        return [ids[slot] for slot in self._owner[: self._nrows].tolist()]
+
+    def columns(self) -> Matrix:
+        """The live vectors as a ``(dim, n)`` view, one column per vector (read it under the
+        owner's lock, before the index changes again)."""
+        view: Matrix = self._matrix[:, : self._nrows]
+        return view
 
     def top(
         self, vector: npt.ArrayLike, k: int | None = None, least: float = -1.0

@@ -13,10 +13,13 @@ import threading
 from collections.abc import Sequence
 from typing import cast
 
+import numpy as np
+
 from ..engines import Engine
 from ..index import registry
 from ..index.changelog import LogKeys, changes_since
 from ..index.mirror import Mirror, Row, decoded
+from ..index.vectors import VectorIndex
 from ..search import Bm25Index
 from ..search.thread_table import ThreadTable
 from .context import ConversationThreads
@@ -24,7 +27,7 @@ from .entry import MemoryEntry, from_json
 from .filter_index import FilterIndex
 from .layout import ScopeKeys
 from .query import document_text
-from .vectors import StoredVector, decode_vector
+from .vectors import StoredVector, decode_vector, text_hash
 
 __all__ = ["ScopeCache", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
 
@@ -42,6 +45,9 @@ class ScopeCache(Mirror):
         self.entries: dict[str, MemoryEntry] = {}
         self.texts: dict[str, str] = {}
         self.vectors: dict[str, StoredVector] = {}
+        # The kit's vector index of each (model, dim) searched so far: the vectors that model
+        # made from each entry's current text, kept up to date by every change (built on first use).
+        self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.indexes: dict[str, Bm25Index] = {}
         self.filters = FilterIndex()
         self.threads = ConversationThreads()
@@ -72,6 +78,7 @@ class ScopeCache(Mirror):
 
     def reset(self) -> None:
         self.entries, self.texts, self.vectors = {}, {}, {}
+        self.vector_indexes = {}
         self.indexes = {}
         self.filters = FilterIndex()
         self.threads = ConversationThreads()
@@ -111,6 +118,8 @@ class ScopeCache(Mirror):
                 self.vectors.pop(entry_id, None)
                 for index in self.indexes.values():
                     index.remove(entry_id)
+                for vectors in self.vector_indexes.values():
+                    vectors.remove(entry_id)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
@@ -119,6 +128,11 @@ class ScopeCache(Mirror):
                 self.vectors.pop(entry_id, None)
             else:
                 self.vectors[entry_id] = vector
+            for (model, dim), vectors in self.vector_indexes.items():
+                if vector is not None and _valid(vector, model, dim, text):
+                    vectors.add(entry_id, vector.vector)
+                else:
+                    vectors.remove(entry_id)
             if text != old_text:
                 for index in self.indexes.values():
                     index.remove(entry_id)
@@ -135,6 +149,16 @@ class ScopeCache(Mirror):
             self.indexes[profile] = index
         return index
 
+    def vector_index(self, model: str, dim: int) -> VectorIndex:
+        """The vectors ``model`` (of ``dim``) made from each entry's current text (built on first use)."""
+        found = self.vector_indexes.get((model, dim))
+        if found is None:
+            found = self.vector_indexes[(model, dim)] = VectorIndex(dim)
+            ids = sorted(i for i, v in self.vectors.items() if _valid(v, model, dim, self.texts[i]))
+            if ids:
+                found.extend(ids, np.vstack([self.vectors[i].vector for i in ids]))
+        return found
+
     def context_index(self, profile: str, window: int) -> Bm25Index:
         """The conversation-context index of BM25 ``profile`` and ``window`` (built on first use)."""
         return self.threads.index(profile, window, self.entries)
@@ -149,7 +173,13 @@ class ScopeCache(Mirror):
 
     def vector_bytes(self) -> int:
         first = next(iter(self.vectors.values()), None)
-        return 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
+        decoded = 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
+        return decoded + sum(v.nbytes for v in self.vector_indexes.values())
+
+
+def _valid(stored: StoredVector, model: str, dim: int, text: str) -> bool:
+    """A stored vector is used only when ``model`` (of ``dim``) made it from the entry's current text."""
+    return stored.model == model and stored.dim == dim and stored.text_hash == text_hash(text)
 
 
 def scope_cache(engine: Engine, scope: str) -> ScopeCache:
