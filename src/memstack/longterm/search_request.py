@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Final
 
 from ..errors import InvalidFilter, InvalidValue
-from ..limits import check_text, encode_json, short_repr
+from ..limits import MAX_SEARCH_OFFSET, check_text, encode_json, short_repr
 from ..search.filters import Filter, combine, parse_filter
 from .query import LONG_TERM_FIELDS, Filters
 from .validate import check_tags, check_time
@@ -44,8 +44,8 @@ __all__ = [
 
 MODES: Final = ("auto", "bm25", "hybrid")
 """Search modes, in the order surfaces list them."""
-MAX_OFFSET: Final = 10_000
-"""The deepest page a search reaches: ``offset`` at most this."""
+MAX_OFFSET: Final = MAX_SEARCH_OFFSET
+"""The deepest page a search reaches: ``offset`` at most this (:data:`memstack.limits.MAX_SEARCH_OFFSET`)."""
 
 
 @dataclass(frozen=True, slots=True)

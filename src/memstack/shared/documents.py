@@ -30,7 +30,7 @@ from ..index import SetKeys, registry
 from ..index.codec import pack, unit_rows, unpack
 from ..index.mirror import Mirror, Row
 from ..index.vectors import VectorIndex
-from ..limits import check_text, short_repr
+from ..limits import MAX_SEARCH_OFFSET, check_text, short_repr
 from ..search import Bm25Index
 from ..search.embedders import Embedder
 from ..search.filter_eval import matches
@@ -42,7 +42,8 @@ __all__ = ["DOCUMENT_FIELDS", "DocumentStore"]
 DOCUMENT_FIELDS: Final = FieldSet(
     "documents", {"key": "text", "text": "text", "created": "time", "updated": "time"}, "metadata", True
 )
-"""The filter language's fields of a document (its user data: ``metadata``)."""
+"""The filter language's fields of a document (its user data: ``metadata``); ``created`` and
+``updated`` compare as times (a document shows them as epoch milliseconds)."""
 
 
 class _Doc:
@@ -188,7 +189,8 @@ class DocumentStore:
         best first; ``filter`` (see :mod:`memstack.search.filters`) keeps only the documents passing it.
 
         Raises:
-            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1, ``offset`` not an int >= 0.
+            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1, ``offset`` not an int
+                from 0 to 10,000 (:data:`~memstack.limits.MAX_SEARCH_OFFSET`).
             InvalidFilter: a filter breaking the filter language.
             EmbeddingError: the embedder failed.
         """
@@ -196,8 +198,8 @@ class DocumentStore:
             raise InvalidInput(f"query {short_repr(query)}: must be a str")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput(f"limit {short_repr(limit)}: must be an int >= 1")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInput(f"offset {short_repr(offset)}: must be an int >= 0")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_SEARCH_OFFSET:
+            raise InvalidInput(f"offset {short_repr(offset)}: must be an int from 0 to {MAX_SEARCH_OFFSET}")
         flt = parse_filter(filter, DOCUMENT_FIELDS)
         vector = None if self.embedder is None else self.embedder.embed([query])[0]
         end = offset + limit
