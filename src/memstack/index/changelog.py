@@ -101,12 +101,16 @@ class SetKeys:
         restart(batch, self)
 
 
-def log_change(batch: Batch, keys: LogKeys, op: str, entry_id: str, epoch: str | None = None) -> None:
+def log_change(
+    batch: Batch, keys: LogKeys, op: str, entry_id: str, epoch: str | None = None, *, known: bool = False
+) -> None:
     """Queue, in a write's own batch, one change of ``entry_id`` (``op``: ``put``, ``del``, ``vec``...):
     the epoch (created here if the set had none, never by a read), the version and the log line.
-    ``epoch`` is the value a new epoch gets (default: random), for a writer that must know it.
+    ``epoch`` is the value a new epoch gets (default: random), for a writer that must know it;
+    ``known``: the batch is guarded by the epoch being there (it is not set again).
     The ids set is the writer's to keep (see :func:`record`)."""
-    batch.set(keys.epoch, epoch or uuid.uuid4().hex, nx=True)
+    if not known:
+        batch.set(keys.epoch, epoch or uuid.uuid4().hex, nx=True)
     batch.incr(keys.version)
     batch.rpush(keys.log, f"{op} {entry_id}")
     batch.ltrim(keys.log, -LOG_MAX, -1)
