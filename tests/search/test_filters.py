@@ -14,16 +14,9 @@ from memstack.errors import InvalidFilter
 from memstack.longterm.entry import MemoryEntry
 from memstack.longterm.filter_index import FilterIndex
 from memstack.longterm.query import LONG_TERM_FIELDS, builtin_of
+from memstack.search.filter_ast import AllOf, Condition
 from memstack.search.filter_eval import canonical, json_equal, matches
-from memstack.search.filters import (
-    MAX_FILTER_CONDITIONS,
-    MAX_FILTER_DEPTH,
-    AllOf,
-    Condition,
-    FieldSet,
-    combine,
-    parse_filter,
-)
+from memstack.search.filters import MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, FieldSet, combine, parse_filter
 
 VALUES = FieldSet("tests", {"when": "time", "name": "text"}, "value", False)
 

@@ -22,9 +22,9 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from typing import Any, TypeVar
 
+from ..search.filter_ast import Condition, Filter, combine
 from ..search.filter_eval import allowed as allowed_by
 from ..search.filter_eval import canonical, matches
-from ..search.filters import Condition, Filter, combine
 from .entry import MemoryEntry
 from .query import Filters, builtin_of
 

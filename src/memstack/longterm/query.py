@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from ..search.filter_ast import AllOf, Condition, FieldSet, Node, combine
 from ..search.filter_eval import MISSING, matches
-from ..search.filters import AllOf, Condition, FieldSet, Node, combine
 from .entry import MemoryEntry
 
 __all__ = ["LONG_TERM_FIELDS", "Filters", "builtin_of", "distinct_sorted", "document_text", "most_recent"]

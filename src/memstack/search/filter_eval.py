@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Final, Protocol
 
-from .filters import AllOf, AnyOf, Condition, Filter, Node, NotOf
+from .filter_ast import AllOf, AnyOf, Condition, Filter, Node, NotOf
 
 __all__ = ["MISSING", "Postings", "allowed", "canonical", "json_equal", "matches", "value_at"]
 

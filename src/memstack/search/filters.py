@@ -36,34 +36,16 @@ import threading
 from collections import OrderedDict
 from typing import Final
 
-from .filter_ast import (
-    COMPARISONS,
-    MAX_FILTER_CONDITIONS,
-    MAX_FILTER_DEPTH,
-    OPERATORS,
-    AllOf,
-    AnyOf,
-    Condition,
-    FieldSet,
-    Filter,
-    Node,
-    NotOf,
-    combine,
-)
+from .filter_ast import MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, OPERATORS, FieldSet, Filter, combine
 from .filter_parse import parse
 
+# The parsed form (conditions and nodes) is :mod:`memstack.search.filter_ast`'s.
 __all__ = [
-    "COMPARISONS",
     "MAX_FILTER_CONDITIONS",
     "MAX_FILTER_DEPTH",
     "OPERATORS",
-    "AllOf",
-    "AnyOf",
-    "Condition",
     "FieldSet",
     "Filter",
-    "Node",
-    "NotOf",
     "combine",
     "parse_filter",
 ]
