@@ -1,7 +1,7 @@
 """What a put's SQL alone costs: memstack's ``MemstackStore`` and LangGraph's ``SqliteStore``,
 each store's statements replayed with no Python around them, in the same run.
 
-    python bench/langgraph_put_floor.py [--quick]
+    python bench/langgraph_put_floor.py [--quick | --smoke]
 
 Why: ``put_vs_lg_sqlite`` in ``bench/langgraph_store.py`` stays under its 1.0 target. A memstack
 put writes the item, its ``ids`` member, the namespace version and its change-log entry in one
@@ -43,6 +43,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.sqlite import SqliteStore
 
 import memstack
+from _smoke import add_smoke, smoke_tag
 from langgraph_store import value
 from memstack.engines._sqlite_schema import connect
 from memstack.integrations.langgraph import MemstackStore
@@ -81,8 +82,12 @@ class Recorder:
 
 
 def memstack_store(path: Path) -> tuple[MemstackStore, Callable[[], None], Record]:
-    memory = memstack.open(f"sqlite:///{path}")
-    engine: Any = memory.engine  # the SQLite engine's cursor is private: this bench wraps it
+    # As memstack.open gives it (tenant "default"); no embedder: no follower thread reads meanwhile.
+    memory = memstack.open(f"sqlite:///{path}", embedder="none")
+    engine: Any = memory.engine
+    while getattr(engine, "inner", None) is not None:  # the tenant view: its SQLite engine below
+        engine = engine.inner
+    # the SQLite engine's cursor is private: this bench wraps it
 
     bare = engine._cur
 
@@ -132,8 +137,9 @@ def run_statements(cur: sqlite3.Cursor, statements: list[Statement]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="500 measured puts instead of 4,000")
+    add_smoke(parser)
     args = parser.parse_args()
-    warm, measured = (1000, 500) if args.quick else (2000, 4000)
+    warm, measured = (100, 50) if args.smoke else (1000, 500) if args.quick else (2000, 4000)
     rng = random.Random(7)
     names = [("floor", f"ns{n:03d}") for n in range(100)]
     items = [(names[i % 100], f"item{i}", value(rng, i)) for i in range(warm + measured)]
@@ -190,7 +196,7 @@ def main() -> None:
     (put, sql), (lg_put, lg_sql) = us["memstack"], us["lg"]
     print(
         f"RESULT engine=sqlite put_us={put:.1f} sql_us={sql:.1f} lg_put_us={lg_put:.1f} "
-        f"lg_sql_us={lg_sql:.1f} ceiling_vs_lg_sqlite={lg_put / sql:.3f}"
+        f"lg_sql_us={lg_sql:.1f} ceiling_vs_lg_sqlite={lg_put / sql:.3f}{smoke_tag(args)}"
     )
 
 

@@ -1,14 +1,16 @@
 """MemstackStore against LangGraph's own InMemoryStore and SqliteStore, measured in the same run.
 
-    python bench/langgraph_store.py [--url URL] [--quick]
+    python bench/langgraph_store.py [--url URL] [--quick | --smoke]
 
-Data: 10,000 items in 100 namespaces of 100 (``--quick``: 1,000 in 10), each value a short
+Data: 10,000 items in 100 namespaces of 100 (``--quick``: 1,000 in 10; ``--smoke``: 40 in 2, 20 ops
+per read phase), each value a short
 sentence drawn from a fixed vocabulary, a ``kind`` (``"x"`` for one item in ten) and a number;
 every namespace sits under one run-unique root label, so a shared Redis is never flushed.
 Stores: LangGraph's ``InMemoryStore``; LangGraph's ``SqliteStore`` on a temporary file opened as
 its ``from_conn_string`` opens it, with ``PRAGMA journal_mode=WAL`` and ``synchronous=NORMAL``
 set on that connection (what memstack's SQLite engine uses); memstack's ``MemstackStore`` on
-``memstack.open(URL)``, by default a temporary SQLite file. No store has an ``index`` config.
+``memstack.open(URL, embedder="none")``, by default a temporary SQLite file. No store has an
+``index`` config.
 
 Phases, ops/s: ``put`` (every item once, namespaces interleaved; in 20 chunks, the stores
 taking turns, so that a noisy stretch of a shared machine hits every store alike), ``get``
@@ -45,6 +47,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 import memstack
+from _smoke import add_smoke, smoke_tag
 from memstack.integrations.langgraph import MemstackStore
 
 WORDS = (
@@ -111,7 +114,7 @@ def _rate(n: int, run: Callable[[int], Any]) -> float:
 
 
 def measure(
-    stores: dict[str, BaseStore], root: str, namespaces: int, per_ns: int
+    stores: dict[str, BaseStore], root: str, namespaces: int, per_ns: int, ops: int | None = None
 ) -> dict[str, dict[str, float]]:
     """ops/s per phase and store."""
     rng = random.Random(7)
@@ -130,12 +133,15 @@ def measure(
     order = list(range(len(items)))
     rng.shuffle(order)
     queries = [" ".join(rng.sample(WORDS, 2)) for _ in range(64)]
-    gets = min(len(items), 5000)
-    searches = 400
+    gets = min(len(items), 5000 if ops is None else ops)
+    searches = 400 if ops is None else ops
     phases: dict[str, tuple[int, Callable[[BaseStore, int], Any]]] = {
         "get": (gets, lambda s, i: s.get(items[order[i]][0], items[order[i]][1])),
         "search_filter": (searches, lambda s, i: s.search(names[i % namespaces], filter={"kind": "x"})),
-        "list_namespaces": (200, lambda s, i: s.list_namespaces(prefix=(root,), limit=1000)),
+        "list_namespaces": (
+            200 if ops is None else ops,
+            lambda s, i: s.list_namespaces(prefix=(root,), limit=1000),
+        ),
         "query": (searches, lambda s, i: s.search(names[i % namespaces], query=queries[i % 64], limit=10)),
     }
     for phase, (n, op) in phases.items():
@@ -147,7 +153,7 @@ def measure(
     return figures
 
 
-def report(figures: dict[str, dict[str, float]], engine: str) -> None:
+def report(figures: dict[str, dict[str, float]], engine: str, tag: str = "") -> None:
     """The table, then the RESULT line."""
     print(f"{'phase':<16}{'InMemoryStore':>15}{'SqliteStore':>13}{'memstack':>11}{'vs Sqlite':>11}")
     for phase, row in figures.items():
@@ -170,18 +176,19 @@ def report(figures: dict[str, dict[str, float]], engine: str) -> None:
             f"{phase}_vs_lg_postgres={figures[phase]['memstack'] / figures[phase]['lg_postgres']:.3f}"
             for phase in ("put", "get", "search_filter", "list_namespaces")
         )
-    print(f"RESULT engine={engine} {ratios} query_ops={figures['query']['memstack']:.0f}")
+    print(f"RESULT engine={engine} {ratios} query_ops={figures['query']['memstack']:.0f}{tag}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--url", help="memstack engine URL (default: a temporary SQLite file)")
     parser.add_argument("--quick", action="store_true", help="1,000 items in 10 namespaces")
+    add_smoke(parser)
     args = parser.parse_args()
-    namespaces, per_ns = (10, 100) if args.quick else (100, 100)
+    namespaces, per_ns = (2, 20) if args.smoke else (10, 100) if args.quick else (100, 100)
     with tempfile.TemporaryDirectory() as tmp:
         url = args.url or f"sqlite:///{Path(tmp) / 'memstack.db'}"
-        memory = memstack.open(url)
+        memory = memstack.open(url, embedder="none")  # no index config: the store never embeds
         try:
             with contextlib.ExitStack() as peers:
                 sqlite_store = peers.enter_context(lg_sqlite(Path(tmp) / "langgraph.db"))
@@ -189,11 +196,12 @@ def main() -> None:
                 if url.split("://", 1)[0] in ("postgresql", "postgres"):
                     stores["lg_postgres"] = peers.enter_context(lg_postgres(url))
                 stores["memstack"] = MemstackStore(memory)
-                figures = measure(stores, f"bench{uuid.uuid4().hex[:8]}", namespaces, per_ns)
+                root = f"bench{uuid.uuid4().hex[:8]}"
+                figures = measure(stores, root, namespaces, per_ns, 20 if args.smoke else None)
         finally:
             memory.close()
     print(f"{namespaces * per_ns:,} items in {namespaces} namespaces; memstack on {memory.engine.name}")
-    report(figures, memory.engine.name)
+    report(figures, memory.engine.name, smoke_tag(args))
 
 
 if __name__ == "__main__":

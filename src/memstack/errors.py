@@ -10,6 +10,7 @@ do not know memstack::
     │   ├── InvalidKey
     │   ├── InvalidCategory
     │   ├── InvalidValue                     not JSON-serialisable, too large, wrong shape
+    │   │   └── InvalidFilter                a search filter breaking the filter language
     │   ├── InvalidUrl                       an engine URL memstack cannot open
     │   └── InvalidConfiguration             settings that contradict each other or miss a field
     ├── NotFound (LookupError)
@@ -52,6 +53,7 @@ __all__ = [
     "EntryNotFound",
     "InvalidCategory",
     "InvalidConfiguration",
+    "InvalidFilter",
     "InvalidInput",
     "InvalidKey",
     "InvalidSessionId",
@@ -95,6 +97,11 @@ class InvalidCategory(InvalidInput):
 
 class InvalidValue(InvalidInput):
     """A value that cannot be stored: not JSON-serialisable, too large, or of the wrong shape."""
+
+
+class InvalidFilter(InvalidValue):
+    """A search filter that breaks the filter language (:mod:`memstack.search.filters`): the
+    message names the field and the operator."""
 
 
 class InvalidUrl(InvalidInput):

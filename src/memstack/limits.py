@@ -31,6 +31,7 @@ __all__ = [
     "MAX_COUNT",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
+    "MAX_SEARCH_OFFSET",
     "MAX_TTL_SECONDS",
     "MAX_VALUE_BYTES",
     "check_amount",
@@ -54,6 +55,8 @@ MAX_TTL_SECONDS: Final = 10 * 365 * 24 * 3600
 engine, and the Redis engine adds a 100-year bias under a manual clock)."""
 MAX_AMOUNT: Final = 2**63 - 1
 """Largest magnitude of an increment amount: Redis counters are signed 64-bit integers."""
+MAX_SEARCH_OFFSET: Final = 10_000
+"""Deepest page a search reaches: ``offset`` at most this (long-term memory and documents)."""
 MAX_COUNT: Final = 2**53
 """Largest count or limit a tier takes (list lengths, result counts, token counts): exact as a
 float and far inside every engine's 64-bit range."""

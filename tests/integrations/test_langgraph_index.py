@@ -69,8 +69,8 @@ def test_vector_only_ranking_is_langgraphs(engine: Engine) -> None:
         ]
 
 
-def test_bm25_and_vectors_are_fused(engine: Engine) -> None:
-    store = MemstackStore(engine, index=_config())
+def test_fused_ranking_fuses_bm25_and_vectors(engine: Engine) -> None:
+    store = MemstackStore(engine, index=_config(), ranking="fused")
     _fill(store)
     store.put(("m",), "word", {"text": "beverage list for the party"})  # a BM25 match, few concepts
     hits = store.search(("m",), query="beverage")
@@ -78,14 +78,48 @@ def test_bm25_and_vectors_are_fused(engine: Engine) -> None:
     assert hits[-1].key in ("car", "dog")
 
 
-def test_unindexed_items_are_found_by_bm25_and_filters_only(engine: Engine) -> None:
+def test_unindexed_items_follow_unscored_and_pass_filters(engine: Engine) -> None:
     store = MemstackStore(engine, index=_config())
     _fill(store)
     store.put(("m",), "plain", {"text": "coffee and juice", "kind": "x"}, index=False)
-    hits = store.search(("m",), query="beverage")
+    hits = store.search(("m",), query="juice")  # a word only the unembedded item holds
     assert [h.key for h in hits][-1] == "plain" and hits[-1].score is None  # not vector-ranked
-    assert store.search(("m",), query="juice")[0].key == "plain"
+    assert all(h.score is not None for h in hits[:-1])
     assert [h.key for h in store.search(("m",), filter={"kind": "x"})] == ["plain"]
+    fused = MemstackStore(engine, index=_config(), ranking="fused")
+    assert fused.search(("m",), query="juice")[0].key == "plain"  # BM25 finds it
+
+
+def test_scores_are_langgraphs_cosines(engine: Engine) -> None:
+    config = _config(fields=["title", "notes[*]"])
+    ours, theirs = MemstackStore(engine, index=config), InMemoryStore(index=config)
+    values = {
+        "a": {"title": "tea", "notes": ["car", "dog"]},
+        "b": {"title": "truck", "notes": ["bike"]},
+        "c": {"title": "nothing", "notes": []},
+        "d": {"title": "cat juice", "notes": ["vehicle", "pet", "drink"]},
+    }
+    for key, value in values.items():
+        ours.put(("s",), key, value)
+        theirs.put(("s",), key, value)
+    ours.put(("s",), "e", {"title": "tea"}, index=["title"])
+    theirs.put(("s",), "e", {"title": "tea"}, index=["title"])
+    for query in ("beverage", "vehicle", "animal pet", "nothing at all"):
+        mine = [(h.key, h.score) for h in ours.search(("s",), query=query)]
+        want = [(h.key, h.score) for h in theirs.search(("s",), query=query)]
+        assert [k for k, _ in mine] == [k for k, _ in want], query
+        assert [s for _, s in mine] == pytest.approx([s for _, s in want], abs=1e-6), query
+
+
+def test_ranking_must_be_known_and_cosine_needs_an_index(engine: Engine) -> None:
+    with pytest.raises(InvalidConfiguration, match="ranking"):
+        MemstackStore(engine, ranking="cosine")
+    with pytest.raises(InvalidConfiguration, match="ranking"):
+        MemstackStore(engine, index=_config(), ranking="best")
+    assert (
+        MemstackStore(engine).ranking == "fused"
+        and MemstackStore(engine, index=_config()).ranking == "cosine"
+    )
 
 
 def test_fields_choose_what_is_embedded(engine: Engine) -> None:
@@ -95,7 +129,8 @@ def test_fields_choose_what_is_embedded(engine: Engine) -> None:
     assert store.search(("f",), query="vehicle")[0].key == "a"
     store.put(("f",), "c", {"title": "nothing", "body": "bike"}, index=["body"])  # per-put paths
     store.put(("f",), "d", {"tags": ["cat", "juice"]}, index=["tags[*]"])  # one vector per element
-    assert store.search(("f",), query="bike")[0].key == "c"
+    first, second = store.search(("f",), query="bike")[:2]  # "truck" and "bike": the same concept
+    assert (first.key, second.key) == ("a", "c") and first.score == pytest.approx(second.score)
     top = store.search(("f",), query="animal")
     assert top[0].key == "d" and top[0].score is not None
 

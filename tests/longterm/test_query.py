@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memstack.longterm.entry import MemoryEntry
-from memstack.longterm.index_cache import changes_since
 from memstack.longterm.query import Filters, distinct_sorted, document_text, most_recent
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -62,12 +61,3 @@ def test_most_recent_uses_updated_or_created() -> None:
 
 def test_distinct_sorted_case_insensitive() -> None:
     assert distinct_sorted(["b", "A", "a", "B", "c"]) == ["A", "b", "c"]
-
-
-def test_changes_since_reads_the_tail_of_the_log() -> None:
-    log = ["put a", "put b", "del a", "vec b"]  # versions 7..10
-    assert changes_since(10, 10, log) == set()
-    assert changes_since(8, 10, log) == {"a", "b"}
-    assert changes_since(9, 10, log) == {"b"}
-    assert changes_since(6, 10, log) == {"a", "b"}
-    assert changes_since(5, 10, log) is None

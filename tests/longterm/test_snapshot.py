@@ -15,6 +15,7 @@ import pytest
 
 from memstack import Memory
 from memstack.engines import Engine, open_engine
+from memstack.index import registry
 from memstack.longterm import LongTermMemory, index_cache, snapshotter
 from memstack.longterm.entry import SearchHit
 from memstack.longterm.layout import LOG_MAX, ScopeKeys
@@ -41,8 +42,7 @@ def fill(lt: LongTermMemory) -> None:
 
 def drop_cache(engine: Engine, scope: str) -> index_cache.ScopeCache:
     """Forget this process's cache of ``scope`` (what a new process starts with); the new one."""
-    with index_cache._caches_lock:
-        index_cache._caches.pop((engine.identity, scope), None)
+    registry.drop(("longterm", engine.identity, scope))
     return index_cache.scope_cache(engine, scope)
 
 

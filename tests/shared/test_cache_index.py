@@ -1,53 +1,18 @@
-"""The cache's in-process index: the vector index itself (pure), and its freshness on every
-engine (change log, log overflow, expiry, clear, engine flush)."""
+"""The cache's in-process index: its freshness on every engine (change log, log overflow, expiry,
+clear, engine flush). The index kit itself: tests/index/."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from memstack import ManualClock
 from memstack.engines import Engine
+from memstack.index import changelog
 from memstack.search.embedders import FakeEmbedder
 from memstack.shared import SemanticCache
-from memstack.shared import mirror as mirror
-from memstack.shared.mirror import changed_ids
-from memstack.shared.vectors import VectorIndex, decode_vector, encode_vector
-
-
-def test_vector_index_add_remove_top() -> None:
-    index = VectorIndex(2)
-    for i in range(40):  # past the initial capacity of 16 rows
-        assert index.add(f"v{i}", [np.cos(i / 10), np.sin(i / 10)])
-    assert len(index) == 40 and "v3" in index
-    assert [i for i, _ in index.top([1, 0], 3)] == ["v0", "v1", "v2"]
-    assert index.remove("v0") and not index.remove("v0")
-    assert [i for i, _ in index.top([1, 0], 2)] == ["v1", "v2"]  # the moved last row still answers
-    assert index.top([np.cos(3.9), np.sin(3.9)], 1)[0][0] == "v39"
-    assert index.top([1, 0], None, least=0.99) == [
-        (i, pytest.approx(s)) for i, s in index.top([1, 0], 9) if s >= 0.99
-    ]
-    assert index.top([0, 0], 3) == []  # a zero query compares to nothing
-    assert not index.add("bad", [1, 2, 3]) and "bad" not in index  # another dimension
-    index.add("v1", [0, 1])  # re-adding replaces
-    assert index.top([0, 1], 1)[0] == ("v1", pytest.approx(1.0))
-    index.clear()
-    assert len(index) == 0 and index.top([1, 0]) == []
-
-
-def test_vector_codec_round_trips() -> None:
-    vector = np.array([0.25, -1.5, 3.0], dtype=np.float32)
-    assert np.array_equal(decode_vector(encode_vector(vector)), vector)
-
-
-def test_changed_ids() -> None:
-    log = ["put a", "put b", "del a", "put c"]
-    assert changed_ids(4, 4, log) == set()
-    assert changed_ids(2, 4, log) == {"a", "c"}
-    assert changed_ids(-1, 4, log) is None  # the log does not reach back: rebuild
 
 
 @pytest.fixture
@@ -67,7 +32,7 @@ def test_a_writer_elsewhere_is_seen_through_the_log(engine: Engine, cache: Seman
 def test_a_reader_far_behind_rebuilds(
     engine: Engine, cache: SemanticCache, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mirror, "LOG_MAX", 3)
+    monkeypatch.setattr(changelog, "LOG_MAX", 3)
     cache.store("first entry about tea", "tea")
     assert len(cache.search("tea")) == 1
     writer = SemanticCache(engine, "idx", embedder=FakeEmbedder(dim=64))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
+from ..engines.base import Batch
 from ..errors import Conflict
 from ..keyspace import register
 from ..longterm import LongTermMemory, MemoryEntry
@@ -26,7 +27,7 @@ APPLY_ATTEMPTS: Final = 8
 """Optimistic retries of one pass racing other writers of the scope."""
 
 
-def log_change(batch: object, keys: ScopeKeys, op: str, entry_id: str) -> None:
+def log_change(batch: Batch, keys: ScopeKeys, op: str, entry_id: str) -> None:
     """Queue the long-term change-log entry that keeps every process's search cache fresh."""
     layout_log_change(batch, keys, op, entry_id)
 

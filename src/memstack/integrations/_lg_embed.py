@@ -4,38 +4,36 @@
 list[list[float]]`` or a provider string (all three through LangGraph's own
 ``ensure_embeddings``), or a memstack :class:`~memstack.search.embedders.Embedder`. Texts are
 taken as LangGraph's stores take them (``get_text_at_path`` per field path; ``"$"`` is the whole
-value as JSON). An item's vectors are stored as one hash field ``{"d": dims, "v": base64
-little-endian float32 rows}``; rows are unit-length, so a dot product is the cosine.
+value as JSON; ``text_fields``, the key LangGraph's SQLite store reads, is taken as ``fields``).
+An item's vectors are stored as one hash field in the index kit's form (:mod:`memstack.index.codec`:
+``{"d": dims, "v": base64 rows}``); rows are unit-length, so a dot product is the cosine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
-import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig
 from langgraph.store.base.embed import EmbeddingsLambda, ensure_embeddings, get_text_at_path, tokenize_path
 
 from ..errors import InvalidConfiguration, InvalidValue
+from ..index.codec import Matrix
 from ..search.embedders import Embedder, embed_queries, l2_normalise
 
-__all__ = ["Matrix", "VectorIndex", "decode_vectors", "encode_vectors"]
-
-Matrix = npt.NDArray[np.float32]
+__all__ = ["Embedding", "Matrix"]
 
 
-class VectorIndex:
+class Embedding:
     """What an ``index`` configuration does: which texts of a value to embed, and embedding them.
 
     Raises:
         InvalidConfiguration: no ``embed``, ``dims`` not a positive int, ``fields`` not a list
-            of path strings, or a provider string LangChain cannot load.
+            of path strings, a ``distance_type`` other than ``cosine``, or a provider string
+            LangChain cannot load.
     """
 
     def __init__(self, config: IndexConfig) -> None:
@@ -55,7 +53,10 @@ class VectorIndex:
         if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
             raise InvalidConfiguration(f"index: dims={dims!r} must be a positive int")
         self.dims: int | None = dims
-        fields = config.get("fields") or ["$"]
+        distance = config.get("distance_type", "cosine")
+        if distance != "cosine":
+            raise InvalidConfiguration(f"index: distance_type={distance!r}: only 'cosine' is supported")
+        fields = config.get("fields") or _text_fields(config) or ["$"]
         if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
             raise InvalidConfiguration(f"index: fields={fields!r} must be a list of path strings")
         self.fields: list[tuple[str, str | list[str]]] = [_tokenized(f) for f in fields]
@@ -133,20 +134,7 @@ def _sync_documents(embeddings: Embeddings, texts: list[str]) -> Any:
     return embeddings.embed_documents(texts)
 
 
-def encode_vectors(matrix: Matrix) -> str:
-    """The stored payload of an item's vectors (rows)."""
-    data = np.ascontiguousarray(matrix, dtype="<f4")
-    return json.dumps({"d": int(data.shape[1]), "v": base64.b64encode(data.tobytes()).decode("ascii")})
-
-
-def decode_vectors(payload: str) -> Matrix | None:
-    """The rows in ``payload``, or None when it is malformed (then they are simply not used)."""
-    try:
-        data = json.loads(payload)
-        dims = int(data["d"])
-        flat = np.frombuffer(base64.b64decode(data["v"]), dtype="<f4").astype(np.float32)
-        if dims < 1 or flat.size % dims:
-            return None
-        return flat.reshape(-1, dims)
-    except (ValueError, KeyError, TypeError):
-        return None
+def _text_fields(config: IndexConfig) -> list[str] | None:
+    """LangGraph's SQLite store's name for ``fields`` (a string there is one path)."""
+    fields = cast(dict[str, Any], config).get("text_fields")
+    return [fields] if isinstance(fields, str) else fields

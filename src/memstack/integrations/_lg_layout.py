@@ -9,7 +9,7 @@ JSON, so one batch may touch any of them on a Redis Cluster:
 | ``lg:{code}:ids`` | set | every key of the namespace (expired ones until pruned): its size is
   the namespace's count |
 | ``lg:{code}:vec`` | hash | key -> the item's vectors (see ``_lg_embed``) |
-| ``lg:{code}:ver``, ``:log``, ``:epoch`` | | the change log of :func:`memstack.longterm.layout.log_change` |
+| ``lg:{code}:ver``, ``:log``, ``:epoch`` | | the index kit's change log (:mod:`memstack.index.changelog`) |
 | ``lg:{code}:exp`` | zset | key -> expire-at (ms) of every item with a TTL |
 
 The registry's keys share the tag ``~lg`` (a code always starts with ``[``, so never collides):
@@ -39,6 +39,7 @@ __all__ = [
     "NamespaceKeys",
     "Record",
     "RegistryKeys",
+    "decode_item",
     "decode_record",
     "encode_record",
     "ns_code",
@@ -80,7 +81,7 @@ class NamespaceKeys:
 
     @classmethod
     def of(cls, engine: Engine, code: str) -> NamespaceKeys:
-        return cls(code, ScopeKeys(LANGGRAPH.render(engine.tag, code=code)))
+        return _namespace_keys(code, engine.tag(code))
 
     def item(self, key: str) -> str:
         return self.scope.entry(key)
@@ -107,6 +108,12 @@ class Record:
     def refreshed(self, now_ms: int) -> Record:
         """The same record with its TTL counted again from ``now_ms``."""
         return replace(self, expires_ms=None if self.ttl is None else now_ms + ttl_ms(self.ttl))
+
+
+@functools.lru_cache(maxsize=4096)
+def _namespace_keys(code: str, tagged: str) -> NamespaceKeys:
+    """The keys of a namespace whose tag is ``tagged`` (memoised: every op needs them)."""
+    return NamespaceKeys(code, ScopeKeys(LANGGRAPH.render(lambda _: tagged, code=code)))
 
 
 def ttl_ms(minutes: float) -> int:
@@ -163,6 +170,25 @@ def decode_record(raw: str) -> Record:
             ttl=data.get("ttl"),
             expires_ms=data.get("exp"),
             vectors=bool(data.get("vec", False)),
+        )
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidValue(f"stored LangGraph item is not a record: {exc}") from None
+
+
+def decode_item(raw: str) -> tuple[dict[str, Any], datetime, datetime, float | None]:
+    """``(value, created_at, updated_at, ttl)`` of the record stored as ``raw``: what a get needs,
+    read without building a :class:`Record` (a get is the store's most frequent op).
+
+    Raises:
+        InvalidValue: ``raw`` is not a record of this store.
+    """
+    try:
+        data = json.loads(raw)
+        return (
+            data["value"],
+            datetime.fromisoformat(data["created_at"]),
+            datetime.fromisoformat(data["updated_at"]),
+            data.get("ttl"),
         )
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidValue(f"stored LangGraph item is not a record: {exc}") from None

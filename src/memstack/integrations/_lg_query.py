@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+import functools
+from collections.abc import Sequence
+from typing import Any, Final
 
 from langgraph.store.base import InvalidNamespaceError, MatchCondition
 
-__all__ = ["does_match", "matches_filter", "text_of", "validate_namespace"]
+from ..search.filters import FieldSet
+
+__all__ = ["STORE_FIELDS", "check_labels", "check_namespace", "does_match", "text_of"]
+
+STORE_FIELDS: Final = FieldSet(
+    "the LangGraph store", {"key": "text", "created_at": "time", "updated_at": "time"}, "value", False
+)
+"""The filter language's fields of an item: names address its value (LangGraph's filters);
+``$key``, ``$created_at`` and ``$updated_at`` the item's own."""
 
 
-def validate_namespace(namespace: tuple[str, ...]) -> None:
-    """LangGraph's namespace rules.
+def check_labels(namespace: Sequence[object]) -> tuple[str, ...]:
+    """``namespace`` as a tuple, checked by LangGraph's label rules (what every op must meet).
 
     Raises:
-        InvalidNamespaceError: empty, a non-str or empty label, a label with ``.``, or the root
-            label ``langgraph`` (as LangGraph's own stores).
+        InvalidNamespaceError: a label that is not a str, is empty, holds ``.`` or a NUL byte.
     """
-    if not namespace:
-        raise InvalidNamespaceError("Namespace cannot be empty.")
+    if type(namespace) is tuple and all(type(label) is str for label in namespace):
+        return _checked_tuple(namespace)
+    return _check(namespace)
+
+
+@functools.lru_cache(maxsize=4096)
+def _checked_tuple(namespace: tuple[object, ...]) -> tuple[str, ...]:
+    """:func:`check_labels` of a tuple, remembered (every op checks its namespace; an error is not kept)."""
+    return _check(namespace)
+
+
+def _check(namespace: Sequence[object]) -> tuple[str, ...]:
     for label in namespace:
         if not isinstance(label, str):
             raise InvalidNamespaceError(f"Namespace labels must be strings, got {label!r} in {namespace!r}")
@@ -26,8 +44,24 @@ def validate_namespace(namespace: tuple[str, ...]) -> None:
             raise InvalidNamespaceError(f"Namespace labels cannot be empty strings: {namespace!r}")
         if "." in label:
             raise InvalidNamespaceError(f"Namespace labels cannot contain periods ('.'): {namespace!r}")
-    if namespace[0] == "langgraph":
+        if "\x00" in label:
+            raise InvalidNamespaceError(f"Namespace labels cannot contain NUL bytes: {namespace!r}")
+    return tuple(namespace)  # type: ignore[arg-type]  # every label is a str: checked above
+
+
+def check_namespace(namespace: Sequence[object]) -> tuple[str, ...]:
+    """A namespace ``put`` may write (LangGraph's rules for its public ``put``).
+
+    Raises:
+        InvalidNamespaceError: empty, a bad label (:func:`check_labels`), or the root label
+            ``langgraph`` (reserved by LangGraph).
+    """
+    if not namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty.")
+    checked = check_labels(namespace)
+    if checked[0] == "langgraph":
         raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph": {namespace!r}')
+    return checked
 
 
 def text_of(value: Any) -> str:
@@ -39,49 +73,6 @@ def text_of(value: Any) -> str:
     if isinstance(value, list | tuple):
         return " ".join(text_of(v) for v in value)
     return "" if value is None else str(value)
-
-
-def matches_filter(value: dict[str, Any], wanted: dict[str, Any]) -> bool:
-    """Whether an item's value passes a LangGraph ``filter``.
-
-    Raises:
-        ValueError: an unknown ``$`` operator (as LangGraph's stores).
-    """
-    return all(_matches(value.get(k), v) for k, v in wanted.items())
-
-
-def _matches(value: Any, wanted: Any) -> bool:
-    """LangGraph's JSONB-like filter semantics (the same operators as its in-memory store)."""
-    if isinstance(wanted, dict):
-        if any(k.startswith("$") for k in wanted):
-            return all(_operator(value, k, v) for k, v in wanted.items())
-        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(wanted)
-            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
-        )
-    return bool(value == wanted)
-
-
-_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": lambda a, b: bool(a == b),
-    "$ne": lambda a, b: bool(a != b),
-    "$gt": lambda a, b: float(a) > float(b),
-    "$gte": lambda a, b: float(a) >= float(b),
-    "$lt": lambda a, b: float(a) < float(b),
-    "$lte": lambda a, b: float(a) <= float(b),
-}
-
-
-def _operator(value: Any, name: str, operand: Any) -> bool:
-    if name not in _OPERATORS:
-        raise ValueError(f"Unsupported operator: {name}")
-    try:
-        return _OPERATORS[name](value, operand)
-    except (TypeError, ValueError):  # a missing or non-numeric field never matches an ordering
-        return False
 
 
 def does_match(condition: MatchCondition, namespace: Sequence[str]) -> bool:

@@ -1,13 +1,21 @@
 """Reads of the LangGraph store: search over the namespace caches, and the namespace listing.
 
 A search reads the namespace registry (one call), then each namespace under the prefix from its
-fresh cache (one call each when nothing changed). Filters are evaluated on the cached values
-(the keys passing a filter are kept until the namespace changes). With a query, BM25 ranks each
-namespace's items and, with an ``index`` configuration, the cosine of the query with each
-item's vectors (the best of an item's vectors, as LangGraph's stores) is fused with BM25 by
-memstack's fusion (:func:`memstack.search.fuse`); embedded items the query does not match
-still rank by their cosine, and items that neither retriever scores follow unscored (as
-LangGraph's stores fill a page with unembedded items).
+fresh cache (one call each when nothing changed). Filters (the filter language of
+:mod:`memstack.search.filters` on the item's value, LangGraph's operators included) are evaluated
+on the cached values; the keys passing a filter are kept until the namespace changes.
+
+With a query, how items rank is the store's ``ranking``:
+
+* ``cosine`` (the default with an ``index`` configuration): LangGraph's rule. Every embedded item
+  ranks by the cosine of the query with its best vector (``SearchItem.score`` is that cosine);
+  items without vectors (``index=False``) follow unscored, in insertion order.
+* ``fused``: memstack's ranking (the default without an index): BM25 over the items' string
+  values, fused with the cosines when the store has an index (:func:`memstack.search.fuse`;
+  ``score`` is the fused score, or the BM25 score without an index); items neither retriever
+  scores follow unscored when the store has an index.
+
+If embedding the query fails, BM25 ranks instead (a warning is logged).
 """
 
 from __future__ import annotations
@@ -16,23 +24,27 @@ import functools
 import json
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from langgraph.store.base import SearchItem, SearchOp
 
 from ..engines import Engine
 from ..search import fuse
-from ._lg_cache import Cached, NamespaceCache, namespace_cache, registry
-from ._lg_embed import Matrix, VectorIndex
-from ._lg_layout import NamespaceKeys, ns_code
-from ._lg_query import matches_filter
+from ..search.filter_eval import matches
+from ..search.filters import Filter, parse_filter
+from ._lg_cache import Cached, NamespaceCache, namespace_cache, namespaces
+from ._lg_embed import Embedding, Matrix
+from ._lg_layout import NamespaceKeys, Record, ns_code
+from ._lg_query import STORE_FIELDS, check_labels
 
-__all__ = ["Found", "live_namespaces", "search"]
+__all__ = ["RANKINGS", "Found", "live_namespaces", "search"]
 
 log = logging.getLogger("memstack.integrations.langgraph")
+
+RANKINGS = ("cosine", "fused")
+"""How a query ranks items (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +69,10 @@ class Found:
         )
 
 
+@functools.lru_cache(maxsize=1024)
 def _under(codes: frozenset[str], prefix: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
-    """``(namespace, code)`` of the codes under ``prefix``, sorted by namespace."""
+    """``(namespace, code)`` of the codes under ``prefix``, sorted by namespace (remembered: the
+    registry's set changes only when a namespace is new; callers only read the list)."""
     if prefix:
         head = ns_code(prefix)[:-1]  # '["a","b"' : a code under it continues with ',' or ']'
         codes = frozenset(c for c in codes if c.startswith(head) and c[len(head)] in ",]")
@@ -77,7 +91,7 @@ def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
     Raises:
         EngineError: the engine failed.
     """
-    codes, expiring = registry(engine)
+    codes, expiring = namespaces(engine)
     pairs = _under(codes, ())
     now = engine.now_ms()
     groups = [[p] for p in pairs] if engine.clustered else [pairs]
@@ -102,80 +116,98 @@ def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
     return live
 
 
-def _passing(cache: NamespaceCache, wanted: dict[str, Any] | None) -> set[str] | None:
-    """Keys whose value passes ``wanted`` (None: no filter), kept until the namespace changes."""
-    if not wanted:
-        return None
-    marker = ("filter", json.dumps(wanted, sort_keys=True, default=repr))
-    found = cache.derived.get(marker)
-    if found is None:
-        found = cache.derived[marker] = {
-            k for k, c in cache.items.items() if matches_filter(c.record.value, wanted)
-        }
-    assert isinstance(found, set)
-    return found
+def _live(cache: NamespaceCache, flt: Filter | None, now: int) -> list[str]:
+    """The live keys passing ``flt``, in insertion order (the passing ones kept until a change)."""
+    if flt is None:
+        return cache.live(now)
+    passing = cache.passing(
+        ("filter", flt.key), lambda k, c: matches(flt, c.record.value, _builtins(k, c.record))
+    )
+    return cache.live(now, passing)
 
 
-def _cosines(cache: NamespaceCache, query_vector: Matrix, allowed: set[str]) -> Iterator[tuple[str, float]]:
-    keys, rows, starts = cache.vector_rows(int(query_vector.shape[0]))
-    if not keys:
-        return
-    best = np.maximum.reduceat(rows @ query_vector, starts)
-    for key, score in zip(keys, best.tolist(), strict=True):
-        if key in allowed:
-            yield key, float(score)
+def _builtins(key: str, record: Record) -> Callable[[str], Any]:
+    def field(name: str) -> Any:
+        if name == "key":
+            return key
+        return (record.created_at if name == "created_at" else record.updated_at).timestamp()
+
+    return field
 
 
 def search(
-    engine: Engine, op: SearchOp, profile: str, vectors: VectorIndex | None, fusion: str
+    engine: Engine, op: SearchOp, profile: str, embedding: Embedding | None, ranking: str, fusion: str
 ) -> list[Found]:
     """The page of results of ``op``.
 
     Raises:
-        ValueError: an unknown filter operator.
+        InvalidNamespaceError: a bad label in the prefix.
+        InvalidFilter: a filter breaking the filter language (an unknown operator included).
         EngineError: the engine failed.
     """
-    codes, _ = registry(engine)
+    prefix = check_labels(op.namespace_prefix)
+    flt = parse_filter(op.filter, STORE_FIELDS)
+    codes, _ = namespaces(engine)
     query = op.query if op.query and op.query.strip() else None
-    query_vector = _query_vector(vectors, query)
+    query_vector = _query_vector(embedding, query)
+    cosine_only = ranking == "cosine" and query_vector is not None
     end = op.offset + op.limit
     now = engine.now_ms()
     pool: list[Found] = []  # every candidate a page may need, in namespace then insertion order
     bm25: list[tuple[str, float]] = []  # (position in pool, score)
     cosine: list[tuple[str, float]] = []
-    for namespace, code in _under(codes, op.namespace_prefix):
+    for namespace, code in _under(codes, prefix):
         keys = NamespaceKeys.of(engine, code)
         cache = namespace_cache(engine, code, profile)
         with cache.lock:
-            cache.refresh(engine, keys)
-            passing = _passing(cache, op.filter)
-            live = [k for k in cache.live(now) if passing is None or k in passing]
+            cache.refresh(engine, keys.scope)
+            live = _live(cache, flt, now)
             candidates = None if len(live) == len(cache.items) else set(live)
             if query is None:
                 picked = live[: max(0, end - len(pool))]
-            elif vectors is None:  # BM25 alone: a namespace's best `end` hits are all a page can use
+            elif embedding is None:  # BM25 alone: a namespace's best `end` hits are all a page can use
                 hits = cache.index.search(query, max(0, end), candidates)
                 picked = [k for k, _ in hits]
                 bm25.extend((str(len(pool) + n), score) for n, (_, score) in enumerate(hits))
-            else:  # hybrid: every live item is a candidate (unscored ones fill the page)
+            else:  # every live item is a candidate (unscored ones fill the page)
                 picked = live
                 slot = {key: str(len(pool) + n) for n, key in enumerate(live)}
-                bm25.extend((slot[k], s) for k, s in cache.index.search(query, None, candidates))
+                if not cosine_only:
+                    bm25.extend((slot[k], s) for k, s in cache.index.search(query, None, candidates))
                 if query_vector is not None:
-                    cosine.extend((slot[k], s) for k, s in _cosines(cache, query_vector, set(live)))
+                    cosine.extend((slot[k], s) for k, s in _cosines(cache, query_vector) if k in slot)
             pool.extend(Found(namespace, keys, key, cache.items[key], None) for key in picked)
         if query is None and len(pool) >= end:
             break
     if query is None:
         return pool[op.offset : end]
-    return _ranked(pool, bm25, cosine, vectors is not None, fusion)[op.offset : end]
+    if cosine_only:
+        return _by_cosine(pool, cosine)[op.offset : end]
+    return _ranked(pool, bm25, cosine, embedding is not None, fusion)[op.offset : end]
 
 
-def _query_vector(vectors: VectorIndex | None, query: str | None) -> Matrix | None:
-    if vectors is None or query is None:
+def _cosines(cache: NamespaceCache, query_vector: Matrix) -> list[tuple[str, float]]:
+    index = cache.vectors.get(int(query_vector.shape[0]))
+    if index is None:
+        return []
+    ids, sims = index.similarities(query_vector)
+    return list(zip(ids, sims.tolist(), strict=True))
+
+
+def _by_cosine(pool: list[Found], cosine: list[tuple[str, float]]) -> list[Found]:
+    """Embedded items by cosine (ties in pool order, as LangGraph's stable sort), then the rest."""
+    scored = sorted(((int(slot), s) for slot, s in cosine), key=lambda hit: (-hit[1], hit[0]))
+    seen = {slot for slot, _ in scored}
+    return [_scored(pool[slot], score) for slot, score in scored] + [
+        f for n, f in enumerate(pool) if n not in seen
+    ]
+
+
+def _query_vector(embedding: Embedding | None, query: str | None) -> Matrix | None:
+    if embedding is None or query is None:
         return None
     try:
-        return vectors.query(query)
+        return embedding.query(query)
     except Exception:  # any embedder failure degrades to BM25, as long-term memory does
         log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
         return None

@@ -31,11 +31,12 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..engines.base import Batch
-from ..errors import Conflict, EngineError, InvalidValue
+from ..errors import Conflict, EngineError
+from ..index import codec
+from ..index.changelog import log_change
+from ..index.mirror import decoded
 from ..limits import short_repr
-from ..longterm.layout import log_change
 from ._lg_cache import Cached, NamespaceCache
-from ._lg_embed import Matrix, encode_vectors
 from ._lg_layout import (
     NamespaceKeys,
     Record,
@@ -46,7 +47,7 @@ from ._lg_layout import (
     ttl_ms,
 )
 
-__all__ = ["ATTEMPTS", "PRUNE", "delete_item", "put_item", "refresh_ttl"]
+__all__ = ["ATTEMPTS", "PRUNE", "delete_item", "put_item", "queue_prune", "refresh_ttl"]
 
 log = logging.getLogger("memstack.integrations.langgraph")
 
@@ -72,7 +73,7 @@ class _Seen:
         batch.zcard(keys.expiry)
         result = batch.execute()
         self.raw: str | None = result[0]
-        self.old = _decoded(self.raw)
+        self.old = decoded(decode_record, self.raw)  # not a record: the put replaces it, guarded
         # An expired item is still counted (and in the ids set) until pruned or re-put.
         self.counted = self.raw is not None or result[1] is not None
         # Pruning is left to the first attempt: a retry must not fail on another item's guard.
@@ -82,23 +83,13 @@ class _Seen:
         self.expiring = int(result[5])
 
 
-def _decoded(raw: str | None) -> Record | None:
-    """The old record; None also for one that is not a record (the put replaces it, guarded)."""
-    if raw is None:
-        return None
-    try:
-        return decode_record(raw)
-    except InvalidValue:
-        return None
-
-
 def put_item(
     engine: Engine,
     keys: NamespaceKeys,
     key: str,
     value: Mapping[str, Any],
     ttl: float | None,
-    vectors: Matrix | None,
+    vectors: codec.Matrix | None,
     cache: NamespaceCache | None = None,
 ) -> None:
     """Store ``value`` under ``key`` (``vectors``: its embedded rows, None = not embedded;
@@ -110,13 +101,13 @@ def put_item(
         EngineError: the engine failed.
     """
     px = None if ttl is None else ttl_ms(ttl)
-    payload = None if vectors is None or not len(vectors) else encode_vectors(vectors)
+    payload = None if vectors is None or not len(vectors) else codec.encode(vectors)
     if cache is not None and px is None:
         with cache.lock:
             if cache.guardable():
                 if _put_known(engine, keys, key, value, payload, vectors, cache):
                     return
-                cache.refresh(engine, keys)  # learn the other write, so the next put is quick again
+                cache.refresh(engine, keys.scope)  # learn the other write: the next put is quick again
     for attempt in range(ATTEMPTS):
         seen = _Seen(engine, keys, key, prune=attempt == 0)
         now = now_datetime(engine)
@@ -133,7 +124,7 @@ def put_item(
         raw = encode_record(record)
         batch = engine.batch()
         batch.require_equal(keys.item(key), seen.raw)
-        _queue_prune(batch, keys, seen.expired)
+        queue_prune(batch, keys, seen.expired)
         first = seen.count <= 0 and not seen.counted
         _register(engine, keys, first, px is not None and not seen.expiring, batch)
         batch.set(keys.item(key), raw, px=px)
@@ -161,7 +152,7 @@ def _put_known(
     key: str,
     value: Mapping[str, Any],
     payload: str | None,
-    vectors: Matrix | None,
+    vectors: codec.Matrix | None,
     cache: NamespaceCache,
 ) -> bool:
     """A put without a TTL from what the warm ``cache`` knows, in one batch guarded by the
@@ -189,7 +180,7 @@ def _put_known(
         batch.hset(keys.scope.vectors, {key: payload})
     elif old is not None and old.vectors:
         batch.hdel(keys.scope.vectors, key)
-    log_change(batch, keys.scope, "put", key, epoch)
+    log_change(batch, keys.scope, "put", key, epoch, known=cache.epoch is not None)
     if not batch.execute().applied:
         return False
     cache.wrote(cache.version + 1, epoch, key, Cached(raw, record), None if payload is None else vectors)
@@ -200,10 +191,10 @@ def _warm(engine: Engine, keys: NamespaceKeys, cache: NamespaceCache) -> None:
     """Fill the cold cache of a namespace that held nothing before this put (cheap: it holds
     about one item), so the next puts skip their read. The put is done: a failure only logs."""
     with cache.lock:
-        if cache.version >= 0:
+        if cache.fresh:
             return
         try:
-            cache.refresh(engine, keys)
+            cache.refresh(engine, keys.scope)
         except EngineError as exc:
             log.debug("namespace cache not warmed after a put: %s", exc)
 
@@ -221,7 +212,7 @@ def delete_item(engine: Engine, keys: NamespaceKeys, key: str) -> None:
             return
         batch = engine.batch()
         batch.require_equal(keys.item(key), seen.raw)
-        _queue_prune(batch, keys, seen.expired)
+        queue_prune(batch, keys, seen.expired)
         if seen.counted:
             _queue_removal(batch, keys, key)
         if batch.execute().applied:
@@ -259,7 +250,7 @@ def _queue_removal(batch: Batch, keys: NamespaceKeys, key: str) -> None:
     log_change(batch, keys.scope, "del", key)
 
 
-def _queue_prune(batch: Batch, keys: NamespaceKeys, expired: list[str]) -> None:
+def queue_prune(batch: Batch, keys: NamespaceKeys, expired: list[str]) -> None:
     """Guards first (a batch's guards precede its writes), then the removals."""
     for key in expired:
         batch.require_missing(keys.item(key))

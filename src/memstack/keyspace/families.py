@@ -56,7 +56,7 @@ STEMS: Final = {
 
 
 CHANGE_LOG: Final = {"version": "ver", "log": "log", "epoch": "epoch", "ids": "ids"}
-"""The tails of a change log's four records (:mod:`memstack.shared.mirror`, the long-term layout)."""
+"""The tails of a change log's four records (:mod:`memstack.index.changelog`)."""
 
 
 def _change_log(owner: str, stem: Stem, what: str, ids: str) -> tuple[Family, ...]:

@@ -13,7 +13,7 @@ Each round (every ``poll`` seconds) a follower
    ``max(discover, 50 x the last scan's duration)`` seconds, so scans take at most ~2 % of its time;
 2. reads the version and epoch of every known scope (one engine call; one per scope on a Redis
    Cluster) and, for a scope whose version moved, the ids its change log shows changed
-   (:func:`~memstack.longterm.index_cache.logged_changes`, the rule every search cache follows):
+   (:func:`~memstack.index.changelog.changes_since`, the rule every search cache follows):
    only those entries are read again (a new epoch, or a log that no longer reaches back, reads the
    whole scope);
 3. embeds the entries that have waited ``grace`` seconds (the writer's own worker normally writes
@@ -38,10 +38,10 @@ from typing import Final
 from ..engines import Engine
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidValue
+from ..index.changelog import changes_since
 from ..keyspace import family_of, tenant_prefix
 from ..search.embedders import Embedder
 from .entry import from_json
-from .index_cache import logged_changes
 from .layout import ScopeKeys, log_change
 from .query import document_text
 from .vectors import (
@@ -245,7 +245,7 @@ class VectorFollower:
         for (key, scope), (raw_version, epoch) in zip(scopes, versions, strict=True):
             if scope.version >= 0 and epoch == scope.epoch and int(raw_version or 0) == scope.version:
                 continue
-            if not self._sync(scope, epoch, now):
+            if not self._sync(scope, epoch, int(raw_version or 0), now):
                 del self._scopes[key]  # emptied (forgotten, wiped): a later discovery finds it again
 
     def _versions(self, scopes: Sequence[_Scope]) -> list[tuple[str | None, str | None]]:
@@ -264,10 +264,12 @@ class VectorFollower:
             out += list(zip(values[::2], values[1::2], strict=True))
         return out
 
-    def _sync(self, scope: _Scope, epoch: str | None, now: float) -> bool:
-        """Bring ``scope`` up to date; False when it holds no entry any more."""
+    def _sync(self, scope: _Scope, epoch: str | None, seen: int, now: float) -> bool:
+        """Bring ``scope`` up to date (``seen``: its version as just read); False when it holds
+        no entry any more."""
         if scope.epoch == epoch and scope.version >= 0:
-            version, changed = logged_changes(scope.view, scope.keys, scope.version)
+            # the log's tail since the version just read, with the kit's slack for later writes
+            version, changed = changes_since(scope.view, scope.keys, scope.version, seen)
             if changed is not None:
                 self._classify(scope, sorted(changed), now)
                 scope.version = version

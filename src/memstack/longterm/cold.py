@@ -18,10 +18,11 @@ from __future__ import annotations
 import logging
 
 from ..engines import Engine
-from ..errors import InvalidValue
+from ..index.changelog import changes_since
+from ..index.mirror import decoded  # unlogged: the full cache warns when it meets one
 from ..search.retrieval import SearchProfile
 from .entry import MemoryEntry, from_json
-from .index_cache import ScopeCache, logged_changes
+from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .provenance import provenance
 from .query import document_text
@@ -55,19 +56,10 @@ def search(
     raws = engine.mget([keys.entry(entry_id) for entry_id, _ in ranked]) if ranked else []
     found = []
     for (entry_id, score), raw in zip(ranked, raws, strict=True):
-        entry = _entry(raw)
+        entry = decoded(from_json, raw)
         if entry is not None and entry.id == entry_id:  # gone since: left out, as a warm cache would
             found.append((entry, score))
     return found
-
-
-def _entry(raw: str | None) -> MemoryEntry | None:
-    if raw is None:
-        return None
-    try:
-        return from_json(raw)
-    except InvalidValue:
-        return None  # logged when the full cache meets it (index_cache._parse)
 
 
 def _current(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> Snapshot | None:
@@ -81,7 +73,7 @@ def _current(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> Snapshot | N
         if snap is None:
             return None
     if int(raw_version or 0) != snap.version:
-        version, changed = logged_changes(engine, keys, snap.version)
+        version, changed = changes_since(engine, keys, snap.version)
         if changed is None:  # older than the log: the full cache is the only way
             cache.cold = None
             return None
@@ -97,7 +89,7 @@ def _replay(engine: Engine, keys: ScopeKeys, snap: Snapshot, ids: list[str]) -> 
     if not ids:
         return
     for entry_id, raw in zip(ids, engine.mget([keys.entry(i) for i in ids]), strict=True):
-        entry = _entry(raw)
+        entry = decoded(from_json, raw)
         if entry is None:
             snap.index.remove(entry_id)
             continue

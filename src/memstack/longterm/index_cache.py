@@ -1,58 +1,53 @@
-"""The in-process search cache of one scope, kept fresh from the engine's change log.
+"""The in-process search cache of one scope: a :class:`~memstack.index.mirror.Mirror` of its entries.
 
 Each process holds, per (engine identity, scope), a snapshot of the scope's entries, one BM25
-index per profile and the decoded vectors. A search first reads the scope's version and epoch
-(one call). Same epoch and version: the cache is fresh. Same epoch, newer version: the logged
-changes since the cached version are applied (only those ids are re-read). Otherwise (a new
-epoch after a flush, or a log trimmed past the cached version) the cache is rebuilt.
-
-Reading the version *before* the data is what keeps this safe without locks across processes:
-a change made after the read is logged under a later version and applied on the next search.
+index per profile, the decoded vectors and the filter postings, kept fresh from the scope's change
+log by the index kit (:mod:`memstack.index.mirror`): a search first reads the scope's version and
+epoch (one call) and takes only the entries logged as changed since its version.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Final, cast
+from typing import cast
+
+import numpy as np
 
 from ..engines import Engine
-from ..errors import InvalidValue
+from ..index import registry
+from ..index.changelog import LogKeys, changes_since
+from ..index.mirror import Mirror, Row, decoded
+from ..index.vectors import VectorIndex
 from ..search import Bm25Index
 from ..search.thread_table import ThreadTable
-from ..shared.mirror import changed_ids as changes_since  # one rule for every change log
 from .context import ConversationThreads
 from .entry import MemoryEntry, from_json
 from .filter_index import FilterIndex
-from .layout import ScopeKeys
 from .query import document_text
 from .snapshot import SNAPSHOT_PROFILE, Snapshot
-from .vectors import StoredVector, decode_vector
+from .vectors import StoredVector, decode_vector, text_hash
 
-__all__ = ["MAX_CACHED_SCOPES", "ScopeCache", "changes_since", "logged_changes", "scope_cache"]
+__all__ = ["ScopeCache", "adopt", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
 
 log = logging.getLogger("memstack.longterm")
 
-APPLY_CHUNK: Final = 2000
-"""Entries read per engine call while (re)building a cache."""
 
-MAX_CACHED_SCOPES: Final = 256
-"""Scopes whose caches one process keeps (least recently used dropped first)."""
-
-
-class ScopeCache:
+class ScopeCache(Mirror):
     """Entries, BM25 indexes and vectors of one scope, as of ``version`` under ``epoch``."""
 
+    vector_hash = "vectors"
+
     def __init__(self, name: str = "") -> None:
+        super().__init__()
         self.name = name
-        self.lock = threading.RLock()
-        self.epoch: str | None = None
-        self.version = -1
         self.entries: dict[str, MemoryEntry] = {}
         self.texts: dict[str, str] = {}
         self.vectors: dict[str, StoredVector] = {}
+        # The kit's vector index of each (model, dim) searched so far: the vectors that model
+        # made from each entry's current text, kept up to date by every change (built on first use).
+        self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.indexes: dict[str, Bm25Index] = {}
         self.filters = FilterIndex()
         self.threads = ConversationThreads()
@@ -63,83 +58,52 @@ class ScopeCache:
         # cache is built; guarded by ``cold_lock`` so that those searches never wait for ``lock``.
         self.cold_lock = threading.Lock()
         self.cold: Snapshot | None = None
+        self._changed: list[str] = []
 
     # -- freshness ---------------------------------------------------------------------------
-    def refresh(self, engine: Engine, keys: ScopeKeys) -> None:
+    def refresh(self, engine: Engine, keys: LogKeys) -> None:
         """Bring the cache up to the engine's current version (caller holds :attr:`lock`).
 
         Raises:
             EngineError: the engine failed; the cache then rebuilds on the next call.
         """
         try:
-            self._refresh(engine, keys)
+            super().refresh(engine, keys)
         except BaseException:
-            self.version = -1  # half-applied changes must never pass for a fresh cache
             self.warm = False
             raise
         if not self.warm:
             with self.cold_lock:
                 self.warm, self.cold = True, None
 
-    def _refresh(self, engine: Engine, keys: ScopeKeys) -> None:
-        # No epoch: the scope was never written or was wiped; a read must not create one (the
-        # next write does, in its own batch: layout.log_change). tests/test_reads_never_write.py
-        raw_version, epoch = engine.mget([keys.version, keys.epoch])
-        version = int(raw_version or 0)
-        if epoch != self.epoch or self.version < 0:
-            self._rebuild(engine, keys, epoch)
-            return
-        if version == self.version:
-            return
-        version, changed = logged_changes(engine, keys, self.version)
-        if changed is None:
-            self._rebuild(engine, keys, epoch)
-            return
-        self._apply(engine, keys, sorted(changed))
-        self.version = version
-
-    def _rebuild(self, engine: Engine, keys: ScopeKeys, epoch: str | None) -> None:
-        batch = engine.batch()
-        batch.get(keys.version)
-        batch.smembers(keys.ids)
-        result = batch.execute()
-        self.epoch, self.version = epoch, int(result[0] or 0)
+    def reset(self) -> None:
         self.entries, self.texts, self.vectors = {}, {}, {}
+        self.vector_indexes = {}
         self.indexes = {}
         self.filters = FilterIndex()
         self.threads = ConversationThreads()
         self.derived = {}
-        self._apply(engine, keys, sorted(result[1]))
+
+    def rebuilt(self, engine: Engine, keys: LogKeys) -> None:
         if self.cold is not None:
             adopt(engine, keys, self)
 
-    def _apply(self, engine: Engine, keys: ScopeKeys, ids: Sequence[str]) -> None:
+    def load(self, engine: Engine, keys: LogKeys, ids: Sequence[str]) -> None:
         if not ids:
             return
         self.derived = {}
-        changed: list[str] = []
-        # In chunks, so a rebuild of a big scope never holds the engine for seconds (a cold search
-        # answered from a snapshot meanwhile waits for no more than one chunk: longterm/cold.py).
-        for start in range(0, len(ids), APPLY_CHUNK):
-            chunk = ids[start : start + APPLY_CHUNK]
-            batch = engine.batch()
-            batch.mget([keys.entry(i) for i in chunk])
-            batch.hmget(keys.vectors, chunk)
-            result = batch.execute()
-            self._take(chunk, result[0], result[1], changed)
-        if changed:
-            self.threads.apply(changed, self.entries)
+        self._changed = []
+        super().load(engine, keys, ids)
+        if self._changed:
+            self.threads.apply(self._changed, self.entries)
+        self._changed = []
+        self.size = len(self.entries)
 
-    def _take(
-        self,
-        ids: Sequence[str],
-        raw_entries: Sequence[str | None],
-        raw_vectors: Sequence[str | None],
-        changed: list[str],
-    ) -> None:
-        for entry_id, raw, raw_vector in zip(ids, raw_entries, raw_vectors, strict=True):
+    def take(self, rows: Sequence[Row]) -> None:
+        changed = self._changed
+        for entry_id, raw, raw_vector in rows:
             old_text = self.texts.get(entry_id)
-            entry = None if raw is None else _parse(entry_id, raw)
+            entry = decoded(from_json, raw, f"memory {entry_id!r}")
             if entry != self.entries.get(entry_id):
                 changed.append(entry_id)
                 if entry is None:
@@ -152,6 +116,8 @@ class ScopeCache:
                 self.vectors.pop(entry_id, None)
                 for index in self.indexes.values():
                     index.remove(entry_id)
+                for vectors in self.vector_indexes.values():
+                    vectors.remove(entry_id)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
@@ -160,6 +126,11 @@ class ScopeCache:
                 self.vectors.pop(entry_id, None)
             else:
                 self.vectors[entry_id] = vector
+            for (model, dim), vectors in self.vector_indexes.items():
+                if vector is not None and _valid(vector, model, dim, text):
+                    vectors.add(entry_id, vector.vector)
+                else:
+                    vectors.remove(entry_id)
             if text != old_text:
                 for index in self.indexes.values():
                     index.remove(entry_id)
@@ -176,6 +147,16 @@ class ScopeCache:
             self.indexes[profile] = index
         return index
 
+    def vector_index(self, model: str, dim: int) -> VectorIndex:
+        """The vectors ``model`` (of ``dim``) made from each entry's current text (built on first use)."""
+        found = self.vector_indexes.get((model, dim))
+        if found is None:
+            found = self.vector_indexes[(model, dim)] = VectorIndex(dim)
+            ids = sorted(i for i, v in self.vectors.items() if _valid(v, model, dim, self.texts[i]))
+            if ids:
+                found.extend(ids, np.vstack([self.vectors[i].vector for i in ids]))
+        return found
+
     def context_index(self, profile: str, window: int) -> Bm25Index:
         """The conversation-context index of BM25 ``profile`` and ``window`` (built on first use)."""
         return self.threads.index(profile, window, self.entries)
@@ -188,23 +169,13 @@ class ScopeCache:
             found = self.derived["thread_table"] = self.threads.table()
         return cast(ThreadTable, found)  # derived holds what this method stored
 
-
-def logged_changes(engine: Engine, keys: ScopeKeys, since: int) -> tuple[int, set[str] | None]:
-    """The scope's version now and the ids its log shows changed after version ``since`` (None:
-    the log no longer reaches back that far); one engine call.
-
-    Raises:
-        EngineError: the engine failed.
-    """
-    batch = engine.batch()
-    batch.get(keys.version)
-    batch.lrange(keys.log, 0, -1)
-    result = batch.execute()
-    version = int(result[0] or 0)
-    return version, changes_since(since, version, result[1])
+    def vector_bytes(self) -> int:
+        first = next(iter(self.vectors.values()), None)
+        decoded = 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
+        return decoded + sum(v.nbytes for v in self.vector_indexes.values())
 
 
-def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
+def adopt(engine: Engine, keys: LogKeys, cache: ScopeCache) -> None:
     """Give a cache that has just read every entry (a rebuild) the snapshot's index, so it is not
     built again from every text; the caller holds ``cache.lock``.
 
@@ -220,7 +191,7 @@ def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
         snap, cache.cold = cache.cold, None
     if not isinstance(snap, Snapshot) or snap.epoch != cache.epoch:
         return
-    _, changed = logged_changes(engine, keys, snap.version)
+    _, changed = changes_since(engine, keys, snap.version)
     if changed is None:
         return
     index, texts = snap.index, cache.texts
@@ -235,27 +206,23 @@ def adopt(engine: Engine, keys: ScopeKeys, cache: ScopeCache) -> None:
     cache.indexes[SNAPSHOT_PROFILE] = index
 
 
-def _parse(entry_id: str, raw: str) -> MemoryEntry | None:
-    try:
-        return from_json(raw)
-    except InvalidValue:
-        log.warning("memory %r: stored JSON is not an entry; it is left out of searches", entry_id)
-        return None
-
-
-_caches: OrderedDict[tuple[str, str], ScopeCache] = OrderedDict()
-_caches_lock = threading.Lock()
+def _valid(stored: StoredVector, model: str, dim: int, text: str) -> bool:
+    """A stored vector is used only when ``model`` (of ``dim``) made it from the entry's current text."""
+    return stored.model == model and stored.dim == dim and stored.text_hash == text_hash(text)
 
 
 def scope_cache(engine: Engine, scope: str) -> ScopeCache:
     """The process-wide cache of ``scope`` on ``engine`` (shared by every instance on it)."""
-    key = (engine.identity, scope)
-    with _caches_lock:
-        cache = _caches.get(key)
-        if cache is None:
-            cache = _caches[key] = ScopeCache(f"scope {scope!r}")
-            while len(_caches) > MAX_CACHED_SCOPES:
-                _caches.popitem(last=False)
-        else:
-            _caches.move_to_end(key)
-        return cache
+    return registry.mirror(
+        ("longterm", engine.identity, scope), lambda: ScopeCache(f"scope {scope!r}"), ScopeCache
+    )
+
+
+def scope_caches() -> list[ScopeCache]:
+    """Every scope cache this process holds."""
+    return [m for m in registry.mirrors("longterm") if isinstance(m, ScopeCache)]
+
+
+def clear_caches() -> None:
+    """Forget every scope's cache (tests simulate a new process with it)."""
+    registry.clear("longterm")

@@ -22,11 +22,11 @@ The log entry of version ``v`` sits at position ``v - ver + len(log) - 1``.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from ..engines import Engine
+from ..index.changelog import LOG_MAX, log_change  # the change log of every entry set
 from ..keyspace import family_named
 from ..keyspace.families import LONG_TERM
 
@@ -34,8 +34,6 @@ __all__ = ["LOG_MAX", "PREFIX", "ScopeKeys", "injected_key", "log_change"]
 
 PREFIX: Final = LONG_TERM.lead
 """``lt:``: what every key of the tier starts with."""
-LOG_MAX: Final = 1000
-"""Changes kept in the log; a cache more than this many versions behind rebuilds."""
 _INJECTED: Final = family_named("long_term.injected")
 _ENTRY: Final = family_named("long_term.entry").tail_prefix
 _IDS, _VECTORS = family_named("long_term.ids").tail, family_named("long_term.vectors").tail
@@ -98,16 +96,3 @@ class ScopeKeys:
 def injected_key(engine: Engine, session_id: str) -> str:
     """The set of memory ids injected in ``session_id``."""
     return _INJECTED.key(engine.tag, session=session_id)
-
-
-def log_change(batch: Any, keys: ScopeKeys, op: str, entry_id: str, epoch: str | None = None) -> None:
-    """Queue, in a write's own batch, what keeps every process's search cache fresh: the epoch
-    (created here if the scope had none, never by a read), the version and the log entry.
-
-    ``batch`` is an engine :class:`~memstack.engines.base.Batch`; ``epoch`` is the value a new
-    epoch gets (default: random), for a writer that must know it.
-    """
-    batch.set(keys.epoch, epoch or uuid.uuid4().hex, nx=True)
-    batch.incr(keys.version)
-    batch.rpush(keys.log, f"{op} {entry_id}")
-    batch.ltrim(keys.log, -LOG_MAX, -1)

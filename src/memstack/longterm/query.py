@@ -6,13 +6,49 @@ Spec items 12, 13 and 16 of the RockBot long-term store.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Final
 
+from ..search.filter_ast import AllOf, Condition, FieldSet, Node, combine
+from ..search.filter_eval import MISSING, matches
 from .entry import MemoryEntry
 
-__all__ = ["Filters", "distinct_sorted", "document_text", "most_recent"]
+__all__ = ["LONG_TERM_FIELDS", "Filters", "builtin_of", "distinct_sorted", "document_text", "most_recent"]
+
+LONG_TERM_FIELDS: Final = FieldSet(
+    "long-term memory",
+    {
+        "id": "text",
+        "content": "text",
+        "category": "category",
+        "tags": "tags",
+        "created_at": "time",
+        "updated_at": "time",
+    },
+    "metadata",
+    True,
+)
+"""The filter language's fields of a long-term entry (its user data: ``metadata``)."""
+
+
+def builtin_of(entry: MemoryEntry) -> Callable[[str], Any]:
+    """A built-in field's value of ``entry`` (times as epoch seconds), as the filter language asks."""
+
+    def field(name: str) -> Any:
+        if name == "id":
+            return entry.id
+        if name == "content":
+            return entry.content
+        if name == "category":
+            return MISSING if entry.category is None else entry.category
+        if name == "tags":
+            return entry.tags
+        when = entry.created_at if name == "created_at" else entry.updated_at
+        return MISSING if when is None else when.timestamp()
+
+    return field
 
 
 def document_text(entry: MemoryEntry) -> str:
@@ -27,9 +63,11 @@ def document_text(entry: MemoryEntry) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """Structural filters, ANDed: category (exact or ``prefix/``, case-insensitive), every tag
-    (case-insensitive), inclusive creation-time bounds, top-level metadata equality (``metadata``
-    holds ``(key, canonical JSON)`` pairs, see :func:`~memstack.longterm.search_request.metadata_pairs`)."""
+    """The search parameters that filter, ANDed: category (exact or ``prefix/``, case-insensitive),
+    every tag (case-insensitive), inclusive creation-time bounds, top-level metadata equality
+    (``metadata`` holds ``(key, canonical JSON)`` pairs, see
+    :func:`~memstack.longterm.search_request.metadata_pairs`). They are a part of the filter
+    language (:meth:`to_node`), which decides what passes."""
 
     category: str | None = None
     tags: tuple[str, ...] = ()
@@ -50,35 +88,32 @@ class Filters:
 
     def passes(self, entry: MemoryEntry) -> bool:
         """True if ``entry`` satisfies every filter; a null category never passes a category filter."""
-        if self.category is not None:
-            if entry.category is None:
-                return False
-            have, want = entry.category.casefold(), self.category.casefold()
-            if have != want and not have.startswith(want + "/"):
-                return False
-        if self.tags:
-            have_tags = {t.casefold() for t in entry.tags}
-            if any(t.casefold() not in have_tags for t in self.tags):
-                return False
-        if self.created_after is not None and entry.created_at < self.created_after:
-            return False
-        if self.metadata and not _metadata_matches(entry, self.metadata):
-            return False
-        return not (self.created_before is not None and entry.created_at > self.created_before)
+        flt = combine(self.to_node())
+        return flt is None or matches(flt, entry.metadata or {}, builtin_of(entry))
 
     def apply(self, entries: Iterable[MemoryEntry]) -> list[MemoryEntry]:
         """The entries that pass, in the given order."""
         return [e for e in entries if self.passes(e)]
 
-
-def _metadata_matches(entry: MemoryEntry, pairs: tuple[tuple[str, str], ...]) -> bool:
-    have = entry.metadata or {}
-    for key, want in pairs:
-        if key not in have:
-            return False
-        if json.dumps(have[key], sort_keys=True, separators=(",", ":"), ensure_ascii=False) != want:
-            return False
-    return True
+    def to_node(self) -> Node | None:
+        """These filters in the filter language (None when empty): one rule for both."""
+        kinds = LONG_TERM_FIELDS.builtins
+        parts: list[Node] = []
+        if self.category is not None:
+            parts.append(Condition("$eq", self.category.casefold(), "category", kinds["category"]))
+        parts.extend(Condition("$contains", t.casefold(), "tags", kinds["tags"]) for t in self.tags)
+        if self.created_after is not None:
+            parts.append(Condition("$gte", self.created_after.timestamp(), "created_at", "time"))
+        if self.created_before is not None:
+            parts.append(Condition("$lte", self.created_before.timestamp(), "created_at", "time"))
+        for key, canonical in self.metadata:
+            value = json.loads(canonical)
+            if value is None:  # the key must be there: a missing key is not a null one here
+                parts.append(Condition("$exists", True, path=(key,)))
+            parts.append(Condition("$eq", value, path=(key,)))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
 
 
 def most_recent(entries: Iterable[MemoryEntry], limit: int) -> list[MemoryEntry]:

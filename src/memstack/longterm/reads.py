@@ -92,22 +92,28 @@ class LongTermReads:
         created_after: datetime | float | None = None,
         created_before: datetime | float | None = None,
         metadata: Mapping[str, object] | None = None,
+        filter: Mapping[str, object] | None = None,  # noqa: A002 - the filter language's public name
         limit: int | None = None,
+        offset: int = 0,
         min_score: float | None = None,
         max_results: int | None = None,
     ) -> list[SearchHit]:
-        """Search the scope: structural filters, then BM25 (hybrid with an embedder).
+        """Search the scope: filters, then BM25 (hybrid with an embedder).
 
         The parameters are the ones every surface takes (see
         :mod:`memstack.longterm.search_request`); ``max_results`` is the seed's name for ``limit``
-        (default 20). A blank or None query lists the most recently changed entries. Zero BM25
-        scores are dropped. If embedding the query fails, BM25 alone answers (a warning is logged).
+        (default 20). ``filter`` is the filter language (:mod:`memstack.search.filters`) on the
+        built-in fields and ``metadata``, ANDed with ``category``, ``tags``, the time bounds and
+        ``metadata`` (which are a part of it); ``offset`` skips that many hits first. A blank or
+        None query lists the most recently changed entries. Zero BM25 scores are dropped. If
+        embedding the query fails, BM25 alone answers (a warning is logged).
 
         Raises:
             InvalidValue: a parameter breaking its rule (names it): ``limit``/``max_results`` below 1
-                or both given with different values, an unknown ``mode``, ``mode="hybrid"`` without
-                an embedder, a bad time, tag or metadata value, a ``query`` or ``category`` that is
-                not a string (or None) or holds a lone surrogate.
+                or both given with different values, an ``offset`` outside 0..10,000, an unknown
+                ``mode``, ``mode="hybrid"`` without an embedder, a bad time, tag or metadata value,
+                a ``query`` or ``category`` that is not a string (or None) or holds a lone surrogate.
+            InvalidFilter: a ``filter`` breaking the filter language (names the field and operator).
         """
         if limit is not None and max_results is not None and limit != max_results:
             raise InvalidValue(
@@ -125,28 +131,31 @@ class LongTermReads:
             limit=20 if wanted is None else wanted,
             min_score=min_score,
             limit_name="limit" if limit is not None else "max_results",
+            filter=filter,
+            offset=offset,
         )
         if request.mode == "hybrid" and self.embedder is None:
             raise InvalidValue(f"mode 'hybrid': scope {short_repr(self.scope)} has no embedder configured")
         embedder = None if request.mode == "bm25" else self.embedder
-        filters, max_results = request.filters, request.limit
+        flt, total = request.filter, request.offset + request.limit
         query_vector = hybrid.embed_query(embedder, query) if request.ranked else None  # before the lock
         cache = scope_cache(self.engine, self.scope)
-        keep = max(max_results, 0 if self.reranker is None else self.reranker.depth)
+        keep = max(total, 0 if self.reranker is None else self.reranker.depth)
         cold_hits = (
             cold.search(self.engine, self.keys, cache, query, SEARCH_PROFILES[self.profile], keep)
-            if request.ranked and query is not None and embedder is None and filters.empty
+            if request.ranked and query is not None and embedder is None and flt is None
             else None
         )
         if cold_hits is not None and query is not None:
             hits = [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in cold_hits]
-            return self._finish(query, hits, max_results, request.min_score)
+            return self._finish(query, hits, total, request.min_score)[request.offset :]
         with cache.lock:
             cache.refresh(self.engine, self.keys)
-            allowed = cache.filters.allowed(filters)
+            allowed = cache.filters.allowed(flt)
             if not request.ranked:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
-                return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, max_results)]
+                recent = most_recent(pool, total)[request.offset :]
+                return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in recent]
             assert query is not None  # request.ranked says so
             hits = retrieve.ranked(
                 cache,
@@ -155,13 +164,13 @@ class LongTermReads:
                 embedder=embedder,
                 query_vector=query_vector,
                 allowed=allowed,
-                max_results=max_results,
+                max_results=total,
                 fusion=self.fusion,
                 min_similarity=self.min_similarity,
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
-                allowed_key=filters,
+                allowed_key=None if flt is None else flt.key,
             )
-        return self._finish(query, hits, max_results, request.min_score)
+        return self._finish(query, hits, total, request.min_score)[request.offset :]
 
     def _finish(
         self, query: str, hits: list[SearchHit], limit: int, min_score: float | None

@@ -8,10 +8,14 @@
 | ``tags`` | list of text (or comma-separated) | every tag must be present (case-insensitive) |
 | ``created_after`` / ``created_before`` | time | inclusive creation-time bounds |
 | ``metadata`` | object | every top-level key must equal the given JSON value |
+| ``filter`` | object | the filter language (:mod:`memstack.search.filters`), ANDed with the above |
 | ``limit`` | int >= 1 | how many hits at most (the library also accepts the seed's ``max_results``) |
+| ``offset`` | int 0..:data:`MAX_OFFSET` | hits to skip first (paging) |
 | ``min_score`` | number | drop ranked hits whose final score is below it |
 
-The library, the CLI, HTTP, the MCP tools and the adapters use these names.
+The library, the CLI, HTTP, the MCP tools and the adapters use these names. ``filter`` reaches the
+built-in fields ``id content category tags created_at updated_at`` and ``metadata``; the other
+filtering parameters are a part of the language (:meth:`~memstack.longterm.query.Filters.to_node`).
 """
 
 from __future__ import annotations
@@ -22,15 +26,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from ..errors import InvalidValue
-from ..limits import check_text, encode_json, short_repr
-from .query import Filters
+from ..errors import InvalidFilter, InvalidValue
+from ..limits import MAX_SEARCH_OFFSET, check_text, encode_json, short_repr
+from ..search.filters import Filter, combine, parse_filter
+from .query import LONG_TERM_FIELDS, Filters
 from .validate import check_tags, check_time
 
-__all__ = ["MODES", "SearchRequest", "metadata_from_text", "metadata_pairs", "search_request"]
+__all__ = [
+    "MAX_OFFSET",
+    "MODES",
+    "SearchRequest",
+    "filter_from_text",
+    "metadata_from_text",
+    "metadata_pairs",
+    "search_request",
+]
 
 MODES: Final = ("auto", "bm25", "hybrid")
 """Search modes, in the order surfaces list them."""
+MAX_OFFSET: Final = MAX_SEARCH_OFFSET
+"""The deepest page a search reaches: ``offset`` at most this (:data:`memstack.limits.MAX_SEARCH_OFFSET`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +57,8 @@ class SearchRequest:
     filters: Filters
     limit: int
     min_score: float | None
+    filter: Filter | None = None  # the parameters' filters and ``filter=`` as one filter
+    offset: int = 0
 
     @property
     def ranked(self) -> bool:
@@ -79,14 +96,30 @@ def metadata_from_text(text: str | None) -> dict[str, object] | None:
     Raises:
         InvalidValue: not JSON, or JSON that is not an object (names ``metadata``).
     """
+    return _object_from_text(text, "metadata", "key to value", InvalidValue)
+
+
+def filter_from_text(text: str | None) -> dict[str, object] | None:
+    """A filter given as JSON object text (CLI ``--filter``, HTTP ``?filter=``); None or blank
+    gives None.
+
+    Raises:
+        InvalidFilter: not JSON, or JSON that is not an object (names ``filter``).
+    """
+    return _object_from_text(text, "filter", "field to condition", InvalidFilter)
+
+
+def _object_from_text(
+    text: str | None, name: str, shape: str, error: type[InvalidValue]
+) -> dict[str, object] | None:
     if text is None or not text.strip():
         return None
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise InvalidValue(f"metadata {short_repr(text)}: not JSON ({exc})") from None
+        raise error(f"{name} {short_repr(text)}: not JSON ({exc})") from None
     if not isinstance(value, dict):
-        raise InvalidValue(f"metadata {short_repr(text)}: must be a JSON object of key to value")
+        raise error(f"{name} {short_repr(text)}: must be a JSON object of {shape}")
     return value
 
 
@@ -102,11 +135,14 @@ def search_request(
     limit: int = 20,
     min_score: float | None = None,
     limit_name: str = "limit",
+    filter: Mapping[str, object] | None = None,  # noqa: A002 - the filter language's public name
+    offset: int = 0,
 ) -> SearchRequest:
     """Check every parameter and build the request (``limit_name`` names ``limit`` in errors).
 
     Raises:
         InvalidValue: a parameter breaking its rule in the module table (the message names it).
+        InvalidFilter: a ``filter`` breaking the filter language.
     """
     if query is not None:
         check_text(query, "query")
@@ -120,6 +156,9 @@ def search_request(
         isinstance(min_score, bool) or not isinstance(min_score, int | float) or min_score != min_score
     ):
         raise InvalidValue(f"min_score {short_repr(min_score)}: must be a number or None")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidValue(f"offset {short_repr(offset)}: must be an int from 0 to {MAX_OFFSET}")
+    parsed = parse_filter(filter, LONG_TERM_FIELDS)
     filters = Filters(
         category=category.strip() if category is not None and category.strip() else None,
         tags=check_tags(tags),
@@ -127,4 +166,12 @@ def search_request(
         created_before=check_time(created_before, "created_before"),
         metadata=metadata_pairs(metadata),
     )
-    return SearchRequest(query, mode, filters, limit, None if min_score is None else float(min_score))
+    return SearchRequest(
+        query,
+        mode,
+        filters,
+        limit,
+        None if min_score is None else float(min_score),
+        combine(filters.to_node(), parsed),
+        offset,
+    )

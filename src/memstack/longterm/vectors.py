@@ -1,27 +1,27 @@
 """Entry vectors: their stored form, the background worker that computes them, cosine ranking.
 
-A vector is stored in the scope's ``vec`` hash as JSON ``{"m": model id, "d": dim, "h": text
-hash, "v": base64 little-endian float32}``. The text hash ties a vector to the text it was
-computed from, so a vector computed for an entry's old text is never used for its new text.
+A vector is stored in the scope's ``vec`` hash in the index kit's form (:mod:`memstack.index.codec`:
+``{"m": model id, "d": dim, "h": text hash, "v": base64 little-endian float32}``). The text hash
+ties a vector to the text it was computed from, so a vector computed for an entry's old text is
+never used for its new text.
 """
 
 from __future__ import annotations
 
 import atexit
-import base64
 import hashlib
-import json
 import logging
 import threading
 import weakref
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from ..index import codec
+from ..index.codec import StoredVectors
 from .layout import ScopeKeys, log_change
 
 if TYPE_CHECKING:
@@ -53,14 +53,8 @@ requests time out well before)."""
 Matrix = npt.NDArray[np.float32]
 
 
-@dataclass(frozen=True, slots=True)
-class StoredVector:
-    """A decoded vector payload."""
-
-    model: str
-    dim: int
-    text_hash: str
-    vector: Matrix
+StoredVector = StoredVectors
+"""A decoded vector payload (the index kit's: its ``vector`` is its one row)."""
 
 
 def text_hash(text: str) -> str:
@@ -70,28 +64,12 @@ def text_hash(text: str) -> str:
 
 def encode_vector(model: str, text: str, vector: Matrix) -> str:
     """The stored payload of ``vector``, computed by ``model`` from ``text``."""
-    data = np.asarray(vector, dtype="<f4")
-    return json.dumps(
-        {
-            "m": model,
-            "d": int(data.shape[0]),
-            "h": text_hash(text),
-            "v": base64.b64encode(data.tobytes()).decode("ascii"),
-        },
-        separators=(",", ":"),
-    )
+    return codec.encode(vector, model, text_hash(text))
 
 
 def decode_vector(payload: str) -> StoredVector | None:
     """The vector in ``payload``, or None when it is malformed (then it is simply not used)."""
-    try:
-        data: dict[str, Any] = json.loads(payload)
-        vector = np.frombuffer(base64.b64decode(data["v"]), dtype="<f4").astype(np.float32)
-        if vector.shape[0] != int(data["d"]):
-            return None
-        return StoredVector(str(data["m"]), int(data["d"]), str(data["h"]), vector)
-    except (ValueError, KeyError, TypeError):
-        return None
+    return codec.decode(payload, rows=1)
 
 
 def rank_by_cosine(

@@ -6,7 +6,8 @@ text appends one slot and one posting per distinct term; replacing or removing m
 (a tombstone) and adjusts the document frequencies. Nothing is rebuilt per operation; when tombstones
 outnumber live slots the arrays are compacted once (amortised O(1) per operation).
 
-A search accumulates ``idf·tf`` contributions of each query term into a float array over slots, masks
+A search (its arithmetic: :mod:`memstack.search.bm25_scoring`) accumulates ``idf·tf`` contributions of
+each query term into a float array over slots, masks
 dead and non-candidate slots, and selects the top k with a partial sort (``np.partition``). Ties follow
 the order in which ids were first added (re-adding an id keeps its place).
 
@@ -24,9 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.search.bm25_scoring import collection_stats, term_scores, top_slots
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
-from memstack.search.postings import Posting
+from memstack.search.postings import Posting, live_postings
 from memstack.search.profiles import Bm25Profile, get_profile
 from memstack.search.slot_terms import SlotTerms
 from memstack.search.tokenize import get_tokenizer
@@ -166,22 +168,13 @@ class Bm25Index:
     def _maybe_compact(self) -> None:
         if self._dead < _MIN_COMPACT or self._dead < len(self._slot_of):
             return
-        live_slots = np.flatnonzero(self._live[: self._nslots])
-        new_of_old = np.full(self._nslots, -1, dtype=np.int32)
-        new_of_old[live_slots] = np.arange(len(live_slots), dtype=np.int32)
-        keep = self._live[: self._nslots]
+        live_slots, renumbered = live_postings(self._postings, self._live[: self._nslots])
         postings: dict[str, Posting] = {}
-        for term, old in self._postings.items():
-            if old.df == 0:
-                continue
-            slots, tfs = old.views()
-            alive = keep[slots]
-            fresh = Posting()
-            fresh.slots.frombytes(new_of_old[slots[alive]].tobytes())
-            fresh.tfs.frombytes(tfs[alive].tobytes())
+        for term, slots, tfs in renumbered:
+            fresh = postings[term] = Posting()
+            fresh.slots.frombytes(slots.tobytes())
+            fresh.tfs.frombytes(tfs.tobytes())
             fresh.df = len(fresh.slots)
-            postings[term] = fresh
-            del slots, tfs
         self._postings = postings
         self._ids = [self._ids[s] for s in live_slots]
         self._terms = SlotTerms([self._terms[s] for s in live_slots.tolist()])
@@ -207,22 +200,14 @@ class Bm25Index:
                 raise InvalidConfiguration(
                     f"BM25 profile {self._profile.name!r}: phrase scores cannot be exported"
                 )
-            live = np.flatnonzero(self._live[: self._nslots])
-            new_of_old = np.full(self._nslots, -1, dtype=np.int32)
-            new_of_old[live] = np.arange(len(live), dtype=np.int32)
-            keep = self._live[: self._nslots]
+            live, renumbered = live_postings(self._postings, self._live[: self._nslots])
             terms: list[str] = []
             slot_parts: list[npt.NDArray[np.int32]] = []
             tf_parts: list[npt.NDArray[np.int32]] = []
-            for term, posting in self._postings.items():
-                if posting.df == 0:
-                    continue
-                slots, tfs = posting.views()
-                alive = keep[slots]
+            for term, slots, tfs in renumbered:
                 terms.append(term)
-                slot_parts.append(new_of_old[slots[alive]])
-                tf_parts.append(tfs[alive].copy())
-                del slots, tfs  # the views pin the arrays' buffers
+                slot_parts.append(slots)
+                tf_parts.append(tfs)
             counts = np.array([len(p) for p in slot_parts], dtype=np.int64)
             offsets = np.zeros(len(terms) + 1, dtype=np.int64)
             np.cumsum(counts, out=offsets[1:])
@@ -363,39 +348,21 @@ class Bm25Index:
             return self._top(scores, k)
 
     def _stats(self, mask: npt.NDArray[np.bool_] | None) -> tuple[float, float]:
-        if mask is None:
-            count = len(self._slot_of)
-            total = self._total_len
-        else:
-            count = int(np.count_nonzero(mask))
-            total = float(self._dl[: self._nslots][mask].sum())
-        avgdl = total / count if count and total > 0 else 1.0
-        return float(count), avgdl
+        return collection_stats(len(self._slot_of), self._total_len, self._dl, mask)
 
     def _term_scores(self, terms: dict[str, float], stat_mask: npt.NDArray[np.bool_] | None) -> _F64:
         """Σ weight·idf·tf over ``terms``; N, avgdl, df over ``stat_mask`` (``None`` = all live slots)."""
         prof = self._profile
-        k1, b = prof.k1, prof.b
-        n_docs, avgdl = self._stats(stat_mask)
-        scores = np.zeros(self._nslots, dtype=np.float64)
-        dl = self._dl
-        for term, weight in terms.items():
-            posting = self._postings.get(term)
-            if posting is None or posting.df == 0:
-                continue
-            slots, tfs = posting.views()
-            if stat_mask is None:
-                df = posting.df
-            else:
-                inside = stat_mask[slots]
-                slots, tfs = slots[inside], tfs[inside]
-                df = len(slots)
-                if df == 0:
-                    continue
-            idf = weight * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            norm = k1 * (1.0 - b + b * (dl[slots] / avgdl))
-            scores[slots] += (idf * (k1 + 1.0)) * tfs / (tfs + norm)
-        return scores
+        return term_scores(
+            terms,
+            self._postings,
+            self._dl,
+            self._nslots,
+            k1=prof.k1,
+            b=prof.b,
+            stats=self._stats(stat_mask),
+            stat_mask=stat_mask,
+        )
 
     def _add_phrases(self, scores: _F64, phrases: list[str], stat_mask: npt.NDArray[np.bool_] | None) -> None:
         """Add ``phrase_weight·idf·tf`` of each phrase (substring counts in the raw text)."""
@@ -417,16 +384,7 @@ class Bm25Index:
         )
 
     def _top(self, scores: _F64, k: int | None) -> list[tuple[str, float]]:
-        hits = np.flatnonzero(scores > 0.0)
-        if k is not None and len(hits) > k:
-            part = scores[hits]
-            cut = np.partition(part, len(part) - k)[len(part) - k]
-            hits = hits[part >= cut]  # every tie at the cut survives; the order below picks among them
-        order = np.lexsort((self._seq[hits], -scores[hits]))
-        chosen = hits[order] if k is None else hits[order[:k]]
-        ids = self._ids
-        # tolist(): Python ints and floats at once; indexing the arrays per hit cost ~0.1 ms a search
-        return [(ids[s], score) for s, score in zip(chosen.tolist(), scores[chosen].tolist(), strict=True)]
+        return top_slots(scores, self._seq, self._ids, k)
 
 
 def _check_str(name: str, value: object) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from array import array
+from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Posting"]
+__all__ = ["Posting", "live_postings"]
 
 _I32 = npt.NDArray[np.int32]
 assert array("i").itemsize == 4, "numpy views below read array('i') as int32"  # true on every CPython target
@@ -40,3 +41,25 @@ class Posting:
 
     def views(self) -> tuple[_I32, _I32]:
         return np.frombuffer(self.slots, dtype=np.int32), np.frombuffer(self.tfs, dtype=np.int32)
+
+
+def live_postings(
+    postings: dict[str, Posting], live: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.int64], Iterator[tuple[str, _I32, _I32]]]:
+    """``(live slots, postings renumbered)``: the slots ``live`` marks, in order, and per term still
+    in a live document its ``(term, new slots, term frequencies)``, slots numbered as their place
+    among the live ones (what compaction and export both need)."""
+    kept = np.flatnonzero(live)
+    new_of_old = np.full(len(live), -1, dtype=np.int32)
+    new_of_old[kept] = np.arange(len(kept), dtype=np.int32)
+
+    def renumbered() -> Iterator[tuple[str, _I32, _I32]]:
+        for term, posting in postings.items():
+            if posting.df == 0:
+                continue
+            slots, tfs = posting.views()
+            alive = live[slots]
+            yield term, new_of_old[slots[alive]], tfs[alive].copy()
+            del slots, tfs  # the views pin the arrays' buffers
+
+    return kept, renumbered()

@@ -39,8 +39,7 @@ class _IndexCollector(Collector):
     """Sizes of the in-process long-term indexes, summed over scopes (no scope names)."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        with index_cache._caches_lock:  # the cache table has no public iterator; read-only here
-            caches = list(index_cache._caches.values())
+        caches = index_cache.scope_caches()
         entries = documents = vectors = 0
         for cache in caches:
             with cache.lock:

@@ -15,10 +15,12 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
+from ..index.codec import Matrix as Vector
+from ..index.codec import pack, unit_rows
 from ..keyspace import check_subject, labelled
 from ..limits import short_repr
 from ..search.embedders import Embedder, FakeEmbedder
@@ -26,7 +28,6 @@ from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_t
 from .cache_store import CacheEntries
 from .cached_chat import CachedChat, HitCallback
 from .serialize import check_name, check_value, dumps
-from .vectors import Vector, encode_vector, unit
 
 __all__ = ["DEFAULT_THRESHOLD", "SemanticCache", "default_embedder"]
 
@@ -139,7 +140,7 @@ class SemanticCache:
             if vector is not None:
                 self._memo.move_to_end(query)
                 return vector
-        vector = unit(self.embedder.embed([query])[0])
+        vector = cast(Vector, unit_rows(self.embedder.embed([query])[0])[0])  # one row of the matrix
         vector.flags.writeable = False  # shared by later calls with the same query
         with self._memo_lock:
             self._memo[query] = vector
@@ -249,7 +250,7 @@ class SemanticCache:
             "query": query,
             "response": response,
             "metadata": metadata or {},
-            "vector": encode_vector(vector),
+            "vector": pack(vector),
             "model": self.embedder.model_id,
             "dim": self.embedder.dim,
             "created": self.engine.now_ms(),

@@ -8,10 +8,10 @@ Layout, from the keyspace registry (``T`` = ``engine.tag(name)``)::
     shared:c:T:stats    hash    hits, misses                                        cache.stats
     shared:c:T:exp      zset    entry id -> expiry time in ms (1e18: never), so that ``stats``
                                 counts live entries without reading them             cache.expiry
-    shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror`     cache.*
+    shared:c:T:ver/log/epoch/ids  the change log of :mod:`memstack.index.changelog`    cache.*
 
 Searching never decodes the stored entries: each process keeps the vectors of one model in an
-in-process :class:`~memstack.shared.vectors.VectorIndex`, kept fresh by the change counter (one read
+in-process :class:`~memstack.index.vectors.VectorIndex`, kept fresh by the change counter (one read
 per lookup when nothing changed). A candidate is returned only after its entry is read back, which
 also proves it is still stored: an expired entry is never a hit (and is dropped from every
 process's index).
@@ -24,11 +24,11 @@ import math
 from typing import Any, Final
 
 from ..engines import Engine
+from ..index import SetKeys, registry
+from ..index.codec import Matrix as Vector
 from ..keyspace import family_named, label_of, register
 from ..keyspace.families import CACHE
 from .cache_index import CacheMirror
-from .mirror import ChangeLog, mirror_for
-from .vectors import Vector
 
 __all__ = ["CacheEntries"]
 
@@ -49,18 +49,18 @@ class CacheEntries:
         self.entry = base + _ENTRY
         self.stats_key = base + _STATS
         self.expiry = base + _EXPIRY
-        self.log = ChangeLog(base)
+        self.log = SetKeys(base, _ENTRY)
 
     def _mirror(self, model: str, dim: int) -> CacheMirror:
         key = ("cache", self.engine.identity, self.log.base, model, str(dim))
-        return mirror_for(key, lambda: CacheMirror(model, dim), CacheMirror)
+        return registry.mirror(key, lambda: CacheMirror(model, dim), CacheMirror)
 
     def _ranked(
         self, model: str, dim: int, vector: Vector, k: int | None, least: float
     ) -> list[tuple[str, float]]:
         mirror = self._mirror(model, dim)
         with mirror.lock:
-            mirror.refresh(self.engine, self.log, self.entry.__add__)
+            mirror.refresh(self.engine, self.log)
             return mirror.index.top(vector, k, least)
 
     def live(self, model: str, dim: int, vector: Vector, least: float, limit: int) -> list[dict[str, Any]]:

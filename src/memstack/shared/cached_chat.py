@@ -27,9 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..errors import InvalidInput, InvalidValue
+from ..index.codec import Matrix as Vector
 from ..limits import short_repr
 from .cache_settings import MaxMessages, check_max_messages, check_threshold, ttl_ms
-from .vectors import Vector
 
 __all__ = ["CachedChat", "HitCallback", "cache_key"]
 

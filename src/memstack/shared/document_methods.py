@@ -8,6 +8,7 @@ searched by embeddings when the memory was given an ``embedder``, by BM25 otherw
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from ..engines import Engine
@@ -51,15 +52,21 @@ class DocumentMethods:
         self.documents.store(key, content, metadata, subject=subject)
         return self
 
-    def search_documents(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
-        """The ``limit`` documents closest to ``query``: ``[{key, text, score, metadata}]``, best
-        first (embedding similarity with an embedder, else BM25 scores).
+    def search_documents(
+        self,
+        query: str,
+        limit: int = 5,
+        *,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the filter language's public name
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """:meth:`DocumentStore.search <memstack.shared.documents.DocumentStore.search>`: the
+        ``limit`` documents closest to ``query`` after the first ``offset``, passing ``filter``.
 
         Raises:
-            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1.
-            EmbeddingError: the embedder failed.
+            InvalidInput, InvalidFilter, EmbeddingError: as that method.
         """
-        return self.documents.search(query, limit)
+        return self.documents.search(query, limit, filter=filter, offset=offset)
 
     def document_keys(self) -> list[str]:
         """Keys of the stored documents, sorted."""

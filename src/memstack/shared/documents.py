@@ -7,36 +7,62 @@ memory name (``T`` = ``engine.tag(name)``)::
     shared:d:T:doc:{key}          string  {"key", "text", "metadata", "created", "updated"
                                            (+ "vector", "model", "dim" when embedded,
                                            + "subject": the version's label)}
-    shared:d:T:ver/log/epoch/ids  the change log of :mod:`memstack.shared.mirror` (ids = keys)
+    shared:d:T:ver/log/epoch/ids  the change log of :mod:`memstack.index.changelog` (ids = keys)
 
 (families ``documents.*`` of the keyspace registry).
 
 Search: with an embedder, by cosine similarity of embeddings (RobotLab's way; ``score`` in
 [-1, 1], every document ranked); without one, by BM25 (``score`` >= 0, documents sharing no term
 with the query are left out), where RobotLab would raise its ``DependencyError``. Either way each
-process keeps an in-process index kept fresh by the change counter. A document stored without
-a vector of the embedder's model (or before an embedder was set) is embedded when indexed.
+process keeps an in-process index (the index kit's :class:`~memstack.index.mirror.Mirror`) kept
+fresh by the change log. A document stored without a vector of the embedder's model (or before an
+embedder was set) is embedded when indexed. ``filter`` takes the filter language of
+:mod:`memstack.search.filters` on the built-in fields ``key``, ``text``, ``created`` and ``updated``
+and on the document's ``metadata``; ``offset`` pages.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
+from ..index import SetKeys, registry
+from ..index.codec import pack, unit_rows, unpack
+from ..index.mirror import Mirror, Row
+from ..index.vectors import VectorIndex
 from ..keyspace import check_subject, family_named, label_of, labelled, register
 from ..keyspace.families import DOCUMENTS
-from ..limits import check_text, short_repr
+from ..limits import MAX_SEARCH_OFFSET, check_text, short_repr
 from ..search import Bm25Index
 from ..search.embedders import Embedder
-from .mirror import ChangeLog, Mirror, mirror_for
+from ..search.filter_eval import matches
+from ..search.filters import FieldSet, Filter, parse_filter
 from .serialize import check_key, check_name, check_value, dumps
-from .vectors import VectorIndex, decode_vector, encode_vector, unit
 
-__all__ = ["DocumentStore"]
+__all__ = ["DOCUMENT_FIELDS", "DocumentStore"]
 
 _DOC: Final = family_named("documents.doc").tail_prefix
+
+DOCUMENT_FIELDS: Final = FieldSet(
+    "documents", {"key": "text", "text": "text", "created": "time", "updated": "time"}, "metadata", True
+)
+"""The filter language's fields of a document (its user data: ``metadata``); ``created`` and
+``updated`` compare as times (a document shows them as epoch milliseconds)."""
+
+
+class _Doc:
+    __slots__ = ("created", "key", "metadata", "text", "updated")
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.key, self.text = str(doc["key"]), str(doc["text"])
+        self.metadata: dict[str, Any] = doc.get("metadata") or {}
+        self.created, self.updated = float(doc["created"]) / 1000, float(doc["updated"]) / 1000
+
+    def field(self, name: str) -> Any:
+        return getattr(self, name)
 
 
 class _DocMirror(Mirror):
@@ -45,31 +71,48 @@ class _DocMirror(Mirror):
     def __init__(self, embedder: Embedder | None) -> None:
         super().__init__()
         self.embedder = embedder
-        self.docs: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.docs: dict[str, _Doc] = {}
         self.bm25 = Bm25Index()
         self.vectors = VectorIndex(embedder.dim if embedder else 1)
+        self.passing: dict[str, set[str]] = {}  # filter key -> keys passing it, until the next change
 
     def reset(self) -> None:
         self.docs = {}
         self.bm25.clear()
         self.vectors.clear()
 
-    def apply(self, entry_id: str, raw: str | None) -> None:
-        if raw is None:
-            self.docs.pop(entry_id, None)
-            self.bm25.remove(entry_id)
-            self.vectors.remove(entry_id)
-            return
-        doc = json.loads(raw)
-        self.docs[entry_id] = (doc["text"], doc.get("metadata") or {})
-        if self.embedder is None:
-            self.bm25.add(entry_id, doc["text"])
-            return
-        model, dim = self.embedder.model_id, self.embedder.dim
-        if doc.get("model") == model and doc.get("dim") == dim and "vector" in doc:
-            self.vectors.add(entry_id, decode_vector(doc["vector"]))
-        else:
-            self.vectors.add(entry_id, self.embedder.embed([doc["text"]])[0])
+    def take(self, rows: Sequence[Row]) -> None:
+        self.passing = {}
+        for key, raw, _ in rows:
+            if raw is None:
+                self.docs.pop(key, None)
+                self.bm25.remove(key)
+                self.vectors.remove(key)
+                continue
+            doc = json.loads(raw)
+            self.docs[key] = _Doc(doc)
+            if self.embedder is None:
+                self.bm25.add(key, doc["text"])
+                continue
+            model, dim = self.embedder.model_id, self.embedder.dim
+            stored = (
+                unpack(doc["vector"], dim) if doc.get("model") == model and doc.get("dim") == dim else None
+            )
+            self.vectors.add(key, stored if stored is not None else self.embedder.embed([doc["text"]])[0])
+        self.size = len(self.docs)
+
+    def vector_bytes(self) -> int:
+        return self.vectors.nbytes
+
+    def allowed(self, flt: Filter | None) -> set[str] | None:
+        if flt is None:
+            return None
+        found = self.passing.get(flt.key)
+        if found is None:
+            found = self.passing[flt.key] = {
+                k for k, d in self.docs.items() if matches(flt, d.metadata, d.field)
+            }
+        return found
 
 
 class DocumentStore:
@@ -89,10 +132,10 @@ class DocumentStore:
         self.name = check_name(name)
         self.embedder = embedder
         base = DOCUMENTS.render(engine.tag, board=name)
+        self._log = SetKeys(base, _DOC)
         self._doc = base + _DOC
         self.doc_prefix = self._doc
         """What the key of every document of the store starts with."""
-        self._log = ChangeLog(base)
 
     @property
     def mode(self) -> str:
@@ -102,7 +145,7 @@ class DocumentStore:
     def _mirror(self) -> _DocMirror:
         model = "bm25" if self.embedder is None else f"{self.embedder.model_id}/{self.embedder.dim}"
         key = ("documents", self.engine.identity, self._log.base, model)
-        return mirror_for(key, lambda: _DocMirror(self.embedder), _DocMirror)
+        return registry.mirror(key, lambda: _DocMirror(self.embedder), _DocMirror)
 
     def store(
         self, key: str, content: str, metadata: dict[str, Any] | None = None, *, subject: str | None = None
@@ -131,7 +174,7 @@ class DocumentStore:
             "updated": now,
         }
         if self.embedder is not None:
-            doc["vector"] = encode_vector(unit(self.embedder.embed([content])[0]))
+            doc["vector"] = pack(unit_rows(self.embedder.embed([content])[0])[0])
             doc["model"], doc["dim"] = self.embedder.model_id, self.embedder.dim
         with self.engine.batch() as batch:
             register(self.engine, batch, subject, "document", self.name, key)
@@ -150,28 +193,50 @@ class DocumentStore:
         doc = json.loads(raw)
         return {k: doc[k] for k in ("key", "text", "metadata", "created", "updated")}
 
-    def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
-        """The best ``limit`` documents: ``[{key, text, score, metadata}]``, best first.
+    def search(
+        self,
+        query: str,
+        limit: int = 5,
+        *,
+        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the filter language's public name
+        offset: int = 0,
+    ) -> list[dict[str, Any]]:
+        """The best ``limit`` documents after the first ``offset``: ``[{key, text, score, metadata}]``,
+        best first; ``filter`` (see :mod:`memstack.search.filters`) keeps only the documents passing it.
 
         Raises:
-            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1.
+            InvalidInput: ``query`` not a str, ``limit`` not an int >= 1, ``offset`` not an int
+                from 0 to 10,000 (:data:`~memstack.limits.MAX_SEARCH_OFFSET`).
+            InvalidFilter: a filter breaking the filter language.
             EmbeddingError: the embedder failed.
         """
         if not isinstance(query, str):
             raise InvalidInput(f"query {short_repr(query)}: must be a str")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput(f"limit {short_repr(limit)}: must be an int >= 1")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_SEARCH_OFFSET:
+            raise InvalidInput(f"offset {short_repr(offset)}: must be an int from 0 to {MAX_SEARCH_OFFSET}")
+        flt = parse_filter(filter, DOCUMENT_FIELDS)
         vector = None if self.embedder is None else self.embedder.embed([query])[0]
+        end = offset + limit
         mirror = self._mirror()
         with mirror.lock:
-            mirror.refresh(self.engine, self._log, self._doc.__add__)
+            mirror.refresh(self.engine, self._log)
+            allowed = mirror.allowed(flt)
             if vector is None:
-                ranked = mirror.bm25.search(query, k=limit)
+                ranked = mirror.bm25.search(query, k=end, candidates=allowed)
             else:
-                ranked = mirror.vectors.top(vector, limit)
+                ranked = mirror.vectors.top(vector, None if allowed is not None else end)
+                if allowed is not None:
+                    ranked = [hit for hit in ranked if hit[0] in allowed][:end]
             return [
-                {"key": key, "text": mirror.docs[key][0], "score": score, "metadata": mirror.docs[key][1]}
-                for key, score in ranked
+                {
+                    "key": key,
+                    "text": mirror.docs[key].text,
+                    "score": score,
+                    "metadata": mirror.docs[key].metadata,
+                }
+                for key, score in ranked[offset:end]
             ]
 
     def keys(self) -> list[str]:

@@ -14,11 +14,11 @@ from typing import Final
 
 from ..engines import Engine
 from ..engines.bulk import delete_prefix
+from ..index import SetKeys
 from ..keyspace import label_of
 from ..keyspace.families import CACHE, DOCUMENTS, SHARED
 from .cache_store import CacheEntries
 from .documents import DocumentStore
-from .mirror import ChangeLog
 from .serialize import NAME_RULE
 from .storage import SharedStorage
 
@@ -33,7 +33,7 @@ def forget_board(engine: Engine, board: str) -> Counts:
         return {}
     data, cache, documents = (stem.render(engine.tag, board=board) for stem in (SHARED, CACHE, DOCUMENTS))
     values = delete_prefix(engine, data, (SharedStorage(engine, board, None).index,))
-    cache_log, documents_log = ChangeLog(cache), ChangeLog(documents)
+    cache_log, documents_log = SetKeys(cache), SetKeys(documents)
     cached = delete_prefix(engine, cache, (cache_log.ids, cache_log.epoch))
     docs = delete_prefix(engine, documents, (documents_log.ids, documents_log.epoch))
     return {"shared": values + docs, "semantic_cache": cached}
@@ -47,8 +47,9 @@ def board_leftovers(engine: Engine, board: str) -> int:
     return sum(1 for base in stems for _ in engine.scan(base))
 
 
-def _renew(engine: Engine, log: ChangeLog, removed: int) -> None:
-    """After a forget removed entries: a change log without their ids (see ``ChangeLog.renew``)."""
+def _renew(engine: Engine, log: SetKeys, removed: int) -> None:
+    """After a forget removed entries: a change log without their ids (see
+    :func:`memstack.index.changelog.renew`)."""
     if removed:
         with engine.batch() as batch:
             log.renew(batch)
@@ -65,7 +66,7 @@ def forget_owned(engine: Engine, subject: str, kind: str, board: str, names: Seq
     if kind == "document":
         documents = DocumentStore(engine, board)
         gone = sum(documents.delete_owned(key, subject) for key in names)
-        _renew(engine, ChangeLog(DOCUMENTS.render(engine.tag, board=board)), gone)
+        _renew(engine, SetKeys(DOCUMENTS.render(engine.tag, board=board)), gone)
         return {"shared": gone}
     storage = SharedStorage(engine, board, None)
     held = [storage.delete(key, custom=True, subject=subject) for key in names]

@@ -1,0 +1,93 @@
+"""The index kit's vector index and codec (pure)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memstack.index.codec import decode, encode, pack, unit_rows, unpack
+from memstack.index.vectors import VectorIndex
+
+
+def test_add_remove_top() -> None:
+    index = VectorIndex(2)
+    for i in range(40):  # past the initial capacity of 16 rows
+        assert index.add(f"v{i}", [np.cos(i / 10), np.sin(i / 10)])
+    assert len(index) == 40 and "v3" in index
+    assert [i for i, _ in index.top([1, 0], 3)] == ["v0", "v1", "v2"]
+    assert index.remove("v0") and not index.remove("v0")
+    assert [i for i, _ in index.top([1, 0], 2)] == ["v1", "v2"]  # the moved last row still answers
+    assert index.top([np.cos(3.9), np.sin(3.9)], 1)[0][0] == "v39"
+    assert index.top([1, 0], None, least=0.99) == [
+        (i, pytest.approx(s)) for i, s in index.top([1, 0], 9) if s >= 0.99
+    ]
+    assert index.top([0, 0], 3) == []  # a zero query compares to nothing
+    assert not index.add("bad", [1, 2, 3]) and "bad" not in index  # another dimension
+    index.add("v1", [0, 1])  # re-adding replaces
+    assert index.top([0, 1], 1)[0] == ("v1", pytest.approx(1.0))
+    index.clear()
+    assert len(index) == 0 and index.top([1, 0]) == []
+
+
+def test_an_id_with_several_rows_scores_its_best_row() -> None:
+    index = VectorIndex(2)
+    index.add("x", [1, 0])
+    index.add("multi", [[0, 1], [0.6, 0.8]])
+    index.add("y", [-1, 0])
+    ids, sims = index.similarities([0, 1])
+    assert dict(zip(ids, sims.tolist(), strict=True)) == pytest.approx({"x": 0, "multi": 1, "y": 0})
+    ids, sims = index.similarities([1, 0])
+    assert dict(zip(ids, sims.tolist(), strict=True)) == pytest.approx({"x": 1, "multi": 0.6, "y": -1})
+    index.remove("x")  # moves other ids' rows into the holes
+    index.add("multi", [[1, 0], [0, -1], [-1, 0]])
+    assert [i for i, _ in index.top([0, -1])] == ["multi", "y"]
+    index.remove("multi")
+    assert index.top([1, 0]) == [("y", pytest.approx(-1.0))]
+    assert not index.add("empty", np.zeros((0, 2)))
+
+
+def test_rows_stay_consistent_through_random_changes() -> None:
+    rng = np.random.default_rng(3)
+    index, truth = VectorIndex(3), {}
+    for step in range(400):
+        key = f"k{rng.integers(20)}"
+        if rng.random() < 0.3:
+            assert index.remove(key) == (key in truth)
+            truth.pop(key, None)
+        else:
+            rows = rng.normal(size=(int(rng.integers(1, 4)), 3))
+            index.add(key, rows)
+            truth[key] = unit_rows(rows)
+        query = rng.normal(size=3)
+        ids, sims = index.similarities(query)
+        want = {k: float((m @ unit_rows(query)[0]).max()) for k, m in truth.items()}
+        assert dict(zip(ids, sims.tolist(), strict=True)) == pytest.approx(want, abs=1e-5), step
+
+
+def test_codec_round_trips() -> None:
+    vector = np.array([0.25, -1.5, 3.0], dtype=np.float32)
+    assert np.array_equal(unpack(pack(vector))[0], vector)  # type: ignore[index]
+    rows = np.arange(6, dtype=np.float32).reshape(2, 3)
+    stored = decode(encode(rows, "model", "hash"))
+    assert stored is not None and (stored.model, stored.dim, stored.text_hash) == ("model", 3, "hash")
+    assert np.array_equal(stored.rows, rows)
+    assert decode(encode(rows), rows=1) is None  # one vector wanted, two stored
+    assert decode("not json") is None and decode('{"d": 3, "v": "AAAAAA=="}') is None
+    assert unpack("@@@") is None
+
+
+def test_extend_builds_in_one_copy_and_columns_follow_ids() -> None:
+    index = VectorIndex(2)
+    index.extend(["a", "b", "c"], [[1, 0], [0, 2], [3, 4]])
+    index.add("d", [[1, 1], [0, -1]])  # two vectors: two columns
+    index.remove("a")
+    assert sorted(index.ids()) == ["b", "c", "d", "d"] and index.columns().shape == (2, 4)
+    for entry_id, column in zip(index.ids(), index.columns().T.tolist(), strict=True):
+        assert entry_id != "b" or column == pytest.approx([0, 1])
+        assert entry_id != "c" or column == pytest.approx([0.6, 0.8])
+    with pytest.raises(ValueError, match="extend"):
+        index.extend(["b"], [[1, 0]])  # already held
+    with pytest.raises(ValueError, match="extend"):
+        index.extend(["x", "y"], [[1, 0]])  # one vector for two ids
+    index.extend([], np.zeros((0, 2)))
+    assert len(index) == 3

@@ -1,0 +1,51 @@
+"""BM25's arithmetic over arrays (pure): collection statistics, scores, the best slots."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from memstack.search.bm25_scoring import collection_stats, term_scores, top_slots
+from memstack.search.postings import Posting, live_postings
+
+
+def _posting(pairs: list[tuple[int, int]]) -> Posting:
+    posting = Posting()
+    for slot, tf in pairs:
+        posting.append(slot, tf)
+        posting.df += 1
+    return posting
+
+
+def test_collection_stats_over_everything_or_a_mask() -> None:
+    lengths = np.array([2.0, 4.0, 6.0])
+    assert collection_stats(3, 12.0, lengths, None) == (3.0, 4.0)
+    assert collection_stats(3, 12.0, lengths, np.array([True, False, True])) == (2.0, 4.0)
+    assert collection_stats(0, 0.0, lengths, None) == (0.0, 1.0)  # avgdl never divides by zero
+
+
+def test_term_scores_are_lucene_bm25() -> None:
+    postings = {"tea": _posting([(0, 2), (2, 1)])}
+    lengths = np.array([3.0, 3.0, 6.0])
+    terms = {"tea": 1.0, "none": 1.0}  # a term no document holds adds nothing
+    scores = term_scores(terms, postings, lengths, 3, k1=1.2, b=0.75, stats=(3.0, 4.0), stat_mask=None)
+    idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    want0 = idf * 2.2 * 2 / (2 + 1.2 * (0.25 + 0.75 * 3 / 4))
+    assert scores.tolist() == pytest.approx([want0, 0.0, idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 6 / 4))])
+
+
+def test_top_slots_keep_insertion_order_among_ties() -> None:
+    scores = np.array([1.0, 3.0, 1.0, 0.0, 3.0])
+    seq = np.array([4, 3, 2, 1, 0])
+    ids = ["a", "b", "c", "d", "e"]
+    assert top_slots(scores, seq, ids, None) == [("e", 3.0), ("b", 3.0), ("c", 1.0), ("a", 1.0)]
+    assert top_slots(scores, seq, ids, 3) == [("e", 3.0), ("b", 3.0), ("c", 1.0)]
+
+
+def test_live_postings_renumber_the_live_slots() -> None:
+    postings = {"x": _posting([(0, 1), (2, 5)]), "gone": _posting([])}
+    kept, renumbered = live_postings(postings, np.array([False, True, True]))
+    assert kept.tolist() == [1, 2]
+    assert [(t, s.tolist(), f.tolist()) for t, s, f in renumbered] == [("x", [1], [5])]
