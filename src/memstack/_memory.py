@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
 from .forget.retention import Retention
+from .redact import redact_url
 
 if TYPE_CHECKING:
     from .conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
@@ -210,7 +211,7 @@ class Memory:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Memory {self.engine.url!r}>"
+        return f"<Memory {redact_url(self.engine.url)!r}>"
 
 
 def open(  # noqa: A001 - the library's entry point, like io.open

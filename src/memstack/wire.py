@@ -96,6 +96,7 @@ def api_key_json(key: ApiKey) -> dict[str, Any]:
         "tenants": list(key.tenants),
         "label": key.label,
         "admin": key.admin,
+        "rate": key.rate,
         "created_at": iso_utc(key.created_at),
     }
 

@@ -116,9 +116,11 @@ def test_hostile_bodies_never_reach_a_500(fuzz_target: tuple[str, schemathesis.B
                 )
                 problem = response.json()
                 if response.status_code == 400:
-                    assert problem["error"] == "InvalidValue" and problem["detail"].startswith("body"), (
-                        described
-                    )
+                    # The body's value check, or the entry check of the generated path and query
+                    # (a NUL character there is refused before the body is read).
+                    entry = problem["error"] == "InvalidInput" and problem["detail"].startswith(("query", "path"))
+                    body = problem["error"] == "InvalidValue" and problem["detail"].startswith("body")
+                    assert body or entry, (described, problem)
 
             call()
     assert seen.get(400, 0) > 0

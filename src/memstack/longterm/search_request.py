@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from .._jsontext import loads
 from ..errors import InvalidValue
 from ..limits import check_text, encode_json, short_repr
 from .query import Filters
@@ -76,15 +77,17 @@ def metadata_from_text(text: str | None) -> dict[str, object] | None:
     """A metadata filter given as JSON object text (CLI ``--metadata``, HTTP ``?metadata=``);
     None or blank gives None.
 
+    The text is read by :func:`memstack._jsontext.loads`: nesting past :data:`memstack.limits.MAX_DEPTH`
+    (measured before parsing, so never a ``RecursionError``), lone surrogates, ``NaN`` and
+    over-long integers are refused like any other value.
+
     Raises:
-        InvalidValue: not JSON, or JSON that is not an object (names ``metadata``).
+        InvalidValue: not JSON, JSON breaking a value limit, or JSON that is not an object
+            (names ``metadata``).
     """
     if text is None or not text.strip():
         return None
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise InvalidValue(f"metadata {short_repr(text)}: not JSON ({exc})") from None
+    value = loads(text, "metadata")
     if not isinstance(value, dict):
         raise InvalidValue(f"metadata {short_repr(text)}: must be a JSON object of key to value")
     return value

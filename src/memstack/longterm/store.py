@@ -12,6 +12,7 @@ from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
 from ..forget.subjects import check_subject, register
 from ..limits import short_repr
+from ..redact import redact_url
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
 from . import cold, hybrid, retrieve
@@ -485,4 +486,4 @@ class LongTermMemory:
         return written
 
     def __repr__(self) -> str:
-        return f"<LongTermMemory scope={self.scope!r} on {self.engine.url!r}>"
+        return f"<LongTermMemory scope={self.scope!r} on {redact_url(self.engine.url)!r}>"
