@@ -135,7 +135,9 @@ def _limits_and_logs(
             if not status["started"]:
                 await _answer(problems.error_response(exc), scope, logging_send)
         finally:
-            if guarded and throttle is not None and status["code"] == 401 and throttle.failed(client):
+            # A failed authentication presented a credential: a request without one guesses nothing.
+            failed = guarded and status["code"] == 401 and _presents_credentials(scope)
+            if failed and throttle is not None and throttle.failed(client):
                 _log.warning(
                     "client %s failed to authenticate %d times: refused with 429 until its allowance "
                     "comes back (%g a minute)",
@@ -146,6 +148,10 @@ def _limits_and_logs(
             access.write(scope, status["code"], (time.perf_counter() - started) * 1000)
 
     return middleware
+
+
+def _presents_credentials(scope: Scope) -> bool:
+    return any(name.lower() == b"authorization" for name, _ in scope.get("headers") or ())
 
 
 def _throttled(seconds: int) -> problems.ProblemResponse:
