@@ -53,21 +53,21 @@ MIN_SECRET_LENGTH: Final = 6
 
 # scheme://userinfo@ : the userinfo runs to the last '@' before the path, as urllib reads it.
 _USERINFO: Final = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s@]*(?:@[^/\s@]*)*)@")
-_SECRET_NAME: Final = (
-    r"(?:[A-Za-z0-9_.-]*(?:password|passwd|secret|token|credential|credentials)"
-    r"|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|key|apikey|auth|authorization|sig|signature|sas))"
-)
-# name=value in a query string or a keyword DSN (libpq: password='a b'); the name must stand alone.
-_PAIR: Final = re.compile(
-    rf"(?P<name>(?<![A-Za-z0-9_.-]){_SECRET_NAME})=(?P<value>'(?:[^'\\]|\\.)*'?|[^\s&;,'\"#)\]}}]*)",
+_SECRET_NAME: Final = re.compile(
+    r"[A-Za-z0-9_.-]*(?:password|passwd|secret|token|credential|credentials)"
+    r"|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|key|apikey|auth|authorization|sig|signature|sas)",
     re.IGNORECASE,
 )
+# name=value in a query string or a keyword DSN (libpq: password='a b'); the name must stand alone.
+_NAME: Final = re.compile(r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,64})=")
+_VALUE: Final = re.compile(r"'(?:[^'\\]|\\.)*'?|[^\s&;,'\"#)\]}]*")
 _API_KEY: Final = re.compile(r"\b(msk_[0-9a-f]{12}_)[A-Za-z0-9_-]+")
 _SCHEME_TOKEN: Final = re.compile(r"\b(Bearer|Basic)\s+[^\s'\",;]+", re.IGNORECASE)
 _SECRET_ENV: Final = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 
 _registered: set[str] = set()
 _lock = threading.Lock()
+_env_names: tuple[int, tuple[str, ...]] = (-1, ())
 
 
 def register_secret(value: str | None) -> None:
@@ -87,14 +87,25 @@ def register_url(url: str) -> None:
         for part in (password,) if colon else (user,):
             register_secret(part)
             register_secret(unquote(part))
-    for match in _PAIR.finditer(url):
-        value = match.group("value").strip("'")
-        register_secret(value)
-        register_secret(unquote(value))
+    for match in _NAME.finditer(url):
+        value = _VALUE.match(url, match.end())
+        if _SECRET_NAME.fullmatch(match.group(1)) and value is not None:
+            register_secret(value.group().strip("'"))
+            register_secret(unquote(value.group().strip("'")))
+
+
+def _secret_env_names() -> tuple[str, ...]:
+    """Names of the secret-named environment variables, re-read when a variable comes or goes
+    (their values are read on every call, so a changed value is seen at once)."""
+    global _env_names
+    size = len(os.environ)
+    if _env_names[0] != size:
+        _env_names = (size, tuple(k for k in os.environ if _SECRET_ENV.search(k)))
+    return _env_names[1]
 
 
 def _known_secrets() -> list[str]:
-    found = {v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= MIN_SECRET_LENGTH}
+    found = {v for v in map(os.environ.get, _secret_env_names()) if v and len(v) >= MIN_SECRET_LENGTH}
     with _lock:
         found |= _registered
     # Longest first: a secret that contains another is masked whole.
@@ -106,8 +117,19 @@ def _mask_userinfo(match: re.Match[str]) -> str:
     return f"{match.group('scheme')}{user}:{MASK}@" if colon else f"{match.group('scheme')}{MASK}@"
 
 
-def _mask_pair(match: re.Match[str]) -> str:
-    return f"{match.group('name')}={MASK}" if match.group("value") else match.group()
+def _mask_pairs(text: str) -> str:
+    """``text`` with the value of every secret-named ``name=value`` masked (other pairs are kept,
+    and searched inside: ``url=https://h/?key=…``)."""
+    out, at = [], 0
+    for match in _NAME.finditer(text):
+        if match.start() < at or _SECRET_NAME.fullmatch(match.group(1)) is None:
+            continue
+        value = _VALUE.match(text, match.end())
+        if value is None or value.end() == match.end():
+            continue
+        out += [text[at : match.end()], MASK]
+        at = value.end()
+    return "".join(out) + text[at:] if out else text
 
 
 def redact_url(url: str) -> str:
@@ -127,10 +149,16 @@ def redact(text: str) -> str:
     """``text`` with every credential the module docstring lists replaced by ``***``."""
     if not text:
         return text
-    text = _USERINFO.sub(_mask_userinfo, text)
-    text = _PAIR.sub(_mask_pair, text)
-    text = _API_KEY.sub(rf"\g<1>{MASK}", text)
-    text = _SCHEME_TOKEN.sub(rf"\g<1> {MASK}", text)
+    # Each rule runs only where its mark is: most texts (log lines) have none.
+    if "://" in text:
+        text = _USERINFO.sub(_mask_userinfo, text)
+    if "=" in text:
+        text = _mask_pairs(text)
+    if "msk_" in text:
+        text = _API_KEY.sub(rf"\g<1>{MASK}", text)
+    folded = text.lower()
+    if "bearer" in folded or "basic" in folded:
+        text = _SCHEME_TOKEN.sub(rf"\g<1> {MASK}", text)
     for secret in _known_secrets():
         if secret in text:
             text = text.replace(secret, MASK)
