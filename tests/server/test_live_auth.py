@@ -75,7 +75,7 @@ def _hammer(base: str, routes: list[tuple[str, str]], identities: list[dict[str,
     """``REQUESTS`` requests cycling through every route and ``/mcp`` with every identity."""
     calls = itertools.cycle(itertools.product([*routes, ("MCP", "/mcp")], identities))
     statuses: Counter[int] = Counter()
-    with httpx.Client(base_url=base, timeout=10) as client:
+    with httpx.Client(base_url=base, timeout=60) as client:  # a loaded CI machine is slow, never open
         for (method, path), headers in itertools.islice(calls, REQUESTS):
             if method == "MCP":
                 response = client.post(path, json=MCP_CALL, headers={**MCP_HEADERS, **headers})
