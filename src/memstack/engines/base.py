@@ -35,6 +35,7 @@ from typing import Any
 
 from ..clock import Clock, SystemClock
 from ..errors import InvalidInput, MemstackError, WrongType
+from ..redact import redact_url, register_url
 from ._calls import Commands, Number
 from .commands import GUARDS, OPS, READS, WRITES
 
@@ -150,6 +151,7 @@ class Engine(Commands):
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         self.url = url
+        register_url(url)  # its credentials never appear in any message of this process
         self.clock: Clock = clock if clock is not None else SystemClock()
 
     @property
@@ -269,7 +271,7 @@ class Engine(Commands):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.url!r}>"
+        return f"<{type(self).__name__} {redact_url(self.url)!r}>"
 
 
 def ensure_memstack_error(exc: BaseException) -> bool:
