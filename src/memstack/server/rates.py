@@ -19,6 +19,7 @@ import math
 from typing import Final
 
 from ..engines import Engine
+from ..keyspace import family_named
 
 __all__ = ["MAX_RATE", "WINDOW_SECONDS", "KeyRates", "rate_key"]
 
@@ -26,12 +27,13 @@ WINDOW_SECONDS: Final = 60
 """The counting window: rates are requests per minute."""
 MAX_RATE: Final = 10**9
 """Largest rate a key may have (requests per minute)."""
-_PREFIX: Final = "auth:rate:"
+_COUNTER: Final = family_named("auth.rate")
 
 
 def rate_key(engine: Engine, key_id: str, window: int) -> str:
-    """The counter of ``key_id`` for window number ``window`` (both windows of a key share a slot)."""
-    return f"{_PREFIX}{engine.tag(key_id)}:{window}"
+    """The counter of ``key_id`` for window number ``window`` (both windows of a key share a slot:
+    the key id is the family's scope part, a hash tag on clustered engines)."""
+    return _COUNTER.key(engine.tag, key_id=key_id, minute=str(window))
 
 
 class KeyRates:
