@@ -10,7 +10,7 @@ import pytest
 from _redis_servers import free_port
 from memstack.engines import open_engine
 from memstack.errors import EngineUnavailable, InvalidUrl
-from memstack.redact import MASK, RedactingFormatter, redact, redact_url, register_secret
+from memstack.redact import MASK, RedactingFormatter, redact, redact_url, register_secret, register_url
 
 
 def _secret() -> str:
@@ -76,6 +76,16 @@ def test_user_names_stay_and_passwords_go() -> None:
     assert redact_url("postgresql://app:pw@db/x") == "postgresql://app:***@db/x"
     assert redact_url("redis://:pw@h:1/0") == "redis://:***@h:1/0"
     assert redact_url("https://tok@h/v1") == "https://***@h/v1"
+
+
+def test_an_engine_url_with_a_user_alone_keeps_it_and_registers_nothing() -> None:
+    # libpq and redis-py read userinfo without a colon as a user name (the password comes from
+    # .pgpass or PGPASSWORD): it stays, and opening such an engine masks no later "postgres".
+    for url in ("postgresql://postgres@127.0.0.1:5432/postgres", "redis+cluster://alice@h:7000"):
+        assert redact_url(url) == url
+        register_url(url)
+    assert redact("postgres and alice stay readable") == "postgres and alice stay readable"
+    assert redact_url("postgres://app:pw@db/x") == "postgres://app:***@db/x"
 
 
 def test_keyword_dsn_and_api_keys_and_bearer_tokens() -> None:

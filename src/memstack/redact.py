@@ -6,7 +6,10 @@ API key or a model endpoint's key goes through :func:`redact` (a whole text) or
 ``rediss+cluster://``, ``postgresql://`` and ``https://`` are treated alike:
 
 * ``scheme://user:password@host`` shows as ``scheme://user:***@host``;
-* ``scheme://token@host`` (userinfo without a colon: often a token) as ``scheme://***@host``;
+* ``scheme://token@host`` (userinfo without a colon: often a token) as ``scheme://***@host``,
+  except for engine schemes (``postgresql``, ``postgres``, ``redis``, ``rediss``, their ``+…``
+  forms, ``unix``), whose grammar reads it as a user name (``postgresql://app@db/app`` takes
+  its password from ``.pgpass`` or ``PGPASSWORD``): it stays, and is never taken for a secret;
 * ``name=value`` where the name says secret (``password``, ``sslpassword``, ``api_key``,
   ``key``, ``access_token``, ``client_secret``, ``sig``, ...), in a query string or a keyword
   DSN, as ``name=***``;
@@ -53,6 +56,8 @@ MIN_SECRET_LENGTH: Final = 6
 
 # scheme://userinfo@ : the userinfo runs to the last '@' before the path, as urllib reads it.
 _USERINFO: Final = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<info>[^/\s@]*(?:@[^/\s@]*)*)@")
+# Engine URL schemes whose userinfo without a colon is a user name (libpq, redis-py), not a token.
+_USER_SCHEMES: Final = re.compile(r"(?:postgres|postgresql|redis|rediss|unix)(?:\+[A-Za-z0-9.+-]*)?://", re.I)
 _SECRET_NAME: Final = re.compile(
     r"[A-Za-z0-9_.-]*(?:password|passwd|secret|token|credential|credentials)"
     r"|(?:[A-Za-z0-9_.-]*[_.-])?(?:pass|pwd|key|apikey|auth|authorization|sig|signature|sas)",
@@ -84,6 +89,8 @@ def register_url(url: str) -> None:
     """Remember the credentials inside ``url`` (its userinfo and secret query values) as secrets."""
     for match in _USERINFO.finditer(url):
         user, colon, password = match.group("info").partition(":")
+        if not colon and _USER_SCHEMES.fullmatch(match.group("scheme")):
+            continue  # a user name alone: masking it would mask every "postgres" in every text
         for part in (password,) if colon else (user,):
             register_secret(part)
             register_secret(unquote(part))
@@ -114,7 +121,10 @@ def _known_secrets() -> list[str]:
 
 def _mask_userinfo(match: re.Match[str]) -> str:
     user, colon, _ = match.group("info").partition(":")
-    return f"{match.group('scheme')}{user}:{MASK}@" if colon else f"{match.group('scheme')}{MASK}@"
+    scheme = match.group("scheme")
+    if colon:
+        return f"{scheme}{user}:{MASK}@"
+    return match.group() if _USER_SCHEMES.fullmatch(scheme) else f"{scheme}{MASK}@"
 
 
 def _mask_pairs(text: str) -> str:

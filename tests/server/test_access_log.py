@@ -7,7 +7,6 @@ import hmac
 import json
 import os
 import secrets
-from pathlib import Path
 
 import httpx
 import pytest
@@ -23,13 +22,14 @@ def _digest(key: str, value: str) -> str:
     return hmac.new(key.encode(), value.encode(), hashlib.sha256).hexdigest()[:16]
 
 
-def test_a_served_run_logs_no_id_of_any_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("engine_kind", ["sqlite", "postgres"], indirect=True)
+def test_a_served_run_logs_no_id_of_any_request(engine_url_for: str, monkeypatch: pytest.MonkeyPatch) -> None:
     marker = secrets.token_hex(6)
     session, conversation, board = f"sess-{marker}", f"conv-{marker}", f"board-{marker}"
     namespace, scope, subject = f"session/ns-{marker}", f"scope-{marker}", f"subj-{marker}"
     log_key = "log-key-" + secrets.token_hex(8)
     monkeypatch.setenv("MEMSTACK_LOG_KEY", log_key)
-    url = f"sqlite:///{tmp_path / 'm.db'}"
+    url = engine_url_for
     with (
         memstack_serve(url, "--log-level", "info") as served,
         httpx.Client(base_url=served.base, timeout=20) as http,
