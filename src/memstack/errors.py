@@ -10,6 +10,7 @@ do not know memstack::
     │   ├── InvalidKey
     │   ├── InvalidCategory
     │   ├── InvalidValue                     not JSON-serialisable, too large, wrong shape
+    │   │   └── InvalidRequest               a request that does not match its operation's schema
     │   ├── InvalidUrl                       an engine URL memstack cannot open
     │   └── InvalidConfiguration             settings that contradict each other or miss a field
     ├── NotFound (LookupError)
@@ -54,6 +55,7 @@ __all__ = [
     "InvalidConfiguration",
     "InvalidInput",
     "InvalidKey",
+    "InvalidRequest",
     "InvalidSessionId",
     "InvalidUrl",
     "InvalidValue",
@@ -95,6 +97,19 @@ class InvalidCategory(InvalidInput):
 
 class InvalidValue(InvalidInput):
     """A value that cannot be stored: not JSON-serialisable, too large, or of the wrong shape."""
+
+
+class InvalidRequest(InvalidValue):
+    """A request that does not match its operation's schema: an unknown field, a missing one, or
+    a value of the wrong JSON type (no ``"5"`` for 5, no ``true`` for 1). HTTP answers 422.
+
+    Attributes:
+        issues: ``(field, problem)`` pairs, one per field at fault, in the order found.
+    """
+
+    def __init__(self, message: str, issues: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.issues = issues
 
 
 class InvalidUrl(InvalidInput):

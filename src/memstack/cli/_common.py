@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -128,7 +128,7 @@ def _printable(text: str) -> str:
 
 
 def emit_table(
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     title: str | None = None,
     times: Sequence[str] = (),

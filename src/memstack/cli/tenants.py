@@ -8,10 +8,9 @@ from ..forget.purge import purge_tenant
 from ..forget.report import TIERS
 from ._common import emit, memory
 
-app = typer.Typer(no_args_is_help=True)
+__all__ = ["purge"]
 
 
-@app.command("purge")
 def purge(
     tenant: str = typer.Argument(..., help="The tenant whose every key and API key goes."),
     yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),

@@ -17,7 +17,7 @@ from ..errors import EntryNotFound, InvalidKey
 from ..longterm import MemoryEntry
 from ..longterm.entry import from_json
 from ..timefmt import iso_utc
-from ..wire import dream_summary_json, memory_json
+from ..wire import DreamSummaryJSON, dream_summary_json, memory_json
 from .keys import DreamKeys
 
 __all__ = [
@@ -155,7 +155,7 @@ class DreamRecord:
             "kept": list(self.kept),
         }
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> DreamSummaryJSON:
         """Counts only: the history listing's form (:func:`memstack.wire.dream_summary_json`)."""
         return dream_summary_json(self)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .entry import MemoryEntry, SearchHit
 from .files import ImportReport, export_dir, import_dir
+from .scopes import list_scopes
 from .store import LongTermMemory
 from .tracker import InjectionTracker
 
@@ -23,4 +24,5 @@ __all__ = [
     "SearchHit",
     "export_dir",
     "import_dir",
+    "list_scopes",
 ]

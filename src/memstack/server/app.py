@@ -40,11 +40,9 @@ __all__ = [
     "tenant_memory",
 ]
 
-# The tier routers, one module each under memstack.server.routes (variation as data).
-ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
-ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
-ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
-ROUTERS.append("forget")  # POST /v1/forget: the deletion report
+# The routers under memstack.server.routes: every operation's routes, generated from the registry
+# (memstack.ops), then the tool endpoint and the server's own information.
+ROUTERS: list[str] = ["ops", "tools"]
 ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
 
 

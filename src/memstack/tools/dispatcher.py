@@ -109,6 +109,20 @@ class MemoryTools:
         """Run one tool call; failures raise typed errors (see :func:`run`)."""
         return run(self, name, arguments)
 
+    def apply(self, name: str, args: BaseModel) -> str:
+        """Run tool ``name`` with arguments already validated by its model (see :func:`run`).
+
+        Raises:
+            MemstackError: the tool failed (worded as :func:`run` says).
+        """
+        try:
+            return self._handlers[name](args)
+        except MemstackError as exc:
+            reworded = failed(name, exc)
+            if reworded is exc:
+                raise
+            raise reworded from exc
+
     def call(self, tool_call: Mapping[str, Any]) -> dict[str, Any]:
         """Run an OpenAI ``tool_calls`` item and return the ``{"role": "tool", ...}`` reply message."""
         function = tool_call.get("function") or {}
@@ -212,14 +226,7 @@ def run(tools: MemoryTools, name: str, arguments: str | Mapping[str, Any] | None
     spec = _SPECS.get(name) if isinstance(name, str) else None
     if spec is None:
         raise unknown_tool(name, _SPECS)
-    args = parse_arguments(spec, arguments)
-    try:
-        return tools._handlers[spec.name](args)
-    except MemstackError as exc:
-        reworded = failed(spec.name, exc)
-        if reworded is exc:
-            raise
-        raise reworded from exc
+    return tools.apply(spec.name, parse_arguments(spec, arguments))
 
 
 def dispatch(tools: MemoryTools, name: str, arguments_json: str | Mapping[str, Any] | None) -> str:

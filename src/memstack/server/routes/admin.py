@@ -5,17 +5,17 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ...forget.purge import purge_tenant
+from ...ops.turn import Report
 from ..app import AdminKey
 from ._common import ERRORS
-from .forget import ReportOut
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERRORS)
 
 
 @router.post(
     "/tenants/{tenant}/purge",
-    response_model=ReportOut,
+    response_model=Report,
     summary="Purge a tenant: every key and every API key of it; the deletion report",
 )
-def purge(request: Request, _admin: AdminKey, tenant: str) -> ReportOut:
-    return ReportOut.model_validate(purge_tenant(request.app.state.engine, tenant).to_dict())
+def purge(request: Request, _admin: AdminKey, tenant: str) -> dict[str, object]:
+    return purge_tenant(request.app.state.engine, tenant).to_dict()

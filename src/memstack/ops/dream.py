@@ -1,0 +1,178 @@
+"""Operations of the dream passes: run (or dry-run) them over a scope, list and show records, undo
+a pass, record feedback.
+
+The chat model of the LLM passes comes from ``MEMSTACK_CHAT_URL`` / ``MEMSTACK_CHAT_MODEL`` (key
+in ``MEMSTACK_CHAT_API_KEY``); ``dedupe`` needs none. Agents get dry runs and the history only:
+applying and undoing passes stays with people.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from .._memory import Memory
+from ..dream import Dreamer
+from ..llm.chat import chat_model_from_env
+from ..wire import DreamRecordJSON, DreamSummaryJSON, dream_record_json, dream_summary_json
+from .fields import Scope
+from .spec import Cli, Http, Op, Request, Tool
+
+__all__ = ["OPS"]
+
+PassName = Literal["consolidate", "preferences", "dedupe"]
+RecordId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9]+$", description="A dream record id.")]
+_SCOPED = ("scope",)
+
+
+class Records(TypedDict):
+    items: list[DreamRecordJSON]
+
+
+class Summaries(TypedDict):
+    items: list[DreamSummaryJSON]
+
+
+class Undone(TypedDict):
+    record_id: str
+    restored: list[str]
+    removed: list[str]
+    kept: list[str]
+
+
+class Feedback(TypedDict):
+    kind: str
+    text: str
+    timestamp: str
+
+
+def _first_two() -> list[PassName]:
+    return ["consolidate", "preferences"]
+
+
+class Run(Request):
+    scope: Scope = "default"
+    passes: list[PassName] = Field(
+        default_factory=_first_two,
+        min_length=1,
+        max_length=3,
+        description="consolidate, preferences or dedupe, in order (default: the first two).",
+    )
+    dry_run: bool = Field(False, description="Compute the plans; write nothing.")
+    force: bool = Field(False, description="Apply plans the guard rails refuse.")
+
+
+class ReadHistory(Request):
+    scope: Scope = "default"
+    limit: int = Field(50, ge=1, le=1000, description="Most records, newest first (1-1000).")
+
+
+class OneRecord(Request):
+    scope: Scope = "default"
+    record_id: RecordId
+
+
+class AddFeedback(Request):
+    scope: Scope = "default"
+    kind: str = Field(max_length=64, description="correction, positive, negative…")
+    text: str = Field(max_length=4000, description="What the user said about the assistant.")
+
+
+def _run(mem: Memory, r: Run) -> Records:
+    passes = list(dict.fromkeys(r.passes))
+    model = chat_model_from_env() if set(passes) - {"dedupe"} else None
+    dreamer = Dreamer(mem.long_term(r.scope), model=model, turns=mem.turns)
+    records = dreamer.run(passes, dry_run=r.dry_run, force=r.force)
+    return {"items": [dream_record_json(record) for record in records]}
+
+
+def _history(mem: Memory, r: ReadHistory) -> Summaries:
+    return {"items": [dream_summary_json(x) for x in Dreamer(mem.long_term(r.scope)).history(r.limit)]}
+
+
+def _show(mem: Memory, r: OneRecord) -> DreamRecordJSON:
+    return dream_record_json(Dreamer(mem.long_term(r.scope)).show(r.record_id))
+
+
+def _undo(mem: Memory, r: OneRecord) -> Undone:
+    report = Dreamer(mem.long_term(r.scope)).undo(r.record_id)
+    return {
+        "record_id": report.record_id,
+        "restored": list(report.restored),
+        "removed": list(report.removed),
+        "kept": list(report.kept),
+    }
+
+
+def _feedback(mem: Memory, r: AddFeedback) -> Feedback:
+    signal = Dreamer(mem.long_term(r.scope)).feedback.add(r.kind, r.text)
+    data = signal.to_dict()
+    return {"kind": data["kind"], "text": data["text"], "timestamp": data["timestamp"]}
+
+
+_RECORD = "/v1/dream/records/{record_id}"
+_PASSES = {"passes": ("--pass",)}
+
+OPS: tuple[Op[Any], ...] = (
+    Op(
+        "dream.run",
+        "Run (or dry-run) dream passes over a scope; the chat model comes from MEMSTACK_CHAT_URL "
+        "and MEMSTACK_CHAT_MODEL.",
+        Run,
+        _run,
+        Records,
+        "mem.dream(scope).run(passes)",
+        http=(Http("POST", "/v1/dream/runs", query=_SCOPED),),
+        cli=Cli("dream", "run", names=_PASSES),
+        tool=Tool(
+            "dream_dry_run",
+            fixed={"dry_run": True, "force": False},
+            defaults={"passes": ["dedupe"]},
+            description="Show what dream passes (consolidate, preferences, dedupe) would change; "
+            "writes nothing.",
+        ),
+    ),
+    Op(
+        "dream.history",
+        "The scope's dream records, newest first (counts; one record's entries: show it).",
+        ReadHistory,
+        _history,
+        Summaries,
+        "mem.dream(scope).history(limit)",
+        http=(Http("GET", "/v1/dream/records"),),
+        cli=Cli("dream", "history"),
+        tool=Tool("dream_history", description="The recent dream passes over a memory scope."),
+    ),
+    Op(
+        "dream.show",
+        "One dream record: every retired entry and every created entry with its sources.",
+        OneRecord,
+        _show,
+        DreamRecordJSON,
+        "mem.dream(scope).show(record_id)",
+        http=(Http("GET", _RECORD),),
+        cli=Cli("dream", "show", args=("record_id",)),
+    ),
+    Op(
+        "dream.undo",
+        "Undo an applied pass: retired entries come back, created ones go unless changed since.",
+        OneRecord,
+        _undo,
+        Undone,
+        "mem.dream(scope).undo(record_id)",
+        http=(Http("POST", _RECORD + "/undo", query=_SCOPED),),
+        cli=Cli("dream", "undo", args=("record_id",)),
+    ),
+    Op(
+        "dream.feedback",
+        "Record a feedback signal; the next passes show the last 7 days of them to the model.",
+        AddFeedback,
+        _feedback,
+        Feedback,
+        "mem.dream(scope).feedback.add(kind, text)",
+        http=(Http("POST", "/v1/dream/feedback", status=201, query=_SCOPED),),
+        cli=Cli("dream", "feedback", args=("kind", "text"), names={"text": ("FEEDBACK",)}),
+    ),
+)

@@ -1,0 +1,165 @@
+"""Operations of reactive shared memory (boards): snapshots, long-poll reads, compare-and-set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from .._memory import Memory
+from ..errors import EntryNotFound
+from ..shared import SharedMemory, list_boards
+from .fields import Board, Json, Subject
+from .paging import Page, PageRequest, page_of
+from .spec import Cli, Http, Op, Request, Tool
+
+__all__ = ["MAX_WAIT", "OPS"]
+
+MAX_WAIT = 60.0
+"""The longest ``wait`` a request may ask for (a server may cut it shorter)."""
+Key = Field(max_length=256, description="A key of the board.")
+
+
+class Snapshot(TypedDict):
+    name: str
+    snapshot: dict[str, Any]
+
+
+class KeyValue(TypedDict):
+    name: str
+    key: str
+    value: Any
+    version: int
+
+
+class Deleted(TypedDict):
+    name: str
+    key: str
+    previous: Any
+
+
+class ListBoards(PageRequest):
+    """Which page of the boards that hold anything."""
+
+
+class OneBoard(Request):
+    name: Board
+
+
+class ReadKey(Request):
+    name: Board
+    key: str = Key
+    wait: float = Field(0, ge=0, le=MAX_WAIT, description="Seconds to wait for a missing key (long poll).")
+
+
+class WriteKey(Request):
+    name: Board
+    key: str = Key
+    value: Json
+    version: int | None = Field(
+        None, ge=0, description="Compare-and-set: write only if the key is at this version (0: absent)."
+    )
+    subject: Subject = None
+
+
+class OneKey(Request):
+    name: Board
+    key: str = Key
+
+
+def _board(mem: Memory, name: str) -> SharedMemory:
+    return SharedMemory(mem.engine, name, enable_cache=False)
+
+
+def _boards(mem: Memory, r: ListBoards) -> Page:
+    return page_of(list_boards(mem.engine), r)
+
+
+def _snapshot(mem: Memory, r: OneBoard) -> Snapshot:
+    with _board(mem, r.name) as board:
+        return {"name": r.name, "snapshot": board.to_dict()}
+
+
+async def _get(mem: Memory, r: ReadKey) -> KeyValue:
+    with _board(mem, r.name) as board:
+        if r.wait > 0:
+            await board.aget(r.key, wait=r.wait)
+        elif r.key not in board:
+            raise EntryNotFound(f"shared memory {r.name!r} has no key {r.key!r}")
+        value, version = board.get_with_version(r.key)
+        return {"name": r.name, "key": r.key, "value": value, "version": version}
+
+
+def _put(mem: Memory, r: WriteKey) -> KeyValue:
+    with _board(mem, r.name) as board:
+        if r.version is not None:
+            version = board.set_if(r.key, r.value, version=r.version, subject=r.subject)
+        else:
+            board.set(r.key, r.value, subject=r.subject)
+            version = board.version(r.key)
+        return {"name": r.name, "key": r.key, "value": r.value, "version": version}
+
+
+def _delete(mem: Memory, r: OneKey) -> Deleted:
+    with _board(mem, r.name) as board:
+        if r.key not in board:
+            raise EntryNotFound(f"shared memory {r.name!r} has no key {r.key!r}")
+        return {"name": r.name, "key": r.key, "previous": board.delete(r.key)}
+
+
+_KEY = "/v1/shared/{name}/keys/{key}"
+
+OPS: tuple[Op[Any], ...] = (
+    Op(
+        "shared.list",
+        "List the boards that hold anything (sorted, paged).",
+        ListBoards,
+        _boards,
+        Page,
+        "memstack.shared.list_boards(mem.engine)",
+        http=(Http("GET", "/v1/shared"),),
+        cli=Cli("shared", "list"),
+        tool=Tool("list_shared_boards"),
+    ),
+    Op(
+        "shared.show",
+        "A whole board (its snapshot).",
+        OneBoard,
+        _snapshot,
+        Snapshot,
+        "mem.shared(name).to_dict()",
+        http=(Http("GET", "/v1/shared/{name}"),),
+        cli=Cli("shared", "show", args=("name",)),
+    ),
+    Op(
+        "shared.get",
+        "Read a key of a board with its version; wait long-polls for a missing key.",
+        ReadKey,
+        _get,
+        KeyValue,
+        "mem.shared(name).get(key, wait=...)",
+        http=(Http("GET", _KEY),),
+        cli=Cli("shared", "get", args=("name", "key")),
+    ),
+    Op(
+        "shared.put",
+        "Write a key of a board (compare-and-set with a version).",
+        WriteKey,
+        _put,
+        KeyValue,
+        "mem.shared(name).set(key, value)",
+        http=(Http("PUT", _KEY),),
+        cli=Cli("shared", "put", args=("name", "key", "value")),
+    ),
+    Op(
+        "shared.delete",
+        "Delete a key of a board.",
+        OneKey,
+        _delete,
+        Deleted,
+        "mem.shared(name).delete(key)",
+        http=(Http("DELETE", _KEY),),
+        cli=Cli("shared", "delete", args=("name", "key")),
+    ),
+)

@@ -1,0 +1,177 @@
+"""What one operation is: its request, its handler, its result, and the doors it opens.
+
+An :class:`Op` is declared once, in its tier's module under :mod:`memstack.ops`; the HTTP routes,
+the CLI commands, the MCP tools and ``/v1/tools`` are generated from it. The door faces are plain
+data (:class:`Http`, :class:`Cli`, :class:`Tool`): adding a capability to every door is one
+``Op(...)`` plus its handler.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from .._memory import Memory
+
+__all__ = ["CONTEXT", "Cli", "Handler", "Http", "Op", "Request", "Tool"]
+
+CONTEXT: Final = ("session_id", "scope", "namespace")
+"""Fields a tool call fills from its context (the MCP context arguments, the ``/v1/tools`` body)
+when its arguments do not give them; a tool's parameter schema never shows them."""
+
+Method = Literal["GET", "POST", "PUT", "DELETE"]
+_PATH_FIELD: Final = re.compile(r"\{([a-z_]+)(?::path)?\}")
+
+
+class Request(BaseModel):
+    """The base of every request model: unknown fields are refused and JSON types are strict
+    (``"5"`` is not 5, ``true`` is not 1, a float is not an int); see :mod:`memstack.ops.request`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+R = TypeVar("R", bound=Request)
+Handler = Callable[["Memory", R], Any] | Callable[["Memory", R], Awaitable[Any]]
+"""``handler(mem, request)``: runs the operation on a tenant's memory and returns its result as
+JSON (built with :mod:`memstack.wire`), or an awaitable of it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Http:
+    """One HTTP route of an operation.
+
+    Attributes:
+        method: the HTTP method.
+        path: the path template; ``{field}`` names a request field (``{key:path}`` spans ``/``).
+        status: the status of a success.
+        query: the fields read from the query string. None: every field outside the path for GET
+            and DELETE, none for POST and PUT (the rest is the JSON body).
+    """
+
+    method: Method
+    path: str
+    status: int = 200
+    query: tuple[str, ...] | None = None
+
+    @property
+    def path_fields(self) -> tuple[str, ...]:
+        """The request fields the path carries, in order."""
+        return tuple(_PATH_FIELD.findall(self.path))
+
+    @property
+    def has_body(self) -> bool:
+        return self.method in ("POST", "PUT")
+
+    def query_fields(self, fields: tuple[str, ...]) -> tuple[str, ...]:
+        """The query fields among ``fields`` (the request model's, in order)."""
+        if self.query is not None:
+            return self.query
+        if self.has_body:
+            return ()
+        return tuple(f for f in fields if f not in self.path_fields)
+
+    def body_fields(self, fields: tuple[str, ...]) -> tuple[str, ...]:
+        """The body fields among ``fields``: none for GET and DELETE."""
+        if not self.has_body:
+            return ()
+        taken = set(self.path_fields) | set(self.query_fields(fields))
+        return tuple(f for f in fields if f not in taken)
+
+
+@dataclass(frozen=True, slots=True)
+class Cli:
+    """The command of an operation: ``memstack GROUP COMMAND ARGS --options``.
+
+    Attributes:
+        group: the command group (None: a top-level command such as ``memstack context``).
+        command: the command's name.
+        args: the fields given as positional arguments, in order (the others are options).
+        names: option names by field, where ``--field-name`` is not the name (``("--id",)``,
+            ``("--namespace", "-n")``).
+        defaults: this door's default for a field where it differs from the request model's.
+        blank_is_null: fields where an empty text means null (``--parent ''``: no parent).
+    """
+
+    group: str | None
+    command: str
+    args: tuple[str, ...] = ()
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    blank_is_null: tuple[str, ...] = ()
+
+    @property
+    def words(self) -> str:
+        """How it is typed: ``sessions get`` or ``context``."""
+        return self.command if self.group is None else f"{self.group} {self.command}"
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """The agent tool (MCP and ``/v1/tools``) of an operation.
+
+    Attributes:
+        name: the tool's name.
+        fields: the arguments the tool takes (None: every field but the context ones); the
+            others keep their defaults.
+        fixed: fields set to these values and not offered (a dry run stays a dry run).
+        defaults: this door's default for a field where it differs from the request model's.
+        text: the tool's text for the model from the result (default: the result as JSON).
+        description: what the model is told (default: the operation's summary).
+    """
+
+    name: str
+    fields: tuple[str, ...] | None = None
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    text: Callable[[Any], str] | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Op(Generic[R]):
+    """One operation.
+
+    Attributes:
+        name: ``tier.verb``, unique (``sessions.get``).
+        summary: the one-line help every door shows.
+        request: the request model (a :class:`Request`).
+        handler: see :data:`Handler`.
+        output: the type of the JSON result (a ``TypedDict`` of :mod:`memstack.wire` or of the
+            tier's module; ``str`` for a text result).
+        library: how the library spells it, for the README's table.
+        http: its HTTP routes (several when one operation has two addresses, e.g. POST and PUT).
+        cli: its command, or None.
+        tool: its agent tool, or None.
+    """
+
+    name: str
+    summary: str
+    request: type[R]
+    handler: Handler[R]
+    output: Any
+    library: str
+    http: tuple[Http, ...] = ()
+    cli: Cli | None = None
+    tool: Tool | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The request's field names, in declaration order."""
+        return tuple(self.request.model_fields)
+
+    @property
+    def reads(self) -> bool:
+        """True when the operation only reads (its routes are GETs): it must never write."""
+        return bool(self.http) and all(h.method == "GET" for h in self.http)
+
+    def tool_fields(self) -> tuple[str, ...]:
+        """The arguments its tool offers (empty without a tool)."""
+        if self.tool is None:
+            return ()
+        chosen = self.tool.fields if self.tool.fields is not None else self.fields
+        return tuple(f for f in chosen if f not in CONTEXT and f not in self.tool.fixed)
