@@ -101,7 +101,7 @@ VALUES: list[tuple[list[str], Any]] = [
 def test_one_value_rule_for_sessions_and_working(url: str, args: list[str], expected: Any) -> None:
     value, *flags = args
     run(url, "sessions", "put", "s", "k", value, *flags, "--create")
-    assert json.loads(run(url, "--json", "sessions", "get", "s", "k")) == expected
+    assert json.loads(run(url, "--json", "sessions", "get", "s", "k"))["value"] == expected
     run(url, "working", "set", "k", value, *flags, "-n", "session/a")
     assert json.loads(run(url, "--json", "working", "get", "session/a/k"))["value"] == expected
 

@@ -157,13 +157,17 @@ def from_text(info: FieldInfo, name: str, text: str | list[str]) -> Any:
         return [text]
     if kind == "int":
         if not _INT.fullmatch(text.strip()):
-            raise InvalidRequest(f"{name}: {text!r} is not an integer", ((name, "not an integer"),))
+            raise InvalidRequest(
+                f"{name}: {text!r} is not an integer", ((name, f"{text!r} is not an integer"),)
+            )
         return int(text)
     if kind == "number":
         return _number(name, text)
     if kind == "bool":
         if text not in ("true", "false"):
-            raise InvalidRequest(f"{name}: {text!r} is not true or false", ((name, "not true or false"),))
+            raise InvalidRequest(
+                f"{name}: {text!r} is not true or false", ((name, f"{text!r} is not true or false"),)
+            )
         return text == "true"
     if kind == "json":
         try:
@@ -179,9 +183,12 @@ def _number(name: str, text: str) -> int | float:
     try:
         number = float(text)
     except ValueError:
-        raise InvalidRequest(f"{name}: {text!r} is not a number", ((name, "not a number"),)) from None
+        raise InvalidRequest(
+            f"{name}: {text!r} is not a number", ((name, f"{text!r} is not a number"),)
+        ) from None
     if number != number or number in (float("inf"), float("-inf")):
-        raise InvalidRequest(f"{name}: {text!r} is not a finite number", ((name, "not a finite number"),))
+        problem = f"{text!r} is not a finite number"
+        raise InvalidRequest(f"{name}: {problem}", ((name, problem),))
     return number
 
 

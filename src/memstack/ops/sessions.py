@@ -142,9 +142,8 @@ def _increment(mem: Memory, r: Increment) -> KeyValue:
     try:
         value = mem.sessions.increment(r.session_id, r.key, r.amount)
     except NotANumber as exc:  # the engine's message names its storage key: say it with the caller's ids
-        raise NotANumber(
-            f"key {r.key!r} of session {r.session_id!r} holds a value that is not a number"
-        ) from exc
+        why = str(exc).split("': ", 1)[-1]
+        raise NotANumber(f"cannot increment key {r.key!r} of session {r.session_id!r}: {why}") from exc
     return {"session_id": r.session_id, "key": r.key, "value": value}
 
 

@@ -155,9 +155,16 @@ def _worded(op: Op[Any]) -> Iterator[None]:
 
 
 def call_tool(
-    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: ToolCall = ToolCall()
+    mem: Memory,
+    name: str,
+    arguments: Mapping[str, Any] | str | None,
+    *,
+    session_id: str = "default",
+    scope: str = "default",
+    namespace: str | None = None,
 ) -> ToolResult:
-    """Run tool ``name`` for ``context`` on ``mem``.
+    """Run tool ``name`` on ``mem`` for ``session_id`` (long-term ``scope``, working-memory
+    ``namespace``: default ``session/{session_id}``).
 
     Raises:
         UnknownTool: ``name`` is not in :data:`TOOL_NAMES` (the message lists them all).
@@ -165,13 +172,13 @@ def call_tool(
         MemstackError: the tool failed (``'{tool} failed: …'``, keeping the error's type).
     """
     op = _tool_op(name)
-    request = _request(op, arguments, context)
+    request = _request(op, arguments, ToolCall(session_id, scope, namespace))
     with _worded(op):
         return _result(op, run(op, mem, request))
 
 
 async def acall_tool(
-    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: ToolCall = ToolCall()
+    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: ToolCall
 ) -> ToolResult:
     """:func:`call_tool` for the servers' event loops."""
     op = _tool_op(name)
@@ -180,12 +187,11 @@ async def acall_tool(
         return _result(op, await arun(op, mem, request))
 
 
-def run_tool(
-    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: ToolCall = ToolCall()
-) -> str:
-    """:func:`call_tool`'s text that never raises: a failure is one line starting with ``Error:``."""
+def run_tool(mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, **context: Any) -> str:
+    """:func:`call_tool`'s text that never raises: a failure is one line starting with ``Error:``
+    (``context``: ``session_id``, ``scope``, ``namespace``)."""
     try:
-        return call_tool(mem, name, arguments, context).text
+        return call_tool(mem, name, arguments, **context).text
     except MemstackError as exc:
         return f"Error: {exc}"
     except Exception:  # a tool caller must get a text whatever broke; the log keeps the trace
