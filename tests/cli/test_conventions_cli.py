@@ -33,8 +33,10 @@ def run(url: str, *args: str, code: int = 0) -> str:
 
 def _paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     yield path
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from _paths(sub, (*path, name))
+    if hasattr(command, "list_commands"):  # a group (the root builds its groups when asked)
+        ctx = command.context_class(command)
+        for name in command.list_commands(ctx):
+            yield from _paths(command.get_command(ctx, name), (*path, name))
 
 
 COMMAND_PATHS = list(_paths(typer.main.get_command(app)))

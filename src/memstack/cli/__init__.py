@@ -11,12 +11,15 @@ written by hand and listed in :data:`HAND_WRITTEN`. ``_common`` holds what every
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import typer
+import typer.main
 
 from ..engines.prefixed import TENANT_RULE
 from ..ops import GROUPS as OP_GROUPS
-from ._errors import GuardedGroup
+from ._errors import GuardedGroup, _commands, _guard
+from ._help import name_values
 from ._state import DEFAULT_TENANT, state
 from .generated import commands
 
@@ -49,11 +52,30 @@ tenant."""
 ENGINE_WIDE: frozenset[str] = frozenset({"serve", "keys", "doctor", "export", "import", "tenants"})
 """Commands that work on the whole engine, not on one tenant's data: ``--tenant`` is refused."""
 
+
+class RootGroup(GuardedGroup):
+    """The root command; a command group is built when it is asked for, so a run builds only the
+    group it runs (``memstack --help`` builds them all to list them)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *(name for name in GROUPS if name not in self.commands)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in GROUPS and cmd_name not in self.commands:
+            group = typer.main.get_group(_group(cmd_name))  # a group even of one command
+            name_values(group)
+            for command in _commands(group):  # as GuardedGroup.main does for the eager commands
+                if command.callback is not None and not hasattr(command.callback, "__memstack_guarded__"):
+                    command.callback = _guard(command.callback, command.params)
+            self.add_command(group, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
 app = typer.Typer(
     name="memstack",
     help="memstack: memory for LLM agents and pipelines.",
     no_args_is_help=True,
-    cls=GuardedGroup,
+    cls=RootGroup,
     rich_markup_mode=None,  # plain help: flags read `--json`, never `--json <bool>`
     pretty_exceptions_enable=False,
 )
@@ -94,24 +116,35 @@ def _root(
     state.tenant = tenant
 
 
-def _build() -> None:
-    groups = {
-        name: typer.Typer(no_args_is_help=True, help=text, rich_markup_mode=None)
-        for name, text in GROUPS.items()
-    }
-    for name, module in HAND_WRITTEN_GROUPS.items():
-        groups[name] = importlib.import_module(f"{__name__}.{module}").app
-        groups[name].rich_markup_mode = None  # one help style everywhere
-    for group, name, function in commands():
-        (app if group is None else groups[group]).command(name=name)(function)
-    for group, name, module, attribute in HAND_WRITTEN:
-        function = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-        (app if group is None else groups[group]).command(name=name)(function)
-    for name, sub in groups.items():
-        app.add_typer(sub, name=name, help=GROUPS[name])
+def _hand_written(group: str | None) -> list[tuple[str, Any]]:
+    """``(name, function)`` of the hand-written commands of ``group`` (None: top level)."""
+    return [
+        (command, getattr(importlib.import_module(f"{__name__}.{module}"), attribute))
+        for in_group, command, module, attribute in HAND_WRITTEN
+        if in_group == group
+    ]
 
 
-_build()
+def _group(name: str) -> typer.Typer:
+    """Command group ``name``: its operations' commands and its hand-written ones."""
+    module = HAND_WRITTEN_GROUPS.get(name)
+    if module is not None:
+        group: typer.Typer = importlib.import_module(f"{__name__}.{module}").app
+    else:
+        group = typer.Typer(no_args_is_help=True)
+    for _, command, function in commands(name):
+        group.command(name=command)(function)
+    for command, function in _hand_written(name):
+        group.command(name=command)(function)
+    group.info.name, group.info.help = name, GROUPS[name]
+    group.rich_markup_mode = None  # one help style everywhere
+    return group
+
+
+for _, _command, _function in commands(None):
+    app.command(name=_command)(_function)
+for _command, _function in _hand_written(None):
+    app.command(name=_command)(_function)
 
 
 def main() -> None:

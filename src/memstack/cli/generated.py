@@ -120,7 +120,7 @@ def _request(op: Op[Any], given: dict[str, Any]) -> Any:
             elif _is_any(info):
                 data[field] = parse_value(value, _label(op, field), as_text=as_text, as_json=as_json)
             else:
-                data[field] = from_text(info, field, value)
+                data[field] = from_text(info, _label(op, field), value)
         except InvalidRequest as exc:
             issues += [(_label(op, field), problem) for _, problem in exc.issues]
     if not issues:
@@ -169,6 +169,11 @@ def _command(op: Op[Any]) -> Callable[..., None]:
     return command
 
 
-def commands() -> list[tuple[str | None, str, Callable[..., None]]]:
-    """``(group, name, function)`` of every operation's command, in registry order."""
-    return [(op.cli.group, op.cli.command, _command(op)) for op in OPERATIONS.values() if op.cli is not None]
+def commands(group: str | None) -> list[tuple[str | None, str, Callable[..., None]]]:
+    """``(group, name, function)`` of the commands of ``group`` (None: the top-level ones), in
+    registry order."""
+    return [
+        (op.cli.group, op.cli.command, _command(op))
+        for op in OPERATIONS.values()
+        if op.cli is not None and op.cli.group == group
+    ]

@@ -16,7 +16,6 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import InvalidInput
-from ..longterm import export_dir, import_dir
 from ._common import EXIT, console, emit, state, tenant_memory
 from ._errors import report as report_error
 
@@ -29,6 +28,8 @@ SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an ag
 
 def export_command(directory: Path, scope: str = SCOPE) -> None:
     """Write every memory as DIR/{category}/{id}.json (the seed's file layout)."""
+    from ..longterm import export_dir  # the store loads with the commands that use it
+
     with tenant_memory() as mem:
         count = export_dir(mem.long_term(scope), directory)
         emit({"exported": count, "directory": str(directory)}, f"exported {count} memories to {directory}")
@@ -56,6 +57,8 @@ def import_command(
     Prints how many were imported and skipped; exits 1 when anything was skipped unless
     --allow-skips.
     """
+    from ..longterm import import_dir
+
     if not directory.is_dir():
         raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
     # Each skipped file is in the report below: the library's warning per file would repeat it.

@@ -14,9 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-from ..context.format import format_remaining
-from ..conversation.prompt import history_text
-
 __all__ = ["EXIT_CODES", "TEXT", "Rows", "render"]
 
 
@@ -46,6 +43,8 @@ def _lines(empty: str) -> Renderer:
 
 
 def _expires_in(entry: Mapping[str, Any]) -> str:
+    from ..context.format import format_remaining  # the tiers load with the command that uses them
+
     left = datetime.fromisoformat(entry["expires_at"]).timestamp() - time.time()
     return format_remaining(max(0.0, left))
 
@@ -72,6 +71,12 @@ def _history(result: Mapping[str, Any]) -> Rows:
     return Rows(
         rows, ("timestamp", "op", "key", "detail"), f"history of {result['session_id']}", ("timestamp",)
     )
+
+
+def _history_text(messages: list[dict[str, Any]]) -> str:
+    from ..conversation.prompt import history_text
+
+    return history_text(messages) or "(empty history)"
 
 
 def _show(result: Mapping[str, Any]) -> str | Rows:
@@ -159,7 +164,7 @@ TEXT: Final[dict[str, Renderer]] = {
     "conversations.append": lambda r: r["message_id"],
     "conversations.messages": _thread,
     "conversations.thread": _thread,
-    "conversations.history": lambda r: history_text(r["messages"]) or "(empty history)",
+    "conversations.history": lambda r: _history_text(r["messages"]),
     "conversations.delete": lambda r: f"deleted conversation {r['conversation_id']}",
     "memories.scopes": _lines("no scopes"),
     "memories.save": lambda r: f"saved {r['id']}",

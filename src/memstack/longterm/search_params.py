@@ -92,7 +92,7 @@ Time = Annotated[
 class SearchParams(BaseModel):
     """The long-term search parameters (module table)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     query: str | None = Field(
         None, max_length=4000, description="Words to search for; blank or absent lists the newest."

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field, create_model
 
 from .._memory import Memory
-from ..tools import TOOLS, MemoryTools, ToolSpec
+from ..tools.schemas import TOOLS, ToolSpec
 from .spec import Op, Request, Tool
 
 __all__ = ["OPS"]
@@ -39,6 +39,8 @@ def _expansion(mem: Memory, scope: str) -> Callable[[Any], object] | None:
 
 def _handler(name: str) -> Callable[[Memory, Any], str]:
     def run(mem: Memory, request: Any) -> str:
+        from ..tools import MemoryTools
+
         hook = _expansion(mem, request.scope) if name == "save_memory" else None
         tools = MemoryTools(
             mem,

@@ -9,8 +9,6 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
-from ..conversation import TokenBudget
-from ..conversation.store import LATEST
 from ..errors import EntryNotFound
 from ..wire import MessageJSON, message_json
 from .fields import ConversationId, Subject
@@ -117,6 +115,8 @@ def _list(mem: Memory, r: ListConversations) -> Page:
 
 
 def _append(mem: Memory, r: Append) -> MessageJSON:
+    from ..conversation.store import LATEST
+
     parent = r.parent_message_id if "parent_message_id" in r.model_fields_set else LATEST
     message = mem.conversations.append(
         r.conversation_id,
@@ -148,6 +148,8 @@ def _thread(mem: Memory, r: ReadThread) -> Messages:
 
 
 def _history(mem: Memory, r: ReadHistory) -> Prompt:
+    from ..conversation import TokenBudget
+
     _require(mem, r.conversation_id)
     budget = None
     if r.context_size is not None or r.max_output_tokens is not None or r.prompt_tokens is not None:

@@ -14,8 +14,6 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
-from ..dream import Dreamer
-from ..llm.chat import chat_model_from_env
 from ..wire import DreamRecordJSON, DreamSummaryJSON, dream_record_json, dream_summary_json
 from .fields import Scope
 from .spec import Cli, Http, Op, Request, Tool
@@ -81,6 +79,9 @@ class AddFeedback(Request):
 
 
 def _run(mem: Memory, r: Run) -> Records:
+    from ..dream import Dreamer
+    from ..llm.chat import chat_model_from_env
+
     passes = list(dict.fromkeys(r.passes))
     model = chat_model_from_env() if set(passes) - {"dedupe"} else None
     dreamer = Dreamer(mem.long_term(r.scope), model=model, turns=mem.turns)
@@ -89,14 +90,20 @@ def _run(mem: Memory, r: Run) -> Records:
 
 
 def _history(mem: Memory, r: ReadHistory) -> Summaries:
+    from ..dream import Dreamer
+
     return {"items": [dream_summary_json(x) for x in Dreamer(mem.long_term(r.scope)).history(r.limit)]}
 
 
 def _show(mem: Memory, r: OneRecord) -> DreamRecordJSON:
+    from ..dream import Dreamer
+
     return dream_record_json(Dreamer(mem.long_term(r.scope)).show(r.record_id))
 
 
 def _undo(mem: Memory, r: OneRecord) -> Undone:
+    from ..dream import Dreamer
+
     report = Dreamer(mem.long_term(r.scope)).undo(r.record_id)
     return {
         "record_id": report.record_id,
@@ -107,6 +114,8 @@ def _undo(mem: Memory, r: OneRecord) -> Undone:
 
 
 def _feedback(mem: Memory, r: AddFeedback) -> Feedback:
+    from ..dream import Dreamer
+
     signal = Dreamer(mem.long_term(r.scope)).feedback.add(r.kind, r.text)
     data = signal.to_dict()
     return {"kind": data["kind"], "text": data["text"], "timestamp": data["timestamp"]}

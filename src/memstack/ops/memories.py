@@ -9,7 +9,6 @@ from typing_extensions import TypedDict
 
 from .._memory import Memory
 from ..errors import EntryNotFound
-from ..longterm import list_scopes
 from ..longterm.search_params import SearchParams
 from ..wire import HitJSON, MemoryJSON, hit_json, memory_json
 from .fields import Metadata, Scope, Subject, Tags
@@ -68,6 +67,8 @@ class OfScope(Request):
 
 
 def _scopes(mem: Memory, r: ListScopes) -> Page:
+    from ..longterm import list_scopes
+
     return page_of(list_scopes(mem.engine), r)
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
+
+if TYPE_CHECKING:
+    from ..shared import SharedMemory
 from ..errors import EntryNotFound
-from ..shared import SharedMemory, list_boards
 from .fields import Board, Json, Subject
 from .paging import Page, PageRequest, page_of
 from .spec import Cli, Http, Op, Request, Tool
@@ -69,10 +71,14 @@ class OneKey(Request):
 
 
 def _board(mem: Memory, name: str) -> SharedMemory:
+    from ..shared import SharedMemory
+
     return SharedMemory(mem.engine, name, enable_cache=False)
 
 
 def _boards(mem: Memory, r: ListBoards) -> Page:
+    from ..shared import list_boards
+
     return page_of(list_boards(mem.engine), r)
 
 

@@ -8,15 +8,17 @@ searched by BM25.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
+
+if TYPE_CHECKING:
+    from ..shared.cache import SemanticCache
+    from ..shared.documents import DocumentStore
 from ..errors import EntryNotFound
-from ..shared.cache import SemanticCache, default_embedder
-from ..shared.documents import DocumentStore
 from ..wire import DocumentJSON, document_json
 from .fields import Board, Json, Metadata
 from .spec import Cli, Http, Op, Request, Tool
@@ -132,10 +134,14 @@ class OneDocument(Request):
 
 
 def _cache(mem: Memory, name: str) -> SemanticCache:
+    from ..shared.cache import SemanticCache, default_embedder
+
     return SemanticCache(mem.engine, name, embedder=default_embedder())
 
 
 def _documents(mem: Memory, name: str) -> DocumentStore:
+    from ..shared.documents import DocumentStore
+
     return DocumentStore(mem.engine, name)
 
 

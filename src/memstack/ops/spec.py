@@ -32,7 +32,9 @@ class Request(BaseModel):
     """The base of every request model: unknown fields are refused and JSON types are strict
     (``"5"`` is not 5, ``true`` is not 1, a float is not an int); see :mod:`memstack.ops.request`."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # defer_build: a model's validator is built on its first use, so the CLI starts without
+    # building the schema of every operation.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 R = TypeVar("R", bound=Request)

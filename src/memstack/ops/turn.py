@@ -8,7 +8,6 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
-from ..context import ContextBuilder
 from ..wire import ContextJSON, context_json
 from .fields import Board, ConversationId, Scope, SessionId
 from .spec import Cli, Http, Op, Request
@@ -56,6 +55,8 @@ class Forget(Request):
 
 
 def _build(mem: Memory, r: BuildContext) -> ContextJSON:
+    from ..context import ContextBuilder
+
     builder = ContextBuilder(
         mem,
         scope=r.scope,

@@ -6,15 +6,17 @@ the namespace it belongs to. Writes need ``namespace``: the one namespace they m
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
+
+if TYPE_CHECKING:
+    from ..working import WorkingMemory
 from ..errors import EntryNotFound, InvalidKey
 from ..wire import WorkingJSON, working_json
-from ..working import WorkingMemory, list_namespaces
 from .fields import Json, Subject, Tags
 from .paging import Page, PageRequest, page_of
 from .spec import Cli, Http, Op, Request, Tool
@@ -100,6 +102,8 @@ def _target(prefix: str | None, namespace: str | None) -> str:
 
 
 def _namespaces(mem: Memory, r: ListNamespaces) -> Page:
+    from ..working import list_namespaces
+
     return page_of(list_namespaces(mem.engine, r.prefix or ""), r)
 
 

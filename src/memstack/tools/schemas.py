@@ -24,7 +24,7 @@ _CATEGORY = "Optional category path, e.g. 'user-preferences/music'."
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False, defer_build=True)
 
 
 class SaveMemoryArgs(_Args):
