@@ -24,11 +24,14 @@ class Scenario:
         args: the request (``{record}`` in a text stands for the seeded dream record's id).
         volatile: result fields each call makes anew (generated ids), compared by presence only.
         text_ids: a text result holds generated ids (``'3f2a…'``), compared with ids blanked.
+        clocked: texts say how long until an entry expires, which moves with the clock of the
+            process (the CLI's is the system's): compared with the durations blanked.
     """
 
     args: dict[str, Any]
     volatile: frozenset[str] = field(default_factory=frozenset)
     text_ids: bool = False
+    clocked: bool = False
 
 
 def seed(mem: Memory) -> dict[str, str]:
@@ -65,6 +68,17 @@ def expand(args: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
 
 def blank_ids(text: str) -> str:
     return re.sub(r"'[0-9a-f]{12,32}'", "'<id>'", text)
+
+
+def blank_durations(value: Any) -> Any:
+    """``value`` with every ``expires in 4m31s`` of its texts blanked."""
+    if isinstance(value, str):
+        return re.sub(r"expires in [0-9hms]+", "expires in <duration>", value)
+    if isinstance(value, dict):
+        return {k: blank_durations(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [blank_durations(v) for v in value]
+    return value
 
 
 ID = frozenset({"id"})
@@ -135,7 +149,9 @@ SCENARIOS: dict[str, Scenario] = {
     "dream.show": Scenario({"scope": "dup", "record_id": "{record}"}, ID),
     "dream.undo": Scenario({"scope": "dup", "record_id": "{record}"}, frozenset({"record_id", "removed"})),
     "dream.feedback": Scenario({"scope": "alice", "kind": "correction", "text": "Tea, not coffee"}),
-    "context.build": Scenario({"session_id": "s1", "message": "violin?", "scope": "alice", "dry_run": True}),
+    "context.build": Scenario(
+        {"session_id": "s1", "message": "violin?", "scope": "alice", "dry_run": True}, clocked=True
+    ),
     "forget": Scenario({"subject": "u1"}),
     "agent.save_memory": Scenario(
         {"content": "Ada prefers tea", "tags": "drinks", "scope": "alice"}, text_ids=True

@@ -26,11 +26,10 @@ from memstack import Memory
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.ops import OPERATIONS, Op, call, operation
-from memstack.server import ServerSettings, create_app
-from memstack.server.keys import ApiKeyStore
+from memstack.server import create_app
 
 from ._doors import TIME_FIELDS, CliDriver, McpDoor, cli_argv, cli_driver, http_request, masked, tool_call
-from ._scenarios import SCENARIOS, Scenario, blank_ids, expand, seed
+from ._scenarios import SCENARIOS, Scenario, blank_durations, blank_ids, expand, seed
 
 DOORS = ("library", "cli", "http", "tools", "mcp")
 
@@ -46,6 +45,8 @@ def test_every_operation_has_a_scenario() -> None:
 
 
 def _comparable(op_name: str, scenario: Scenario, result: Any) -> Any:
+    if scenario.clocked:
+        result = blank_durations(result)
     if isinstance(result, str):
         return blank_ids(result) if scenario.text_ids else result
     keys = set(scenario.volatile)
@@ -115,13 +116,10 @@ class Doors:
 
 @pytest.fixture
 def doors(engine: Engine, engine_kind: str, engine_url_for: str, driver: CliDriver) -> Iterator[Doors]:
-    # Keys mode with one key for every tenant: each call names its tenant in X-Memstack-Tenant.
-    tenants = [f"{door}{i}" for door in ("http", "tools") for i in range(1, len(OPERATIONS) + 1)]
-    _, token = ApiKeyStore(engine).create(tenants)
+    # No keys (loopback): each call names its tenant in X-Memstack-Tenant.
     mcp = McpDoor(None)
     try:
-        with TestClient(create_app(engine, ServerSettings(require_auth=True), mcp=False)) as client:
-            client.headers["Authorization"] = f"Bearer {token}"
+        with TestClient(create_app(engine, mcp=False)) as client:
             yield Doors(engine, None if engine_kind == "memory" else engine_url_for, client, mcp, driver)
     finally:
         mcp.close()
