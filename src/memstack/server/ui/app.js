@@ -7,6 +7,8 @@ const auth = { key: sessionStorage.getItem("memstack.key") || "", tenant: sessio
 let boardStream = null;
 let ttlTimer = null;
 let searchTurn = 0;
+// The id picked in each view's list (every tier's ids are listed, a page at a time).
+const picked = { scope: null, namespace: null, board: null, dreamScope: null };
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -106,7 +108,7 @@ function enter() {
 }
 
 // -- views ----------------------------------------------------------------------------------
-const loaders = { sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null, dream: loadDream, forget: null };
+const loaders = { sessions: loadSessions, conversations: loadConversations, memories: loadScopes, working: loadNamespaces, shared: loadBoards, dream: loadDreamScopes, forget: loadForgetOptions };
 
 function show(name) {
   if (!(name in loaders)) name = "sessions";
@@ -141,14 +143,18 @@ function arrowKeys(list) {
   });
 }
 
-async function pagedList(path, listId, moreId, label, onPick, cursor) {
+async function pagedList(path, listId, moreId, label, onPick, cursor, current) {
   const list = $(listId);
   if (!cursor) list.replaceChildren();
   const page = await api("GET", path + "?" + q({ limit: 200, cursor }));
-  for (const id of page.items) list.append(pickable(list, id, id, onPick));
+  for (const id of page.items) {
+    const item = pickable(list, id, id, onPick);
+    if (id === current) item.firstChild.setAttribute("aria-current", "true");
+    list.append(item);
+  }
   const more = $(moreId);
   more.hidden = !page.next_cursor;
-  more.onclick = () => pagedList(path, listId, moreId, label, onPick, page.next_cursor).catch(fail);
+  more.onclick = () => pagedList(path, listId, moreId, label, onPick, page.next_cursor, current).catch(fail);
   if (!cursor) say(page.items.length ? "" : "No " + label + " yet.");
 }
 
@@ -237,10 +243,17 @@ async function openConversation(id) {
 }
 
 // -- long-term memories ---------------------------------------------------------------------
-function scope() { return $("memory-scope").value.trim() || "default"; }
+function scope() { return picked.scope || "default"; }
+
+function loadScopes() {
+  return pagedList("/v1/memory-scopes", "scope-list", "scope-more", "scopes", pickScope, null, picked.scope);
+}
+
+function pickScope(id) { picked.scope = id; return searchMemories(); }
 
 async function searchMemories(event) {
   if (event) event.preventDefault();
+  if (!picked.scope) { say("Pick a scope."); return; }
   const started = performance.now();
   const turn = ++searchTurn;
   const params = { scope: scope(), query: $("memory-query").value.trim(), category: $("memory-category").value.trim(), limit: 50 };
@@ -251,9 +264,9 @@ async function searchMemories(event) {
   ]);
   if (turn !== searchTurn) return;  // a newer search was started meanwhile: its answer wins
   const mode = page.items.length ? [...new Set(page.items.flatMap((hit) => hit.sources))].sort().join(" + ") : "";
-  $("memory-summary").textContent = params.query
+  $("memory-summary").textContent = "Scope " + params.scope + " · " + (params.query
     ? count(page.items.length, "result") + " for “" + params.query + "”" + (mode ? " · mode: " + mode : "")
-    : count(page.items.length, "newest memory", "newest memories");
+    : count(page.items.length, "newest memory", "newest memories"));
   $("memory-results").tBodies[0].replaceChildren(...page.items.map(memoryRow));
   $("memory-categories").replaceChildren(...cats.items.map((c) => h("li", {}, h("button", { type: "button", class: "chip", text: c,
     onclick: () => { $("memory-category").value = c; searchMemories().catch(fail); } }))));
@@ -309,17 +322,24 @@ async function deleteMemory(e) {
 }
 
 // -- working memory -------------------------------------------------------------------------
+function loadNamespaces() {
+  return pagedList("/v1/working-namespaces", "namespace-list", "namespace-more", "namespaces", pickNamespace, null, picked.namespace);
+}
+
+function pickNamespace(id) { picked.namespace = id; return loadWorking(); }
+
 async function loadWorking(event) {
   if (event) event.preventDefault();
-  const namespace = $("working-namespace").value.trim();
-  if (!namespace) { say("Name a namespace of two segments, e.g. session/abc."); return; }
-  const params = { namespace, prefix: $("working-prefix").value.trim(), limit: 500 };
+  const namespace = picked.namespace;
+  if (!namespace) { say("Pick a namespace."); return; }
+  const prefix = $("working-prefix").value.trim();
+  const params = { namespace, prefix: prefix && !prefix.includes("/") ? namespace + "/" + prefix : prefix, limit: 500 };
   const page = await api("GET", "/v1/working?" + q(params));
   $("working-entries").tBodies[0].replaceChildren(...page.items.map((e) =>
     h("tr", {}, h("th", { scope: "row", text: e.key }), h("td", {}, h("pre", { text: json(e.value) })),
       h("td", {}, e.category ? h("span", { class: "badge", text: e.category }) : null, " ", e.tags.map((t) => h("span", { class: "chip", text: t }))),
       h("td", { class: "num ttl", "data-expires": e.expires_at, title: "expires at " + iso(e.expires_at) }))));
-  if (!page.items.length) say("No entries in this namespace.");
+  $("working-summary").textContent = "Namespace " + namespace + " · " + count(page.items.length, "live entry", "live entries");
   tickTtl();
   if (!ttlTimer) ttlTimer = setInterval(tickTtl, 1000);
 }
@@ -358,10 +378,17 @@ function applyChange(change) {
   document.body.dataset.boardChange = change.key + "=" + JSON.stringify(change.value ?? null);
 }
 
+function loadBoards() {
+  return pagedList("/v1/shared", "board-list", "board-more", "boards", pickBoard, null, picked.board);
+}
+
+function pickBoard(id) { picked.board = id; return watchBoard(); }
+
 async function watchBoard(event) {
   if (event) event.preventDefault();
   stopBoard();
-  const name = $("board-name").value.trim() || "default";
+  const name = picked.board;
+  if (!name) { say("Pick a board."); return; }
   const controller = new AbortController();
   boardStream = controller;
   $("board-log").replaceChildren();
@@ -402,7 +429,13 @@ async function watchBoard(event) {
 }
 
 // -- dream records -------------------------------------------------------------------------
-function dreamScope() { return $("dream-scope").value.trim() || "default"; }
+function dreamScope() { return picked.dreamScope || "default"; }
+
+function loadDreamScopes() {
+  return pagedList("/v1/memory-scopes", "dream-scope-list", "dream-scope-more", "scopes", pickDreamScope, null, picked.dreamScope);
+}
+
+function pickDreamScope(id) { picked.dreamScope = id; $("dream-detail").replaceChildren(); return loadDream(); }
 
 async function loadDream(event) {
   if (event) event.preventDefault();
@@ -414,7 +447,7 @@ async function loadDream(event) {
       h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
       h("td", { class: "num", text: String(r.retired_count) }), h("td", { class: "num", text: String(r.created_count) }),
       h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })))));
-  say(page.items.length ? "" : "No dream records in scope " + dreamScope() + ".");
+  $("dream-summary").textContent = "Scope " + dreamScope() + " · " + count(page.items.length, "dream record");
 }
 
 function dreamEntry(e, extra) {
@@ -456,6 +489,15 @@ async function undoDream(r) {
 }
 
 // -- forget ---------------------------------------------------------------------------------
+// The ids each kind of thing can be picked from (a subject is a label on writes: no list).
+const forgetLists = { session: "/v1/sessions", conversation: "/v1/conversations", scope: "/v1/memory-scopes", namespace: "/v1/working-namespaces", board: "/v1/shared" };
+
+async function loadForgetOptions() {
+  const path = forgetLists[$("forget-kind").value];
+  const page = path ? await api("GET", path + "?" + q({ limit: 1000 })) : { items: [] };
+  $("forget-options").replaceChildren(...page.items.map((id) => h("option", { value: id })));
+}
+
 async function forgetOne(event) {
   event.preventDefault();
   const kind = $("forget-kind").value, value = $("forget-value").value.trim();
@@ -489,8 +531,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("memory-search").addEventListener("submit", (e) => searchMemories(e).catch(fail));
   $("working-form").addEventListener("submit", (e) => loadWorking(e).catch(fail));
   $("board-form").addEventListener("submit", watchBoard);
-  $("dream-form").addEventListener("submit", (e) => loadDream(e).catch(fail));
   $("forget-form").addEventListener("submit", (e) => forgetOne(e).catch(fail));
+  $("forget-kind").addEventListener("change", () => loadForgetOptions().catch(fail));
+  for (const list of ["scope-list", "namespace-list", "board-list", "dream-scope-list"]) arrowKeys($(list));
   window.addEventListener("hashchange", () => { if (!$("tabs").hidden) show(location.hash.slice(1)); });
   if (sessionStorage.getItem("memstack.key") !== null) enter(); else $("key").focus();
   document.body.dataset.ready = "1";
