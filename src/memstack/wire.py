@@ -144,8 +144,8 @@ class CreatedJSON(MemoryJSON):
     source_ids: list[str]
 
 
-class DreamRecordJSON(TypedDict):
-    """A whole dream record: every retired and created entry."""
+class _DreamJSON(TypedDict):
+    """What every form of a dream record says."""
 
     id: str
     scope: str
@@ -153,29 +153,26 @@ class DreamRecordJSON(TypedDict):
     status: str
     at: str | None
     model: str | None
+    reason: str | None
+    undone_at: str | None
+
+
+class DreamRecordJSON(_DreamJSON):
+    """A whole dream record: every retired and created entry."""
+
     prompt_digest: str | None
     retired: list[MemoryJSON]
     created: list[CreatedJSON]
     unknown_ids: list[str]
     dropped: int
-    reason: str | None
-    undone_at: str | None
     kept: list[str]
 
 
-class DreamSummaryJSON(TypedDict):
+class DreamSummaryJSON(_DreamJSON):
     """A dream record in a history listing: counts instead of entries."""
 
-    id: str
-    scope: str
-    kind: str
-    status: str
-    at: str | None
-    model: str | None
     retired_count: int
     created_count: int
-    reason: str | None
-    undone_at: str | None
 
 
 def memory_json(entry: MemoryEntry) -> MemoryJSON:

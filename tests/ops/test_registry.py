@@ -139,13 +139,13 @@ def _op(name: str, **doors: Any) -> Op[Any]:
     [
         ([_op("a.x"), _op("a.x")], "a.x and a.x share the name a.x"),
         ([_op("a.x", tool=Tool("t")), _op("a.y", tool=Tool("t"))], "share the tool t"),
-        ([_op("a.x", cli=Cli("sessions", "c")), _op("a.y", cli=Cli("sessions", "c"))], "share the command"),
+        ([_op("a.x", cli=Cli("sessions c")), _op("a.y", cli=Cli("sessions c"))], "share the command"),
         (
-            [_op("a.x", http=(Http("GET", "/v1/x/{name}"),)), _op("a.y", http=(Http("GET", "/v1/x/{id}"),))],
+            [_op("a.x", http=(Http("GET /v1/x/{name}"),)), _op("a.y", http=(Http("GET /v1/x/{id}"),))],
             "route",
         ),
-        ([_op("a.x", http=(Http("GET", "/v1/x/{id}"),))], "lacks: ['id']"),
-        ([_op("a.x", cli=Cli("nope", "c", args=("name",)))], "group 'nope'"),
+        ([_op("a.x", http=(Http("GET /v1/x/{id}"),))], "lacks: ['id']"),
+        ([_op("a.x", cli=Cli("nope c NAME"))], "group 'nope'"),
     ],
 )
 def test_collisions_are_refused(ops: list[Op[Any]], message: str) -> None:

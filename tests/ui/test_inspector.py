@@ -218,7 +218,10 @@ def test_forget_view_removes_a_scope_and_shows_the_report(live: Live, page: Any,
     sign_in(page, live, "forget")
     page.get_by_label("What to forget").select_option("scope")
     expect(page.locator("#forget-options option")).to_have_count(2)  # the scopes to pick from
-    assert page.locator("#forget-options option").evaluate_all("os => os.map(o => o.value)") == ["kept", "yara"]
+    assert page.locator("#forget-options option").evaluate_all("os => os.map(o => o.value)") == [
+        "kept",
+        "yara",
+    ]
     page.get_by_label("Id or name").fill("yara")
     dialogs: list[str] = []
 

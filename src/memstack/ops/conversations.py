@@ -13,12 +13,11 @@ from ..errors import EntryNotFound
 from ..wire import MessageJSON, message_json
 from .fields import ConversationId, Subject
 from .paging import Page, PageRequest, page_of
-from .spec import Cli, Http, Op, Request, Tool
+from .spec import Ops, Request, Tool, cli, http
 
 __all__ = ["OPS"]
 
-_BASE = "/v1/conversations"
-_ONE = _BASE + "/{conversation_id}"
+_TOOL_APPEND = "Append a message to a conversation."
 _CURRENT = Field(None, max_length=128, description="The current message (default: the newest).")
 
 
@@ -110,11 +109,28 @@ def _require(mem: Memory, conversation_id: str) -> None:
         raise EntryNotFound(f"no conversation {conversation_id!r}")
 
 
+ops = Ops()
+_ONE = "/v1/conversations/{conversation_id}"
+_MESSAGE = {"current_message_id": ("--message",)}
+
+
+@ops("conversations.list", "mem.conversations.conversations()", tool="list_conversations")
+@http("GET /v1/conversations")
+@cli("conversations list")
 def _list(mem: Memory, r: ListConversations) -> Page:
+    """List the stored conversations (sorted, paged)."""
     return page_of(mem.conversations.conversations(), r)
 
 
+_ADD = {"message_id": ("--id",), "parent_message_id": ("--parent",), "workflow_run_id": ("--run-id",)}
+_APPEND = Tool("conversation_append", fields=("conversation_id", "role", "content"), description=_TOOL_APPEND)
+
+
+@ops("conversations.append", "mem.conversations.append(conversation_id, role, content)", tool=_APPEND)
+@http("POST " + _ONE + "/messages", status=201)
+@cli("conversations add CONVERSATION_ID ROLE CONTENT", names=_ADD, blank_is_null=("parent_message_id",))
 def _append(mem: Memory, r: Append) -> MessageJSON:
+    """Append a message (a regeneration names an older parent)."""
     from ..conversation.store import LATEST
 
     parent = r.parent_message_id if "parent_message_id" in r.model_fields_set else LATEST
@@ -131,23 +147,39 @@ def _append(mem: Memory, r: Append) -> MessageJSON:
     return message_json(message)
 
 
+@ops("conversations.messages", "mem.conversations.messages(conversation_id, start, stop)")
+@http("GET " + _ONE + "/messages")
+@cli("conversations messages CONVERSATION_ID")
 def _messages(mem: Memory, r: ReadMessages) -> Messages:
+    """Stored messages by position."""
     _require(mem, r.conversation_id)
     found = mem.conversations.messages(r.conversation_id, r.start, r.start + r.limit - 1)
     return {"conversation_id": r.conversation_id, "items": [message_json(m) for m in found]}
 
 
+@ops("conversations.message", "mem.conversations.get(conversation_id, message_id)")
+@http("GET " + _ONE + "/messages/{message_id}")
+@cli("conversations message CONVERSATION_ID MESSAGE_ID")
 def _message(mem: Memory, r: OneMessage) -> MessageJSON:
+    """One message."""
     return message_json(mem.conversations.get(r.conversation_id, r.message_id))
 
 
+@ops("conversations.thread", "mem.conversations.thread(conversation_id)")
+@http("GET " + _ONE + "/thread")
+@cli("conversations thread CONVERSATION_ID", names=_MESSAGE)
 def _thread(mem: Memory, r: ReadThread) -> Messages:
+    """The active thread ending at the current message, oldest first."""
     _require(mem, r.conversation_id)
     found = mem.conversations.thread(r.conversation_id, r.current_message_id)
     return {"conversation_id": r.conversation_id, "items": [message_json(m) for m in found]}
 
 
+@ops("conversations.history", "mem.conversations.history(conversation_id)", tool="conversation_history")
+@http("GET " + _ONE + "/history")
+@cli("conversations history CONVERSATION_ID", names={**_MESSAGE, "max_token_limit": ("--max-tokens",)})
 def _history(mem: Memory, r: ReadHistory) -> Prompt:
+    """The active thread as chat messages, within a token budget."""
     from ..conversation import TokenBudget
 
     _require(mem, r.conversation_id)
@@ -160,105 +192,14 @@ def _history(mem: Memory, r: ReadHistory) -> Prompt:
     return {"conversation_id": r.conversation_id, "messages": found}
 
 
+@ops("conversations.delete", "mem.conversations.delete(conversation_id)")
+@http("DELETE " + _ONE)
+@cli("conversations delete CONVERSATION_ID")
 def _delete(mem: Memory, r: OneConversation) -> Deleted:
+    """Delete a conversation and its messages."""
     if not mem.conversations.delete(r.conversation_id):
         raise EntryNotFound(f"no conversation {r.conversation_id!r}")
     return {"conversation_id": r.conversation_id, "deleted": True}
 
 
-_MESSAGE = {"current_message_id": ("--message",)}
-
-OPS: tuple[Op[Any], ...] = (
-    Op(
-        "conversations.list",
-        "List the stored conversations (sorted, paged).",
-        ListConversations,
-        _list,
-        Page,
-        "mem.conversations.conversations()",
-        http=(Http("GET", _BASE),),
-        cli=Cli("conversations", "list"),
-        tool=Tool("list_conversations"),
-    ),
-    Op(
-        "conversations.append",
-        "Append a message (a regeneration names an older parent).",
-        Append,
-        _append,
-        MessageJSON,
-        "mem.conversations.append(conversation_id, role, content)",
-        http=(Http("POST", _ONE + "/messages", status=201),),
-        cli=Cli(
-            "conversations",
-            "add",
-            args=("conversation_id", "role", "content"),
-            names={
-                "message_id": ("--id",),
-                "parent_message_id": ("--parent",),
-                "workflow_run_id": ("--run-id",),
-            },
-            blank_is_null=("parent_message_id",),
-        ),
-        tool=Tool(
-            "conversation_append",
-            fields=("conversation_id", "role", "content"),
-            description="Append a message to a conversation.",
-        ),
-    ),
-    Op(
-        "conversations.messages",
-        "Stored messages by position.",
-        ReadMessages,
-        _messages,
-        Messages,
-        "mem.conversations.messages(conversation_id, start, stop)",
-        http=(Http("GET", _ONE + "/messages"),),
-        cli=Cli("conversations", "messages", args=("conversation_id",)),
-    ),
-    Op(
-        "conversations.message",
-        "One message.",
-        OneMessage,
-        _message,
-        MessageJSON,
-        "mem.conversations.get(conversation_id, message_id)",
-        http=(Http("GET", _ONE + "/messages/{message_id}"),),
-        cli=Cli("conversations", "message", args=("conversation_id", "message_id")),
-    ),
-    Op(
-        "conversations.thread",
-        "The active thread ending at the current message, oldest first.",
-        ReadThread,
-        _thread,
-        Messages,
-        "mem.conversations.thread(conversation_id)",
-        http=(Http("GET", _ONE + "/thread"),),
-        cli=Cli("conversations", "thread", args=("conversation_id",), names=_MESSAGE),
-    ),
-    Op(
-        "conversations.history",
-        "The active thread as chat messages, within a token budget.",
-        ReadHistory,
-        _history,
-        Prompt,
-        "mem.conversations.history(conversation_id)",
-        http=(Http("GET", _ONE + "/history"),),
-        cli=Cli(
-            "conversations",
-            "history",
-            args=("conversation_id",),
-            names={**_MESSAGE, "max_token_limit": ("--max-tokens",)},
-        ),
-        tool=Tool("conversation_history"),
-    ),
-    Op(
-        "conversations.delete",
-        "Delete a conversation and its messages.",
-        OneConversation,
-        _delete,
-        Deleted,
-        "mem.conversations.delete(conversation_id)",
-        http=(Http("DELETE", _ONE),),
-        cli=Cli("conversations", "delete", args=("conversation_id",)),
-    ),
-)
+OPS = tuple(ops.all)

@@ -8,7 +8,7 @@ applying and undoing passes stays with people.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -16,13 +16,13 @@ from typing_extensions import TypedDict
 from .._memory import Memory
 from ..wire import DreamRecordJSON, DreamSummaryJSON, dream_record_json, dream_summary_json
 from .fields import Scope
-from .spec import Cli, Http, Op, Request, Tool
+from .spec import Ops, Request, Tool, cli, http
 
 __all__ = ["OPS"]
 
 PassName = Literal["consolidate", "preferences", "dedupe"]
 RecordId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9]+$", description="A dream record id.")]
-_SCOPED = ("scope",)
+_HISTORY = "The recent dream passes over a memory scope."
 
 
 class Records(TypedDict):
@@ -78,7 +78,23 @@ class AddFeedback(Request):
     text: str = Field(max_length=4000, description="What the user said about the assistant.")
 
 
+ops = Ops()
+_RECORD = "/v1/dream/records/{record_id}"
+_SCOPED = ("scope",)
+# Agents dry-run and read the history only: applying and undoing passes stays with people.
+_DRY_RUN = Tool(
+    "dream_dry_run",
+    fixed={"dry_run": True, "force": False},
+    defaults={"passes": ["dedupe"]},
+    description="Show what dream passes (consolidate, preferences, dedupe) would change; writes nothing.",
+)
+
+
+@ops("dream.run", "mem.dream(scope).run(passes)", tool=_DRY_RUN)
+@http("POST /v1/dream/runs", query=_SCOPED)
+@cli("dream run", names={"passes": ("--pass",)})
 def _run(mem: Memory, r: Run) -> Records:
+    """Run (or dry-run) dream passes over a scope (chat model: MEMSTACK_CHAT_URL, MEMSTACK_CHAT_MODEL)."""
     from ..dream import Dreamer
     from ..llm.chat import chat_model_from_env
 
@@ -89,19 +105,31 @@ def _run(mem: Memory, r: Run) -> Records:
     return {"items": [dream_record_json(record) for record in records]}
 
 
+@ops("dream.history", "mem.dream(scope).history(limit)", tool=Tool("dream_history", description=_HISTORY))
+@http("GET /v1/dream/records")
+@cli("dream history")
 def _history(mem: Memory, r: ReadHistory) -> Summaries:
+    """The scope's dream records, newest first (counts; one record's entries: show it)."""
     from ..dream import Dreamer
 
     return {"items": [dream_summary_json(x) for x in Dreamer(mem.long_term(r.scope)).history(r.limit)]}
 
 
+@ops("dream.show", "mem.dream(scope).show(record_id)")
+@http("GET " + _RECORD)
+@cli("dream show RECORD_ID")
 def _show(mem: Memory, r: OneRecord) -> DreamRecordJSON:
+    """One dream record: every retired entry and every created entry with its sources."""
     from ..dream import Dreamer
 
     return dream_record_json(Dreamer(mem.long_term(r.scope)).show(r.record_id))
 
 
+@ops("dream.undo", "mem.dream(scope).undo(record_id)")
+@http("POST " + _RECORD + "/undo", query=_SCOPED)
+@cli("dream undo RECORD_ID")
 def _undo(mem: Memory, r: OneRecord) -> Undone:
+    """Undo an applied pass: retired entries come back, created ones go unless changed since."""
     from ..dream import Dreamer
 
     report = Dreamer(mem.long_term(r.scope)).undo(r.record_id)
@@ -113,75 +141,15 @@ def _undo(mem: Memory, r: OneRecord) -> Undone:
     }
 
 
+@ops("dream.feedback", "mem.dream(scope).feedback.add(kind, text)")
+@http("POST /v1/dream/feedback", status=201, query=_SCOPED)
+@cli("dream feedback KIND TEXT", names={"text": ("FEEDBACK",)})
 def _feedback(mem: Memory, r: AddFeedback) -> Feedback:
+    """Record a feedback signal; the next passes show the last 7 days of them to the model."""
     from ..dream import Dreamer
 
-    signal = Dreamer(mem.long_term(r.scope)).feedback.add(r.kind, r.text)
-    data = signal.to_dict()
+    data = Dreamer(mem.long_term(r.scope)).feedback.add(r.kind, r.text).to_dict()
     return {"kind": data["kind"], "text": data["text"], "timestamp": data["timestamp"]}
 
 
-_RECORD = "/v1/dream/records/{record_id}"
-_PASSES = {"passes": ("--pass",)}
-
-OPS: tuple[Op[Any], ...] = (
-    Op(
-        "dream.run",
-        "Run (or dry-run) dream passes over a scope; the chat model comes from MEMSTACK_CHAT_URL "
-        "and MEMSTACK_CHAT_MODEL.",
-        Run,
-        _run,
-        Records,
-        "mem.dream(scope).run(passes)",
-        http=(Http("POST", "/v1/dream/runs", query=_SCOPED),),
-        cli=Cli("dream", "run", names=_PASSES),
-        tool=Tool(
-            "dream_dry_run",
-            fixed={"dry_run": True, "force": False},
-            defaults={"passes": ["dedupe"]},
-            description="Show what dream passes (consolidate, preferences, dedupe) would change; "
-            "writes nothing.",
-        ),
-    ),
-    Op(
-        "dream.history",
-        "The scope's dream records, newest first (counts; one record's entries: show it).",
-        ReadHistory,
-        _history,
-        Summaries,
-        "mem.dream(scope).history(limit)",
-        http=(Http("GET", "/v1/dream/records"),),
-        cli=Cli("dream", "history"),
-        tool=Tool("dream_history", description="The recent dream passes over a memory scope."),
-    ),
-    Op(
-        "dream.show",
-        "One dream record: every retired entry and every created entry with its sources.",
-        OneRecord,
-        _show,
-        DreamRecordJSON,
-        "mem.dream(scope).show(record_id)",
-        http=(Http("GET", _RECORD),),
-        cli=Cli("dream", "show", args=("record_id",)),
-    ),
-    Op(
-        "dream.undo",
-        "Undo an applied pass: retired entries come back, created ones go unless changed since.",
-        OneRecord,
-        _undo,
-        Undone,
-        "mem.dream(scope).undo(record_id)",
-        http=(Http("POST", _RECORD + "/undo", query=_SCOPED),),
-        cli=Cli("dream", "undo", args=("record_id",)),
-    ),
-    Op(
-        "dream.feedback",
-        "Record a feedback signal; the next passes show the last 7 days of them to the model.",
-        AddFeedback,
-        _feedback,
-        Feedback,
-        "mem.dream(scope).feedback.add(kind, text)",
-        http=(Http("POST", "/v1/dream/feedback", status=201, query=_SCOPED),),
-        cli=Cli("dream", "feedback", args=("kind", "text"), names={"text": ("FEEDBACK",)}),
-    ),
-)
+OPS = tuple(ops.all)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 from ..errors import EntryNotFound
 from .fields import Board, Json, Subject
 from .paging import Page, PageRequest, page_of
-from .spec import Cli, Http, Op, Request, Tool
+from .spec import Ops, Request, cli, http
 
 __all__ = ["MAX_WAIT", "OPS"]
 
@@ -60,7 +60,7 @@ class WriteKey(Request):
     key: str = Key
     value: Json
     version: int | None = Field(
-        None, ge=0, description="Compare-and-set: write only if the key is at this version (0: absent)."
+        None, ge=0, description="Write only if the key is at this version (0: absent)."
     )
     subject: Subject = None
 
@@ -76,18 +76,34 @@ def _board(mem: Memory, name: str) -> SharedMemory:
     return SharedMemory(mem.engine, name, enable_cache=False)
 
 
+ops = Ops()
+_KEY = "/v1/shared/{name}/keys/{key}"
+
+
+@ops("shared.list", "memstack.shared.list_boards(mem.engine)", tool="list_shared_boards")
+@http("GET /v1/shared")
+@cli("shared list")
 def _boards(mem: Memory, r: ListBoards) -> Page:
+    """List the boards that hold anything (sorted, paged)."""
     from ..shared import list_boards
 
     return page_of(list_boards(mem.engine), r)
 
 
+@ops("shared.show", "mem.shared(name).to_dict()")
+@http("GET /v1/shared/{name}")
+@cli("shared show NAME")
 def _snapshot(mem: Memory, r: OneBoard) -> Snapshot:
+    """A whole board (its snapshot)."""
     with _board(mem, r.name) as board:
         return {"name": r.name, "snapshot": board.to_dict()}
 
 
+@ops("shared.get", "mem.shared(name).get(key, wait=...)")
+@http("GET " + _KEY)
+@cli("shared get NAME KEY")
 async def _get(mem: Memory, r: ReadKey) -> KeyValue:
+    """Read a key of a board with its version; wait long-polls for a missing key."""
     with _board(mem, r.name) as board:
         if r.wait > 0:
             await board.aget(r.key, wait=r.wait)
@@ -97,7 +113,11 @@ async def _get(mem: Memory, r: ReadKey) -> KeyValue:
         return {"name": r.name, "key": r.key, "value": value, "version": version}
 
 
+@ops("shared.put", "mem.shared(name).set(key, value)")
+@http("PUT " + _KEY)
+@cli("shared put NAME KEY VALUE")
 def _put(mem: Memory, r: WriteKey) -> KeyValue:
+    """Write a key of a board (compare-and-set with a version)."""
     with _board(mem, r.name) as board:
         if r.version is not None:
             version = board.set_if(r.key, r.value, version=r.version, subject=r.subject)
@@ -107,65 +127,17 @@ def _put(mem: Memory, r: WriteKey) -> KeyValue:
         return {"name": r.name, "key": r.key, "value": r.value, "version": version}
 
 
+@ops("shared.delete", "mem.shared(name).delete(key)")
+@http("DELETE " + _KEY)
+@cli("shared delete NAME KEY")
 def _delete(mem: Memory, r: OneKey) -> Deleted:
+    """Delete a key of a board."""
     with _board(mem, r.name) as board:
-        if r.key not in board:
-            raise EntryNotFound(f"shared memory {r.name!r} has no key {r.key!r}")
-        return {"name": r.name, "key": r.key, "previous": board.delete(r.key)}
+        found = r.key in board
+        previous = board.delete(r.key) if found else None
+    if not found:
+        raise EntryNotFound(f"shared memory {r.name!r} has no key {r.key!r}")
+    return {"name": r.name, "key": r.key, "previous": previous}
 
 
-_KEY = "/v1/shared/{name}/keys/{key}"
-
-OPS: tuple[Op[Any], ...] = (
-    Op(
-        "shared.list",
-        "List the boards that hold anything (sorted, paged).",
-        ListBoards,
-        _boards,
-        Page,
-        "memstack.shared.list_boards(mem.engine)",
-        http=(Http("GET", "/v1/shared"),),
-        cli=Cli("shared", "list"),
-        tool=Tool("list_shared_boards"),
-    ),
-    Op(
-        "shared.show",
-        "A whole board (its snapshot).",
-        OneBoard,
-        _snapshot,
-        Snapshot,
-        "mem.shared(name).to_dict()",
-        http=(Http("GET", "/v1/shared/{name}"),),
-        cli=Cli("shared", "show", args=("name",)),
-    ),
-    Op(
-        "shared.get",
-        "Read a key of a board with its version; wait long-polls for a missing key.",
-        ReadKey,
-        _get,
-        KeyValue,
-        "mem.shared(name).get(key, wait=...)",
-        http=(Http("GET", _KEY),),
-        cli=Cli("shared", "get", args=("name", "key")),
-    ),
-    Op(
-        "shared.put",
-        "Write a key of a board (compare-and-set with a version).",
-        WriteKey,
-        _put,
-        KeyValue,
-        "mem.shared(name).set(key, value)",
-        http=(Http("PUT", _KEY),),
-        cli=Cli("shared", "put", args=("name", "key", "value")),
-    ),
-    Op(
-        "shared.delete",
-        "Delete a key of a board.",
-        OneKey,
-        _delete,
-        Deleted,
-        "mem.shared(name).delete(key)",
-        http=(Http("DELETE", _KEY),),
-        cli=Cli("shared", "delete", args=("name", "key")),
-    ),
-)
+OPS = tuple(ops.all)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 from ..errors import EntryNotFound
 from ..wire import DocumentJSON, document_json
 from .fields import Board, Json, Metadata
-from .spec import Cli, Http, Op, Request, Tool
+from .spec import Ops, Request, cli, http
 
 __all__ = ["OPS"]
 
@@ -155,27 +155,52 @@ def _entry(found: dict[str, Any]) -> CacheEntry:
     }
 
 
+ops = Ops()
+_CACHE = "/v1/shared/{name}/cache"
+_DOCS = "/v1/shared/{name}/documents"
+
+
+@ops("cache.lookup", "mem.shared(name).cache.lookup(...)", tool="cache_lookup")
+@http("POST " + _CACHE + "/lookup")
+@cli("shared cache-lookup NAME QUERY")
 def _lookup(mem: Memory, r: LookUp) -> Lookup:
+    """Find a cached answer to a similar earlier question (counts a hit or a miss)."""
     cache = _cache(mem, r.name)
     found = cache.lookup(cache.embed(r.query), r.threshold)
     cache.count(found is not None)
     return {"name": r.name, "hit": found is not None, "entry": None if found is None else _entry(found)}
 
 
+@ops("cache.store", "mem.shared(name).cache.store(query, response)", tool="cache_store")
+@http("POST " + _CACHE + "/entries", status=201)
+@cli("shared cache-store NAME QUERY RESPONSE")
 def _store(mem: Memory, r: Store) -> Stored:
+    """Cache an answer to a question for later lookups."""
     return {"name": r.name, "id": _cache(mem, r.name).store(r.query, r.response, r.metadata or {}, r.ttl)}
 
 
+@ops("cache.search", "mem.shared(name).cache.search(query)")
+@http("POST " + _CACHE + "/search")
+@cli("shared cache-search NAME QUERY")
 def _search(mem: Memory, r: Search) -> CacheHits:
+    """Stored cache entries nearest a query, best first."""
     return {"name": r.name, "items": [_entry(e) for e in _cache(mem, r.name).search(r.query, r.limit)]}
 
 
+@ops("cache.invalidate", "mem.shared(name).cache.invalidate(query)")
+@http("POST " + _CACHE + "/invalidate")
+@cli("shared cache-invalidate NAME QUERY")
 def _invalidate(mem: Memory, r: Invalidate) -> Count:
+    """Delete cache entries similar to a query."""
     count = _cache(mem, r.name).invalidate(r.query, threshold=r.threshold, limit=r.limit)
     return {"name": r.name, "count": count}
 
 
+@ops("cache.stats", "mem.shared(name).cache.stats()", tool="cache_stats")
+@http("GET " + _CACHE + "/stats")
+@cli("shared cache-stats NAME")
 def _stats(mem: Memory, r: OneBoard) -> Stats:
+    """Hits, misses, hit rate and live entries of a cache."""
     stats = _cache(mem, r.name).stats()
     return {
         "name": r.name,
@@ -186,16 +211,28 @@ def _stats(mem: Memory, r: OneBoard) -> Stats:
     }
 
 
+@ops("cache.clear", "mem.shared(name).cache.clear()")
+@http("DELETE " + _CACHE)
+@cli("shared cache-clear NAME")
 def _clear(mem: Memory, r: OneBoard) -> Stats:
+    """Delete every cache entry and reset the counters."""
     _cache(mem, r.name).clear()
     return _stats(mem, r)
 
 
+@ops("documents.keys", "mem.shared(name).document_keys()", tool="document_keys")
+@http("GET " + _DOCS)
+@cli("shared doc-keys NAME")
 def _document_keys(mem: Memory, r: OneBoard) -> DocumentKeys:
+    """Keys of the stored documents."""
     return {"name": r.name, "items": _documents(mem, r.name).keys()}
 
 
+@ops("documents.search", "mem.shared(name).search_documents(query)", tool="document_search")
+@http("POST " + _DOCS + "/search")
+@cli("shared doc-search NAME QUERY")
 def _document_search(mem: Memory, r: Search) -> DocumentHits:
+    """Search stored documents, best match first."""
     hits = _documents(mem, r.name).search(r.query, r.limit)
     items: list[DocumentHit] = [
         {"key": h["key"], "text": h["text"], "score": h["score"], "metadata": h["metadata"]} for h in hits
@@ -203,145 +240,34 @@ def _document_search(mem: Memory, r: Search) -> DocumentHits:
     return {"name": r.name, "items": items}
 
 
+@ops("documents.put", "mem.shared(name).store_document(key, content)", tool="document_store")
+@http("PUT " + _DOCS + "/{key}")
+@cli("shared doc-put NAME KEY CONTENT")
+def _document_put(mem: Memory, r: PutDocument) -> DocumentJSON:
+    """Store (or replace) a text document under a key."""
+    _documents(mem, r.name).store(r.key, r.content, r.metadata)
+    return _document_get(mem, OneDocument(name=r.name, key=r.key))
+
+
+@ops("documents.get", "mem.shared(name).documents.get(key)", tool="document_get")
+@http("GET " + _DOCS + "/{key}")
+@cli("shared doc-get NAME KEY")
 def _document_get(mem: Memory, r: OneDocument) -> DocumentJSON:
+    """One stored document with its metadata and times."""
     doc = _documents(mem, r.name).get(r.key)
     if doc is None:
         raise EntryNotFound(f"shared memory {r.name!r} has no document {r.key!r}")
     return document_json(r.name, doc)
 
 
-def _document_put(mem: Memory, r: PutDocument) -> DocumentJSON:
-    _documents(mem, r.name).store(r.key, r.content, r.metadata)
-    return _document_get(mem, OneDocument(name=r.name, key=r.key))
-
-
+@ops("documents.delete", "mem.shared(name).delete_document(key)", tool="document_delete")
+@http("DELETE " + _DOCS + "/{key}")
+@cli("shared doc-delete NAME KEY")
 def _document_delete(mem: Memory, r: OneDocument) -> Deleted:
+    """Delete a stored document."""
     if not _documents(mem, r.name).delete(r.key):
         raise EntryNotFound(f"shared memory {r.name!r} has no document {r.key!r}")
     return {"name": r.name, "key": r.key, "deleted": True}
 
 
-_CACHE = "/v1/shared/{name}/cache"
-_DOCS = "/v1/shared/{name}/documents"
-
-
-OPS: tuple[Op[Any], ...] = (
-    Op(
-        "cache.lookup",
-        "Find a cached answer to a similar earlier question (counts a hit or a miss).",
-        LookUp,
-        _lookup,
-        Lookup,
-        "mem.shared(name).cache.lookup(...)",
-        http=(Http("POST", _CACHE + "/lookup"),),
-        cli=Cli("shared", "cache-lookup", args=("name", "query")),
-        tool=Tool("cache_lookup"),
-    ),
-    Op(
-        "cache.store",
-        "Cache an answer to a question for later lookups.",
-        Store,
-        _store,
-        Stored,
-        "mem.shared(name).cache.store(query, response)",
-        http=(Http("POST", _CACHE + "/entries", status=201),),
-        cli=Cli("shared", "cache-store", args=("name", "query", "response")),
-        tool=Tool("cache_store"),
-    ),
-    Op(
-        "cache.search",
-        "Stored cache entries nearest a query, best first.",
-        Search,
-        _search,
-        CacheHits,
-        "mem.shared(name).cache.search(query)",
-        http=(Http("POST", _CACHE + "/search"),),
-        cli=Cli("shared", "cache-search", args=("name", "query")),
-    ),
-    Op(
-        "cache.invalidate",
-        "Delete cache entries similar to a query.",
-        Invalidate,
-        _invalidate,
-        Count,
-        "mem.shared(name).cache.invalidate(query)",
-        http=(Http("POST", _CACHE + "/invalidate"),),
-        cli=Cli("shared", "cache-invalidate", args=("name", "query")),
-    ),
-    Op(
-        "cache.stats",
-        "Hits, misses, hit rate and live entries of a cache.",
-        OneBoard,
-        _stats,
-        Stats,
-        "mem.shared(name).cache.stats()",
-        http=(Http("GET", _CACHE + "/stats"),),
-        cli=Cli("shared", "cache-stats", args=("name",)),
-        tool=Tool("cache_stats"),
-    ),
-    Op(
-        "cache.clear",
-        "Delete every cache entry and reset the counters.",
-        OneBoard,
-        _clear,
-        Stats,
-        "mem.shared(name).cache.clear()",
-        http=(Http("DELETE", _CACHE),),
-        cli=Cli("shared", "cache-clear", args=("name",)),
-    ),
-    Op(
-        "documents.keys",
-        "Keys of the stored documents.",
-        OneBoard,
-        _document_keys,
-        DocumentKeys,
-        "mem.shared(name).document_keys()",
-        http=(Http("GET", _DOCS),),
-        cli=Cli("shared", "doc-keys", args=("name",)),
-        tool=Tool("document_keys"),
-    ),
-    Op(
-        "documents.search",
-        "Search stored documents, best match first.",
-        Search,
-        _document_search,
-        DocumentHits,
-        "mem.shared(name).search_documents(query)",
-        http=(Http("POST", _DOCS + "/search"),),
-        cli=Cli("shared", "doc-search", args=("name", "query")),
-        tool=Tool("document_search"),
-    ),
-    Op(
-        "documents.put",
-        "Store (or replace) a text document under a key.",
-        PutDocument,
-        _document_put,
-        DocumentJSON,
-        "mem.shared(name).store_document(key, content)",
-        http=(Http("PUT", _DOCS + "/{key}"),),
-        cli=Cli("shared", "doc-put", args=("name", "key", "content")),
-        tool=Tool("document_store"),
-    ),
-    Op(
-        "documents.get",
-        "One stored document with its metadata and times.",
-        OneDocument,
-        _document_get,
-        DocumentJSON,
-        "mem.shared(name).documents.get(key)",
-        http=(Http("GET", _DOCS + "/{key}"),),
-        cli=Cli("shared", "doc-get", args=("name", "key")),
-        tool=Tool("document_get"),
-    ),
-    Op(
-        "documents.delete",
-        "Delete a stored document.",
-        OneDocument,
-        _document_delete,
-        Deleted,
-        "mem.shared(name).delete_document(key)",
-        http=(Http("DELETE", _DOCS + "/{key}"),),
-        cli=Cli("shared", "doc-delete", args=("name", "key")),
-        tool=Tool("document_delete"),
-    ),
-)
+OPS = tuple(ops.all)

@@ -8,7 +8,9 @@ data (:class:`Http`, :class:`Cli`, :class:`Tool`): adding a capability to every 
 
 from __future__ import annotations
 
+import inspect
 import re
+import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
@@ -18,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from .._memory import Memory
 
-__all__ = ["CONTEXT", "Cli", "Handler", "Http", "Op", "Request", "Tool"]
+__all__ = ["CONTEXT", "Cli", "Handler", "Http", "Op", "Ops", "Request", "Tool", "cli", "http"]
 
 CONTEXT: Final = ("session_id", "scope", "namespace")
 """Fields a tool call fills from its context (the MCP context arguments, the ``/v1/tools`` body)
@@ -48,17 +50,26 @@ class Http:
     """One HTTP route of an operation.
 
     Attributes:
-        method: the HTTP method.
-        path: the path template; ``{field}`` names a request field (``{key:path}`` spans ``/``).
+        route: ``METHOD /path``; ``{field}`` in the path names a request field (``{key:path}``
+            spans ``/``).
         status: the status of a success.
         query: the fields read from the query string. None: every field outside the path for GET
             and DELETE, none for POST and PUT (the rest is the JSON body).
     """
 
-    method: Method
-    path: str
+    route: str
     status: int = 200
     query: tuple[str, ...] | None = None
+
+    @property
+    def method(self) -> Method:
+        method = self.route.split(" ", 1)[0]
+        assert method in ("GET", "POST", "PUT", "DELETE"), self.route
+        return method  # type: ignore[return-value]  # checked just above
+
+    @property
+    def path(self) -> str:
+        return self.route.split(" ", 1)[1]
 
     @property
     def path_fields(self) -> tuple[str, ...]:
@@ -87,29 +98,48 @@ class Http:
 
 @dataclass(frozen=True, slots=True)
 class Cli:
-    """The command of an operation: ``memstack GROUP COMMAND ARGS --options``.
+    """The command of an operation.
 
     Attributes:
-        group: the command group (None: a top-level command such as ``memstack context``).
-        command: the command's name.
-        args: the fields given as positional arguments, in order (the others are options).
+        usage: how it is typed: ``sessions get SESSION_ID KEY`` (a group, the command, then the
+            fields given as positional arguments, upper-cased) or ``context MESSAGE`` (a
+            top-level command); the other fields are options.
         names: option names by field, where ``--field-name`` is not the name (``("--id",)``,
-            ``("--namespace", "-n")``).
+            ``("--namespace", "-n")``); for an argument, the name its help shows.
         defaults: this door's default for a field where it differs from the request model's.
         blank_is_null: fields where an empty text means null (``--parent ''``: no parent).
     """
 
-    group: str | None
-    command: str
-    args: tuple[str, ...] = ()
+    usage: str
     names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     defaults: Mapping[str, Any] = field(default_factory=dict)
     blank_is_null: tuple[str, ...] = ()
 
     @property
+    def _words(self) -> tuple[list[str], list[str]]:
+        words = self.usage.split()
+        command = [w for w in words if not w.isupper()]
+        return command, [w.lower() for w in words if w.isupper()]
+
+    @property
+    def group(self) -> str | None:
+        """The command group (None: a top-level command)."""
+        command, _ = self._words
+        return command[0] if len(command) == 2 else None
+
+    @property
+    def command(self) -> str:
+        return self._words[0][-1]
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        """The fields given as positional arguments, in order."""
+        return tuple(self._words[1])
+
+    @property
     def words(self) -> str:
-        """How it is typed: ``sessions get`` or ``context``."""
-        return self.command if self.group is None else f"{self.group} {self.command}"
+        """How it is typed, without its arguments: ``sessions get`` or ``context``."""
+        return " ".join(self._words[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,3 +207,61 @@ class Op(Generic[R]):
             return ()
         chosen = self.tool.fields if self.tool.fields is not None else self.fields
         return tuple(f for f in chosen if f not in CONTEXT and f not in self.tool.fixed)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def http(route: str, *, status: int = 200, query: tuple[str, ...] | None = None) -> Callable[[F], F]:
+    """Declare an HTTP route of the operation below (stack one per route, in order); see :class:`Http`."""
+
+    def attach(handler: F) -> F:
+        handler.__dict__.setdefault("_ops_http", []).insert(0, Http(route, status, query))
+        return handler
+
+    return attach
+
+
+def cli(usage: str, **options: Any) -> Callable[[F], F]:
+    """Declare the command of the operation below; see :class:`Cli`."""
+
+    def attach(handler: F) -> F:
+        handler.__dict__["_ops_cli"] = Cli(usage, **options)
+        return handler
+
+    return attach
+
+
+class Ops:
+    """The operations of one module, in declaration order: ``@ops(name, library, tool=…)`` on a
+    handler (under its :func:`http` and :func:`cli`) declares one.
+
+    The handler's annotations give the request model (its second parameter) and the type of its
+    result; the first line of its docstring is the operation's one-line help.
+    """
+
+    def __init__(self) -> None:
+        self.all: list[Op[Any]] = []
+
+    def __call__(self, name: str, library: str, *, tool: Tool | str | None = None) -> Callable[[F], F]:
+        def declare(handler: F) -> F:
+            hints = typing.get_type_hints(handler)
+            request = hints[list(inspect.signature(handler).parameters)[1]]
+            summary = (handler.__doc__ or "").strip().split("\n", 1)[0]
+            http_routes = tuple(handler.__dict__.get("_ops_http", ()))
+            face = Tool(tool) if isinstance(tool, str) else tool
+            op = Op(
+                name,
+                summary,
+                request,
+                handler,
+                hints["return"],
+                library,
+                http_routes,
+                handler.__dict__.get("_ops_cli"),
+                face,
+            )
+            self.all.append(op)
+            return handler
+
+        return declare

@@ -64,7 +64,16 @@ def search_table() -> str:
     assert op.cli is not None
     tool = OPERATIONS["agent.search_memory"]
     lines = [
-        _row(("parameter", "rule", "library `search()`", "CLI `memories search`", "HTTP `GET /v1/memories`", "tool `search_memory`")),
+        _row(
+            (
+                "parameter",
+                "rule",
+                "library `search()`",
+                "CLI `memories search`",
+                "HTTP `GET /v1/memories`",
+                "tool `search_memory`",
+            )
+        ),
         _row(("---",) * 6),
     ]
     for name, info in op.request.model_fields.items():
@@ -76,11 +85,24 @@ def search_table() -> str:
         else:
             flag = op.cli.names.get(name, ("--" + name.replace("_", "-"),))[0]
             cli = f"`{flag} a,b`" if kind == "tags" else _code(flag)
-        http = f"`{name}` (repeated)" if kind == "tags" else (f"`{name}` (JSON text)" if kind == "json" else _code(name))
+        http = (
+            f"`{name}` (repeated)"
+            if kind == "tags"
+            else (f"`{name}` (JSON text)" if kind == "json" else _code(name))
+        )
         offered = name in tool.request.model_fields
         library = _code(name) if name != "profile" else "`mem.long_term(scope, profile=…)`"
         lines.append(
-            _row((_code(name), (info.description or "").rstrip("."), library, cli, http, _code(name) if offered else "—"))
+            _row(
+                (
+                    _code(name),
+                    (info.description or "").rstrip("."),
+                    library,
+                    cli,
+                    http,
+                    _code(name) if offered else "—",
+                )
+            )
         )
     return "\n".join(lines)
 

@@ -9,16 +9,14 @@ tool and the argument, and the doors map it through the one error table.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from .._memory import Memory
-from ..errors import InvalidRequest, InvalidValue, MemstackError
-from ..limits import check_json, check_text
-from ..tools.dispatcher import decode_arguments, failed, unknown_tool
+from ..errors import InvalidRequest, MemstackError
+from ..tools.dispatcher import check_arguments, decode_arguments, unknown_tool, worded
 from ..tools.schemas import parameters
 from .registry import OPERATIONS, tool_operation
 from .request import dumps, parse
@@ -109,13 +107,7 @@ def tool_specs() -> list[dict[str, Any]]:
 def _request(op: Op[Any], arguments: object, context: ToolCall) -> Any:
     assert op.tool is not None
     name = op.tool.name
-    raw = decode_arguments(name, arguments)
-    try:
-        for key, value in raw.items():
-            check_text(key, "argument name")
-            check_json(value, key)
-    except InvalidValue as exc:
-        raise InvalidValue(f"invalid arguments for '{name}': {exc}.") from None
+    raw = check_arguments(name, decode_arguments(name, arguments))
     offered = set(op.tool_fields())
     extra = [key for key in raw if key not in offered]
     data = {**op.tool.defaults, **{k: v for k, v in raw.items() if k in offered}, **op.tool.fixed}
@@ -141,19 +133,6 @@ def _result(op: Op[Any], result: Any) -> ToolResult:
     return ToolResult(op.tool.name, text, result)
 
 
-@contextlib.contextmanager
-def _worded(op: Op[Any]) -> Iterator[None]:
-    """A failure of the tool reworded ``'{tool} failed: …'``, keeping its type (so its status)."""
-    assert op.tool is not None
-    try:
-        yield
-    except MemstackError as exc:
-        reworded = failed(op.tool.name, exc)
-        if reworded is exc:
-            raise
-        raise reworded from exc
-
-
 def call_tool(
     mem: Memory,
     name: str,
@@ -173,7 +152,7 @@ def call_tool(
     """
     op = _tool_op(name)
     request = _request(op, arguments, ToolCall(session_id, scope, namespace))
-    with _worded(op):
+    with worded(name):
         return _result(op, run(op, mem, request))
 
 
@@ -183,7 +162,7 @@ async def acall_tool(
     """:func:`call_tool` for the servers' event loops."""
     op = _tool_op(name)
     request = _request(op, arguments, context)
-    with _worded(op):
+    with worded(name):
         return _result(op, await arun(op, mem, request))
 
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from .._memory import Memory
 from ..wire import ContextJSON, context_json
 from .fields import Board, ConversationId, Scope, SessionId
-from .spec import Cli, Http, Op, Request
+from .spec import Ops, Request, cli, http
 
 __all__ = ["OPS"]
 
@@ -54,7 +52,20 @@ class Forget(Request):
     vacuum: bool = Field(False, description="SQLite: also rebuild the file (slow on large files).")
 
 
+ops = Ops()
+_CONTEXT_NAMES = {
+    "session_id": ("--session", "-s"),
+    "system_prompt": ("--system",),
+    "token_budget": ("--budget",),
+    "dry_run": ("--dry-run/--mark-injected",),
+}
+
+
+@ops("context.build", "ContextBuilder(mem).build(session_id, message)")
+@http("POST /v1/context")
+@cli("context MESSAGE", names=_CONTEXT_NAMES, defaults={"dry_run": True})  # the command previews
 def _build(mem: Memory, r: BuildContext) -> ContextJSON:
+    """The messages the context builder gives one turn, with why each item is in or out."""
     from ..context import ContextBuilder
 
     builder = ContextBuilder(
@@ -70,7 +81,11 @@ def _build(mem: Memory, r: BuildContext) -> ContextJSON:
     return context_json(builder.build(r.session_id, r.message, namespace=r.namespace, dry_run=r.dry_run))
 
 
+@ops("forget", "mem.forget(subject=...)")
+@http("POST /v1/forget")
+@cli("forget")
 def _forget(mem: Memory, r: Forget) -> Report:
+    """Forget one subject, session, conversation, scope, namespace or board everywhere; the report."""
     data = mem.forget(**r.model_dump()).to_dict()
     return {
         "selector": data["selector"],
@@ -81,36 +96,4 @@ def _forget(mem: Memory, r: Forget) -> Report:
     }
 
 
-OPS: tuple[Op[Any], ...] = (
-    Op(
-        "context.build",
-        "The messages the context builder gives one turn, with why each item is in or out.",
-        BuildContext,
-        _build,
-        ContextJSON,
-        "ContextBuilder(mem).build(session_id, message)",
-        http=(Http("POST", "/v1/context"),),
-        cli=Cli(
-            None,
-            "context",
-            args=("message",),
-            names={
-                "session_id": ("--session", "-s"),
-                "system_prompt": ("--system",),
-                "token_budget": ("--budget",),
-                "dry_run": ("--dry-run/--mark-injected",),
-            },
-            defaults={"dry_run": True},
-        ),
-    ),
-    Op(
-        "forget",
-        "Forget one subject, session, conversation, scope, namespace or board everywhere; the report.",
-        Forget,
-        _forget,
-        Report,
-        "mem.forget(subject=...)",
-        http=(Http("POST", "/v1/forget"),),
-        cli=Cli(None, "forget"),
-    ),
-)
+OPS = tuple(ops.all)

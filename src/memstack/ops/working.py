@@ -6,7 +6,7 @@ the namespace it belongs to. Writes need ``namespace``: the one namespace they m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Final
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from ..working import WorkingMemory
 from ..errors import EntryNotFound, InvalidKey
 from ..wire import WorkingJSON, working_json
+from ..working.namespaces import list_namespaces
 from .fields import Json, Subject, Tags
 from .paging import Page, PageRequest, page_of
-from .spec import Cli, Http, Op, Request, Tool
+from .spec import Ops, Request, cli, http
 
 __all__ = ["OPS"]
 
@@ -101,121 +102,77 @@ def _target(prefix: str | None, namespace: str | None) -> str:
     return prefix if prefix is not None else (namespace or "")
 
 
-def _namespaces(mem: Memory, r: ListNamespaces) -> Page:
-    from ..working import list_namespaces
+ops = Ops()
+_NS = {"namespace": ("--namespace", "-n")}
+_ENTRY = "/v1/working/{key:path}"
 
+
+@ops("working.namespaces", "memstack.working.list_namespaces(mem.engine)", tool="list_working_namespaces")
+@http("GET /v1/working-namespaces")
+@cli("working namespaces PREFIX")
+def _namespaces(mem: Memory, r: ListNamespaces) -> Page:
+    """List the namespaces holding live entries (sorted, paged)."""
     return page_of(list_namespaces(mem.engine, r.prefix or ""), r)
 
 
+@ops("working.list", "mem.working(namespace).list(prefix, with_values=False)")
+@http("GET /v1/working-keys")
+@cli("working list PREFIX", names=_NS)
 def _list(mem: Memory, r: ListEntries) -> Entries:
+    """List live entries under a prefix with expiry, category and tags (never values)."""
     entries = _reader(mem, r.namespace).list(_target(r.prefix, r.namespace), with_values=False)
     return {"items": [working_json(e) for e in entries]}
 
 
+@ops("working.search", "mem.working(namespace).search(query)")
+@http("GET /v1/working")
+@cli("working search QUERY", names={**_NS, "limit": ("--limit", "--max-results")})
 def _search(mem: Memory, r: SearchEntries) -> Entries:
+    """Search entries by BM25 over key, value, tags and category (newest first without a query)."""
     found = _reader(mem, r.namespace).search(
         r.query, category=r.category, tags=r.tags, prefix=_target(r.prefix, r.namespace), max_results=r.limit
     )
     return {"items": [working_json(e) for e in found]}
 
 
+@ops("working.clear", "mem.working(namespace).clear(prefix)")
+@http("DELETE /v1/working")
+@cli("working clear", names=_NS)
 def _clear(mem: Memory, r: ClearEntries) -> Cleared:
+    """Delete the namespace's entries under a prefix (all without one)."""
     return {"cleared": _writer(mem, r.namespace).clear(r.prefix)}
 
 
+@ops("working.set", "mem.working(namespace).set(key, value)")
+@http("PUT " + _ENTRY, query=("namespace",))
+@cli("working set KEY VALUE", names={**_NS, "ttl_seconds": ("--ttl",)})
 def _set(mem: Memory, r: SetEntry) -> WorkingJSON:
+    """Store an entry in the namespace (JSON value, TTL, category, tags)."""
     entry = _writer(mem, r.namespace).set(
         r.key, r.value, ttl=r.ttl_seconds, category=r.category, tags=r.tags, subject=r.subject
     )
     return working_json(entry)
 
 
+@ops("working.get", "mem.working(namespace).get(key)")
+@http("GET " + _ENTRY)
+@cli("working get KEY", names=_NS)
 def _get(mem: Memory, r: OneEntry) -> WorkingJSON:
+    """Read an entry (a plain key of the namespace, or a full path)."""
     entry = _reader(mem, r.namespace, r.key).get(r.key)
     if entry is None:
         raise EntryNotFound(f"working-memory entry {r.key!r} not found or has expired")
     return working_json(entry)
 
 
+@ops("working.delete", "mem.working(namespace).delete(key)")
+@http("DELETE " + _ENTRY)
+@cli("working delete KEY", names=_NS)
 def _delete(mem: Memory, r: OneEntry) -> Deleted:
+    """Delete an entry of the namespace."""
     if not _writer(mem, r.namespace).delete(r.key):
         raise EntryNotFound(f"working-memory entry {r.key!r} not found or has expired")
     return {"key": r.key, "deleted": True}
 
 
-_NS = {"namespace": ("--namespace", "-n")}
-_ENTRY = "/v1/working/{key:path}"
-
-OPS: tuple[Op[Any], ...] = (
-    Op(
-        "working.namespaces",
-        "List the namespaces holding live entries (sorted, paged).",
-        ListNamespaces,
-        _namespaces,
-        Page,
-        "memstack.working.list_namespaces(mem.engine)",
-        http=(Http("GET", "/v1/working-namespaces"),),
-        cli=Cli("working", "namespaces", args=("prefix",)),
-        tool=Tool("list_working_namespaces"),
-    ),
-    Op(
-        "working.list",
-        "List live entries under a prefix with expiry, category and tags (never values).",
-        ListEntries,
-        _list,
-        Entries,
-        "mem.working(namespace).list(prefix, with_values=False)",
-        http=(Http("GET", "/v1/working-keys"),),
-        cli=Cli("working", "list", args=("prefix",), names=_NS),
-    ),
-    Op(
-        "working.search",
-        "Search entries by BM25 over key, value, tags and category (newest first without a query).",
-        SearchEntries,
-        _search,
-        Entries,
-        "mem.working(namespace).search(query)",
-        http=(Http("GET", "/v1/working"),),
-        cli=Cli("working", "search", args=("query",), names={**_NS, "limit": ("--limit", "--max-results")}),
-    ),
-    Op(
-        "working.clear",
-        "Delete the namespace's entries under a prefix (all without one).",
-        ClearEntries,
-        _clear,
-        Cleared,
-        "mem.working(namespace).clear(prefix)",
-        http=(Http("DELETE", "/v1/working"),),
-        cli=Cli("working", "clear", names=_NS),
-    ),
-    Op(
-        "working.set",
-        "Store an entry in the namespace (JSON value, TTL, category, tags).",
-        SetEntry,
-        _set,
-        WorkingJSON,
-        "mem.working(namespace).set(key, value)",
-        http=(Http("PUT", _ENTRY, query=("namespace",)),),
-        cli=Cli("working", "set", args=("key", "value"), names={**_NS, "ttl_seconds": ("--ttl",)}),
-    ),
-    Op(
-        "working.get",
-        "Read an entry (a plain key of the namespace, or a full path).",
-        OneEntry,
-        _get,
-        WorkingJSON,
-        "mem.working(namespace).get(key)",
-        http=(Http("GET", _ENTRY),),
-        cli=Cli("working", "get", args=("key",), names=_NS),
-    ),
-    Op(
-        "working.delete",
-        "Delete an entry of the namespace.",
-        OneEntry,
-        _delete,
-        Deleted,
-        "mem.working(namespace).delete(key)",
-        http=(Http("DELETE", _ENTRY),),
-        cli=Cli("working", "delete", args=("key",), names=_NS),
-    ),
-)
+OPS = tuple(ops.all)

@@ -516,7 +516,17 @@ async function forgetOne(event) {
 }
 
 // -- start ----------------------------------------------------------------------------------
+// Each list pane of ids (every tier's) gets its list and its "More" button for the next page.
+function buildListPanes() {
+  document.querySelectorAll(".list-pane[data-list]").forEach((pane) => {
+    const name = pane.dataset.list;
+    pane.append(h("ul", { id: name + "-list", class: "items", "aria-label": pane.dataset.label }),
+      h("button", { id: name + "-more", type: "button", hidden: true, text: pane.dataset.more }));
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  buildListPanes();
   $("signin-form").addEventListener("submit", signIn);
   $("signout").addEventListener("click", () => signOut(""));
   document.querySelectorAll("#tabs button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));
