@@ -1,8 +1,9 @@
 """Which shared boards exist: a scan of the tier's keys through the engine seam.
 
-A board exists while it holds a key, a cached answer or a document (``shared:m:``, ``shared:c:``
-and ``shared:d:`` keys embed its name, see :mod:`.storage`, :mod:`.cache`, :mod:`.documents`).
-The scan reads key names only; its cost grows with the number of shared keys of the engine.
+A board exists while it holds a key, a cached answer or a document: a ``shared:m:{name}:k:…``,
+``shared:c:{name}:e:…`` or ``shared:d:{name}:doc:…`` key (see :mod:`.storage`, :mod:`.cache`,
+:mod:`.documents`); its change logs and counters alone do not make it exist. The scan reads key
+names only; its cost grows with the number of shared keys of the engine.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from ..engines import Engine
 __all__ = ["list_boards"]
 
 _PREFIX: Final = "shared:"
-_FAMILIES: Final = ("m:", "c:", "d:")
+_DATA: Final = {"m": "k:", "c": "e:", "d": "doc:"}
+"""Each family's data keys, after ``shared:{family}:{name}:``."""
 
 
 def list_boards(engine: Engine) -> list[str]:
@@ -31,14 +33,14 @@ def list_boards(engine: Engine) -> list[str]:
     """
     found = set()
     for key in engine.scan(_PREFIX):
-        rest = key[len(_PREFIX) :]
-        if not rest.startswith(_FAMILIES):
+        family, _, rest = key[len(_PREFIX) :].partition(":")
+        data = _DATA.get(family)
+        if data is None:
             continue
-        rest = rest[2:]
         if engine.clustered and rest.startswith("{"):
-            name = rest[1 : rest.find("}")] if "}" in rest else ""
+            name, _, rest = rest[1:].partition("}:")
         else:
-            name = rest.split(":", 1)[0]
-        if name:
+            name, _, rest = rest.partition(":")
+        if name and rest.startswith(data):
             found.add(name)
     return sorted(found)
