@@ -35,6 +35,8 @@ __all__ = ["TextKind", "field_kind", "from_text", "issue_text", "parse", "proble
 R = TypeVar("R", bound=Request)
 TextKind = Literal["text", "int", "number", "bool", "json", "texts", "tags"]
 _INT: Final = re.compile(r"-?[0-9]+")
+_MAX_DIGITS: Final = 40
+"""Longer text is no number a field takes (and ``int()`` of thousands of digits raises)."""
 
 
 _MEMBER: Final = re.compile(r"^(?:int|float|str|bool|list|dict|none|[a-z-]+\[.*\])$")
@@ -156,18 +158,14 @@ def from_text(info: FieldInfo, name: str, text: str | list[str]) -> Any:
     if kind in ("texts", "tags"):
         return [text]
     if kind == "int":
-        if not _INT.fullmatch(text.strip()):
-            raise InvalidRequest(
-                f"{name}: {text!r} is not an integer", ((name, f"{text!r} is not an integer"),)
-            )
+        if not _INT.fullmatch(text.strip()) or len(text) > _MAX_DIGITS:
+            raise _refused(name, text, "an integer")
         return int(text)
     if kind == "number":
         return _number(name, text)
     if kind == "bool":
         if text not in ("true", "false"):
-            raise InvalidRequest(
-                f"{name}: {text!r} is not true or false", ((name, f"{text!r} is not true or false"),)
-            )
+            raise _refused(name, text, "true or false")
         return text == "true"
     if kind == "json":
         try:
@@ -177,18 +175,22 @@ def from_text(info: FieldInfo, name: str, text: str | list[str]) -> Any:
     return text
 
 
+def _refused(name: str, text: str, what: str) -> InvalidRequest:
+    problem = f"{short_repr(text)} is not {what}"
+    return InvalidRequest(f"{name}: {problem}", ((name, problem),))
+
+
 def _number(name: str, text: str) -> int | float:
+    if len(text) > _MAX_DIGITS:
+        raise _refused(name, text, "a number")
     if _INT.fullmatch(text.strip()):
         return int(text)
     try:
         number = float(text)
     except ValueError:
-        raise InvalidRequest(
-            f"{name}: {text!r} is not a number", ((name, f"{text!r} is not a number"),)
-        ) from None
+        raise _refused(name, text, "a number") from None
     if number != number or number in (float("inf"), float("-inf")):
-        problem = f"{text!r} is not a finite number"
-        raise InvalidRequest(f"{name}: {problem}", ((name, problem),))
+        raise _refused(name, text, "a finite number")
     return number
 
 
