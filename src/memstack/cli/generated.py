@@ -80,11 +80,12 @@ def _parameter(op: Op[Any], field: str) -> inspect.Parameter:
 
 
 def _value_flags(op: Op[Any]) -> list[inspect.Parameter]:
-    if not any(_is_any(op.request.model_fields[f]) for f in op.fields):
+    values = [_label(op, f) for f in op.fields if _is_any(op.request.model_fields[f])]
+    if not values:
         return []
     flags = (
-        (_AS_TEXT, "--text", "Store VALUE as text, even when it looks like JSON."),
-        (_AS_JSON, "--json-value", "VALUE must be JSON (an error otherwise)."),
+        (_AS_TEXT, "--text", f"Store {values[0]} as text, even when it looks like JSON."),
+        (_AS_JSON, "--json-value", f"{values[0]} must be JSON (an error otherwise)."),
     )
     return [
         inspect.Parameter(

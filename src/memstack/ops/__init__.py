@@ -2,9 +2,11 @@
 
 Each :class:`Op` names its request model (strict: unknown fields and wrong JSON types are refused),
 its handler over a :class:`~memstack.Memory`, the JSON type of its result (:mod:`memstack.wire`),
-its HTTP routes, its CLI command, its agent tool and its one-line help. ``memstack.server`` builds
-the HTTP routes, the MCP tools and ``/v1/tools`` from :data:`OPERATIONS`; ``memstack.cli`` builds
-the commands; the README's table of surfaces is :func:`surfaces_table`.
+its HTTP routes, its CLI command, its agent tool and its one-line help; it is declared on its
+handler (:class:`~memstack.ops.spec.Ops`). ``memstack.server`` builds the HTTP routes, the MCP
+tools and ``/v1/tools`` from :data:`OPERATIONS`; ``memstack.cli`` builds the commands;
+:mod:`memstack.ops.surfaces` writes the README's tables. Handlers import the tiers they use when
+first called, so a command starts without loading what it does not run.
 
 >>> import memstack
 >>> from memstack.ops import call, operation

@@ -1,9 +1,16 @@
 """What one operation is: its request, its handler, its result, and the doors it opens.
 
-An :class:`Op` is declared once, in its tier's module under :mod:`memstack.ops`; the HTTP routes,
-the CLI commands, the MCP tools and ``/v1/tools`` are generated from it. The door faces are plain
-data (:class:`Http`, :class:`Cli`, :class:`Tool`): adding a capability to every door is one
-``Op(...)`` plus its handler.
+An :class:`Op` is declared once, on its handler in its tier's module under :mod:`memstack.ops`::
+
+    @ops("sessions.get", "mem.sessions.get(session_id, key)", tool="session_get")
+    @http("GET /v1/sessions/{session_id}/keys/{key}")
+    @cli("sessions get SESSION_ID KEY")
+    def _get(mem: Memory, r: OneKey) -> KeyValue:
+        "Read one value of a session."
+
+The HTTP routes, the CLI commands, the MCP tools and ``/v1/tools`` are generated from it. The door
+faces are plain data (:class:`Http`, :class:`Cli`, :class:`Tool`): adding a capability to every
+door is one decorated handler (and its request model).
 """
 
 from __future__ import annotations

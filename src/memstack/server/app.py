@@ -234,10 +234,11 @@ def create_app(
     if extra_routers:
         # Key management exists only where keys do: in no-auth mode /v1/keys is a plain 404.
         for module in ROUTERS:
-            router = importlib.import_module(f"{__package__}.routes.{module}").router
+            loaded = importlib.import_module(f"{__package__}.routes.{module}")
             # Every tier route resolves the caller, even one that reads no tenant data (the tool
             # list): in keys mode nothing answers without a key. FastAPI runs it once per request.
-            app.include_router(router, dependencies=[Depends(tenant_memory)])
+            for router in getattr(loaded, "routers", None) or [loaded.router]:
+                app.include_router(router, dependencies=[Depends(tenant_memory)])
         if auth.mode == "keys":  # key management exists only where keys do (else a plain 404)
             app.include_router(importlib.import_module(f"{__package__}.routes.keys").router)
             app.include_router(importlib.import_module(f"{__package__}.routes.admin").router)

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from ...errors import InvalidRequest
 from ...ops import OPERATIONS, Http, Op, arun, field_kind, from_text, parse
@@ -24,9 +25,7 @@ from ..app import TenantMemory
 from ..bodies import is_json
 from ._common import ERRORS
 
-__all__ = ["router"]
-
-router = APIRouter()
+__all__ = ["routers"]
 
 _TAGS: Final = {
     "sessions": "sessions",
@@ -124,7 +123,8 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
         if isinstance(wait, float | int):  # long polls are cut at the server's limit
             cap = float(request.app.state.settings.max_wait_seconds)
             parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
-        return await arun(op, mem, parsed)
+        # The result is JSON already (memstack.wire, typed by op.output): no second validation.
+        return JSONResponse(await arun(op, mem, parsed), status_code=binding.status)
 
     endpoint.__name__ = op.name.replace(".", "_")
     return endpoint
@@ -181,23 +181,35 @@ def _openapi(op: Op[Any], binding: Http) -> dict[str, Any]:
     return extra
 
 
+def _prefix(path: str) -> str:
+    """The router of a route: its first two segments (``/v1/sessions``)."""
+    return "/".join(path.split("/", 3)[:3])
+
+
 def _install() -> None:
     for op in OPERATIONS.values():
         for index, binding in enumerate(op.http):
             name = op.name.replace(".", "_") + (f"_{index}" if index else "")
-            router.add_api_route(
-                binding.path,
+            prefix = _prefix(binding.path)
+            if prefix not in _by_prefix:
+                _by_prefix[prefix] = APIRouter(prefix=prefix)
+            _by_prefix[prefix].add_api_route(
+                binding.path[len(prefix) :],
                 _endpoint(op, binding),
                 methods=[binding.method],
                 status_code=binding.status,
-                response_model=op.output,
+                response_model=None,
                 summary=op.summary.rstrip("."),
                 tags=[_TAGS.get(op.name.split(".", 1)[0], op.name.split(".", 1)[0])],
-                responses=ERRORS,
+                responses={binding.status: {"model": op.output, "description": op.summary}, **ERRORS},
                 openapi_extra=_openapi(op, binding),
                 operation_id=name,
                 name=name,
             )
 
 
+# One router per path prefix: FastAPI prepares a router's routes when a request first reaches it,
+# so a request prepares only its own tier's routes.
+_by_prefix: dict[str, APIRouter] = {}
 _install()
+routers: list[APIRouter] = list(_by_prefix.values())
