@@ -61,14 +61,14 @@ class ListSessions(PageRequest):
     """Which page of the live sessions."""
 
 
+class OneSession(Request):
+    session_id: SessionId
+
+
 class CreateSession(Request):
     session_id: SessionId
     ttl_hours: float | None = Field(None, ge=0, description="Whole-session TTL in hours (0: never expires).")
     subject: Subject = None
-
-
-class OneSession(Request):
-    session_id: SessionId
 
 
 class ClearKeys(Request):
