@@ -159,7 +159,6 @@ class Tool:
             others keep their defaults.
         fixed: fields set to these values and not offered (a dry run stays a dry run).
         defaults: this door's default for a field where it differs from the request model's.
-        text: the tool's text for the model from the result (default: the result as JSON).
         description: what the model is told (default: the operation's summary).
     """
 
@@ -167,7 +166,6 @@ class Tool:
     fields: tuple[str, ...] | None = None
     fixed: Mapping[str, Any] = field(default_factory=dict)
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    text: Callable[[Any], str] | None = None
     description: str | None = None
 
 

@@ -129,8 +129,7 @@ def _result(op: Op[Any], result: Any) -> ToolResult:
     assert op.tool is not None
     if isinstance(result, str):
         return ToolResult(op.tool.name, result, None)
-    text = op.tool.text(result) if op.tool.text is not None else dumps(result)
-    return ToolResult(op.tool.name, text, result)
+    return ToolResult(op.tool.name, dumps(result), result)
 
 
 def call_tool(
