@@ -1,6 +1,7 @@
 """One filter language on every search surface and engine: long-term memory (its listing and its
 ranked search), the LangGraph store and the document store answer the same table alike, refuse the
-same bad filters alike, and page with ``offset``; so do the doors (HTTP, the tools). (The language itself: tests/search/test_filters.py.)"""
+same bad filters alike, and page with ``offset``; so do the doors (HTTP, the tools). (The language
+itself: tests/search/test_filters.py.)"""
 
 from __future__ import annotations
 
