@@ -17,7 +17,7 @@ from ..errors import Conflict
 from ..keyspace import family_of, label_of
 from ..limits import short_repr
 from . import writes
-from .entry import from_json
+from .entry import from_json, on_grid
 from .layout import PREFIX, ScopeKeys
 from .snapshotter import snapshotter
 from .validate import normalise_id
@@ -103,7 +103,7 @@ class LongTermDeletes:
         Raises:
             Conflict: the entries kept changing under concurrent writers.
         """
-        now = self.engine.clock.now()
+        now = on_grid(self.engine.clock.now())  # the stored times' grid: exactly at expiry is due
         due = [m for m, _ in self.engine.zrangebyscore(self.keys.expiry, -math.inf, now, count=limit)]
         if not due:
             return 0

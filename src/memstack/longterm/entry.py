@@ -33,6 +33,7 @@ __all__ = [
     "entry_json",
     "entry_to_dict",
     "from_json",
+    "on_grid",
     "to_json",
     "valid_at",
 ]
@@ -123,9 +124,16 @@ class SearchHit:
     sources: tuple[str, ...] = ()
 
 
+def on_grid(seconds: float) -> float:
+    """``seconds`` on the microsecond grid of the stored times (a save's ``valid_to`` is the
+    clock's time rounded to a microsecond: comparing it with the raw clock would miss by a hair)."""
+    return datetime.fromtimestamp(seconds, UTC).timestamp()
+
+
 def current_at(entry: MemoryEntry, at: float) -> bool:
     """Whether ``entry`` is current at ``at`` (epoch seconds): not superseded by then (no
     ``valid_to``, or a later one) and not expired by then. What searches show by default."""
+    at = on_grid(at)
     if entry.valid_to is not None and entry.valid_to.timestamp() <= at:
         return False
     return entry.expires_at is None or entry.expires_at.timestamp() > at
@@ -134,6 +142,7 @@ def current_at(entry: MemoryEntry, at: float) -> bool:
 def valid_at(entry: MemoryEntry, at: float) -> bool:
     """Whether the fact of ``entry`` held at ``at`` (epoch seconds): ``valid_since <= at <
     valid_to`` (what an ``as_of`` search shows, with the expiry checked at that time too)."""
+    at = on_grid(at)
     if entry.valid_since.timestamp() > at:
         return False
     return entry.valid_to is None or at < entry.valid_to.timestamp()

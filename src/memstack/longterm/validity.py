@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import InvalidValue
-from .entry import MemoryEntry
+from .entry import MemoryEntry, on_grid
 from .validate import check_time
 
 __all__ = ["ValidityIndex", "View", "check_view"]
@@ -109,10 +109,11 @@ class ValidityIndex:
     def hidden(self, view: View, now: float, created_after: Callable[[float], set[str]]) -> set[str]:
         """The ids ``view`` hides at ``now`` (empty: nothing is hidden). ``created_after(t)``
         gives the ids created after ``t`` (the filter postings know them)."""
+        now = on_grid(now)
         if view.as_of is None:
             hidden = set() if view.include_history else _up_to(self._ends, now)
             return hidden if view.include_expired else hidden | _up_to(self._expiries, now)
-        at = view.as_of
+        at = on_grid(view.as_of)
         explicit = {i for _, i in self._starts}
         started_later = {i for _, i in self._starts[bisect.bisect_right(self._starts, (at, "\U0010ffff")) :]}
         hidden = (created_after(at) - explicit) | started_later | _up_to(self._ends, at)
