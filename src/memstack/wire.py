@@ -98,6 +98,9 @@ class ApiKey(Protocol):
     def admin(self) -> bool: ...
 
     @property
+    def rate(self) -> int | None: ...
+
+    @property
     def created_at(self) -> float: ...
 
 
@@ -108,6 +111,7 @@ def api_key_json(key: ApiKey) -> dict[str, Any]:
         "tenants": list(key.tenants),
         "label": key.label,
         "admin": key.admin,
+        "rate": key.rate,
         "created_at": iso_utc(key.created_at),
     }
 

@@ -17,6 +17,7 @@ from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
 from ..keyspace import check_subject
 from ..limits import short_repr
+from ..redact import redact_url
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
 from . import writes
@@ -355,4 +356,4 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         return take(self.engine, self.scope)
 
     def __repr__(self) -> str:
-        return f"<LongTermMemory scope={self.scope!r} on {self.engine.url!r}>"
+        return f"<LongTermMemory scope={self.scope!r} on {redact_url(self.engine.url)!r}>"

@@ -27,9 +27,11 @@ from ..lifecycle.sweeper import RetentionSweeper
 from ..longterm.backfill import VectorFollower
 from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
+from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
 from .middleware import LimitsMiddleware, Receive, Scope, Send
+from .throttle import AuthThrottle, FailureThrottle
 
 __all__ = [
     "DEFAULT_TENANT",
@@ -68,6 +70,11 @@ class ServerSettings:
         retention: the tiers' retention policies (:mod:`memstack.lifecycle.retention`): every
             tenant is swept every ``retention_interval`` seconds (the sweep also deletes the
             long-term entries past their own ``expires_at``).
+        auth_throttle: failed authentications allowed per client address in keys mode
+            (:mod:`memstack.server.throttle`); None: ``$MEMSTACK_AUTH_FAILURE_BURST`` /
+            ``$MEMSTACK_AUTH_FAILURE_RATE``, else 10 in a row, then 6 a minute.
+        log_key: the key of the access log's id hashes (:mod:`memstack.server.access_log`);
+            None: ``$MEMSTACK_LOG_KEY``, else a random key per process.
     """
 
     def __init__(
@@ -81,6 +88,8 @@ class ServerSettings:
         embedder: Embedder | None = None,
         retention: Retention | None = None,
         retention_interval: float = 3600.0,
+        auth_throttle: AuthThrottle | None = None,
+        log_key: str | None = None,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -91,6 +100,8 @@ class ServerSettings:
         self.embedder = embedder
         self.retention = retention if retention is not None else Retention()
         self.retention_interval = retention_interval
+        self.auth_throttle = auth_throttle
+        self.log_key = log_key
 
 
 class _Tenants:
@@ -256,7 +267,12 @@ def create_app(
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
         )
-    app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes)
+    # Keyless mode has no keys to guess: no throttle there.
+    limits = settings.auth_throttle or AuthThrottle.from_env()
+    throttle = FailureThrottle(limits, engine.clock) if auth.mode == "keys" else None
+    app.state.throttle = throttle
+    access = AccessLog(settings.log_key)
+    app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes, throttle=throttle, access=access)
     metrics.install(app, observed)
     return app
 

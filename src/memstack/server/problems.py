@@ -17,19 +17,29 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from .. import errors
 from .error_table import RETRY_AFTER_SECONDS, describe, scrub
 
-__all__ = ["PROBLEM_MEDIA", "ProblemResponse", "error_response", "install", "problem", "status_of"]
+__all__ = [
+    "PROBLEM_MEDIA",
+    "TITLES",
+    "ProblemResponse",
+    "error_response",
+    "install",
+    "problem",
+    "status_of",
+]
 
 PROBLEM_MEDIA = "application/problem+json"
 
-_TITLES = {
+TITLES = {
     400: "BadRequest",
     401: "Unauthorized",
     403: "Forbidden",
     404: "NotFound",
     405: "MethodNotAllowed",
     413: "PayloadTooLarge",
+    429: "TooManyRequests",
     503: "ServiceUnavailable",
 }
+"""The problem title of each plain HTTP error (any other status: ``HTTPError``)."""
 
 
 class ProblemResponse(JSONResponse):
@@ -63,7 +73,7 @@ def error_response(exc: BaseException) -> ProblemResponse:
 
 def http_problem(status: int, detail: str, headers: dict[str, str] | None = None) -> ProblemResponse:
     """The problem response of a plain HTTP error (401, 404 of a route, 405, 413)."""
-    response = problem(status, _TITLES.get(status, "HTTPError"), detail)
+    response = problem(status, TITLES.get(status, "HTTPError"), detail)
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response

@@ -71,26 +71,37 @@ const enc = encodeURIComponent;
 const count = (n, one, many) => n + " " + (n === 1 ? one : many || one + "s");
 
 // -- sign in --------------------------------------------------------------------------------
+// The server says who this tab is: {auth: "none" | "keys", tenant}. A keyless server needs no
+// sign-in; in keys mode the tenant is known once a key is accepted (null before).
+const whoami = () => api("GET", "/ui/api/whoami");
+
 async function signIn(event) {
   event.preventDefault();
   auth.key = $("key").value.trim();
   auth.tenant = $("tenant").value.trim();
+  let who;
   try {
-    await api("GET", "/v1/sessions?limit=1");
+    who = await whoami();
+    if (!who.tenant) throw new ApiError(401, null);
   } catch (error) {
-    $("signin-error").textContent = error.status === 401 ? "This key is not valid here." : error.message;
+    $("signin-error").textContent = error.status === 401 ? "This key is not valid here."
+      : error.status === 429 ? "Too many refused keys from this address: wait a moment and try again." : error.message;
     return;
   }
   sessionStorage.setItem("memstack.key", auth.key);
   sessionStorage.setItem("memstack.tenant", auth.tenant);
   $("key").value = "";
-  enter();
+  enter(who);
 }
 
 function signOut(message) {
   sessionStorage.removeItem("memstack.key");
   sessionStorage.removeItem("memstack.tenant");
   auth.key = ""; auth.tenant = "";
+  showSignIn(message);
+}
+
+function showSignIn(message) {
   stopBoard();
   $("tabs").hidden = true; $("signout").hidden = true; $("who").textContent = "";
   document.querySelectorAll(".view").forEach((v) => { v.hidden = true; });
@@ -99,17 +110,31 @@ function signOut(message) {
   $("key").focus();
 }
 
-function enter() {
-  $("signin").hidden = true; $("tabs").hidden = false; $("signout").hidden = false;
-  $("who").textContent = "Tenant: " + (auth.tenant || "the key's first tenant");
+function enter(who) {
+  const keyless = who.auth === "none";
+  $("signin").hidden = true; $("tabs").hidden = false; $("signout").hidden = keyless;
+  $("who").textContent = "Tenant: " + who.tenant + (keyless ? " (this server needs no key)" : "");
   show(location.hash.slice(1) || "sessions");
 }
 
+async function start() {
+  let who;
+  try {
+    who = await whoami();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) { signOut("The key was refused: sign in again."); return; }
+    showSignIn(error.message || String(error));
+    return;
+  }
+  if (who.tenant) enter(who); else showSignIn("");
+}
+
 // -- views ----------------------------------------------------------------------------------
-const loaders = { sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null, dream: loadDream, forget: null };
+// A Map, not an object: a hash such as #constructor or #__proto__ names no view.
+const loaders = new Map(Object.entries({ sessions: loadSessions, conversations: loadConversations, memories: searchMemories, working: loadWorking, shared: null, dream: loadDream, forget: null }));
 
 function show(name) {
-  if (!(name in loaders)) name = "sessions";
+  if (!loaders.has(name)) name = "sessions";
   document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== "view-" + name; });
   document.querySelectorAll("#tabs button").forEach((b) => {
     if (b.dataset.view === name) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
@@ -117,7 +142,7 @@ function show(name) {
   if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
   if (name !== "shared") stopBoard();
   if (name !== "working" && ttlTimer) { clearInterval(ttlTimer); ttlTimer = null; }
-  const load = loaders[name];
+  const load = loaders.get(name);
   if (load) load().catch(fail);
 }
 
@@ -492,6 +517,5 @@ document.addEventListener("DOMContentLoaded", () => {
   $("dream-form").addEventListener("submit", (e) => loadDream(e).catch(fail));
   $("forget-form").addEventListener("submit", (e) => forgetOne(e).catch(fail));
   window.addEventListener("hashchange", () => { if (!$("tabs").hidden) show(location.hash.slice(1)); });
-  if (sessionStorage.getItem("memstack.key") !== null) enter(); else $("key").focus();
-  document.body.dataset.ready = "1";
+  start().finally(() => { document.body.dataset.ready = "1"; });
 });
