@@ -111,4 +111,4 @@ def test_serve_stdio_speaks_mcp(tmp_path: Path) -> None:
 
     names, text = asyncio.run(run())
     assert "save_memory" in names
-    assert text == "7"
+    assert json.loads(text) == {"session_id": "desk", "key": "k", "value": 7}

@@ -43,11 +43,9 @@ __all__ = [
     "tenant_memory",
 ]
 
-# The tier routers, one module each under memstack.server.routes (variation as data).
-ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
-ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
-ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
-ROUTERS.append("forget")  # POST /v1/forget: the deletion report
+# The routers under memstack.server.routes: every operation's routes, generated from the registry
+# (memstack.ops), then the tool endpoint and the server's own information.
+ROUTERS: list[str] = ["ops", "tools"]
 ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
 
 
@@ -256,10 +254,11 @@ def create_app(
     if extra_routers:
         # Key management exists only where keys do: in no-auth mode /v1/keys is a plain 404.
         for module in ROUTERS:
-            router = importlib.import_module(f"{__package__}.routes.{module}").router
+            loaded = importlib.import_module(f"{__package__}.routes.{module}")
             # Every tier route resolves the caller, even one that reads no tenant data (the tool
             # list): in keys mode nothing answers without a key. FastAPI runs it once per request.
-            app.include_router(router, dependencies=[Depends(tenant_memory)])
+            for router in getattr(loaded, "routers", None) or [loaded.router]:
+                app.include_router(router, dependencies=[Depends(tenant_memory)])
         if auth.mode == "keys":  # key management exists only where keys do (else a plain 404)
             app.include_router(importlib.import_module(f"{__package__}.routes.keys").router)
             app.include_router(importlib.import_module(f"{__package__}.routes.admin").router)

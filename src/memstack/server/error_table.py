@@ -61,6 +61,7 @@ _FAILED: Final = "the request failed on the server; the server log has the detai
 # The first class in the error's MRO found here wins, so the order does not matter.
 TABLE: Final[dict[type[BaseException], ErrorRule]] = {
     errors.InvalidInput: ErrorRule(400, _INVALID_PARAMS),
+    errors.InvalidRequest: ErrorRule(422, _INVALID_PARAMS),  # a request off its schema (memstack.ops)
     errors.NotANumber: ErrorRule(409, _INVALID_PARAMS),
     errors.NotFound: ErrorRule(404, _NOT_FOUND),
     errors.AlreadyExists: ErrorRule(409, _INVALID_PARAMS),
