@@ -24,7 +24,9 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def test_parse_facts_and_decisions() -> None:
-    text = '<think>{"facts": []}</think> sure: {"FACTS": [{"Content": "a", "SourceIds": ["m1"], "validFrom": 0}'
+    text = (
+        '<think>{"facts": []}</think> sure: {"FACTS": [{"Content": "a", "SourceIds": ["m1"], "validFrom": 0}'
+    )
     text = text.replace("0}", "null}]}")
     assert parse_facts(text) == [ProposedFact("a", None, (), ("m1",), None)]
     assert parse_decisions('{"decisions": [{"fact": 2, "action": " UPDATE ", "ids": ["x"]}]}') == [

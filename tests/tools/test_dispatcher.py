@@ -18,7 +18,8 @@ def tools(mem: Memory) -> MemoryTools:
 
 def test_unknown_tool(tools: MemoryTools) -> None:
     assert dispatch(tools, "launch_rockets", "{}") == (
-        "Error: unknown tool 'launch_rockets'. Available tools: save_memory, search_memory, delete_memory, "
+        "Error: unknown tool 'launch_rockets'. Available tools: save_memory, update_memory, search_memory, "
+        "delete_memory, "
         "list_memory_categories, save_to_working_memory, get_from_working_memory, "
         "delete_from_working_memory, list_working_memory, search_working_memory."
     )

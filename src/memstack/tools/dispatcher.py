@@ -91,6 +91,7 @@ class MemoryTools:
         self.save_hook = save_hook
         self._handlers: dict[str, Callable[[Any], str]] = {
             "save_memory": lambda a: lt_tools.save_memory(self.long_term, a, self.save_hook),
+            "update_memory": lambda a: lt_tools.update_memory(self.long_term, a),
             "search_memory": lambda a: lt_tools.search_memory(self.long_term, a),
             "delete_memory": lambda a: lt_tools.delete_memory(self.long_term, a),
             "list_memory_categories": lambda a: lt_tools.list_memory_categories(self.long_term, a),
