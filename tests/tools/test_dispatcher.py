@@ -84,8 +84,8 @@ def test_call_answers_an_openai_tool_call(tools: MemoryTools) -> None:
 def test_schemas_are_openai_tools_generated_from_the_models() -> None:
     schemas = tool_schemas()
     assert [s["function"]["name"] for s in schemas] == [t.name for t in TOOLS]
-    assert len(schemas) == 9
-    save = schemas[4]
+    assert len(schemas) == 10
+    save = schemas[5]
     assert save == {
         "type": "function",
         "function": {

@@ -40,6 +40,8 @@ def test_extract_from_the_dream_view_then_validity_and_history(
     live: Live, engine: Engine, clock: ManualClock, page: Any, shoot: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lisbon = live.api.post("/v1/memories?scope=u", json={"content": "The user lives in Lisbon"}).json()
+    for other in ("The user likes jazz", "The user has a cat"):  # a pass may supersede at most half
+        live.api.post("/v1/memories?scope=u", json={"content": other}).raise_for_status()
     clock.advance(3600)
     tenant = Memory(tenant_engine(engine, live.tenant))
     tenant.turns.add("s1", "user", "I moved to Berlin last week!", message_id="m1")
@@ -50,7 +52,7 @@ def test_extract_from_the_dream_view_then_validity_and_history(
         monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "scripted")
         sign_in(page, live, "dream")
         page.get_by_role("list", name="Dream scopes").get_by_role("button", name="u").click()
-        page.get_by_label("Pass").select_option("extract")
+        page.get_by_label("Pass", exact=True).select_option("extract")
         expect(page.get_by_label("Dry run")).to_be_checked()
         page.get_by_role("button", name="Run", exact=True).click()
         summary = page.locator("#dream-run-summary")
@@ -67,17 +69,20 @@ def test_extract_from_the_dream_view_then_validity_and_history(
     expect(created).to_contain_text("said in m1")
     superseded = page.get_by_role("region", name="Superseded entries")
     expect(superseded).to_contain_text(re.compile(r"until \S+Z \(superseded by [0-9a-f]+\)"))
-    expect(page.locator("#dream-records tbody tr")).to_have_count(1)  # the dry run left no record
+    records = page.locator("#dream-records tbody tr")
+    expect(records).to_have_count(1)  # the dry run left no record
+    expect(records.locator("td.num").nth(3)).to_have_text("1")  # superseded
     shoot("extract-applied")
 
     page.get_by_role("button", name="Long-term memories").click()
     page.get_by_role("list", name="Scopes").get_by_role("button", name="u").click()
     rows = page.locator("#memory-results tbody tr[data-memory-id]")
-    expect(rows).to_have_count(1)  # only the current fact
-    expect(rows).to_contain_text("Berlin")
+    expect(rows).to_have_count(3)  # only the current facts
+    expect(rows.filter(has_text="Lisbon")).to_have_count(0)
+    expect(rows.filter(has_text="Berlin")).to_have_count(1)
     page.get_by_label("Include superseded").check()
     page.get_by_role("button", name="Search").click()
-    expect(rows).to_have_count(2)
+    expect(rows).to_have_count(4)
     old = page.locator(f'#memory-results tr[data-memory-id="{lisbon["id"]}"]')
     expect(old.locator(".state-superseded")).to_have_text("superseded")
     expect(old.locator(".validity")).to_contain_text("(superseded by ")
@@ -91,18 +96,26 @@ def test_extract_from_the_dream_view_then_validity_and_history(
     shoot("memory-history")
 
     as_of = lisbon["created_at"]
+    page.get_by_label("Include superseded").uncheck()  # a time shows what was valid then, no history
     page.get_by_label("As of").fill(as_of)
     page.get_by_role("button", name="Search").click()
-    expect(rows).to_have_count(1)
-    expect(rows).to_contain_text("Lisbon")
+    expect(rows).to_have_count(3)  # what was valid then
+    expect(rows.filter(has_text="Berlin")).to_have_count(0)
+    expect(rows.filter(has_text="Lisbon")).to_have_count(1)
 
 
 def test_an_entry_shows_its_expiry(live: Live, page: Any, shoot: Any) -> None:
     body = {"content": "Door code 4321 for today", "expires_at": "2099-01-01T00:00:00Z"}
     saved = live.api.post("/v1/memories?scope=ops", json=body).json()
-    assert saved["expires_at"] == "2099-01-01T00:00:00Z"
+    assert saved["expires_at"] == "2099-01-01T00:00:00.000000Z"
     sign_in(page, live, "memories")
     page.get_by_role("list", name="Scopes").get_by_role("button", name="ops").click()
     row = page.locator(f'#memory-results tr[data-memory-id="{saved["id"]}"]')
     expect(row.locator(".validity")).to_contain_text("expires 2099-01-01T00:00:00Z")
+    page.get_by_role("button", name=f"Edit memory {saved['id']}").click()
+    page.get_by_label("Content").fill("Door code 9876 for today")
+    page.get_by_role("button", name="Save").click()
+    expect(row).to_contain_text("9876")
+    stored = live.api.get(f"/v1/memories/{saved['id']}?scope=ops").json()
+    assert stored["expires_at"] == saved["expires_at"]  # an edit keeps the expiry
     shoot("expiry")

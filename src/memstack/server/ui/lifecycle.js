@@ -20,6 +20,7 @@ async function loadDream(event) {
         text: iso(r.at) || r.id, onclick: () => openDream(r.id).catch(fail) })),
       h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
       h("td", { class: "num", text: String(r.retired_count) }), h("td", { class: "num", text: String(r.created_count) }),
+      h("td", { class: "num", text: String(r.superseded_count) }),
       h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })))));
   $("dream-summary").textContent = "Scope " + dreamScope() + " · " + count(page.items.length, "dream record");
 }

@@ -160,6 +160,7 @@ function editMemory(row, e) {
       await api("PUT", "/v1/memories/" + enc(e.id) + "?" + q({ scope: scope() }), {
         content: content.value, category: category.value.trim() || null,
         tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean), metadata: e.metadata,
+        expires_at: e.expires_at,  // an update replaces the expiry with what it gives: keep it
       });
       say("Saved " + e.id + ".");
       await searchMemories();
