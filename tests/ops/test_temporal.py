@@ -119,6 +119,9 @@ def test_the_tools_supersede_and_update_with_their_actor(engine: Engine, client:
     assert stored is not None and stored.content == "The user drank green tea"
     assert stored.superseded_by is not None  # an update keeps the supersession
     assert [c.op for c in mem.long_term("u").history(tea.id)] == ["create", "supersede", "update"]
+    ghost = client.post("/v1/tools/save_memory", json={"arguments": {"content": "x", "supersedes": "ghost"}})
+    assert ghost.status_code == 404
+    assert ghost.json()["detail"].count("save_memory failed:") == 1  # worded once, by one door
     missing = client.post("/v1/tools/update_memory", json={"arguments": {"id": "nope", "content": "x"}})
     assert missing.status_code == 404 and "No memory entry found" in missing.text
 
