@@ -1,4 +1,4 @@
-"""Offline dedupe over LoCoMo with injected duplicates: how many go, what recall does, and undo.
+"""Dream passes over LoCoMo: offline dedupe of injected duplicates, and extract of known contradictions.
 
 For each conversation of the LoCoMo development split, a fresh scope receives every turn as one
 entry (as ``bench/locomo_recall.py`` builds them), plus injected duplicates of 20 % of the turns
@@ -15,18 +15,28 @@ after its original. Then:
 
 For reference, ``recall_r10_clean`` is the recall of a scope that never had duplicates.
 
+The extract case (``bench/_dream_extract.py`` says how it is built): known contradictions of
+LoCoMo turns said again in new turns, one ``extract`` pass per conversation with a scripted model
+that knows them: ``superseded_correct`` (the contradicted turn superseded by its new fact),
+``current_fact_r1`` (the new fact ranks first for its question; target >= 0.9), ``stale_r1``, the
+same-run ADD-only peer ``add_only_r1`` / ``add_only_stale_r1``, ``locomo_question_r1`` and
+``extract_undo_exact``.
+
     python bench/dream.py [--url URL] [--quick | --smoke] [--data PATH]
 
 ``--quick`` uses the first 3 conversations; ``--smoke`` a tiny made-up conversation set in LoCoMo's
 format (``bench/_locomo_smoke.py``: no LoCoMo copy needed; its figures mean nothing). Searches use
 BM25 alone, whatever ``MEMSTACK_EMBEDDER`` says. Last line:
 ``RESULT entries_before=… entries_after=… duplicates_removed_ratio=… recall_r10_before=…
-recall_r10_after=… recall_delta=… lost_without_record=… undo_exact=… recall_r10_clean=…``.
+recall_r10_after=… recall_delta=… lost_without_record=… undo_exact=… recall_r10_clean=…
+contradictions=… superseded_correct=… wrong_superseded=… current_fact_r1=… stale_r1=… add_only_r1=…
+add_only_stale_r1=… locomo_question_r1=… extract_undo_exact=…``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -39,6 +49,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import memstack
+from _dream_extract import run_extract_case
 from _locomo_smoke import write_smoke_data
 from _smoke import add_smoke, smoke_tag
 from locomo_recall import Conversation, Scores, data_path, load
@@ -144,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
                 f"{conv.sample_id}: {len(snapshot)} entries ({len(dups)} injected) -> {len(left)}; "
                 f"merged groups {0 if record is None else len(record.created)}"
             )
+        samples = json.loads(Path(data).read_text(encoding="utf-8"))[: len(conversations)]
+        extract = run_extract_case(mem, samples, run)
     ratio = removed / injected if injected else 1.0
     r_before, r_after = before.recall(10), after.recall(10)
     print(
@@ -151,12 +164,19 @@ def run(args: argparse.Namespace) -> int:
         f"with them {r_before:.4f}, after dedupe {r_after:.4f}"
     )
     print(f"duplicates removed: {removed}/{injected} ({ratio:.3f}); lost without record: {lost}")
+    seconds["extract"] = extract.pop("extract_seconds")
+    print(
+        f"extract: {extract['contradictions']:.0f} contradictions, superseded correctly "
+        f"{extract['superseded_correct']:.3f}; the current fact first {extract['current_fact_r1']:.3f} "
+        f"(ADD-only {extract['add_only_r1']:.3f}, the stale one first {extract['add_only_stale_r1']:.3f})"
+    )
     print("seconds: " + ", ".join(f"{k} {v:.2f}" for k, v in seconds.items()))
     print(
         f"RESULT entries_before={entries_before} entries_after={entries_after} "
         f"duplicates_removed_ratio={ratio:.4f} recall_r10_before={r_before:.4f} "
         f"recall_r10_after={r_after:.4f} recall_delta={r_after - r_before:.4f} "
-        f"lost_without_record={lost} undo_exact={int(exact)} recall_r10_clean={clean.recall(10):.4f}"
+        f"lost_without_record={lost} undo_exact={int(exact)} recall_r10_clean={clean.recall(10):.4f} "
+        + " ".join(f"{k}={v:.4f}" if isinstance(v, float) else f"{k}={v}" for k, v in extract.items())
         + smoke_tag(args)
     )
     return 0

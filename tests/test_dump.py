@@ -107,4 +107,7 @@ def test_long_term_snapshots_are_left_out(engine: Engine) -> None:
     export_jsonl(engine, out)
     keys = [json.loads(line)["key"] for line in out.getvalue().splitlines()]
     assert any(key.endswith(":e:snap") for key in keys)  # the entry stays
-    assert not any(key.endswith((":snap", ":snapver")) for key in keys if ":e:" not in key)
+    entry_keys = (":e:", ":h:")  # the entry and its history
+    assert not any(
+        key.endswith((":snap", ":snapver")) for key in keys if not any(k in key for k in entry_keys)
+    )

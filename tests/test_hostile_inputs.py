@@ -39,12 +39,14 @@ Outcome = str
 """``"ok: {repr of the result}"`` or the name of the exception class a call raised."""
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ENGINE = re.compile(r" on <[A-Za-z]+Engine [^>]*>")
+_TURN_ID = re.compile(r"'message_id': '[0-9a-f]{12}'")  # a turn's generated id (uuid4's first 12)
 
 
 def _ok(result: Any) -> Outcome:
     """The outcome of a call that returned ``result``: its repr without what differs by design
-    between engines and runs (random uuids, the engine's name and URL)."""
-    return "ok: " + _ENGINE.sub("", _UUID.sub("<uuid>", repr(result)))
+    between engines and runs (random uuids and turn ids, the engine's name and URL)."""
+    text = _TURN_ID.sub("'message_id': '<id>'", _UUID.sub("<uuid>", repr(result)))
+    return "ok: " + _ENGINE.sub("", text)
 
 
 class Snapshot:

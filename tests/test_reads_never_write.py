@@ -34,7 +34,10 @@ def seed(mem: Memory) -> None:
     mem.sessions.put("s1", "k", {"v": 1})
     mem.sessions.increment("s1", "n", 2)
     mem.conversations.append("c1", "user", "hello")
-    mem.long_term("alice").save(content="Alice plays the violin", tags=["music"], category="hobby")
+    alice = mem.long_term("alice")
+    old = alice.save(content="Alice lives in Lisbon", ttl=600)
+    alice.save(content="Alice lives in Berlin", supersedes=[old.id], expires_at=10**10)
+    alice.save(content="Alice plays the violin", tags=["music"], category="hobby")
     mem.working("session/s1").set("draft", {"to": "bob"}, ttl=300)
     board = mem.shared("team")
     board["plan"] = ["research"]
@@ -64,6 +67,16 @@ READS: list[tuple[str, Callable[[Memory], Any]]] = [
     ("long_term.search odd scope", lambda m: m.long_term("..").search("violin")),
     ("long_term.list_categories", lambda m: m.long_term("nobody").list_categories()),
     ("long_term.list_tags", lambda m: m.long_term("alice").list_tags()),
+    (
+        "long_term.history",
+        lambda m: [m.long_term("alice").history(e.id) for e in m.long_term("alice").entries()],
+    ),
+    ("long_term.history missing", lambda m: m.long_term("alice").history("nope")),
+    ("long_term.search history", lambda m: m.long_term("alice").search("lives", include_history=True)),
+    ("long_term.search expired", lambda m: m.long_term("alice").search("lives", include_expired=True)),
+    ("long_term.search as_of", lambda m: m.long_term("alice").search(None, as_of=0)),
+    ("long_term.current_count", lambda m: m.long_term("alice").current_count()),
+    ("dream.extract dry run", lambda m: _extract_dry_run(m)),
     ("working.get", lambda m: m.working("session/s1").get("draft")),
     ("working.get missing", lambda m: m.working("session/zz").get("draft")),
     ("working.list", lambda m: m.working("session/s1").list()),
@@ -88,6 +101,14 @@ READS: list[tuple[str, Callable[[Memory], Any]]] = [
     ("working namespaces", lambda m: list_namespaces(m.engine)),
     ("shared boards", lambda m: list_boards(m.engine)),
 ]
+
+
+def _extract_dry_run(mem: Memory) -> Any:
+    from memstack.llm.scripted import ScriptedChatModel
+
+    facts = '{"facts": [{"content": "Alice plays the cello", "sourceIds": []}]}'
+    model = ScriptedChatModel([facts, '{"decisions": []}'])
+    return mem.dream("alice", model=model, turns=mem.turns).extract(dry_run=True)
 
 
 @pytest.mark.parametrize(("name", "read"), READS, ids=[name for name, _ in READS])

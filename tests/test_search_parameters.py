@@ -29,6 +29,9 @@ CANONICAL = (
     "min_score",
     "filter",
     "offset",
+    "include_history",
+    "include_expired",
+    "as_of",
 )
 
 

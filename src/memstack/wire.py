@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from typing_extensions import TypedDict
 
 from .longterm.entry import entry_json
+from .longterm.history import event_json
 from .timefmt import iso_utc
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from .conversation.message import Message
     from .dream.record import DreamRecord
     from .longterm.entry import MemoryEntry, SearchHit
+    from .longterm.history import HistoryEvent
     from .working.entry import WorkingEntry
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "DreamSummaryJSON",
     "ExplainJSON",
     "HitJSON",
+    "MemoryEventJSON",
     "MemoryJSON",
     "MessageJSON",
     "WorkingJSON",
@@ -45,6 +48,7 @@ __all__ = [
     "explanation_json",
     "history_json",
     "hit_json",
+    "memory_event_json",
     "memory_json",
     "message_json",
     "working_json",
@@ -52,7 +56,9 @@ __all__ = [
 
 
 class MemoryJSON(TypedDict):
-    """A long-term entry; times ISO-8601 UTC (``updated_at`` null until an update)."""
+    """A long-term entry; times ISO-8601 UTC (``updated_at`` null until an update). ``valid_from``:
+    when the fact became true; ``valid_to`` and ``superseded_by``: set once another entry replaced
+    it; ``expires_at``: its own expiry (null: none)."""
 
     id: str
     content: str
@@ -61,6 +67,23 @@ class MemoryJSON(TypedDict):
     created_at: str
     updated_at: str | None
     metadata: dict[str, Any] | None
+    valid_from: str
+    valid_to: str | None
+    superseded_by: str | None
+    expires_at: str | None
+
+
+class MemoryEventJSON(TypedDict):
+    """One change of a long-term entry (:mod:`memstack.longterm.history`): ``op`` (create, update,
+    supersede, retire, restore), ``actor`` (api, tool, import, dream:{record}, undo:{record}), the
+    versions before and after, and the entries the change links."""
+
+    at: str
+    op: str
+    actor: str
+    old: MemoryJSON | None
+    new: MemoryJSON | None
+    related_ids: list[str]
 
 
 class HitJSON(TypedDict):
@@ -140,9 +163,11 @@ class ContextJSON(TypedDict):
 
 
 class CreatedJSON(MemoryJSON):
-    """An entry a dream pass created, with the entries it came from."""
+    """An entry a dream pass created, with the entries it came from (``message_ids``: the
+    conversation turns an ``extract`` pass learnt it from)."""
 
     source_ids: list[str]
+    message_ids: list[str]
 
 
 class _DreamJSON(TypedDict):
@@ -164,6 +189,7 @@ class DreamRecordJSON(_DreamJSON):
     prompt_digest: str | None
     retired: list[MemoryJSON]
     created: list[CreatedJSON]
+    superseded: list[MemoryJSON]
     unknown_ids: list[str]
     dropped: int
     kept: list[str]
@@ -174,12 +200,18 @@ class DreamSummaryJSON(_DreamJSON):
 
     retired_count: int
     created_count: int
+    superseded_count: int
 
 
 def memory_json(entry: MemoryEntry) -> MemoryJSON:
     """A long-term entry (:func:`memstack.longterm.entry.entry_json`: the tier owns its shape, so
     the dream records below this module give it too)."""
     return cast("MemoryJSON", entry_json(entry))
+
+
+def memory_event_json(event: HistoryEvent) -> MemoryEventJSON:
+    """One change of a long-term entry (:func:`memstack.longterm.history.event_json`)."""
+    return cast("MemoryEventJSON", event_json(event))
 
 
 def hit_json(hit: SearchHit) -> HitJSON:

@@ -138,7 +138,17 @@ def test_json_keeps_the_http_api_fields(url: str) -> None:
     entry = json.loads(run(url, "--json", "working", "set", "k", "v", "-n", "session/a"))
     assert {"key", "value", "stored_at", "expires_at", "category", "tags"} <= entry.keys()
     saved = json.loads(run(url, "--json", "memories", "save", "hello"))
-    assert set(saved) == {"id", "content", "category", "tags", "created_at", "updated_at", "metadata"}
+    validity = {"valid_from", "valid_to", "superseded_by", "expires_at"}
+    assert set(saved) == {
+        "id",
+        "content",
+        "category",
+        "tags",
+        "created_at",
+        "updated_at",
+        "metadata",
+        *validity,
+    }
     assert saved["created_at"].endswith("Z")
 
 

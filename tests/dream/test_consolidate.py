@@ -75,16 +75,28 @@ def test_exhaustive_deletion_union_case_insensitive_and_oldest_source_time(mem: 
         memory, model=ScriptedChatModel([f"<think>{{nonsense}}</think>```json\n{reply}\n```"])
     ).consolidate(force=True)
     assert record is not None and record.status == "applied"
-    left = {x.id for x in memory.entries()}
-    assert {e[0].id, e[2].id, e[3].id}.isdisjoint(left)  # e[2], e[3] were never in toDelete
-    assert {e[1].id, e[4].id} <= left
+    current = {h.entry.id for h in memory.search(None)}
+    assert {e[0].id, e[2].id, e[3].id}.isdisjoint(current)  # e[2], e[3] were never in toDelete
+    assert {e[1].id, e[4].id} <= current
     (created,) = [x for x in memory.entries() if x.content == "merged apples"]
     assert created.category == "fruit" and created.tags == ("x",)
     assert created.created_at == e[2].created_at  # the oldest known source
-    assert created.updated_at == datetime.fromtimestamp(mem.clock.now(), UTC)
+    now = datetime.fromtimestamp(mem.clock.now(), UTC)
+    assert created.updated_at == now and created.valid_from == now  # what it replaces held until now
     assert len(created.id) == 12
-    assert sorted(a.entry.id for a in record.retired) == sorted([e[0].id, e[2].id, e[3].id])
+    # the sources are superseded by the new entry (they stay, as history); toDelete alone retires
+    assert [a.entry.id for a in record.retired] == [e[0].id]
+    assert memory.get(e[0].id) is None
+    assert [x.entry.id for x in record.superseded] == [e[3].id, e[2].id]
+    for source in (e[2], e[3]):
+        kept = memory.get(source.id)
+        assert kept is not None and kept.superseded_by == created.id and kept.valid_to == now
+        assert [(h.op, h.actor) for h in memory.history(source.id)] == [
+            ("create", "api"),
+            ("supersede", f"dream:{record.id}"),
+        ]
     assert record.created[0].source_ids == (e[3].id, e[2].id)
+    assert [(h.op, h.related_ids) for h in memory.history(e[0].id)] == [("create", ()), ("retire", ())]
 
 
 def test_unknown_ids_are_noops_and_blank_items_are_dropped(mem: Memory) -> None:
@@ -100,6 +112,7 @@ def test_unknown_ids_are_noops_and_blank_items_are_dropped(mem: Memory) -> None:
     record = Dreamer(memory, model=ScriptedChatModel([reply])).consolidate()
     assert record is not None
     assert {a.entry.id for a in record.retired} == {e[0].id, e[1].id}  # a blank item's sources still go
+    assert record.superseded == ()  # no item with a known source
     assert set(record.unknown) == {"nosuchid", "ghost"}
     assert record.dropped == 2  # the blank one, the repeat
     (created,) = [x for x in memory.entries() if x.content.lower().startswith("new fact")]
@@ -152,9 +165,12 @@ def test_dry_run_returns_the_plan_and_writes_nothing(mem: Memory) -> None:
     )
     record = dreamer.consolidate(dry_run=True)
     assert record is not None and record.status == "dry-run"
-    assert {a.entry.id for a in record.retired} == {e[0].id, e[1].id}
+    assert [a.entry.id for a in record.retired] == [e[0].id]
+    assert [x.entry.id for x in record.superseded] == [e[1].id]
+    assert record.superseded[0].entry.superseded_by == record.created[0].entry.id
     assert [c.entry.content for c in record.created] == ["n"]
-    assert [x.id for x in memory.entries()] == [x.id for x in e]
+    assert memory.entries() == e
+    assert [[h.op for h in memory.history(x.id)] for x in e] == [["create"]] * 4
     assert dreamer.history() == []
 
 

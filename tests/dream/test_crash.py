@@ -66,10 +66,19 @@ def test_sigkill_during_passes_leaves_whole_passes_only(tmp_path: Path) -> None:
         ids = {e.id for e in memory.entries()}
         stored_keys = {k.rsplit(":", 1)[1] for k in mem.engine.scan(memory.keys.entry_prefix)}
         assert ids == stored_keys == mem.engine.smembers(memory.keys.ids)
-        assert len(ids) == ENTRIES  # each pass retires one entry and creates one
+        # each pass supersedes one entry (it stays, as history) and creates one
+        current = {h.entry.id for h in memory.search(None, limit=1000)}
+        assert len(current) == ENTRIES and len(ids) == ENTRIES + len(applied)
         created = {c.entry.id for r in applied for c in r.created}
-        retired = {a.entry.id for r in applied for a in r.retired}
-        assert ids - original <= created  # every new entry has the record of its pass
-        assert original - ids <= retired  # every missing entry is archived in a record
-        assert created - ids <= retired  # a created entry that left was retired by a later pass
-        assert len(retired) == len(applied) and len(created) == len(applied)
+        superseded = {x.entry.id for r in applied for x in r.superseded}
+        assert ids - original == created  # every new entry has the record of its pass
+        assert ids - current == superseded  # every entry no longer current was superseded by one
+        assert len(superseded) == len(applied) and len(created) == len(applied)
+        passes = {r.actor: r for r in applied}
+        for entry_id in ids:  # each history tells the entry's whole story, pass by pass
+            events = memory.history(entry_id)
+            assert events[0].op == "create" and events[0].new is not None
+            assert events[0].actor == "api" if entry_id in original else events[0].actor in passes
+            if entry_id in superseded:
+                assert [e.op for e in events] == ["create", "supersede"] and events[1].actor in passes
+                assert events[1].new == memory.get(entry_id)

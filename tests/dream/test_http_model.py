@@ -41,7 +41,8 @@ def test_unknown_duplicate_and_case_variant_ids(mem: Memory) -> None:
     with fake_openai([reply]) as server:
         record = Dreamer(memory, model=client(server.url)).consolidate()
     assert record is not None and record.status == "applied"
-    assert sorted(a.entry.id for a in record.retired) == sorted([e[0].id, e[1].id])
+    assert [a.entry.id for a in record.retired] == [e[0].id]
+    assert [x.entry.id for x in record.superseded] == [e[1].id]  # a source: superseded by "x"
     assert record.unknown == ("zzzzzz",)
     assert record.created[0].source_ids == (e[1].id,)
 

@@ -79,8 +79,28 @@ def test_consolidation_plan_takes_the_oldest_known_source_time() -> None:
     ids = iter(["n1", "n2"])
     _, items = parse_consolidation('{"toSave": [{"content": "m", "sourceIds": ["A", "B", "zz"]}]}')
     plan = consolidation_plan(inputs, (), items, T0 + timedelta(days=9), make_id=lambda: next(ids))
-    assert plan.retire == ("a", "b") and plan.unknown == ("zz",)
+    assert plan.retire == () and plan.superseded == ("a", "b") and plan.unknown == ("zz",)
     assert plan.create[0].entry.created_at == T0 and plan.create[0].entry.id == "n1"
+    assert plan.create[0].entry.valid_from == T0 + timedelta(days=9)  # the replaced ones held until now
+    assert plan.removed == 2 and {e.id for e in plan.basis} == {"a", "b"}
+    ids = iter(["n1"])
+    rewrite = consolidation_plan(inputs, (), items, T0, make_id=lambda: next(ids), supersede=False)
+    assert (
+        rewrite.retire == ("a", "b")
+        and rewrite.superseded == ()
+        and rewrite.create[0].entry.valid_from is None
+    )
+
+
+def test_each_entry_is_superseded_by_the_first_item_naming_it() -> None:
+    inputs = [MemoryEntry("a", "1", created_at=T0), MemoryEntry("b", "2", created_at=T0)]
+    ids = iter(["n1", "n2"])
+    _, items = parse_consolidation(
+        '{"toDelete": ["a", "b"], "toSave": [{"content": "m", "sourceIds": ["a"]},'
+        ' {"content": "k", "sourceIds": ["a", "b"]}]}'
+    )
+    plan = consolidation_plan(inputs, ("a", "b"), items, T0, make_id=lambda: next(ids))
+    assert [n.supersedes for n in plan.create] == [("a",), ("b",)] and plan.retire == ()
 
 
 def test_guard_rails_are_data() -> None:

@@ -91,3 +91,21 @@ def test_serve_starts_the_scheduler_only_when_asked(mem: Memory, monkeypatch: py
     scheduler = _dream_scheduler(mem, 60)
     assert scheduler is not None and scheduler.passes == ("dedupe",)
     scheduler.stop()
+
+
+def test_serve_takes_the_passes_to_schedule(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    import typer
+
+    from memstack.cli.service import _dream_scheduler
+
+    monkeypatch.setenv("MEMSTACK_CHAT_URL", "http://127.0.0.1:9/v1")  # never called: no scope is due
+    monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
+    scheduler = _dream_scheduler(mem, 60, "extract, consolidate")
+    assert scheduler is not None and scheduler.passes == ("extract", "consolidate")
+    scheduler.stop()
+    with pytest.raises(typer.Exit) as stopped:
+        _dream_scheduler(mem, 60, "extract,dream-harder")
+    assert stopped.value.exit_code == 2
+    monkeypatch.delenv("MEMSTACK_CHAT_URL")
+    with pytest.raises(typer.Exit):
+        _dream_scheduler(mem, 60, "extract")  # no chat model for it

@@ -44,14 +44,26 @@ def test_the_sweep_applies_each_policy(mem: Memory, clock: ManualClock) -> None:
     clock.advance(2 * DAY)
     mem.conversations.append("busy", "user", "hello")
     fresh_turn = mem.turns.add("s", "user", "a fresh turn")
-    assert sweep(mem, policy) == {"long_term": 0, "conversations": 1, "turn_log": 1, "registries": 0}
+    assert sweep(mem, policy) == {
+        "long_term": 0,
+        "expired": 0,
+        "conversations": 1,
+        "turn_log": 1,
+        "registries": 0,
+    }
     assert mem.conversations.conversations() == ["busy"]
     assert [e["content"] for e in mem.turns.log_entries()] == [fresh_turn.content]
     clock.advance(9 * DAY)
     kept = mem.long_term("u").save(content="a new fact")
     assert sweep(mem, policy)["long_term"] == 1
     assert [e.id for e in mem.long_term("u").entries()] == [kept.id] and old.id != kept.id
-    assert sweep(mem, Retention()) == {"long_term": 0, "conversations": 0, "turn_log": 0, "registries": 0}
+    assert sweep(mem, Retention()) == {
+        "long_term": 0,
+        "expired": 0,
+        "conversations": 0,
+        "turn_log": 0,
+        "registries": 0,
+    }
 
 
 def test_the_archive_policy_sets_the_dream_records_ttl(engine: Engine, clock: ManualClock) -> None:

@@ -23,9 +23,9 @@ def test_deletes_what_exists_and_counts_it(engine: Engine) -> None:
 
 
 def test_many_chunks(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstack.longterm import store
+    from memstack.longterm import deletes
 
-    monkeypatch.setattr(store, "DELETE_CHUNK", 3)
+    monkeypatch.setattr(deletes, "DELETE_CHUNK", 3)
     lt = LongTermMemory(engine, "u")
     for n in range(10):
         lt.save(id=f"e{n}", content="x")

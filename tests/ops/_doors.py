@@ -16,7 +16,17 @@ from urllib.parse import quote
 from memstack import Memory
 from memstack.ops import CONTEXT, Http, Op, field_kind
 
-TIME_FIELDS = {"created_at", "updated_at", "stored_at", "expires_at", "timestamp", "at", "undone_at"}
+TIME_FIELDS = {
+    "created_at",
+    "updated_at",
+    "stored_at",
+    "expires_at",
+    "timestamp",
+    "at",
+    "undone_at",
+    "valid_from",
+    "valid_to",
+}
 
 
 class CliDriver:

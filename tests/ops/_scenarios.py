@@ -45,6 +45,7 @@ def seed(mem: Memory) -> dict[str, str]:
     alice = mem.long_term("alice")
     alice.save(id="a1", content="Alice plays the violin", tags=["music"], category="hobby", metadata={"v": 1})
     alice.save(id="a2", content="Alice lives in Chicago", category="home", subject="u1")
+    alice.save(id="a3", content="Alice lives in Boston", category="home", supersedes=["a2"])
     for scope in ("dup", "dup2"):
         memories = mem.long_term(scope)
         memories.save(id="d1", content="Dan likes the colour blue a lot")
@@ -106,13 +107,18 @@ SCENARIOS: dict[str, Scenario] = {
     "memories.save": Scenario(
         {
             "scope": "alice",
-            "content": "Alice drinks green tea",
+            "content": "Alice lives in Denver",
             "tags": ["tea", "drinks"],
             "metadata": {"k": 1},
+            "supersedes": ["a3"],
+            "expires_at": "2099-01-01T00:00:00Z",
         },
         ID,
     ),
-    "memories.search": Scenario({"scope": "alice", "query": "violin", "tags": ["music"], "limit": 5}),
+    "memories.search": Scenario(
+        {"scope": "alice", "query": "alice lives", "limit": 5, "include_history": True}
+    ),
+    "memories.history": Scenario({"scope": "alice", "id": "a2"}),
     "memories.get": Scenario({"scope": "alice", "id": "a1"}),
     "memories.delete": Scenario({"scope": "alice", "id": "a1"}),
     "memories.categories": Scenario({"scope": "alice"}),
@@ -154,7 +160,11 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "forget": Scenario({"subject": "u1"}),
     "agent.save_memory": Scenario(
-        {"content": "Ada prefers tea", "tags": "drinks", "scope": "alice"}, text_ids=True
+        {"content": "Alice lives in Denver", "tags": "home", "supersedes": "a3", "scope": "alice"},
+        text_ids=True,
+    ),
+    "agent.update_memory": Scenario(
+        {"id": "a1", "content": "Alice plays the cello", "tags": "music", "scope": "alice"}
     ),
     "agent.search_memory": Scenario({"query": "violin", "scope": "alice"}),
     "agent.delete_memory": Scenario({"id": "a1", "scope": "alice"}),

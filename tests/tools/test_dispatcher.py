@@ -18,7 +18,8 @@ def tools(mem: Memory) -> MemoryTools:
 
 def test_unknown_tool(tools: MemoryTools) -> None:
     assert dispatch(tools, "launch_rockets", "{}") == (
-        "Error: unknown tool 'launch_rockets'. Available tools: save_memory, search_memory, delete_memory, "
+        "Error: unknown tool 'launch_rockets'. Available tools: save_memory, update_memory, search_memory, "
+        "delete_memory, "
         "list_memory_categories, save_to_working_memory, get_from_working_memory, "
         "delete_from_working_memory, list_working_memory, search_working_memory."
     )
@@ -83,8 +84,8 @@ def test_call_answers_an_openai_tool_call(tools: MemoryTools) -> None:
 def test_schemas_are_openai_tools_generated_from_the_models() -> None:
     schemas = tool_schemas()
     assert [s["function"]["name"] for s in schemas] == [t.name for t in TOOLS]
-    assert len(schemas) == 9
-    save = schemas[4]
+    assert len(schemas) == 10
+    save = schemas[5]
     assert save == {
         "type": "function",
         "function": {

@@ -54,6 +54,12 @@ def serve(
     dream_interval: float = typer.Option(
         0.0, "--dream-interval", help="Seconds between dream passes per scope (default tenant); 0: off."
     ),
+    dream_passes: str = typer.Option(
+        None,
+        "--dream-passes",
+        help="The scheduled passes, comma-separated: consolidate, preferences, dedupe, extract "
+        "(default: consolidate with a chat model, else dedupe).",
+    ),
     embedder: str = typer.Option(
         None,
         "--embedder",
@@ -134,7 +140,7 @@ def serve(
             highlight=False,
             soft_wrap=True,
         )
-        scheduler = _dream_scheduler(mem, dream_interval)
+        scheduler = _dream_scheduler(mem, dream_interval, dream_passes)
         try:
             with sock:
                 uvicorn.Server(config).run(sockets=[sock])
@@ -232,17 +238,26 @@ def _retention(setting: str | None) -> Retention:
         raise typer.Exit(EXIT["usage"]) from None
 
 
-def _dream_scheduler(mem: Memory, interval: float) -> DreamScheduler | None:
-    """The background dream passes of ``serve`` over the default tenant, started (None when off)."""
+def _dream_scheduler(mem: Memory, interval: float, passes: str | None = None) -> DreamScheduler | None:
+    """The background dream passes of ``serve`` over the default tenant, started (None when off);
+    a bad pass list or a model pass without a model stops the start (exit 2)."""
     if interval <= 0:
         return None
     from .._memory import Memory as TenantMemory
     from ..dream.scheduler import DreamScheduler
     from ..llm.chat import chat_model_from_env
 
-    scheduler = DreamScheduler(
-        TenantMemory(tenant_engine(mem.engine, "default")), interval, model=chat_model_from_env()
-    )
+    chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else None
+    try:
+        scheduler = DreamScheduler(
+            TenantMemory(tenant_engine(mem.engine, "default")),
+            interval,
+            model=chat_model_from_env(),
+            passes=chosen,
+        )
+    except InvalidConfiguration as exc:
+        _error(str(exc))
+        raise typer.Exit(EXIT["usage"]) from None
     scheduler.start()
     return scheduler
 

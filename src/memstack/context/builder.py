@@ -9,7 +9,8 @@ Message order (stable, so prompt caches stay warm: what changes least comes firs
 1. the system prompt (if any);
 2. the history: the recent turns before the current message, oldest first (user turns as
    ``user``, every other role as ``assistant``); it only grows at its end between turns;
-3. the per-turn blocks, as system messages: long-term recall, the own working-memory
+3. the per-turn blocks, as system messages: long-term recall (current memories only: never a
+   superseded or expired one), the own working-memory
    inventory, then (user sessions only) patrol findings and sub-agent ``-index`` outlines;
 4. the current user message, last.
 
@@ -28,6 +29,7 @@ from ..engines.base import Engine
 from ..errors import InvalidValue
 from ..limits import MAX_COUNT, MAX_VALUE_BYTES, check_text, short_repr
 from ..longterm import InjectionTracker, LongTermMemory, SearchHit
+from ..longterm.entry import current_at
 from ..longterm.validate import check_session_id
 from ..working import WorkingEntry, WorkingMemory, is_user_namespace
 from . import format as fmt
@@ -205,9 +207,10 @@ class ContextBuilder:
     def _recall(self, message: str, *, first_turn: bool) -> tuple[list[SearchHit], bool]:
         if self.recall_limit == 0:
             return [], False
-        hits = self.long_term.search(message, max_results=self.recall_limit)
+        now = self.engine.clock.now()
+        hits = _current(self.long_term.search(message, max_results=self.recall_limit), now)
         if not hits and first_turn and self.first_turn_fallback > 0:
-            return self.long_term.search(None, max_results=self.first_turn_fallback), True
+            return _current(self.long_term.search(None, max_results=self.first_turn_fallback), now), True
         return hits, False
 
     def _delta(
@@ -251,6 +254,12 @@ class ContextBuilder:
             for s in sections
         ]
         return fit(kept, self.token_budget, self.counter, [*excluded, *late])
+
+
+def _current(hits: list[SearchHit], now: float) -> list[SearchHit]:
+    """The hits still current: searches show only those, and a context must never inject a
+    superseded or expired memory, whatever long-term store it was given."""
+    return [hit for hit in hits if current_at(hit.entry, now)]
 
 
 def _history_sections(history: Sequence[tuple[str, str]]) -> list[Section]:

@@ -3,9 +3,10 @@
 Each session keeps its last ``max_turns_per_session`` turns (50: a sliding window of messages,
 oldest evicted; spec 2 items 58-62); ``recent()`` gives the injection window (the last 20). Every
 added turn is also appended to the turn log, an append-only list of
-``{session_id, role, content, timestamp}`` that the dream passes replay; it can be mirrored to a
-JSONL file. Sessions idle for ``idle_timeout`` seconds expire (engine TTL refreshed on every add
-and read; RockBot's idle timeout is one hour).
+``{session_id, role, content, timestamp, message_id}`` that the dream passes replay (the extract
+pass cites ``message_id`` as the provenance of what it learns); it can be mirrored to a JSONL file.
+Sessions idle for ``idle_timeout`` seconds expire (engine TTL refreshed on every add and read;
+RockBot's idle timeout is one hour).
 
 Every key shares one hash tag, so a turn, its log entry and the session index are written in ONE
 batch, also on Redis Cluster (the price: the whole tier lives in one cluster slot); the layout
@@ -19,9 +20,11 @@ comes from the keyspace registry::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -29,18 +32,30 @@ from typing import Any, Final
 from .. import limits
 from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
-from ..keyspace import check_subject, family_named, register
+from ..keyspace import check_subject, family_named, labelled, register
 from ..keyspace.families import TURNS
 from ..limits import short_repr
 from ..timefmt import iso_utc
 
-__all__ = ["SESSION_RULE", "Turn", "TurnMemory"]
+__all__ = ["MESSAGE_ID_RULE", "SESSION_RULE", "Turn", "TurnMemory", "message_id_of"]
 
 PREFIX: Final = TURNS.lead
 _SESSION_LIST: Final = family_named("turns.session").tail_prefix
 _SESSIONS, _LOG = family_named("turns.sessions").tail, family_named("turns.log").tail
 _LEASE: Final = family_named("turns.lease").tail
 SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may hold "/" (sub-directories)
+MESSAGE_ID_RULE: Final = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+"""A turn's message id: 1-128 of letters, digits, ``_ . : @ -`` (generated: 12 hex characters)."""
+
+
+def message_id_of(entry: dict[str, Any]) -> str:
+    """The message id of a turn-log entry; an entry logged before turns had ids gets one derived
+    from what it holds (stable: the same entry always gets the same id)."""
+    given = entry.get("message_id")
+    if isinstance(given, str) and MESSAGE_ID_RULE.fullmatch(given):
+        return given
+    text = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return "l" + hashlib.sha256(text.encode()).hexdigest()[:11]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,20 +154,37 @@ class TurnMemory:
     def _ttl_ms(self) -> int | None:
         return None if self.idle_timeout is None else int(self.idle_timeout * 1000)
 
-    def add(self, session_id: str, role: str, content: str, *, subject: str | None = None) -> Turn:
+    def add(
+        self,
+        session_id: str,
+        role: str,
+        content: str,
+        *,
+        subject: str | None = None,
+        message_id: str | None = None,
+    ) -> Turn:
         """Append a turn (and its log entry) in one batch; evict the oldest beyond the retention.
 
         ``subject``: the end user the session is about (:mod:`memstack.keyspace.subjects`): a
-        ``forget(subject=…)`` then forgets the whole session in every tier.
+        ``forget(subject=…)`` then forgets the whole session in every tier. ``message_id``: the
+        turn's id in the log (e.g. the message id of a conversation store; default: a fresh one),
+        which the extract pass cites as provenance.
 
         Raises:
             InvalidSessionId: a malformed session id.
             InvalidValue: an empty role or non-string content, a lone surrogate in either, a role
-                over 256 bytes or content over 1 MiB (the message names the field), a bad subject.
+                over 256 bytes or content over 1 MiB (the message names the field), a bad subject
+                or message id.
         """
         key = self._key(session_id)
         if subject is not None:
             check_subject(subject)
+        if message_id is None:
+            message_id = uuid.uuid4().hex[:12]
+        elif not isinstance(message_id, str) or not MESSAGE_ID_RULE.fullmatch(message_id):
+            raise InvalidValue(
+                f"message_id {short_repr(message_id)}: must be 1-128 characters of [A-Za-z0-9_.:@-]"
+            )
         if not isinstance(role, str) or not role:
             raise InvalidValue(f"role {short_repr(role)}: must be a non-empty string")
         if not isinstance(content, str):
@@ -163,7 +195,16 @@ class TurnMemory:
         record = json.dumps(
             {"role": role, "content": content, "timestamp": turn.timestamp}, ensure_ascii=False
         )
-        entry = {"session_id": session_id, "role": role, "content": content, "timestamp": turn.timestamp}
+        entry = labelled(
+            {
+                "session_id": session_id,
+                "role": role,
+                "content": content,
+                "timestamp": turn.timestamp,
+                "message_id": message_id,
+            },
+            subject,  # what is learnt from the turn is theirs too (the extract pass labels it)
+        )
         entry_text = json.dumps(entry, ensure_ascii=False)
         with self.engine.batch() as batch:
             register(self.engine, batch, subject, "session", session_id)

@@ -7,14 +7,17 @@ from pathlib import Path
 
 from ..errors import InvalidConfiguration
 
-__all__ = ["CONSOLIDATION", "PREFERENCES", "load_directive"]
+__all__ = ["CONSOLIDATION", "EXTRACTION", "EXTRACTION_DECISIONS", "PREFERENCES", "load_directive"]
 
 CONSOLIDATION = "dream.md"
 PREFERENCES = "pref-dream.md"
+EXTRACTION = "extract.md"
+EXTRACTION_DECISIONS = "extract-decide.md"
 
 
 def load_directive(name: str, path: str | Path | None = None) -> str:
-    """The text of directive ``name`` (``dream.md`` / ``pref-dream.md``), or of the file at ``path``.
+    """The text of directive ``name`` (``dream.md``, ``pref-dream.md``, ``extract.md``,
+    ``extract-decide.md``), or of the file at ``path``.
 
     Raises:
         InvalidConfiguration: ``path`` cannot be read, or is empty.

@@ -1,39 +1,43 @@
-"""``Dreamer``: the passes over one scope (consolidation, preferences, dedupe) and their records.
+"""``Dreamer``: the passes over one scope (consolidation, preferences, dedupe, extract) and their
+records.
 
 Each pass runs on its own conditions (DESIGN §6): consolidation needs at least 2 entries and a
 model; preference inference needs a turn log with entries and a model, and clears the log after
-it whatever happens; dedupe needs neither a model nor anything else.
+it whatever happens; dedupe needs neither a model nor anything else; extract needs a model and
+new turns in the turn log (it reads them from where this scope stopped, and leaves the log as it
+is: run it before ``preferences`` when both run).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import ChatError, Conflict, DreamRefused, InvalidConfiguration, InvalidInput, ScriptExhausted
+from ..engines.base import Batch
+from ..errors import Conflict, DreamRefused, InvalidConfiguration, InvalidInput
 from ..llm.chat import ChatModel, message_text
 from ..longterm import LongTermMemory, hybrid
+from ..longterm.entry import current_at
 from ..longterm.index_cache import scope_cache
 from ..longterm.similar import DedupeMode, check_mode, duplicate_groups
 from . import lease
 from .apply import apply_plan, skip_record
-from .directives import CONSOLIDATION, PREFERENCES, load_directive
+from .directives import CONSOLIDATION, EXTRACTION, EXTRACTION_DECISIONS, PREFERENCES, load_directive
+from .extract import run_extract
 from .feedback import FeedbackLog
-from .parse import parse_consolidation, parse_preferences
+from .parse import MODEL_FAILURES, parse_consolidation, parse_preferences
 from .plan import Plan, consolidation_plan, dedupe_plan, preference_plan
-from .prompt import consolidation_prompt, preference_prompt
+from .prompt import consolidation_prompt, preference_prompt, prompt_digest
 from .record import DEFAULT_RETENTION, DreamRecord, RecordStore, new_record_id
 from .undo import UndoReport, undo
 
 if TYPE_CHECKING:
     from ..conversation import TurnMemory
 
-__all__ = ["CONSOLIDATION_INPUT", "MIN_ENTRIES", "PASSES", "Dreamer"]
+__all__ = ["CONSOLIDATION_INPUT", "MIN_ENTRIES", "PASSES", "Dreamer", "prompt_digest"]
 
 log = logging.getLogger("memstack.dream")
 
@@ -41,16 +45,7 @@ CONSOLIDATION_INPUT: Final = 1000
 """The most recent entries shown to the consolidation model (spec 64)."""
 MIN_ENTRIES: Final = 2
 """Consolidation is skipped below this many entries (spec 64)."""
-PASSES: Final = ("consolidate", "preferences", "dedupe")
-
-# What a model can do wrong that makes a cycle "skipped" rather than an error of the caller.
-_MODEL_FAILURES = (ChatError, ScriptExhausted, InvalidInput, TimeoutError, ConnectionError, OSError)
-
-
-def prompt_digest(messages: Sequence[Mapping[str, Any]]) -> str:
-    """sha256 of the prompt messages (canonical JSON), hex."""
-    text = json.dumps(list(messages), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+PASSES: Final = ("consolidate", "preferences", "dedupe", "extract")
 
 
 class Dreamer:
@@ -60,9 +55,9 @@ class Dreamer:
         memory: the scope's :class:`~memstack.longterm.LongTermMemory`.
         model: a chat model (:class:`~memstack.llm.chat.ChatClient`, ``ScriptedChatModel``); the
             LLM passes need one, ``dedupe`` does not.
-        turns: the turn log the preference pass reads (and clears).
-        directive, preference_directive: paths replacing the packaged ``dream.md`` /
-            ``pref-dream.md``.
+        turns: the turn log the preference pass reads (and clears) and the extract pass reads.
+        directive, preference_directive, extract_directive, decision_directive: paths replacing
+            the packaged ``dream.md``, ``pref-dream.md``, ``extract.md``, ``extract-decide.md``.
         retention: seconds records and archived entries are kept (default 30 days).
 
     Raises:
@@ -77,6 +72,8 @@ class Dreamer:
         turns: TurnMemory | None = None,
         directive: str | Path | None = None,
         preference_directive: str | Path | None = None,
+        extract_directive: str | Path | None = None,
+        decision_directive: str | Path | None = None,
         retention: float = DEFAULT_RETENTION,
     ) -> None:
         if not retention > 0:
@@ -84,6 +81,8 @@ class Dreamer:
         self.memory, self.model, self.turns, self.retention = memory, model, turns, float(retention)
         self.directive = load_directive(CONSOLIDATION, directive)
         self.preference_directive = load_directive(PREFERENCES, preference_directive)
+        self.extract_directive = load_directive(EXTRACTION, extract_directive)
+        self.decision_directive = load_directive(EXTRACTION_DECISIONS, decision_directive)
         self.feedback = FeedbackLog(memory.engine, memory.scope)
         self.records = RecordStore(memory.engine, memory.scope)
 
@@ -97,13 +96,33 @@ class Dreamer:
     def _model_id(self) -> str | None:
         return None if self.model is None else str(getattr(self.model, "model", type(self.model).__name__))
 
-    def _ask(self, messages: list[dict[str, Any]]) -> str:
-        assert self.model is not None
+    def ask(self, messages: list[dict[str, Any]]) -> str:
+        """The model's answer text to ``messages``.
+
+        Raises:
+            InvalidConfiguration: no model.
+            ChatError, ScriptExhausted, OSError: the model failed.
+        """
+        if self.model is None:
+            raise InvalidConfiguration("this pass needs a chat model (model=...)")
         return message_text(self.model.complete(messages), self._model_id() or "chat model")
 
-    def _finish(
-        self, kind: str, plan_or_reason: Plan | str, digest: str | None, *, dry_run: bool, force: bool
+    def finish(
+        self,
+        kind: str,
+        plan_or_reason: Plan | str,
+        digest: str | None,
+        *,
+        dry_run: bool,
+        force: bool,
+        also: Callable[[Batch], None] | None = None,
     ) -> DreamRecord:
+        """Apply a pass's plan (``also`` queues more of its writes on the same batch), or record
+        why it was skipped (a text); see the passes.
+
+        Raises:
+            DreamRefused: a guard rail, unless ``force`` (a ``refused`` record is kept).
+        """
         model = self._model_id() if kind != "dedupe" else None
         if isinstance(plan_or_reason, str):
             log.warning("dream %s pass on scope %r skipped: %s", kind, self.scope, plan_or_reason)
@@ -136,6 +155,7 @@ class Dreamer:
                 retention=self.retention,
                 force=force,
                 dry_run=dry_run,
+                also=also,
             )
         except Conflict as exc:  # the scope moved under a slow model: this cycle is skipped, not failed
             if dry_run:
@@ -186,11 +206,11 @@ class Dreamer:
         messages = consolidation_prompt(self.directive, entries, self.feedback.recent())
         digest = prompt_digest(messages)
         try:
-            to_delete, to_save = parse_consolidation(self._ask(messages))
+            to_delete, to_save = parse_consolidation(self.ask(messages))
             plan: Plan | str = consolidation_plan(entries, to_delete, to_save, self._now())
-        except _MODEL_FAILURES as exc:
+        except MODEL_FAILURES as exc:
             plan = f"{type(exc).__name__}: {exc}"
-        return self._finish("consolidate", plan, digest, dry_run=dry_run, force=force)
+        return self.finish("consolidate", plan, digest, dry_run=dry_run, force=force)
 
     def infer_preferences(self, *, dry_run: bool = False) -> DreamRecord | None:
         """Infer preferences from the turn log (spec 68-70); None when the log is empty.
@@ -209,10 +229,10 @@ class Dreamer:
             messages = preference_prompt(self.preference_directive, entries, self.feedback.recent())
             digest = prompt_digest(messages)
             try:
-                plan: Plan | str = preference_plan(parse_preferences(self._ask(messages)), self._now())
-            except _MODEL_FAILURES as exc:
+                plan: Plan | str = preference_plan(parse_preferences(self.ask(messages)), self._now())
+            except MODEL_FAILURES as exc:
                 plan = f"{type(exc).__name__}: {exc}"
-            return self._finish("preferences", plan, digest, dry_run=dry_run, force=False)
+            return self.finish("preferences", plan, digest, dry_run=dry_run, force=False)
         finally:
             if not dry_run:
                 self.turns.clear_log()
@@ -227,7 +247,8 @@ class Dreamer:
             DreamRefused: a guard rail, unless ``force``.
         """
         check_mode(mode)
-        entries = self.memory.entries()
+        now = self.memory.engine.clock.now()
+        entries = [e for e in self.memory.entries() if current_at(e, now)]  # history is no duplicate
         vectors = None
         if self.memory.embedder is not None:
             cache = scope_cache(self.memory.engine, self.scope)
@@ -238,7 +259,28 @@ class Dreamer:
         groups = duplicate_groups(entries, mode, vectors)
         if not groups:
             return None
-        return self._finish("dedupe", dedupe_plan(groups, self._now()), None, dry_run=dry_run, force=force)
+        return self.finish("dedupe", dedupe_plan(groups, self._now()), None, dry_run=dry_run, force=force)
+
+    def extract(
+        self, *, dry_run: bool = False, force: bool = False, sessions: Sequence[str] | None = None
+    ) -> DreamRecord | None:
+        """Learn from the turns of the turn log this scope has not read yet (see
+        :mod:`memstack.dream.extract`): candidate facts from the model, each decided against the
+        most similar stored memories (add, update superseding them, duplicate, unrelated), saved
+        with the source message ids as provenance. None when there is no new turn. ``sessions``:
+        only the turns of these sessions (the others' turns are passed over for good by this scope).
+
+        An answer that cannot be used (model error, malformed JSON, bad shape) skips the pass: the
+        returned record says ``skipped`` and why, and the same turns are read again next time.
+        ``dry_run`` describes the plan and writes nothing (no record, the cursor stays).
+
+        Raises:
+            InvalidConfiguration: no model or no turn log.
+            InvalidValue: ``sessions`` not a list of session ids.
+            DreamRefused: a guard rail (more than half of the scope superseded, only ids that do
+                not exist named), unless ``force`` (a ``refused`` record is kept).
+        """
+        return run_extract(self, dry_run=dry_run, force=force, sessions=sessions)
 
     def run(
         self,
@@ -264,6 +306,8 @@ class Dreamer:
                     record = self.consolidate(dry_run=dry_run, force=force)
                 elif name == "preferences":
                     record = self.infer_preferences(dry_run=dry_run)
+                elif name == "extract":
+                    record = self.extract(dry_run=dry_run, force=force)
                 else:
                     record = self.dedupe(dry_run=dry_run, force=force)
                 if record is not None:

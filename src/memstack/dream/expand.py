@@ -19,10 +19,9 @@ from ..errors import ChatError, InvalidInput, MemstackError, ScriptExhausted
 from ..llm.chat import ChatModel, message_text
 from ..longterm import LongTermMemory, MemoryEntry
 from .apply import apply_plan
-from .driver import prompt_digest
 from .parse import parse_expansion
 from .plan import consolidation_plan
-from .prompt import expansion_prompt
+from .prompt import expansion_prompt, prompt_digest
 from .record import DEFAULT_RETENTION, DreamRecord
 
 __all__ = ["ExpansionHook"]
@@ -88,7 +87,8 @@ class ExpansionHook:
             if not sourced:
                 return None
             now = datetime.fromtimestamp(self.memory.engine.clock.now(), UTC)
-            plan = consolidation_plan([current], (), sourced, now, kind="expand")
+            # a rewrite of the one note: retired into the record's archive, not kept as history
+            plan = consolidation_plan([current], (), sourced, now, kind="expand", supersede=False)
             model_id = str(getattr(self.model, "model", type(self.model).__name__))
             return apply_plan(
                 self.memory,

@@ -46,6 +46,7 @@ def _theirs(raw: str, subject: str) -> bool:
 
 def _holds(record: DreamRecord, subject: str) -> bool:
     copies = [a.raw for a in record.retired] + [c.raw for c in record.created]
+    copies += [raw for x in record.superseded for raw in (x.before, x.after)]
     return any(_theirs(raw, subject) for raw in copies)
 
 
@@ -55,7 +56,14 @@ def _without(record: DreamRecord, subject: str) -> DreamRecord:
         record,
         retired=tuple(a for a in record.retired if not _theirs(a.raw, subject)),
         created=tuple(c for c in record.created if not _theirs(c.raw, subject)),
+        superseded=tuple(
+            x for x in record.superseded if not (_theirs(x.before, subject) or _theirs(x.after, subject))
+        ),
     )
+
+
+def _copies(record: DreamRecord) -> int:
+    return len(record.retired) + len(record.created) + len(record.superseded)
 
 
 def forget_records(engine: Engine, scope: str, subject: str) -> Counts:
@@ -72,13 +80,13 @@ def forget_records(engine: Engine, scope: str, subject: str) -> Counts:
             kept = _without(record, subject)
             batch = engine.batch()
             batch.require_equal(keys.record(record_id), raw)
-            if kept.retired or kept.created:
+            if kept.retired or kept.created or kept.superseded:
                 batch.set(keys.record(record_id), kept.to_json(), keepttl=True)
             else:
                 batch.delete(keys.record(record_id))
                 batch.zrem(keys.records, record_id)
             if batch.execute().applied:
-                removed += len(record.retired) + len(record.created) - len(kept.retired) - len(kept.created)
+                removed += _copies(record) - _copies(kept)
                 break
         else:
             raise Conflict(f"scope {short_repr(scope)}: record {record_id} kept changing; forget again")

@@ -9,6 +9,7 @@ its archive are ONE atomic batch, also on Redis Cluster.
 | ``dream:{scope}:fb`` (``feedback``) | list | signals (JSON, labelled), the last :data:`FEEDBACK_MAX` |
 | ``dream:{scope}:fbver`` (``feedback_version``) | string | +1 per feedback change (guards a rewrite) |
 | ``dream:{scope}:lease`` (``lease``) | string | the token of the process running a pass now (TTL) |
+| ``dream:{scope}:cursor`` (``cursor``) | string | how far the extract pass has read the turn log |
 
 A record's TTL is the retention period.
 """
@@ -30,6 +31,7 @@ FEEDBACK_MAX: Final = 1000
 _RECORD: Final = family_named("dream.record").tail_prefix
 _RECORDS, _FEEDBACK = family_named("dream.records").tail, family_named("dream.feedback").tail
 _FEEDBACK_VERSION, _LEASE = family_named("dream.feedback_version").tail, family_named("dream.lease").tail
+_CURSOR: Final = family_named("dream.cursor").tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +62,7 @@ class DreamKeys:
     @property
     def lease(self) -> str:
         return self.base + _LEASE
+
+    @property
+    def cursor(self) -> str:
+        return self.base + _CURSOR

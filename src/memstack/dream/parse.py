@@ -13,20 +13,31 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._jsontext import loads
-from ..errors import InvalidValue
+from ..errors import ChatError, InvalidInput, InvalidValue, ScriptExhausted
 
 __all__ = [
+    "ACTIONS",
     "MAX_ITEMS",
+    "MODEL_FAILURES",
+    "Decision",
     "ProposedEntry",
+    "ProposedFact",
     "outermost",
     "parse_consolidation",
+    "parse_decisions",
     "parse_expansion",
+    "parse_facts",
     "parse_preferences",
     "strip_think",
 ]
 
 MAX_ITEMS: Final = 5000
 """Items beyond this many in one answer make it invalid (a runaway model, not a plan)."""
+MODEL_FAILURES: Final = (ChatError, ScriptExhausted, InvalidInput, TimeoutError, ConnectionError, OSError)
+"""What a model can do wrong that makes a pass "skipped" rather than an error of the caller: it
+failed, or answered something these parsers (or the plans) refuse."""
+ACTIONS: Final = ("add", "update", "duplicate", "unrelated")
+"""What the extract pass may decide for a fact (see :func:`parse_decisions`)."""
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)  # never closed: all reasoning
@@ -41,6 +52,27 @@ class ProposedEntry:
     tags: tuple[str, ...] = ()
     source_ids: tuple[str, ...] = ()
     metadata: dict[str, Any] | None = field(default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedFact:
+    """One fact an extraction answer found in the turns, as the model said it."""
+
+    content: str
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+    source_ids: tuple[str, ...] = ()
+    valid_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a decision answer said of fact number ``fact`` (1-based): an action of
+    :data:`ACTIONS` and the ids of the memories it updates or duplicates."""
+
+    fact: int
+    action: str
+    ids: tuple[str, ...] = ()
 
 
 def strip_think(text: str) -> str:
@@ -75,24 +107,24 @@ def _strings(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _entry(item: object, index: int, *, sources: bool, metadata: bool) -> ProposedEntry:
+def _entry(item: object, index: int, *, sources: bool, metadata: bool, name: str = "toSave") -> ProposedEntry:
     if not isinstance(item, dict):
-        raise InvalidValue(f"toSave[{index}] {str(item)[:80]!r}: must be an object")
+        raise InvalidValue(f"{name}[{index}] {str(item)[:80]!r}: must be an object")
     fields = {str(k).lower(): v for k, v in item.items()}
     content = fields.get("content")
     if content is not None and not isinstance(content, str):
-        raise InvalidValue(f"toSave[{index}].content {content!r}: must be a string")
+        raise InvalidValue(f"{name}[{index}].content {content!r}: must be a string")
     category = fields.get("category")
     if category is not None and not isinstance(category, str):
-        raise InvalidValue(f"toSave[{index}].category {category!r}: must be a string or null")
+        raise InvalidValue(f"{name}[{index}].category {category!r}: must be a string or null")
     meta = fields.get("metadata") if metadata else None
     if meta is not None and not isinstance(meta, dict):
-        raise InvalidValue(f"toSave[{index}].metadata {str(meta)[:80]!r}: must be an object")
+        raise InvalidValue(f"{name}[{index}].metadata {str(meta)[:80]!r}: must be an object")
     return ProposedEntry(
         content=content or "",
         category=category,
-        tags=_strings(fields.get("tags"), f"toSave[{index}].tags"),
-        source_ids=_strings(fields.get("sourceids"), f"toSave[{index}].sourceIds") if sources else (),
+        tags=_strings(fields.get("tags"), f"{name}[{index}].tags"),
+        source_ids=_strings(fields.get("sourceids"), f"{name}[{index}].sourceIds") if sources else (),
         metadata=meta,
     )
 
@@ -153,3 +185,53 @@ def parse_expansion(text: str) -> list[ProposedEntry]:
     """
     data = outermost(text, "[", "]")
     return [_entry(item, i, sources=False, metadata=False) for i, item in enumerate(_items(data, "answer"))]
+
+
+def _object(text: str, key: str) -> list[object]:
+    data = outermost(text, "{", "}")
+    if not isinstance(data, dict):
+        raise InvalidValue(f"model answer {text[:80]!r}: must be a JSON object")
+    fields = {str(k).lower(): v for k, v in data.items()}
+    if key not in fields:
+        raise InvalidValue(f"model answer {text[:80]!r}: the object has no {key}")
+    return _items(fields[key], key)
+
+
+def parse_facts(text: str) -> list[ProposedFact]:
+    """The ``facts`` of an extraction answer (keys case-insensitive).
+
+    Raises:
+        InvalidValue: no JSON object, no ``facts``, or items of the wrong shape.
+    """
+    facts = []
+    for i, item in enumerate(_object(text, "facts")):
+        entry = _entry(item, i, sources=True, metadata=False, name="facts")
+        assert isinstance(item, dict)  # _entry checked it
+        valid = {str(k).lower(): v for k, v in item.items()}.get("validfrom")
+        if valid is not None and not isinstance(valid, str):
+            raise InvalidValue(f"facts[{i}].validFrom {str(valid)[:80]!r}: must be a time string or null")
+        facts.append(ProposedFact(entry.content, entry.category, entry.tags, entry.source_ids, valid))
+    return facts
+
+
+def parse_decisions(text: str) -> list[Decision]:
+    """The ``decisions`` of a decision answer: ``fact`` (a number from 1), ``action`` (one of
+    :data:`ACTIONS`, case-insensitive) and ``ids``.
+
+    Raises:
+        InvalidValue: no JSON object, no ``decisions``, or items of the wrong shape.
+    """
+    out = []
+    for i, item in enumerate(_object(text, "decisions")):
+        if not isinstance(item, dict):
+            raise InvalidValue(f"decisions[{i}] {str(item)[:80]!r}: must be an object")
+        fields = {str(k).lower(): v for k, v in item.items()}
+        fact, action = fields.get("fact"), fields.get("action")
+        if isinstance(fact, bool) or not isinstance(fact, int) or fact < 1:
+            raise InvalidValue(f"decisions[{i}].fact {str(fact)[:80]!r}: must be a fact number from 1")
+        if not isinstance(action, str) or action.strip().lower() not in ACTIONS:
+            raise InvalidValue(
+                f"decisions[{i}].action {str(action)[:80]!r}: must be one of {', '.join(ACTIONS)}"
+            )
+        out.append(Decision(fact, action.strip().lower(), _strings(fields.get("ids"), f"decisions[{i}].ids")))
+    return out

@@ -1,8 +1,11 @@
-"""Plans: what a pass will do to a scope (entries to retire, entries to create with their sources).
+"""Plans: what a pass will do to a scope (entries to retire, entries to create with their sources,
+and the entries each new one supersedes).
 
 Pure functions turn a parsed model answer (or a list of duplicate groups) into a :class:`Plan`;
 :func:`check_plan` applies the guard rails of :data:`GUARD_RAILS`. Drivers apply plans
-(:mod:`.apply`).
+(:mod:`.apply`). Where one entry replaces another (a consolidation merging or refining entries,
+an extracted fact updating a known one) the old entry is superseded, not retired: it stays, with
+``valid_to`` and ``superseded_by``, and its history says why it is no longer current.
 """
 
 from __future__ import annotations
@@ -42,10 +45,14 @@ GUARD_RAILS: Final[dict[str, Any]] = {
 
 @dataclass(frozen=True, slots=True)
 class NewEntry:
-    """An entry a plan creates, and the ids of the entries it replaces."""
+    """An entry a plan creates, the ids of the entries it comes from (``source_ids``), those of
+    them it supersedes (``supersedes``) and the conversation messages it was said in
+    (``message_ids``, the extract pass's provenance)."""
 
     entry: MemoryEntry
     source_ids: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    message_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +60,15 @@ class Plan:
     """What one pass will do.
 
     Attributes:
-        kind: ``consolidate``, ``preferences``, ``dedupe`` or ``expand``.
+        kind: ``consolidate``, ``preferences``, ``dedupe``, ``expand`` or ``extract``.
         retire: ids of existing entries to move to the archive (lower case, no repeats).
-        create: entries to write (an id may be one of ``retire``: an entry rewritten in place).
+        create: entries to write (an id may be one of ``retire``: an entry rewritten in place);
+            each may supersede existing entries (never one of ``retire``, each by one entry).
         unknown: ids the answer named that the scope did not hold (harmless no-ops).
-        dropped: answer items left out (blank content, repeats of an earlier item).
-        basis: the retired entries as the plan saw them; applying refuses to retire one that
-            changed since (the plan was made from stale text).
+        dropped: answer items left out (blank content, repeats of an earlier item, duplicates of
+            what the scope knows).
+        basis: the retired and superseded entries as the plan saw them; applying refuses to
+            change one that changed since (the plan was made from stale text).
     """
 
     kind: str
@@ -70,10 +79,16 @@ class Plan:
     basis: tuple[MemoryEntry, ...] = ()
 
     @property
+    def superseded(self) -> tuple[str, ...]:
+        """Ids of the entries the new ones supersede, in order."""
+        return tuple(i for n in self.create for i in n.supersedes)
+
+    @property
     def removed(self) -> int:
-        """Entries the scope loses: retired and not re-created under the same id."""
+        """Current entries the scope loses: retired and not re-created under the same id, or
+        superseded."""
         kept = {n.entry.id for n in self.create}
-        return sum(1 for i in self.retire if i not in kept)
+        return sum(1 for i in self.retire if i not in kept) + len(self.superseded)
 
     @property
     def empty(self) -> bool:
@@ -83,8 +98,12 @@ class Plan:
 def check_plan(plan: Plan, scope_size: int, *, force: bool = False) -> None:
     """Refuse a plan that breaks a guard rail (unless ``force``).
 
+    ``scope_size`` counts the scope's current entries (superseded and expired ones are no longer
+    current: a plan cannot remove them again).
+
     Raises:
-        DreamRefused: more than half of the scope removed, or only unknown ids named.
+        DreamRefused: more than half of the scope removed (retired or superseded), or only unknown
+            ids named.
     """
     if force:
         return
@@ -94,7 +113,7 @@ def check_plan(plan: Plan, scope_size: int, *, force: bool = False) -> None:
             f"{plan.kind} plan removes {plan.removed} of {scope_size} entries: more than "
             f"{share:.0%} of a scope needs force=True"
         )
-    if GUARD_RAILS["refuse_only_unknown"] and plan.unknown and not plan.retire:
+    if GUARD_RAILS["refuse_only_unknown"] and plan.unknown and not plan.retire and not plan.superseded:
         raise DreamRefused(
             f"{plan.kind} plan names only unknown ids ({', '.join(plan.unknown[:5])}"
             f"{'…' if len(plan.unknown) > 5 else ''}): refused unless force=True"
@@ -113,13 +132,18 @@ def consolidation_plan(
     *,
     kind: str = "consolidate",
     make_id: Callable[[], str] = new_id,
+    supersede: bool = True,
 ) -> Plan:
     """The plan of a consolidation answer (spec 66-67).
 
-    Retires the case-insensitive union of ``to_delete`` and every item's source ids that are
-    among ``inputs`` (other ids are reported in ``unknown``). Each non-blank item becomes a new
-    entry created at the oldest known source's time (now when none is known). Items repeating an
-    earlier item (same normalised content and category) are merged into it.
+    Every id of ``to_delete`` and every item's source id that is among ``inputs`` (matched
+    case-insensitively; other ids are reported in ``unknown``) leaves the current entries. With
+    ``supersede`` (the consolidation pass), a source of a new item is superseded by the first
+    item naming it (valid from now: what the scope held until the pass stays what ``as_of``
+    shows), and only the ids of ``to_delete`` that no item replaces are retired; without it (the
+    ``save_memory`` expansion, a rewrite of one note) every one is retired. Each non-blank item
+    becomes a new entry created at the oldest known source's time (now when none is known).
+    Items repeating an earlier item (same normalised content and category) are merged into it.
 
     Raises:
         InvalidValue, InvalidCategory: an item breaks an entry rule (too long, bad tags, bad path).
@@ -129,7 +153,7 @@ def consolidation_plan(
     for raw in [*to_delete, *(s for item in to_save for s in item.source_ids)]:
         if raw.strip():
             named.setdefault(raw.strip().lower(), None)
-    retire = tuple(i for i in named if i in known)
+    gone = tuple(i for i in named if i in known)
     unknown = tuple(i for i in named if i not in known)
     created: dict[tuple[str, str | None], NewEntry] = {}
     dropped = 0
@@ -155,7 +179,16 @@ def consolidation_plan(
             updated_at=now,
         )
         created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
-    return Plan(kind, retire, tuple(created.values()), unknown, dropped, tuple(known[i] for i in retire))
+    if not supersede:
+        return Plan(kind, gone, tuple(created.values()), unknown, dropped, tuple(known[i] for i in gone))
+    made, replaced = [], set[str]()
+    for new in created.values():
+        mine = tuple(i for i in new.source_ids if i in known and i not in replaced)
+        replaced.update(mine)
+        entry = replace(new.entry, valid_from=now) if mine else new.entry
+        made.append(NewEntry(entry, new.source_ids, mine))
+    retire = tuple(i for i in gone if i not in replaced)
+    return Plan(kind, retire, tuple(made), unknown, dropped, tuple(known[i] for i in gone))
 
 
 def _with_sources(

@@ -1,14 +1,31 @@
-"""The prompts of the dream passes (spec 64, 68): pure text assembly."""
+"""The prompts of the dream passes (spec 64, 68, and the extract pass): pure text assembly."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..longterm import MemoryEntry
 from .feedback import FeedbackSignal
 
-__all__ = ["consolidation_prompt", "entry_lines", "expansion_prompt", "feedback_lines", "preference_prompt"]
+__all__ = [
+    "consolidation_prompt",
+    "decision_prompt",
+    "entry_lines",
+    "expansion_prompt",
+    "extraction_prompt",
+    "feedback_lines",
+    "preference_prompt",
+    "prompt_digest",
+]
+
+
+def prompt_digest(messages: Sequence[Mapping[str, Any]]) -> str:
+    """sha256 of the prompt messages (canonical JSON), hex: what a record names the prompt by."""
+    text = json.dumps(list(messages), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def entry_lines(entries: Sequence[MemoryEntry]) -> list[str]:
@@ -68,3 +85,33 @@ def expansion_prompt(content: str, category: str | None, tags: Sequence[str]) ->
     """The save_memory expansion request (spec 54)."""
     note = f"Note: {content}\nCategory: {category or '(none)'}\nTags: {', '.join(tags) or '(none)'}"
     return [{"role": "system", "content": EXPANSION_DIRECTIVE}, {"role": "user", "content": note}]
+
+
+def extraction_prompt(directive: str, turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """System + the new turns grouped by session (``## Session: {id}``, then
+    ``[ID:{message_id}] [{role}] {content}`` per turn, in log order)."""
+    sessions: dict[str, list[str]] = {}
+    for turn in turns:
+        lines = str(turn.get("content", "")).splitlines() or [""]
+        head = f"[ID:{turn['message_id']}] [{turn.get('role', '')}] {lines[0]}"
+        sessions.setdefault(str(turn.get("session_id", "")), []).extend(
+            [head, *(f"   {x}" for x in lines[1:])]
+        )
+    user: list[str] = []
+    for session_id, lines in sessions.items():
+        user += [f"## Session: {session_id}", *lines, ""]
+    return [{"role": "system", "content": directive}, {"role": "user", "content": "\n".join(user).rstrip()}]
+
+
+def decision_prompt(
+    directive: str, facts: Sequence[tuple[str, Sequence[MemoryEntry]]]
+) -> list[dict[str, Any]]:
+    """System + each fact numbered from 1 with the stored memories most like it
+    (``   [ID:{id}] {content}``, or ``   (none)``)."""
+    user: list[str] = []
+    for n, (content, similar) in enumerate(facts, 1):
+        user.append(f"{n}. {content}")
+        user.extend(f"   [ID:{e.id}] {' '.join(e.content.split())}" for e in similar)
+        if not similar:
+            user.append("   (none)")
+    return [{"role": "system", "content": directive}, {"role": "user", "content": "\n".join(user)}]

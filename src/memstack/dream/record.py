@@ -2,7 +2,9 @@
 
 A record is written in the same atomic batch as the pass's changes, under the scope's tag, with
 an engine TTL of the retention period: the retired entries it holds (JSON and vector exactly as
-they were stored) are the archive, unsearchable and never injected, dropped with the record.
+they were stored) are the archive, unsearchable and never injected, dropped with the record. The
+entries a pass superseded stay in the scope; the record keeps each one's version before and after
+(undo puts the one before back, exactly).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "CreatedEntry",
     "DreamRecord",
     "RecordStore",
+    "SupersededEntry",
     "new_record_id",
 ]
 
@@ -57,14 +60,29 @@ class ArchivedEntry:
 
 @dataclass(frozen=True, slots=True)
 class CreatedEntry:
-    """An entry a pass wrote (its JSON as written) and the ids it replaced."""
+    """An entry a pass wrote (its JSON as written), the ids it came from, and the conversation
+    messages it was said in (the extract pass's provenance)."""
 
     raw: str
     source_ids: tuple[str, ...] = ()
+    message_ids: tuple[str, ...] = ()
 
     @property
     def entry(self) -> MemoryEntry:
         return from_json(self.raw)
+
+
+@dataclass(frozen=True, slots=True)
+class SupersededEntry:
+    """An entry a pass superseded: its JSON before and after (``valid_to``, ``superseded_by``)."""
+
+    before: str
+    after: str
+
+    @property
+    def entry(self) -> MemoryEntry:
+        """The entry as the pass left it."""
+        return from_json(self.after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +107,12 @@ class DreamRecord:
     reason: str | None = None
     undone_at: float | None = None
     kept: tuple[str, ...] = field(default=())
+    superseded: tuple[SupersededEntry, ...] = ()
+
+    @property
+    def actor(self) -> str:
+        """How the entries' histories name this pass: ``dream:{id}``."""
+        return f"dream:{self.id}"
 
     def to_json(self) -> str:
         """The stored form (lossless)."""
@@ -102,7 +126,11 @@ class DreamRecord:
                 "model": self.model,
                 "promptDigest": self.prompt_digest,
                 "retired": [{"raw": a.raw, "vector": a.vector} for a in self.retired],
-                "created": [{"raw": c.raw, "sourceIds": list(c.source_ids)} for c in self.created],
+                "created": [
+                    {"raw": c.raw, "sourceIds": list(c.source_ids), "messageIds": list(c.message_ids)}
+                    for c in self.created
+                ],
+                "superseded": [{"before": x.before, "after": x.after} for x in self.superseded],
                 "unknown": list(self.unknown),
                 "dropped": self.dropped,
                 "reason": self.reason,
@@ -126,8 +154,10 @@ class DreamRecord:
             prompt_digest=d.get("promptDigest"),
             retired=tuple(ArchivedEntry(a["raw"], a.get("vector")) for a in d.get("retired", [])),
             created=tuple(
-                CreatedEntry(c["raw"], tuple(c.get("sourceIds", []))) for c in d.get("created", [])
+                CreatedEntry(c["raw"], tuple(c.get("sourceIds", [])), tuple(c.get("messageIds", [])))
+                for c in d.get("created", [])
             ),
+            superseded=tuple(SupersededEntry(x["before"], x["after"]) for x in d.get("superseded", [])),
             unknown=tuple(d.get("unknown", [])),
             dropped=int(d.get("dropped", 0)),
             reason=d.get("reason"),
@@ -146,7 +176,11 @@ class DreamRecord:
             "model": self.model,
             "prompt_digest": self.prompt_digest,
             "retired": [entry_json(a.entry) for a in self.retired],
-            "created": [{**entry_json(c.entry), "source_ids": list(c.source_ids)} for c in self.created],
+            "created": [
+                {**entry_json(c.entry), "source_ids": list(c.source_ids), "message_ids": list(c.message_ids)}
+                for c in self.created
+            ],
+            "superseded": [entry_json(x.entry) for x in self.superseded],
             "unknown_ids": list(self.unknown),
             "dropped": self.dropped,
             "reason": self.reason,
@@ -169,6 +203,7 @@ class DreamRecord:
             "model": self.model,
             "retired_count": len(self.retired),
             "created_count": len(self.created),
+            "superseded_count": len(self.superseded),
             "reason": self.reason,
             "undone_at": _iso(self.undone_at),
         }

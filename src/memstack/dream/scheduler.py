@@ -18,7 +18,7 @@ from ..errors import Conflict, MemstackError
 from ..keyspace import family_of
 from ..llm.chat import ChatModel
 from ..longterm.layout import PREFIX
-from .driver import Dreamer
+from .driver import PASSES, Dreamer
 from .record import DreamRecord
 
 if TYPE_CHECKING:
@@ -41,10 +41,13 @@ class DreamScheduler:
         memory: the memory (its tiers) whose long-term scopes are dreamt over.
         interval: seconds between two passes over one scope.
         model: the chat model of the LLM passes (None: only ``dedupe`` can run).
-        passes: default ``("consolidate",)`` with a model, ``("dedupe",)`` without.
+        passes: any of :data:`~memstack.dream.driver.PASSES` (``extract`` turns the new
+            conversation turns into memories); default ``("consolidate",)`` with a model,
+            ``("dedupe",)`` without.
 
     Raises:
-        InvalidConfiguration: ``interval`` <= 0.
+        InvalidConfiguration: ``interval`` <= 0, an unknown pass, or a pass that needs a model
+            without one.
     """
 
     def __init__(
@@ -61,6 +64,11 @@ class DreamScheduler:
             raise InvalidConfiguration(f"dream interval {interval!r}: must be > 0 seconds")
         self.memory, self.interval, self.model = memory, float(interval), model
         self.passes = tuple(passes) if passes else (("consolidate",) if model is not None else ("dedupe",))
+        for name in self.passes:
+            if name not in PASSES:
+                raise InvalidConfiguration(f"dream pass {name!r}: must be one of {', '.join(PASSES)}")
+            if name != "dedupe" and model is None:
+                raise InvalidConfiguration(f"dream pass {name!r} needs a chat model (MEMSTACK_CHAT_*)")
         self._next: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

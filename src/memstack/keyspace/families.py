@@ -129,6 +129,20 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("long_term.snapshot", "long_term", LONG_TERM, "snap", "string", "snapshot", "scope", doc="BM25"),
     Family("long_term.snapshot_version", "long_term", LONG_TERM, "snapver", "string", "counter", "scope"),
     Family("long_term.deletions", "long_term", LONG_TERM, "dels", "string", "counter", "scope"),
+    Family(
+        "long_term.history",
+        "long_term",
+        LONG_TERM,
+        "h:{id}",
+        "list",
+        "log",
+        "scope",
+        labelled=True,
+        doc="every change of one entry: old and new version, actor",
+    ),
+    Family(
+        "long_term.expiry", "long_term", LONG_TERM, "exp", "zset", "index", "scope", doc="id -> expires_at"
+    ),
     *_change_log("long_term", LONG_TERM, "long_term", "entry id"),
     Family(
         "long_term.injected",
@@ -147,6 +161,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("dream.feedback", "dream", DREAM, "fb", "list", "feedback", "scope", labelled=True),
     Family("dream.feedback_version", "dream", DREAM, "fbver", "string", "counter", "scope"),
     Family("dream.lease", "dream", DREAM, "lease", "string", "lease", "lease", doc="the running pass"),
+    Family(
+        "dream.cursor", "dream", DREAM, "cursor", "string", "index", "scope", doc="turns extracted so far"
+    ),
     # -- working memory ----------------------------------------------------------------------
     Family(
         "working.meta", "working", WORKING, "m", "hash", "index", "scope", labelled=True, doc="key -> meta"

@@ -7,6 +7,9 @@
 | ``archive_max_age`` | dream records and the entries they archived | an engine TTL on each record |
 | ``turn_log_max_age`` | turn-log entries older are trimmed | the sweep |
 
+Whatever the policies, every sweep also deletes the long-term entries past their own
+``expires_at`` (searches hide them from that moment; ``expired`` in the sweep's counts).
+
 A policy left unset keeps forever (``archive_max_age`` then keeps the dream default, 30 days).
 Settings read ``long_term_max_age=90d,turn_log_max_age=7d`` (units ``s``, ``m``, ``h``, ``d``;
 ``MEMSTACK_RETENTION`` or ``memstack serve --retention``). :func:`sweep` applies the sweep-enforced
@@ -95,14 +98,16 @@ def parse_retention(text: str | None = None, environ: Mapping[str, str] | None =
 
 def sweep(mem: Tiers, retention: Retention, *, limit: int = SWEEP_LIMIT) -> dict[str, int]:
     """Apply the sweep-enforced policies to ``mem`` (one tenant's tiers, e.g. a
-    :class:`memstack.Memory`) and prune stale registry ids; returns what went per tier. Bounded: at
-    most ``limit`` objects per policy per call.
+    :class:`memstack.Memory`), delete the long-term entries past their ``expires_at`` and prune
+    stale registry ids; returns what went per tier (``expired``: those entries). Bounded: at most
+    ``limit`` objects per policy per call.
 
     Raises:
         EngineUnavailable: the engine went away (the next sweep goes on).
     """
     now = mem.engine.clock.now()
-    done = {"long_term": 0, "conversations": 0, "turn_log": 0, "registries": 0}
+    done = {"long_term": 0, "expired": 0, "conversations": 0, "turn_log": 0, "registries": 0}
+    done["expired"] = _expired_entries(mem, limit)
     if retention.long_term_max_age is not None:
         done["long_term"] = _old_entries(mem, now - retention.long_term_max_age, limit)
     if retention.conversation_idle is not None:
@@ -111,6 +116,17 @@ def sweep(mem: Tiers, retention: Retention, *, limit: int = SWEEP_LIMIT) -> dict
         done["turn_log"] = _old_turns(mem, now - retention.turn_log_max_age, limit)
     done["registries"] = mem.sessions.prune() + mem.turns.prune() + mem.working("memstack/retention").prune()
     return done
+
+
+def _expired_entries(mem: Tiers, limit: int) -> int:
+    from ..longterm.deletes import expiring_scopes
+
+    removed = 0
+    for scope in expiring_scopes(mem.engine):
+        if removed >= limit:
+            break
+        removed += mem.long_term(scope, embedder=None).sweep_expired(limit - removed)
+    return removed
 
 
 def _old_entries(mem: Tiers, cutoff: float, limit: int) -> int:

@@ -81,6 +81,7 @@ def forget_subject(engine: Engine, subject: str) -> Walk:
                 walk.add(counts)
                 layout = ScopeKeys.of(engine, scope)
                 walk.removed_keys |= {layout.entry(i) for i in ids}  # retired ones' batches name them too
+                walk.removed_keys |= {layout.history(i) for i in ids}
                 walk.add(dream.forget_records(engine, scope, subject))
         elif kind == "working":
             for namespace, entries in sorted(_by_first(refs).items()):

@@ -2,7 +2,14 @@
 
 One JSON form serves the engine and the seed's file layout: camelCase fields
 ``id, content, category, tags, createdAt, updatedAt, metadata`` with ISO 8601 UTC times, and
-``subject`` on a version labelled with the end user it is about.
+``subject`` on a version labelled with the end user it is about. The validity fields
+``validFrom, validTo, supersededBy, expiresAt`` are written only when set, so an entry that has
+none keeps the seed's file shape.
+
+Validity (DESIGN §8): an entry holds from ``valid_from`` (default: its creation) until
+``valid_to`` (set when another entry supersedes it, ``superseded_by`` naming that entry), and
+lives until ``expires_at``. :func:`current_at` and :func:`valid_at` are the two rules every search,
+listing and context uses.
 """
 
 from __future__ import annotations
@@ -21,11 +28,14 @@ from ..timefmt import iso_utc
 __all__ = [
     "MemoryEntry",
     "SearchHit",
+    "current_at",
     "entry_from_dict",
     "entry_json",
     "entry_to_dict",
     "from_json",
+    "on_grid",
     "to_json",
+    "valid_at",
 ]
 
 
@@ -43,6 +53,11 @@ class MemoryEntry:
         metadata: free JSON data (a fresh copy on every read).
         subject: the end user this version is about (None: unlabelled; see
             :mod:`memstack.keyspace.subjects`).
+        valid_from: when the fact became true (None: since ``created_at``; see :attr:`valid_since`).
+        valid_to: when it stopped being true (set by the entry superseding it), or None.
+        superseded_by: the id of the entry that replaced this one, or None.
+        expires_at: when the entry expires (hidden from searches, then deleted by the retention
+            sweep), or None.
     """
 
     id: str
@@ -53,6 +68,15 @@ class MemoryEntry:
     updated_at: datetime | None = None
     metadata: dict[str, Any] | None = None
     subject: str | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    expires_at: datetime | None = None
+
+    @property
+    def valid_since(self) -> datetime:
+        """``valid_from`` or, when not given, ``created_at``: when the fact became true."""
+        return self.valid_from or self.created_at
 
     @property
     def last_changed(self) -> datetime:
@@ -100,6 +124,30 @@ class SearchHit:
     sources: tuple[str, ...] = ()
 
 
+def on_grid(seconds: float) -> float:
+    """``seconds`` on the microsecond grid of the stored times (a save's ``valid_to`` is the
+    clock's time rounded to a microsecond: comparing it with the raw clock would miss by a hair)."""
+    return datetime.fromtimestamp(seconds, UTC).timestamp()
+
+
+def current_at(entry: MemoryEntry, at: float) -> bool:
+    """Whether ``entry`` is current at ``at`` (epoch seconds): not superseded by then (no
+    ``valid_to``, or a later one) and not expired by then. What searches show by default."""
+    at = on_grid(at)
+    if entry.valid_to is not None and entry.valid_to.timestamp() <= at:
+        return False
+    return entry.expires_at is None or entry.expires_at.timestamp() > at
+
+
+def valid_at(entry: MemoryEntry, at: float) -> bool:
+    """Whether the fact of ``entry`` held at ``at`` (epoch seconds): ``valid_since <= at <
+    valid_to`` (what an ``as_of`` search shows, with the expiry checked at that time too)."""
+    at = on_grid(at)
+    if entry.valid_since.timestamp() > at:
+        return False
+    return entry.valid_to is None or at < entry.valid_to.timestamp()
+
+
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 
@@ -145,6 +193,13 @@ def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
         "updatedAt": None if entry.updated_at is None else _time_to_str(entry.updated_at),
         "metadata": copy.deepcopy(entry.metadata),
     }
+    for name, when in (("validFrom", entry.valid_from), ("validTo", entry.valid_to)):
+        if when is not None:
+            data[name] = _time_to_str(when)
+    if entry.superseded_by is not None:
+        data["supersededBy"] = entry.superseded_by
+    if entry.expires_at is not None:
+        data["expiresAt"] = _time_to_str(entry.expires_at)
     return labelled(data, entry.subject)
 
 
@@ -183,6 +238,12 @@ def entry_from_dict(data: object) -> MemoryEntry:
             f"memory entry {short_repr(entry_id)}: subject {short_repr(subject)} must be a string or null"
         )
     updated = fields.get("updatedat")
+    superseded_by = fields.get("supersededby")
+    if superseded_by is not None and not isinstance(superseded_by, str):
+        raise InvalidValue(
+            f"memory entry {short_repr(entry_id)}: supersededBy {short_repr(superseded_by)} "
+            "must be a string or null"
+        )
     return MemoryEntry(
         id=entry_id,
         content=content,
@@ -192,12 +253,22 @@ def entry_from_dict(data: object) -> MemoryEntry:
         updated_at=None if updated is None else _time_from_str(updated, "updatedAt"),
         metadata=metadata,
         subject=subject,
+        valid_from=_optional_time(fields, "validfrom", "validFrom"),
+        valid_to=_optional_time(fields, "validto", "validTo"),
+        superseded_by=superseded_by,
+        expires_at=_optional_time(fields, "expiresat", "expiresAt"),
     )
+
+
+def _optional_time(fields: dict[str, Any], key: str, name: str) -> datetime | None:
+    value = fields.get(key)
+    return None if value is None else _time_from_str(value, name)
 
 
 def entry_json(entry: MemoryEntry) -> dict[str, Any]:
     """The one JSON shape of an entry on every surface (:func:`memstack.wire.memory_json`):
-    snake_case fields, ISO-8601 UTC times ending in ``Z``."""
+    snake_case fields, ISO-8601 UTC times ending in ``Z``; ``valid_from`` is always the time the
+    fact became true (:attr:`MemoryEntry.valid_since`), the other validity fields null when unset."""
     return {
         "id": entry.id,
         "content": entry.content,
@@ -206,6 +277,10 @@ def entry_json(entry: MemoryEntry) -> dict[str, Any]:
         "created_at": iso_utc(entry.created_at),
         "updated_at": iso_utc(entry.updated_at),
         "metadata": entry.metadata,
+        "valid_from": iso_utc(entry.valid_since),
+        "valid_to": iso_utc(entry.valid_to),
+        "superseded_by": entry.superseded_by,
+        "expires_at": iso_utc(entry.expires_at),
     }
 
 

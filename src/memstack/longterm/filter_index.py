@@ -85,6 +85,10 @@ class FilterIndex:
         found = allowed_by(flt, self, lambda i: matches(flt, of[i].metadata or {}, builtin_of(of[i])))
         return found if isinstance(found, set) else set(found)
 
+    def created_after(self, at: float) -> set[str]:
+        """The ids created after ``at`` (epoch seconds)."""
+        return self._times("$gt", at)
+
     # -- the Postings protocol of memstack.search.filter_eval ----------------------------------
     def universe(self) -> Collection[str]:
         """Every indexed id."""

@@ -15,6 +15,7 @@ from ..engines.bulk import BATCH_KEYS, delete_keys, guarded_sweep
 from ..errors import Conflict
 from ..keyspace import family_named, label_of
 from ..limits import short_repr
+from . import history
 from .layout import ScopeKeys, injected_key
 from .store import LongTermMemory
 from .validate import SCOPE_RULE, SESSION_RULE
@@ -23,6 +24,7 @@ __all__ = [
     "FORGETS",
     "LEFTOVERS",
     "MAX_ROUNDS",
+    "forget_history",
     "forget_injected",
     "forget_owned",
     "forget_scope",
@@ -81,14 +83,15 @@ def forget_scope(engine: Engine, scope: str) -> Counts:
             chunk = ids[start : start + BATCH_KEYS]
             with engine.batch() as batch:
                 batch.delete(*[keys.entry(i) for i in chunk])
+                batch.delete(*[keys.history(i) for i in chunk])
                 batch.srem(keys.ids, *chunk)
                 batch.hdel(keys.vectors, *chunk)
             assert batch.result is not None
             removed += int(batch.result.results[0])
         last = (keys.epoch, keys.vectors, keys.version, keys.log, keys.snapshot, keys.snapshot_version)
-        done, count = guarded_sweep(
-            engine, keys.ids, sorted(engine.scan(keys.entry_prefix)), (*last, keys.deletions)
-        )
+        # entries nobody indexes any more, and the histories of entries retired into an archive
+        orphans = sorted(engine.scan(keys.entry_prefix)) + sorted(engine.scan(keys.history_prefix))
+        done, count = guarded_sweep(engine, keys.ids, orphans, (*last, keys.expiry, keys.deletions))
         removed += count
         if done:
             return {"long_term": removed, "subject_index": untracked}
@@ -132,17 +135,65 @@ def forget_owned(engine: Engine, subject: str, scope: str, ids: Sequence[str]) -
     removed, others = memories.delete_owned(ids, subject)
     if removed:
         renew_log(engine, memories.keys)
+    # the histories of what stays (someone else's current version, a retired entry) lose what
+    # the subject wrote
+    # (counted as part of their entries: the report counts entries)
+    forget_history(engine, memories.keys, subject, sorted(set(ids) - set(removed)))
     # references to the subject's ids go, those retired by a dream pass too; an id someone else
     # wrote over stays theirs
     gone = sorted(set(ids) - set(others))
     return {"long_term": len(removed), "subject_index": untrack(engine, gone)}, removed
 
 
+def forget_history(engine: Engine, keys: ScopeKeys, subject: str, ids: Sequence[str]) -> int:
+    """Rewrite the histories of ``ids`` without what ``subject`` wrote
+    (:func:`memstack.longterm.history.without_subject`), keeping a retired entry's history TTL;
+    returns how many items went. Each rewrite is guarded by the entry as read: every history
+    item is written with a change of its entry, so an unchanged entry means an unchanged history.
+
+    Raises:
+        Conflict: an entry kept changing for :data:`MAX_ROUNDS` rounds (run it again).
+    """
+    removed = 0
+    for entry_id in ids:
+        for _ in range(MAX_ROUNDS):
+            with engine.batch() as read:
+                read.get(keys.entry(entry_id))
+                read.lrange(keys.history(entry_id), 0, -1)
+                read.pttl(keys.history(entry_id))
+            assert read.result is not None
+            raw, items, ttl = read.result.results
+            if not history.holds(items, subject):
+                break
+            kept = history.without_subject(items, subject)
+            batch = engine.batch()
+            batch.require_equal(keys.entry(entry_id), raw)
+            batch.delete(keys.history(entry_id))
+            if kept:
+                batch.rpush(keys.history(entry_id), *kept)
+                if ttl > 0:
+                    batch.pexpire(keys.history(entry_id), ttl)
+            if batch.execute().applied:
+                removed += len(items) - len(kept)
+                break
+        else:
+            raise Conflict(f"memory {short_repr(entry_id)}: kept changing; forget the subject again")
+    return removed
+
+
 def owned_left(engine: Engine, subject: str, scope: str, ids: Sequence[str]) -> int:
-    """Entries of ``scope`` among ``ids`` still holding a version labelled ``subject``."""
+    """Entries of ``scope`` among ``ids`` still holding a version labelled ``subject``, in their
+    current version or in their history."""
     keys = ScopeKeys.of(engine, scope)
-    raws = engine.mget([keys.entry(i) for i in ids]) if ids else []
-    return sum(1 for raw in raws if raw is not None and label_of(json.loads(raw)) == subject)
+    if not ids:
+        return 0
+    raws = engine.mget([keys.entry(i) for i in ids])
+    left = sum(1 for raw in raws if raw is not None and label_of(json.loads(raw)) == subject)
+    with engine.batch() as batch:
+        for entry_id in ids:
+            batch.lrange(keys.history(entry_id), 0, -1)
+    assert batch.result is not None
+    return left + sum(1 for items in batch.result.results if history.holds(items, subject))
 
 
 FORGETS: Final = {"scope": (forget_scope,), "session": (forget_injected,)}

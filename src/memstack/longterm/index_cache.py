@@ -27,6 +27,7 @@ from .entry import MemoryEntry, from_json
 from .filter_index import FilterIndex
 from .query import document_text
 from .snapshot import SNAPSHOT_PROFILE, Snapshot
+from .validity import ValidityIndex, View
 from .vectors import StoredVector, decode_vector, text_hash
 
 __all__ = ["ScopeCache", "adopt", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
@@ -50,6 +51,7 @@ class ScopeCache(Mirror):
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         self.indexes: dict[str, Bm25Index] = {}
         self.filters = FilterIndex()
+        self.validity = ValidityIndex()
         self.threads = ConversationThreads()
         self.derived: dict[object, object] = {}  # e.g. vector matrices; cleared on every change
         self.warned: set[str] = set()
@@ -82,6 +84,7 @@ class ScopeCache(Mirror):
         self.vector_indexes = {}
         self.indexes = {}
         self.filters = FilterIndex()
+        self.validity = ValidityIndex()
         self.threads = ConversationThreads()
         self.derived = {}
 
@@ -109,8 +112,10 @@ class ScopeCache(Mirror):
                 changed.append(entry_id)
                 if entry is None:
                     self.filters.remove(entry_id)
+                    self.validity.remove(entry_id)
                 else:
                     self.filters.add(entry)
+                    self.validity.add(entry)
             if entry is None:
                 self.entries.pop(entry_id, None)
                 self.texts.pop(entry_id, None)
@@ -138,6 +143,23 @@ class ScopeCache(Mirror):
                     index.add(entry_id, text)
 
     # -- derived structures ------------------------------------------------------------------
+    def shown(
+        self, allowed: set[str] | None, view: View, now: float, key: object
+    ) -> tuple[set[str] | None, object]:
+        """``allowed`` (None: every entry) without what ``view`` hides at ``now``, and the key that
+        names the result (``key`` names ``allowed``): kept in :attr:`derived` until the next change."""
+        if not len(self.validity) and view.as_of is None:
+            return allowed, key  # nothing superseded or expiring: nothing to hide
+        hidden = self.validity.hidden(view, now, self.filters.created_after)
+        if not hidden:
+            return allowed, key
+        name = ("shown", key, frozenset(hidden))
+        found = self.derived.get(name)
+        if found is None:
+            pool = self.entries.keys() if allowed is None else allowed
+            found = self.derived[name] = {i for i in pool if i not in hidden}
+        return cast(set[str], found), name
+
     def index(self, profile: str) -> Bm25Index:
         """The BM25 index of ``profile`` over the cached entries (built on first use)."""
         index = self.indexes.get(profile)

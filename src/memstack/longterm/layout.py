@@ -4,6 +4,8 @@ embeds the scope's tag.
 | key (family ``long_term.…``) | type | holds |
 |---|---|---|
 | ``lt:{scope}:e:{id}`` (``entry``) | string | the entry's JSON (with its subject label) |
+| ``lt:{scope}:h:{id}`` (``history``) | list | the entry's changes (:mod:`.history`) |
+| ``lt:{scope}:exp`` (``expiry``) | sorted set | id → ``expires_at`` of the entries that expire |
 | ``lt:{scope}:ids`` (``ids``) | set | every id of the scope |
 | ``lt:{scope}:vec`` (``vectors``) | hash | id → vector payload (model, dim, text hash, float32) |
 | ``lt:{scope}:ver`` (``version``) | string | change counter: +1 per save, delete and vector write |
@@ -40,6 +42,7 @@ _IDS, _VECTORS = family_named("long_term.ids").tail, family_named("long_term.vec
 _VERSION, _LOG = family_named("long_term.version").tail, family_named("long_term.log").tail
 _EPOCH, _SNAPSHOT = family_named("long_term.epoch").tail, family_named("long_term.snapshot").tail
 _SNAPVER, _DELS = family_named("long_term.snapshot_version").tail, family_named("long_term.deletions").tail
+_HISTORY, _EXPIRY = family_named("long_term.history").tail_prefix, family_named("long_term.expiry").tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,17 @@ class ScopeKeys:
     @property
     def entry_prefix(self) -> str:
         return self.base + _ENTRY
+
+    def history(self, entry_id: str) -> str:
+        return f"{self.base}{_HISTORY}{entry_id}"
+
+    @property
+    def history_prefix(self) -> str:
+        return self.base + _HISTORY
+
+    @property
+    def expiry(self) -> str:
+        return self.base + _EXPIRY
 
     @property
     def ids(self) -> str:

@@ -26,6 +26,10 @@ LONG_TERM_FIELDS: Final = FieldSet(
         "tags": "tags",
         "created_at": "time",
         "updated_at": "time",
+        "valid_from": "time",
+        "valid_to": "time",
+        "expires_at": "time",
+        "superseded_by": "text",
     },
     "metadata",
     True,
@@ -45,7 +49,15 @@ def builtin_of(entry: MemoryEntry) -> Callable[[str], Any]:
             return MISSING if entry.category is None else entry.category
         if name == "tags":
             return entry.tags
-        when = entry.created_at if name == "created_at" else entry.updated_at
+        if name == "superseded_by":
+            return MISSING if entry.superseded_by is None else entry.superseded_by
+        when = {
+            "created_at": entry.created_at,
+            "updated_at": entry.updated_at,
+            "valid_from": entry.valid_since,
+            "valid_to": entry.valid_to,
+            "expires_at": entry.expires_at,
+        }[name]
         return MISSING if when is None else when.timestamp()
 
     return field

@@ -15,13 +15,15 @@ from ..engines import Engine
 from ..errors import InvalidConfiguration, InvalidValue
 from ..limits import short_repr
 from ..search.retrieval import SEARCH_PROFILES
-from . import cold, hybrid, retrieve
-from .entry import MemoryEntry, SearchHit, from_json
+from . import cold, history, hybrid, retrieve
+from .entry import MemoryEntry, SearchHit, current_at, from_json
+from .history import HistoryEvent
 from .index_cache import ScopeCache, scope_cache
 from .layout import ScopeKeys
 from .query import distinct_sorted, most_recent
 from .search_request import search_request
 from .validate import normalise_id
+from .validity import View
 from .vectors import EmbeddingWorker
 
 if TYPE_CHECKING:
@@ -56,7 +58,26 @@ class LongTermReads:
         return None if raw is None else from_json(raw)
 
     def __len__(self) -> int:
+        """How many entries the scope stores (superseded and expired ones included)."""
         return self.engine.scard(self.keys.ids)
+
+    def current_count(self) -> int:
+        """How many entries are current now (neither superseded nor expired: what searches show)."""
+        cache = self._fresh_cache()
+        with cache.lock:
+            shown, _ = cache.shown(None, View(), self.engine.clock.now(), None)
+            return len(cache.entries) if shown is None else len(shown)
+
+    def history(self, id: str) -> list[HistoryEvent]:  # noqa: A002 - the field is called id everywhere
+        """Every recorded change of the memory ``id``, oldest first (see
+        :mod:`memstack.longterm.history`): ``[]`` for an id never saved, deleted, or saved before
+        histories were kept. A retired entry keeps its history as long as the pass's archive.
+
+        Raises:
+            InvalidKey: a malformed id.
+        """
+        raws = self.engine.lrange(self.keys.history(normalise_id(id)), 0, -1)
+        return [history.decode(raw) for raw in raws]
 
     def entries(self) -> list[MemoryEntry]:
         """Every memory of the scope, oldest first (ties by id)."""
@@ -97,6 +118,9 @@ class LongTermReads:
         offset: int = 0,
         min_score: float | None = None,
         max_results: int | None = None,
+        include_history: bool = False,
+        include_expired: bool = False,
+        as_of: datetime | float | None = None,
     ) -> list[SearchHit]:
         """Search the scope: filters, then BM25 (hybrid with an embedder).
 
@@ -108,11 +132,17 @@ class LongTermReads:
         None query lists the most recently changed entries. Zero BM25 scores are dropped. If
         embedding the query fails, BM25 alone answers (a warning is logged).
 
+        Only current entries are searched: neither superseded (``valid_to`` passed) nor expired.
+        ``include_history`` adds the superseded ones, ``include_expired`` the expired ones not
+        swept yet; ``as_of`` (a time) searches the entries valid then instead
+        (:mod:`memstack.longterm.validity`).
+
         Raises:
             InvalidValue: a parameter breaking its rule (names it): ``limit``/``max_results`` below 1
                 or both given with different values, an ``offset`` outside 0..10,000, an unknown
                 ``mode``, ``mode="hybrid"`` without an embedder, a bad time, tag or metadata value,
-                a ``query`` or ``category`` that is not a string (or None) or holds a lone surrogate.
+                a ``query`` or ``category`` that is not a string (or None) or holds a lone surrogate,
+                a flag that is not a bool, a bad ``as_of``, ``as_of`` with ``include_history``.
             InvalidFilter: a ``filter`` breaking the filter language (names the field and operator).
         """
         if limit is not None and max_results is not None and limit != max_results:
@@ -133,6 +163,9 @@ class LongTermReads:
             limit_name="limit" if limit is not None else "max_results",
             filter=filter,
             offset=offset,
+            include_history=include_history,
+            include_expired=include_expired,
+            as_of=as_of,
         )
         if request.mode == "hybrid" and self.embedder is None:
             raise InvalidValue(f"mode 'hybrid': scope {short_repr(self.scope)} has no embedder configured")
@@ -141,17 +174,22 @@ class LongTermReads:
         query_vector = hybrid.embed_query(embedder, query) if request.ranked else None  # before the lock
         cache = scope_cache(self.engine, self.scope)
         keep = max(total, 0 if self.reranker is None else self.reranker.depth)
+        now = self.engine.clock.now()
+        view = request.view
         cold_hits = (
             cold.search(self.engine, self.keys, cache, query, SEARCH_PROFILES[self.profile], keep)
-            if request.ranked and query is not None and embedder is None and flt is None
+            if request.ranked and query is not None and embedder is None and flt is None and view.default
             else None
         )
-        if cold_hits is not None and query is not None:
+        if cold_hits is not None and all(current_at(e, now) for e, _ in cold_hits) and query is not None:
+            # (a hidden entry among them: the full cache answers, its hits exclude it)
             hits = [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in cold_hits]
             return self._finish(query, hits, total, request.min_score)[request.offset :]
         with cache.lock:
             cache.refresh(self.engine, self.keys)
-            allowed = cache.filters.allowed(flt)
+            allowed, allowed_key = cache.shown(
+                cache.filters.allowed(flt), view, now, None if flt is None else flt.key
+            )
             if not request.ranked:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 recent = most_recent(pool, total)[request.offset :]
@@ -168,7 +206,7 @@ class LongTermReads:
                 fusion=self.fusion,
                 min_similarity=self.min_similarity,
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
-                allowed_key=None if flt is None else flt.key,
+                allowed_key=allowed_key,
             )
         return self._finish(query, hits, total, request.min_score)[request.offset :]
 

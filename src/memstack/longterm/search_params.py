@@ -17,6 +17,9 @@ arguments and checks them with :func:`~memstack.longterm.search_request.search_r
 | ``min_score`` | number | drop ranked hits whose ``score`` is below it |
 | ``filter`` | object | the filter language (:mod:`memstack.search.filters`), ANDed with the above |
 | ``offset`` | int, 0 to :data:`~memstack.limits.MAX_SEARCH_OFFSET` | hits to skip first (paging) |
+| ``include_history`` | bool | also superseded entries (default: only current ones) |
+| ``include_expired`` | bool | also entries past their ``expires_at`` (audits) |
+| ``as_of`` | ISO-8601 time | what was valid then (superseded and expired entries included) |
 
 Kept apart from :mod:`.search_request` so that the library does not import pydantic.
 """
@@ -123,6 +126,12 @@ class SearchParams(BaseModel):
     offset: int = Field(
         0, ge=0, le=MAX_SEARCH_OFFSET, description=f"Hits to skip first, for paging (0-{MAX_SEARCH_OFFSET})."
     )
+
+    include_history: bool = Field(
+        False, description="Also superseded entries (valid_to passed); default: only current ones."
+    )
+    include_expired: bool = Field(False, description="Also entries past their expires_at (audits).")
+    as_of: Time = Field(None, description="Only what was valid at this time (the past's view).")
 
     def options(self) -> dict[str, Any]:
         """The parameters as keyword arguments of :meth:`~memstack.longterm.LongTermMemory.search`."""

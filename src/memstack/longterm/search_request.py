@@ -12,9 +12,13 @@
 | ``limit`` | int >= 1 | how many hits at most (the library also accepts the seed's ``max_results``) |
 | ``offset`` | int 0..:data:`MAX_OFFSET` | hits to skip first (paging) |
 | ``min_score`` | number | drop ranked hits whose final score is below it |
+| ``include_history`` | bool | also superseded entries (default: current ones only) |
+| ``include_expired`` | bool | also expired entries not yet swept (audits) |
+| ``as_of`` | time | the entries valid at that time (:mod:`.validity`) |
 
 The library, the CLI, HTTP, the MCP tools and the adapters use these names. ``filter`` reaches the
-built-in fields ``id content category tags created_at updated_at`` and ``metadata``; the other
+built-in fields ``id content category tags created_at updated_at valid_from valid_to expires_at
+superseded_by`` and ``metadata``; the other
 filtering parameters are a part of the language (:meth:`~memstack.longterm.query.Filters.to_node`).
 """
 
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final
 
@@ -32,6 +36,7 @@ from ..limits import MAX_SEARCH_OFFSET, check_text, encode_json, short_repr
 from ..search.filters import Filter, combine, parse_filter
 from .query import LONG_TERM_FIELDS, Filters
 from .validate import check_tags, check_time
+from .validity import View, check_view
 
 __all__ = [
     "MAX_OFFSET",
@@ -60,6 +65,7 @@ class SearchRequest:
     min_score: float | None
     filter: Filter | None = None  # the parameters' filters and ``filter=`` as one filter
     offset: int = 0
+    view: View = field(default_factory=View)
 
     @property
     def ranked(self) -> bool:
@@ -145,6 +151,9 @@ def search_request(
     limit_name: str = "limit",
     filter: Mapping[str, object] | None = None,  # noqa: A002 - the filter language's public name
     offset: int = 0,
+    include_history: bool = False,
+    include_expired: bool = False,
+    as_of: datetime | float | None = None,
 ) -> SearchRequest:
     """Check every parameter and build the request (``limit_name`` names ``limit`` in errors).
 
@@ -166,6 +175,7 @@ def search_request(
         raise InvalidValue(f"min_score {short_repr(min_score)}: must be a number or None")
     if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
         raise InvalidValue(f"offset {short_repr(offset)}: must be an int from 0 to {MAX_OFFSET}")
+    view = check_view(include_history, include_expired, as_of)
     parsed = parse_filter(filter, LONG_TERM_FIELDS)
     filters = Filters(
         category=category.strip() if category is not None and category.strip() else None,
@@ -182,4 +192,5 @@ def search_request(
         None if min_score is None else float(min_score),
         combine(filters.to_node(), parsed),
         offset,
+        view,
     )

@@ -1,13 +1,12 @@
 """``LongTermMemory``: the long-term entries of one scope, searched by BM25 (+ vectors).
 
-This module writes (every write is one guarded batch with its change-log entry); the reads and
-searches are :mod:`.reads`. Each stored version may carry the subject label of the end user it
-is about (:mod:`memstack.keyspace.subjects`).
+This module saves (every save is one guarded batch with its change-log line and history item);
+the reads and searches are :mod:`.reads`, the deletions :mod:`.deletes`. Each stored version may
+carry the subject label of the end user it is about (:mod:`memstack.keyspace.subjects`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from dataclasses import replace
@@ -16,17 +15,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
-from ..keyspace import check_subject, label_of, register
+from ..keyspace import check_subject
 from ..limits import short_repr
 from ..redact import redact_url
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
-from .entry import MemoryEntry, from_json, to_json
-from .layout import ScopeKeys, log_change
+from . import writes
+from .deletes import LongTermDeletes
+from .entry import MemoryEntry, current_at, from_json, to_json
+from .history import check_actor
+from .layout import ScopeKeys
 from .query import document_text
 from .reads import LongTermReads
 from .similar import DedupeMode, check_mode, find_duplicate
 from .snapshotter import snapshotter, take
+from .supersede import check_supersedes, expiry_of, superseded_versions
 from .validate import (
     check_category,
     check_content,
@@ -49,11 +52,9 @@ log = logging.getLogger("memstack.longterm")
 
 SAVE_ATTEMPTS: Final = 16
 """Optimistic retries of one save racing other writers of the same id."""
-DELETE_CHUNK: Final = 500
-"""Entries :meth:`LongTermMemory.delete_many` removes per engine batch."""
 
 
-class LongTermMemory(LongTermReads):
+class LongTermMemory(LongTermReads, LongTermDeletes):
     """Long-term memories of one scope (a user, an agent) on one engine.
 
     Args:
@@ -121,12 +122,26 @@ class LongTermMemory(LongTermReads):
         created_at: datetime | float | None = None,
         dedupe: DedupeMode | None = None,
         subject: str | None = None,
+        supersedes: Iterable[str] | str | None = None,
+        valid_from: datetime | float | None = None,
+        expires_at: datetime | float | None = None,
+        ttl: float | None = None,
+        actor: str = "api",
     ) -> MemoryEntry:
         """Save a memory (an upsert by id) and return it as stored.
 
-        Pass a :class:`MemoryEntry` or the fields. A new id is generated when none is given. On an
-        update the creation time is kept (unless given) and ``updated_at`` becomes now; the
-        vector, if any, is recomputed in the background when the searchable text changed.
+        Pass a :class:`MemoryEntry` or the fields. A new id is generated when none is given. An
+        update replaces content, category, tags, metadata and expiry with what is given; it keeps
+        the creation time, ``valid_from`` (unless given) and the supersession fields, and sets
+        ``updated_at`` to now; the vector, if any, is recomputed in the background when the
+        searchable text changed. Every save adds an item to the entry's :meth:`history`.
+
+        ``supersedes``: ids of entries this one replaces ("lives in Berlin" superseding "lives
+        in Lisbon"): each gets ``valid_to`` = this entry's ``valid_from`` and ``superseded_by`` =
+        its id, in the same atomic batch; they stay readable, and searches hide them unless asked
+        (``include_history``, ``as_of``). ``valid_from``: when the fact became true (default: the
+        creation time). ``expires_at`` (a time) or ``ttl`` (seconds from now): when the entry
+        expires; searches hide it from then on and the retention sweep deletes it.
 
         ``dedupe`` (only for a save without an id): ``"exact"`` or ``"near"`` (see
         :mod:`memstack.longterm.similar` for the rule and its thresholds). When the scope already
@@ -135,19 +150,28 @@ class LongTermMemory(LongTermReads):
 
         ``subject``: the end user this version is about (see :mod:`memstack.keyspace.subjects`;
         default: the given entry's); ``Memory.forget(subject=…)`` then removes it, unless
-        another version was saved over it.
+        another version was saved over it. ``actor``: who saves, as the history records it
+        (``api``, ``tool``, ``import``...; :data:`memstack.longterm.history.ACTOR_RULE`).
 
         Raises:
             InvalidValue: blank content, bad tags/metadata/time, both ``entry`` and fields, an
                 unknown ``dedupe`` mode, or ``dedupe`` with an id; text with a lone surrogate,
                 content over 1 MiB, metadata that breaks :mod:`memstack.limits` (the message names
-                ``content``, ``tags[i]``, ``metadata['x']``...).
+                ``content``, ``tags[i]``, ``metadata['x']``...); both ``expires_at`` and ``ttl``,
+                an expiry not in the future; an entry superseding itself, or becoming valid before
+                an entry it supersedes; a bad actor.
             InvalidCategory: a category that breaks the path rule or is over 256 characters.
-            InvalidKey: a bad id.
-            Conflict: the id kept changing under concurrent writers.
+            InvalidKey: a bad id (of the entry or of one it supersedes).
+            EntryNotFound: an id of ``supersedes`` that the scope does not hold (nothing is saved).
+            Conflict: an entry of ``supersedes`` was already superseded by another one (nothing is
+                saved), or the id kept changing under concurrent writers.
         """
         if subject is not None:
             check_subject(subject)
+        check_actor(actor)
+        superseded = check_supersedes(supersedes)
+        given_valid = check_time(valid_from, "valid_from")
+        expiry = expiry_of(expires_at, ttl, self.engine.clock.now())
         if check_mode(dedupe) is not None:
             if entry is not None or id is not None:
                 raise InvalidValue(f"save(dedupe={dedupe!r}): only for a new entry (no id, no MemoryEntry)")
@@ -164,15 +188,23 @@ class LongTermMemory(LongTermReads):
                     id=existing.id,
                     created_at=existing.created_at,
                     subject=subject,
+                    supersedes=superseded,
+                    valid_from=given_valid,
+                    expires_at=expiry or existing.expires_at,
+                    actor=actor,
                 )
         if entry is not None:
             if content is not None or id is not None:
                 raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
             content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
             id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
+            given_valid = given_valid or check_time(entry.valid_from, "valid_from")
+            if expiry is None:
+                expiry = expiry_of(entry.expires_at, None, self.engine.clock.now())
             if subject is None and entry.subject is not None:
                 subject = check_subject(entry.subject)
         entry_id = new_id() if id is None else normalise_id(id)
+        superseded = check_supersedes(superseded, entry_id)
         given_created = check_time(created_at, "created_at")
         template = MemoryEntry(
             id=entry_id,
@@ -181,24 +213,35 @@ class LongTermMemory(LongTermReads):
             tags=check_tags(tags),
             metadata=check_metadata(metadata),
             subject=subject,
+            expires_at=expiry,
         )
         key = self.keys.entry(entry_id)
         for _ in range(SAVE_ATTEMPTS):
-            old_raw = self.engine.get(key)
+            raws = self.engine.mget([key, *(self.keys.entry(i) for i in superseded)])
+            old_raw = raws[0]
             now = datetime.fromtimestamp(self.engine.clock.now(), UTC)
             old = from_json(old_raw) if old_raw is not None else None
             if old is None:
-                new = replace(template, created_at=given_created or now)
+                new = replace(template, created_at=given_created or now, valid_from=given_valid)
             else:
-                new = replace(template, created_at=given_created or old.created_at, updated_at=now)
-            if self._write(new, old_raw, old):
+                new = replace(
+                    template,
+                    created_at=given_created or old.created_at,
+                    updated_at=now,
+                    valid_from=given_valid or old.valid_from,
+                    valid_to=old.valid_to,
+                    superseded_by=old.superseded_by,
+                )
+            closed = superseded_versions(new, list(zip(superseded, raws[1:], strict=True)), now, self.scope)
+            if self._write(new, old_raw, old, closed, actor=actor, op=None, related=superseded):
                 return new.copy()
         raise Conflict(
             f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
         )
 
-    def restore(self, entry: MemoryEntry) -> MemoryEntry:
-        """Write ``entry`` exactly as given (times included), replacing any entry of its id.
+    def restore(self, entry: MemoryEntry, *, actor: str = "import") -> MemoryEntry:
+        """Write ``entry`` exactly as given (times and validity included), replacing any entry of
+        its id; recorded in its history as a create or update by ``actor``.
 
         Used by imports, so an export round-trips exactly.
 
@@ -206,6 +249,7 @@ class LongTermMemory(LongTermReads):
             InvalidValue, InvalidCategory, InvalidKey: as :meth:`save`.
             Conflict: as :meth:`save`.
         """
+        check_actor(actor)
         new = MemoryEntry(
             id=normalise_id(entry.id),
             content=check_content(entry.content),
@@ -215,11 +259,16 @@ class LongTermMemory(LongTermReads):
             updated_at=check_time(entry.updated_at, "updated_at"),
             metadata=check_metadata(entry.metadata),
             subject=None if entry.subject is None else check_subject(entry.subject),
+            valid_from=check_time(entry.valid_from, "valid_from"),
+            valid_to=check_time(entry.valid_to, "valid_to"),
+            superseded_by=None if entry.superseded_by is None else normalise_id(entry.superseded_by),
+            expires_at=check_time(entry.expires_at, "expires_at"),
         )
         key = self.keys.entry(new.id)
         for _ in range(SAVE_ATTEMPTS):
             old_raw = self.engine.get(key)
-            if self._write(new, old_raw, from_json(old_raw) if old_raw is not None else None):
+            old = from_json(old_raw) if old_raw is not None else None
+            if self._write(new, old_raw, old, [], actor=actor, op=None):
                 return new.copy()
         raise Conflict(
             f"memory {short_repr(new.id)}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned"
@@ -229,8 +278,9 @@ class LongTermMemory(LongTermReads):
         if mode is None:
             return None
         cache = self._fresh_cache()
+        now = self.engine.clock.now()
         with cache.lock:
-            entries = [e.copy() for e in cache.entries.values()]
+            entries = [e.copy() for e in cache.entries.values() if current_at(e, now)]
             index = cache.index("default") if mode == "near" else None
             return find_duplicate(entries, content, mode, index)
 
@@ -240,110 +290,59 @@ class LongTermMemory(LongTermReads):
         if self._worker is not None:
             self._worker.submit(entry_id, text)
 
-    def _write(self, new: MemoryEntry, old_raw: str | None, old: MemoryEntry | None) -> bool:
+    def _write(
+        self,
+        new: MemoryEntry,
+        old_raw: str | None,
+        old: MemoryEntry | None,
+        closed: list[tuple[str, str, MemoryEntry]],
+        *,
+        actor: str,
+        op: str | None,
+        related: tuple[str, ...] = (),
+    ) -> bool:
         text = document_text(new)
         text_changed = old is None or document_text(old) != text
+        at = self.engine.clock.now()
         batch = self.engine.batch()
         batch.require_equal(self.keys.entry(new.id), old_raw)
-        register(self.engine, batch, new.subject, "long_term", self.scope, new.id)
-        batch.set(self.keys.entry(new.id), to_json(new))
-        batch.sadd(self.keys.ids, new.id)
+        for entry_id, raw, _ in closed:
+            batch.require_equal(self.keys.entry(entry_id), raw)
+        writes.put(
+            self.engine,
+            batch,
+            self.keys,
+            self.scope,
+            new,
+            to_json(new),
+            old_raw=old_raw,
+            op=op or ("create" if old is None else "update"),
+            actor=actor,
+            at=at,
+            related=related,
+        )
         if text_changed:
             batch.hdel(self.keys.vectors, new.id)
-        self._log_change(batch, "put", new.id)
+        for _, raw, version in closed:
+            writes.put(
+                self.engine,
+                batch,
+                self.keys,
+                self.scope,
+                version,
+                to_json(version),
+                old_raw=raw,
+                op="supersede",
+                actor=actor,
+                at=at,
+                related=(new.id,),
+            )
         if not batch.execute().applied:
             return False
         if self._worker is not None and text_changed:
             self._worker.submit(new.id, text)
         snapshotter(self.engine, self.scope).touch()
         return True
-
-    def _log_change(self, batch: Any, op: str, entry_id: str) -> None:
-        log_change(batch, self.keys, op, entry_id)
-
-    def delete(self, id: str) -> bool:  # noqa: A002 - the field is called id everywhere in the seed
-        """Delete a memory and its vector; False when the id is unknown.
-
-        Raises:
-            InvalidKey: a malformed id.
-        """
-        entry_id = normalise_id(id)
-        batch = self.engine.batch()
-        batch.require_exists(self.keys.entry(entry_id))
-        batch.delete(self.keys.entry(entry_id))
-        batch.srem(self.keys.ids, entry_id)
-        batch.hdel(self.keys.vectors, entry_id)
-        # The snapshot may hold the entry's terms: it goes with the entry, and the counter keeps a
-        # snapshot taken before this deletion from landing after it (longterm/snapshot.py).
-        batch.delete(self.keys.snapshot, self.keys.snapshot_version)
-        batch.incr(self.keys.deletions)
-        self._log_change(batch, "del", entry_id)
-        if not batch.execute().applied:
-            return False
-        snapshotter(self.engine, self.scope).touch()
-        return True
-
-    def delete_many(self, ids: Iterable[str]) -> int:
-        """Delete several memories and their vectors in one batch per :data:`DELETE_CHUNK` ids (a
-        forget of a user's entries is a few engine calls, not one per entry); returns how many
-        existed. Each batch is guarded by the existence of the ids it found, so a concurrent
-        delete of one of them makes it read again rather than count it twice.
-
-        Raises:
-            InvalidKey: a malformed id (nothing is deleted then).
-            Conflict: the ids kept changing under concurrent writers.
-        """
-        wanted = sorted({normalise_id(i) for i in ids})
-        removed = 0
-        for start in range(0, len(wanted), DELETE_CHUNK):
-            removed += len(self._delete_chunk(wanted[start : start + DELETE_CHUNK])[0])
-        return removed
-
-    def delete_owned(self, ids: Iterable[str], subject: str) -> tuple[list[str], list[str]]:
-        """Delete those of ``ids`` whose current version is labelled ``subject`` (see
-        :meth:`delete_many`); a version someone else saved over it stays. Returns ``(removed,
-        kept)``: the ids deleted, and the ids whose stored version is not the subject's.
-
-        Each batch is guarded by the versions read, so a save landing in between is never deleted
-        on the strength of a label it does not carry (the batch reads again).
-
-        Raises:
-            InvalidKey: a malformed id (nothing is deleted then).
-            Conflict: the ids kept changing under concurrent writers.
-        """
-        wanted = sorted({normalise_id(i) for i in ids})
-        removed: list[str] = []
-        kept: list[str] = []
-        for start in range(0, len(wanted), DELETE_CHUNK):
-            gone, stayed = self._delete_chunk(wanted[start : start + DELETE_CHUNK], subject)
-            removed += gone
-            kept += stayed
-        return removed, kept
-
-    def _delete_chunk(self, ids: list[str], subject: str | None = None) -> tuple[list[str], list[str]]:
-        for _ in range(SAVE_ATTEMPTS):
-            found = self.engine.mget([self.keys.entry(i) for i in ids])
-            stored = {i: raw for i, raw in zip(ids, found, strict=True) if raw is not None}
-            present = [
-                i for i, raw in stored.items() if subject is None or label_of(json.loads(raw)) == subject
-            ]
-            others = [i for i in stored if i not in present]
-            if not present:
-                return [], others
-            batch = self.engine.batch()
-            for entry_id in present:
-                batch.require_equal(self.keys.entry(entry_id), stored[entry_id])
-            batch.delete(*[self.keys.entry(i) for i in present])
-            batch.srem(self.keys.ids, *present)
-            batch.hdel(self.keys.vectors, *present)
-            batch.delete(self.keys.snapshot, self.keys.snapshot_version)  # as delete() does
-            batch.incr(self.keys.deletions)
-            for entry_id in present:
-                self._log_change(batch, "del", entry_id)
-            if batch.execute().applied:
-                snapshotter(self.engine, self.scope).touch()
-                return present, others
-        raise Conflict(f"scope {short_repr(self.scope)}: entries kept changing; delete abandoned")
 
     def snapshot(self) -> bool:
         """Write the scope's BM25 snapshot now (normally written in the background after writes

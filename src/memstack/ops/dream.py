@@ -1,7 +1,7 @@
 """Operations of the dream passes: run (or dry-run) them over a scope, list and show records, undo
 a pass, record feedback.
 
-The chat model of the LLM passes (``consolidate``, ``preferences``) is any OpenAI-compatible
+The chat model of the LLM passes (``consolidate``, ``preferences``, ``extract``) is any OpenAI-compatible
 ``/v1/chat/completions`` endpoint, from ``MEMSTACK_CHAT_URL`` / ``MEMSTACK_CHAT_MODEL`` (key in
 ``MEMSTACK_CHAT_API_KEY``, JSON replies with ``MEMSTACK_CHAT_JSON=1``) of the process; the command
 line also takes ``dream run --chat-url URL --model NAME``. ``dedupe`` needs none. Agents get dry
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OPS"]
 
-PassName = Literal["consolidate", "preferences", "dedupe"]
+PassName = Literal["consolidate", "preferences", "dedupe", "extract"]
 RecordId = Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9]+$", description="A dream record id.")]
 _HISTORY = "The recent dream passes over a memory scope."
 
@@ -62,8 +62,9 @@ class Run(Request):
     passes: list[PassName] = Field(
         default_factory=_first_two,
         min_length=1,
-        max_length=3,
-        description="consolidate, preferences or dedupe, in order (default: the first two).",
+        max_length=4,
+        description="consolidate, preferences, dedupe or extract (new conversation turns become "
+        "memories), in order (default: the first two).",
     )
     dry_run: bool = Field(False, description="Compute the plans; write nothing.")
     force: bool = Field(False, description="Apply plans the guard rails refuse.")
@@ -94,7 +95,8 @@ _DRY_RUN = Tool(
     "dream_dry_run",
     fixed={"dry_run": True, "force": False},
     defaults={"passes": ["dedupe"]},
-    description="Show what dream passes (consolidate, preferences, dedupe) would change; writes nothing.",
+    description="Show what dream passes (consolidate, preferences, dedupe, extract) would change; "
+    "writes nothing.",
 )
 
 
@@ -106,7 +108,7 @@ _DRY_RUN = Tool(
     env={
         "--chat-url": (
             "MEMSTACK_CHAT_URL",
-            "Base URL of the OpenAI-compatible chat model of consolidate and preferences, e.g. "
+            "Base URL of the OpenAI-compatible chat model of consolidate, preferences and extract, e.g. "
             "http://127.0.0.1:11434/v1 (default: $MEMSTACK_CHAT_URL; key from $MEMSTACK_CHAT_API_KEY).",
         ),
         "--model": (
@@ -116,8 +118,10 @@ _DRY_RUN = Tool(
     },
 )
 def _run(mem: Memory, r: Run) -> Records:
-    """Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model
-    (MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL; command line: --chat-url and --model)."""
+    """Run (or dry-run) dream passes over a scope; all but dedupe ask a chat model.
+
+    The model: MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL (command line: --chat-url and --model).
+    """
     from ..dream import Dreamer
 
     passes = list(dict.fromkeys(r.passes))
@@ -143,7 +147,7 @@ def _chat_model() -> ChatClient:
     found = chat_model_from_env()
     if found is None:
         raise InvalidConfiguration(
-            "consolidate and preferences need a chat model: --chat-url URL --model NAME, or "
+            "consolidate, preferences and extract need a chat model: --chat-url URL --model NAME, or "
             "MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL (key: MEMSTACK_CHAT_API_KEY); "
             "--pass dedupe needs none"
         )

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from ..longterm.search_params import Tags, Time
+from ..longterm.search_params import CommaList, Tags, Time, split_tags
 
 __all__ = [
     "MAX_PAGE",
     "Board",
     "ConversationId",
     "Cursor",
+    "Ids",
     "Json",
     "Metadata",
     "PageLimit",
@@ -43,3 +44,15 @@ PageLimit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"Most items in 
 Json = Annotated[Any, Field(description="Any JSON value.")]
 
 Metadata = Annotated[dict[str, Any] | None, Field(description="Any JSON object kept with it.")]
+
+Ids = Annotated[
+    list[str] | None,
+    CommaList(),
+    BeforeValidator(split_tags),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
+            "description": "Memory ids: a list, or one comma-separated text ('a1, a2').",
+        }
+    ),
+]

@@ -1,4 +1,5 @@
-"""Operations of long-term memory: save, search, read, delete, and the scopes, categories and tags."""
+"""Operations of long-term memory: save, search, read, history, delete, and the scopes, categories
+and tags."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from .._memory import Memory
 from ..errors import EntryNotFound
 from ..longterm.scopes import list_scopes
 from ..longterm.search_params import SearchParams
-from ..wire import HitJSON, MemoryJSON, hit_json, memory_json
-from .fields import Metadata, Scope, Subject, Tags
+from ..wire import HitJSON, MemoryEventJSON, MemoryJSON, hit_json, memory_event_json, memory_json
+from .fields import Ids, Metadata, Scope, Subject, Tags, Time
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, cli, http
 
@@ -28,6 +29,10 @@ class Hits(TypedDict):
 
 class Names(TypedDict):
     items: list[str]
+
+
+class Changes(TypedDict):
+    items: list[MemoryEventJSON]
 
 
 class Deleted(TypedDict):
@@ -47,6 +52,12 @@ class SaveMemory(Request):
     tags: Tags = Field(None, description="Tags: a list, or one comma-separated text.")
     metadata: Metadata = None
     subject: Subject = None
+    supersedes: Ids = Field(
+        None, description="Ids of memories this one replaces: they get valid_to and superseded_by."
+    )
+    valid_from: Time = Field(None, description="When the fact became true (default: when saved).")
+    expires_at: Time = Field(None, description="When the memory expires (hidden, then deleted).")
+    ttl: float | None = Field(None, gt=0, description="Seconds until it expires (instead of expires_at).")
 
 
 class SearchMemories(SearchParams, Request):
@@ -86,7 +97,16 @@ def _scopes(mem: Memory, r: ListScopes) -> Page:
 def _save(mem: Memory, r: SaveMemory) -> MemoryJSON:
     """Save a memory (an update when the id exists)."""
     entry = mem.long_term(r.scope).save(
-        id=r.id, content=r.content, category=r.category, tags=r.tags, metadata=r.metadata, subject=r.subject
+        id=r.id,
+        content=r.content,
+        category=r.category,
+        tags=r.tags,
+        metadata=r.metadata,
+        subject=r.subject,
+        supersedes=r.supersedes,
+        valid_from=r.valid_from,
+        expires_at=r.expires_at,
+        ttl=r.ttl,
     )
     return memory_json(entry)
 
@@ -109,6 +129,14 @@ def _get(mem: Memory, r: OneMemory) -> MemoryJSON:
     if entry is None:
         raise EntryNotFound(f"no memory {r.id!r} in scope {r.scope!r}")
     return memory_json(entry)
+
+
+@ops("memories.history", "mem.long_term(scope).history(id)", tool="memory_history")
+@http("GET " + _ONE + "/history")
+@cli("memories history ID")
+def _history(mem: Memory, r: OneMemory) -> Changes:
+    """Every recorded change of a memory, oldest first: old and new version, op and actor."""
+    return {"items": [memory_event_json(e) for e in mem.long_term(r.scope).history(r.id)]}
 
 
 @ops("memories.delete", "mem.long_term(scope).delete(id)")

@@ -65,8 +65,9 @@ class ServerSettings:
             :class:`~memstack.longterm.backfill.VectorFollower` gives a vector to every entry of
             every tenant that lacks one (stored before, or written by a process without an
             embedder), from start-up on.
-        retention: the tiers' retention policies (:mod:`memstack.lifecycle.retention`); with any
-            sweep-enforced policy set, every tenant is swept every ``retention_interval`` seconds.
+        retention: the tiers' retention policies (:mod:`memstack.lifecycle.retention`): every
+            tenant is swept every ``retention_interval`` seconds (the sweep also deletes the
+            long-term entries past their own ``expires_at``).
         auth_throttle: failed authentications allowed per client address in keys mode
             (:mod:`memstack.server.throttle`); None: ``$MEMSTACK_AUTH_FAILURE_BURST`` /
             ``$MEMSTACK_AUTH_FAILURE_RATE``, else 10 in a row, then 6 a minute.
@@ -204,10 +205,8 @@ def create_app(
     auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
     observed = metrics.Metrics()
     tenants = _Tenants(metrics.TimedEngine(engine, observed), settings.embedder, settings.retention)
-    swept = any(
-        r["seconds"] is not None and r["enforced_by"] == "sweep" for r in settings.retention.describe()
-    )
-    sweeper = RetentionSweeper(engine, settings.retention, settings.retention_interval) if swept else None
+    # Always: entries expire on their own expires_at, whatever the policies.
+    sweeper = RetentionSweeper(engine, settings.retention, settings.retention_interval)
     backfill = (
         None if settings.embedder is None else VectorFollower(engine, settings.embedder, reembed_stale=True)
     )
@@ -218,8 +217,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> Any:
         if backfill is not None:
             backfill.start()
-        if sweeper is not None:
-            sweeper.start()
+        sweeper.start()
         try:
             if mcp_endpoint is None:
                 yield
@@ -229,8 +227,7 @@ def create_app(
         finally:
             if backfill is not None:
                 backfill.close()
-            if sweeper is not None:
-                sweeper.stop(timeout=5)
+            sweeper.stop(timeout=5)
             tenants.close()
 
     app = FastAPI(

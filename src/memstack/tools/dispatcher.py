@@ -27,7 +27,7 @@ from ..longterm.validate import check_session_id
 from ..working import WorkingMemory
 from . import longterm_tools as lt_tools
 from . import working_tools as wm_tools
-from .refusals import is_worded
+from .refusals import is_worded, refused
 from .schemas import TOOLS, ToolSpec, tool_schemas
 
 __all__ = [
@@ -91,6 +91,7 @@ class MemoryTools:
         self.save_hook = save_hook
         self._handlers: dict[str, Callable[[Any], str]] = {
             "save_memory": lambda a: lt_tools.save_memory(self.long_term, a, self.save_hook),
+            "update_memory": lambda a: lt_tools.update_memory(self.long_term, a),
             "search_memory": lambda a: lt_tools.search_memory(self.long_term, a),
             "delete_memory": lambda a: lt_tools.delete_memory(self.long_term, a),
             "list_memory_categories": lambda a: lt_tools.list_memory_categories(self.long_term, a),
@@ -222,10 +223,10 @@ def failed(name: str, exc: MemstackError) -> MemstackError:
     if is_worded(exc):
         return exc
     try:
-        reworded = type(exc)(f"{name} failed: {exc}")
+        # Worded once: the registry's tool door and the dispatcher both wrap a call.
+        return refused(type(exc), f"{name} failed: {exc}")
     except TypeError:  # an error type with its own constructor keeps its own words
         return exc
-    return reworded
 
 
 @contextlib.contextmanager

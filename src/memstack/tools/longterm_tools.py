@@ -14,10 +14,17 @@ from datetime import UTC, datetime
 from ..errors import EntryNotFound, InvalidKey
 from ..longterm import LongTermMemory, MemoryEntry
 from .refusals import refused
-from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs
+from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs, UpdateMemoryArgs
 from .working_tools import split_tags
 
-__all__ = ["age_text", "delete_memory", "list_memory_categories", "save_memory", "search_memory"]
+__all__ = [
+    "age_text",
+    "delete_memory",
+    "list_memory_categories",
+    "save_memory",
+    "search_memory",
+    "update_memory",
+]
 
 SaveHook = Callable[[MemoryEntry], object]
 SEARCH_RESULTS = 20
@@ -38,9 +45,19 @@ def age_text(created_at: datetime, now: float) -> str:
 
 
 def save_memory(memory: LongTermMemory, args: SaveMemoryArgs, hook: SaveHook | None = None) -> str:
-    """Save the raw content now: ``Memory saved with id '{id}'.``"""
+    """Save the raw content now: ``Memory saved with id '{id}'.`` (``supersedes``: the ids it
+    replaces, which get ``valid_to`` and ``superseded_by``).
+
+    Raises:
+        EntryNotFound: an id of ``supersedes`` the scope does not hold (nothing is saved).
+        Conflict: an entry of ``supersedes`` was already superseded.
+    """
     entry = memory.save(
-        content=args.content, category=_blank_to_none(args.category), tags=split_tags(args.tags)
+        content=args.content,
+        category=_blank_to_none(args.category),
+        tags=split_tags(args.tags),
+        supersedes=split_tags(args.supersedes),
+        actor="tool",
     )
     if hook is not None:
         try:
@@ -48,6 +65,38 @@ def save_memory(memory: LongTermMemory, args: SaveMemoryArgs, hook: SaveHook | N
         except Exception:  # the save happened; a failing enrichment hook must not turn it into an error
             _log.exception("save_memory hook failed for memory %s", entry.id)
     return f"Memory saved with id '{entry.id}'."
+
+
+def update_memory(memory: LongTermMemory, args: UpdateMemoryArgs) -> str:
+    """Replace an entry's content, category and tags: ``Memory '{id}' updated.``
+
+    Raises:
+        EntryNotFound: no entry with that id (nothing is saved), or an id of ``supersedes`` the
+            scope does not hold.
+        Conflict: an entry of ``supersedes`` was already superseded.
+    """
+    entry_id = args.id.strip()
+    try:
+        found = memory.get(entry_id) if entry_id else None
+    except InvalidKey:
+        found = None  # an id that cannot exist: the same answer as an unknown one
+    if found is None:
+        raise refused(
+            EntryNotFound,
+            f"No memory entry found with id '{entry_id}'. Use SearchMemory to find the correct ID.",
+        )
+    entry = memory.save(
+        id=found.id,
+        content=args.content,
+        category=_blank_to_none(args.category),
+        tags=split_tags(args.tags),
+        metadata=found.metadata,
+        subject=found.subject,
+        supersedes=split_tags(args.supersedes),
+        expires_at=found.expires_at,
+        actor="tool",
+    )
+    return f"Memory '{entry.id}' updated."
 
 
 def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:

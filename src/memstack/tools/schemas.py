@@ -27,10 +27,25 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False, defer_build=True)
 
 
+_SUPERSEDES = (
+    "Optional comma-separated ids of memories this one replaces (an old address, a changed "
+    "preference): they stay in the history but are no longer recalled."
+)
+
+
 class SaveMemoryArgs(_Args):
     content: str = Field(description="The fact, preference or note to remember, self-contained.")
     category: str | None = Field(None, description=_CATEGORY)
     tags: str | None = Field(None, description=_TAGS)
+    supersedes: str | None = Field(None, description=_SUPERSEDES)
+
+
+class UpdateMemoryArgs(_Args):
+    id: str = Field(description="The id of the memory entry, as shown by search_memory.")
+    content: str = Field(description="The corrected fact, preference or note, self-contained.")
+    category: str | None = Field(None, description=_CATEGORY)
+    tags: str | None = Field(None, description=_TAGS)
+    supersedes: str | None = Field(None, description=_SUPERSEDES)
 
 
 class SearchMemoryArgs(SearchParams, _Args):
@@ -101,6 +116,12 @@ TOOLS: Final[tuple[ToolSpec, ...]] = (
         "Save a durable fact, preference or note to long-term memory so it can be recalled in later "
         "conversations.",
         SaveMemoryArgs,
+    ),
+    ToolSpec(
+        "update_memory",
+        "Correct an existing long-term memory entry by its id (its content, category and tags are "
+        "replaced; its history keeps the old version).",
+        UpdateMemoryArgs,
     ),
     ToolSpec(
         "search_memory",

@@ -211,6 +211,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   arrowKeys($("session-list")); arrowKeys($("conversation-list"));
   $("memory-search").addEventListener("submit", (e) => searchMemories(e).catch(fail));
+  $("dream-run").addEventListener("submit", (e) => runDream(e).catch(fail));
   $("working-form").addEventListener("submit", (e) => loadWorking(e).catch(fail));
   $("board-form").addEventListener("submit", watchBoard);
   $("forget-form").addEventListener("submit", (e) => forgetOne(e).catch(fail));

@@ -20,6 +20,7 @@ async function loadDream(event) {
         text: iso(r.at) || r.id, onclick: () => openDream(r.id).catch(fail) })),
       h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
       h("td", { class: "num", text: String(r.retired_count) }), h("td", { class: "num", text: String(r.created_count) }),
+      h("td", { class: "num", text: String(r.superseded_count) }),
       h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })))));
   $("dream-summary").textContent = "Scope " + dreamScope() + " · " + count(page.items.length, "dream record");
 }
@@ -28,11 +29,29 @@ function dreamEntry(e, extra) {
   return h("li", { class: "entry", "data-entry-id": e.id },
     h("p", { text: e.content }),
     h("p", { class: "hint" }, "id " + e.id, e.category ? " · " + e.category : "", e.tags.length ? " · " + e.tags.join(", ") : "",
-      " · created " + iso(e.created_at), extra || ""));
+      " · created " + iso(e.created_at), extra || ""),
+    h("p", { class: "hint validity", text: validity(e) }));
+}
+
+// Run (or dry-run) one pass over the picked scope; the LLM passes need the server's chat model.
+async function runDream(event) {
+  event.preventDefault();
+  const pass = $("dream-pass").value, dry = $("dream-dry-run").checked;
+  const page = await api("POST", "/v1/dream/runs?" + q({ scope: dreamScope() }), { passes: [pass], dry_run: dry });
+  const parts = page.items.map((r) => r.kind + ": " + r.status + " · " + count(r.created.length, "created", "created") + ", " +
+    r.retired.length + " retired, " + r.superseded.length + " superseded" + (r.reason ? " · " + r.reason : ""));
+  $("dream-run-summary").textContent = parts.length ? parts.join("; ") : pass + ": nothing to do.";
+  await loadDream();
+  const shown = page.items.find((r) => r.status !== "dry-run") || page.items[0];
+  if (shown && shown.status !== "dry-run") await openDream(shown.id);
+  else if (shown) showDream(shown);
 }
 
 async function openDream(id) {
-  const r = await api("GET", "/v1/dream/records/" + enc(id) + "?" + q({ scope: dreamScope() }));
+  showDream(await api("GET", "/v1/dream/records/" + enc(id) + "?" + q({ scope: dreamScope() })));
+}
+
+function showDream(r) {
   const parts = [
     h("h3", { text: "Record " + r.id + " · " + r.kind + " · " + r.status }),
     h("p", { class: "summary", text: "At " + iso(r.at) + (r.model ? " · model " + r.model : "") + (r.undone_at ? " · undone " + iso(r.undone_at) : "") +
@@ -41,7 +60,10 @@ async function openDream(id) {
       h("section", { "aria-label": "Retired entries", class: "retired" }, h("h4", { text: "Retired (" + r.retired.length + ")" }),
         h("ul", { class: "entries" }, r.retired.map((e) => dreamEntry(e)))),
       h("section", { "aria-label": "Created entries", class: "created" }, h("h4", { text: "Created (" + r.created.length + ")" }),
-        h("ul", { class: "entries" }, r.created.map((e) => dreamEntry(e, e.source_ids && e.source_ids.length ? " · from " + e.source_ids.join(", ") : ""))))),
+        h("ul", { class: "entries" }, r.created.map((e) => dreamEntry(e, (e.source_ids && e.source_ids.length ? " · from " + e.source_ids.join(", ") : "") +
+          (e.message_ids && e.message_ids.length ? " · said in " + e.message_ids.join(", ") : ""))))),
+      h("section", { "aria-label": "Superseded entries", class: "superseded" }, h("h4", { text: "Superseded (" + r.superseded.length + ")" }),
+        h("ul", { class: "entries" }, r.superseded.map((e) => dreamEntry(e))))),
   ];
   if (r.status === "applied") {
     parts.push(h("button", { type: "button", class: "danger", text: "Undo this pass", "aria-label": "Undo this pass: record " + r.id,

@@ -100,7 +100,8 @@ async function searchMemories(event) {
   if (!picked.scope) { say("Pick a scope."); return; }
   const started = performance.now();
   const turn = ++searchTurn;
-  const params = { scope: scope(), query: $("memory-query").value.trim(), category: $("memory-category").value.trim(), limit: 50 };
+  const params = { scope: scope(), query: $("memory-query").value.trim(), category: $("memory-category").value.trim(), limit: 50,
+    include_history: $("memory-history").checked || null, include_expired: $("memory-expired").checked || null, as_of: $("memory-as-of").value.trim() };
   const [page, cats, tags] = await Promise.all([
     api("GET", "/v1/memories?" + q(params)),
     api("GET", "/v1/memory-categories?" + q({ scope: scope() })),
@@ -119,14 +120,25 @@ async function searchMemories(event) {
   document.body.dataset.searchMs = String(Math.round(performance.now() - started));
 }
 
+// When the fact holds and when the entry goes: valid from/to, who replaced it, its expiry.
+function validity(e) {
+  const parts = ["valid from " + iso(e.valid_from)];
+  if (e.valid_to) parts.push("until " + iso(e.valid_to) + (e.superseded_by ? " (superseded by " + e.superseded_by + ")" : ""));
+  if (e.expires_at) parts.push("expires " + iso(e.expires_at));
+  return parts.join(" · ");
+}
+
 function memoryRow(hit) {
   const e = hit.entry;
-  const row = h("tr", { "data-memory-id": e.id },
-    h("td", {}, h("div", { text: e.content }), h("div", { class: "hint", text: e.id })),
+  const state = e.superseded_by ? h("span", { class: "badge state-superseded", text: "superseded" }) : null;
+  const row = h("tr", { "data-memory-id": e.id, class: e.superseded_by ? "superseded" : null },
+    h("td", {}, h("div", {}, state, state ? " " : "", e.content), h("div", { class: "hint", text: e.id }),
+      h("div", { class: "hint validity", text: validity(e) })),
     h("td", {}, e.category ? h("span", { class: "badge", text: e.category }) : null, " ", e.tags.map((t) => h("span", { class: "chip", text: t }))),
     h("td", { class: "num", text: num(hit.score) }), h("td", { class: "num", text: num(hit.bm25) }),
     h("td", { class: "num", text: num(hit.vector) }), h("td", { class: "num", text: iso(e.created_at) }),
     h("td", { class: "actions" }, h("button", { type: "button", "aria-label": "Edit memory " + e.id, text: "Edit", onclick: () => editMemory(row, e) }), " ",
+      h("button", { type: "button", "aria-label": "History of memory " + e.id, text: "History", onclick: () => memoryHistory(row, e).catch(fail) }), " ",
       h("button", { type: "button", class: "danger", "aria-label": "Delete memory " + e.id, text: "Delete", onclick: () => deleteMemory(e).catch(fail) })));
   return row;
 }
@@ -148,6 +160,7 @@ function editMemory(row, e) {
       await api("PUT", "/v1/memories/" + enc(e.id) + "?" + q({ scope: scope() }), {
         content: content.value, category: category.value.trim() || null,
         tags: tags.value.split(",").map((t) => t.trim()).filter(Boolean), metadata: e.metadata,
+        expires_at: e.expires_at,  // an update replaces the expiry with what it gives: keep it
       });
       say("Saved " + e.id + ".");
       await searchMemories();
@@ -156,6 +169,21 @@ function editMemory(row, e) {
   const editRow = h("tr", { class: "edit-row" }, h("td", { colspan: 7 }, form));
   row.after(editRow);
   content.focus();
+}
+
+// Every change of one entry, oldest first: what it said before and after, and who changed it.
+async function memoryHistory(row, e) {
+  if (row.nextElementSibling?.classList.contains("history-row")) { row.nextElementSibling.remove(); return; }
+  const page = await api("GET", "/v1/memories/" + enc(e.id) + "/history?" + q({ scope: scope() }));
+  const items = page.items.map((c) => h("li", { class: "change", "data-op": c.op },
+    h("span", { class: "badge", text: c.op }), " " + iso(c.at) + " · by " + c.actor,
+    c.related_ids.length ? " · related " + c.related_ids.join(", ") : "",
+    c.old && c.new && c.old.content !== c.new.content ? h("div", { class: "hint", text: "was: " + c.old.content }) : null,
+    c.new ? h("div", { text: c.new.content }) : null,
+    c.new ? h("div", { class: "hint", text: validity(c.new) }) : null));
+  const body = items.length ? h("ol", { class: "changes", "aria-label": "History of memory " + e.id }, items)
+    : h("p", { class: "hint", text: "No recorded change." });
+  row.after(h("tr", { class: "history-row" }, h("td", { colspan: 7 }, body)));
 }
 
 async function deleteMemory(e) {
