@@ -12,8 +12,9 @@ import time
 import weakref
 from collections import OrderedDict
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
+from ._closing import Closing
 from .clock import Clock
 from .engines import Engine
 from .engines.prefixed import PrefixedEngine
@@ -37,7 +38,7 @@ CLOSE_WAIT: Final = 10.0
 handed over (the entries wait for a vector, which any process with an embedder fills in)."""
 
 
-class Tiers:
+class Tiers(Closing):
     """Every memory tier on one storage engine. A context manager; ``close()`` closes the engine.
 
     Tiers are created on first use and share the engine and the clock. :class:`memstack.Memory`
@@ -209,12 +210,6 @@ class Tiers:
             finally:
                 if self._root is not None:
                     self._root.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         tenant = self.tenant
