@@ -34,11 +34,12 @@ from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfig
 from . import _postgres_admin
 from ._checks import check_ops
 from ._dispatch import Dispatcher, join_unless_current
-from ._postgres_codec import decode, encode, error_of, escape, unescape, upper_bound
+from ._postgres_codec import decode, encode, error_of, escape, unescape
 from ._postgres_listen import Listener
 from ._postgres_pool import acquire, release
 from ._postgres_schema import Names, ensure_schema
 from ._postgres_url import parse
+from ._semantics import upper_bound
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["PostgresEngine"]

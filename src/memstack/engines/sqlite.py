@@ -25,6 +25,7 @@ from . import _sqlite_ops, _sqlite_tx
 from ._checks import check_ops
 from ._dispatch import join_unless_current
 from ._local_ops import apply
+from ._semantics import upper_bound
 from ._sqlite_events import PRUNE, EventListener
 from ._sqlite_raw import drop_events, event_items, raw_items
 from ._sqlite_schema import connect, ensure_schema
@@ -74,17 +75,6 @@ def sqlite_path(url: str) -> str:
     if path == ":memory:":
         raise InvalidUrl(f"engine URL {redact_url(url)!r}: use memory:// for an in-process store")
     return path
-
-
-def _upper_bound(prefix: str) -> str | None:
-    """The least string greater than every string starting with ``prefix`` (None: no bound)."""
-    stripped = prefix.rstrip("\U0010ffff")
-    if not stripped:
-        return None
-    code = ord(stripped[-1]) + 1
-    if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be stored; the next code point is U+E000
-        code = 0xE000
-    return stripped[:-1] + chr(code)
 
 
 class SqliteEngine(Engine):
@@ -191,7 +181,7 @@ class SqliteEngine(Engine):
         return BatchResult(True, results)
 
     def scan(self, prefix: str) -> Iterator[str]:
-        upper = _upper_bound(prefix)
+        upper = upper_bound(prefix)
         if upper is None:
             rows = self._read(_SCAN_ALL, (prefix, self.now_ms()))
         else:
