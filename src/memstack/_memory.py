@@ -9,9 +9,9 @@ order is written in the README's architecture section).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from ._tiers import CLOSE_WAIT, SCOPES_KEPT, Tiers
+from ._tiers import CLOSE_WAIT, SCOPES_KEPT, TierOptions, Tiers
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
 from .engines.prefixed import DEFAULT_TENANT, check_tenant, tenant_engine
@@ -35,23 +35,14 @@ class Memory(Tiers):
 
     Args:
         engine: the engine (or a tenant's view of one) every tier uses.
-        embedder: the retrieval setting of the long-term scopes (None: BM25 alone).
         retention: the tiers' retention policies.
-        root: the engine ``engine`` is a view of, when this memory owns it: closed with the memory.
-        follow: with an embedder, fill in the vectors of entries written without one by any process
-            (a :class:`~memstack.longterm.backfill.VectorFollower` over ``engine``, on a thread).
+        options: ``embedder``, ``root``, ``follow``, as :class:`~memstack._tiers.Tiers` takes them.
     """
 
     def __init__(
-        self,
-        engine: Engine,
-        *,
-        embedder: Embedder | None = None,
-        retention: Retention | None = None,
-        root: Engine | None = None,
-        follow: bool = False,
+        self, engine: Engine, *, retention: Retention | None = None, **options: Unpack[TierOptions]
     ) -> None:
-        super().__init__(engine, embedder=embedder, root=root, follow=follow)
+        super().__init__(engine, **options)
         self.retention = retention if retention is not None else Retention()
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:

@@ -12,7 +12,7 @@ import time
 import weakref
 from collections import OrderedDict
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from ._closing import Closing
 from .clock import Clock
@@ -29,13 +29,21 @@ if TYPE_CHECKING:
     from .shared import SharedMemory
     from .working import WorkingMemory
 
-__all__ = ["CLOSE_WAIT", "SCOPES_KEPT", "Tiers"]
+__all__ = ["CLOSE_WAIT", "SCOPES_KEPT", "TierOptions", "Tiers"]
 
 SCOPES_KEPT: Final = 1024
 """Long-term scopes a :class:`Memory` keeps built (see :meth:`Memory.long_term`)."""
 CLOSE_WAIT: Final = 10.0
 """Seconds :meth:`Tiers.close` spends at most finishing queued vector computations; the rest is
 handed over (the entries wait for a vector, which any process with an embedder fills in)."""
+
+
+class TierOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`Tiers` after the engine (what :class:`memstack.Memory` passes on)."""
+
+    embedder: Embedder | None
+    root: Engine | None
+    follow: bool
 
 
 class Tiers(Closing):
