@@ -24,16 +24,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from ..errors import InvalidInput, InvalidValue
 from ..index.codec import Matrix as Vector
 from ..limits import short_repr
 from .cache_settings import MaxMessages, check_max_messages, check_threshold, ttl_ms
 
-__all__ = ["CachedChat", "HitCallback", "cache_key"]
+__all__ = ["CachedChat", "HitCallback", "WrapOptions", "cache_key"]
 
 HitCallback = Callable[[Any, str, Any], object]
+
+
+class WrapOptions(TypedDict, total=False):
+    """The options of :class:`CachedChat` after the cache and the chat (what
+    :meth:`~memstack.shared.cache.SemanticCache.wrap` passes on)."""
+
+    threshold: float | None
+    ttl: float | None
+    on_cache_hit: HitCallback | None
+    max_messages: MaxMessages | None
+
+
 _log = logging.getLogger(__name__)
 
 
