@@ -14,7 +14,7 @@ from ..conversation.message import check_conversation_id
 from ..conversation.turns import SESSION_RULE
 from ..errors import InvalidKey, InvalidSessionId
 from ..keyspace import check_subject
-from ..limits import short_repr
+from ..limits import check_match, short_repr
 from ..longterm.validate import check_scope
 from ..shared.serialize import check_name
 from ..working.keys import normalize_prefix
@@ -31,11 +31,9 @@ def check_session(session_id: object) -> str:
     Raises:
         InvalidSessionId: not 1-256 characters of ``[A-Za-z0-9_./@:-]``.
     """
-    if not isinstance(session_id, str) or SESSION_RULE.fullmatch(session_id) is None:
-        raise InvalidSessionId(
-            f"session {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
-        )
-    return session_id
+    return check_match(
+        session_id, SESSION_RULE, "session", "1-256 characters of [A-Za-z0-9_./@:-]", InvalidSessionId
+    )
 
 
 def check_namespace(prefix: object) -> str:
