@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -221,16 +222,8 @@ class SqliteEngine(Engine):
             EngineClosed: the engine was closed.
             EngineUnavailable: the file stayed locked past the busy timeout.
         """
-        with self._lock:
-            self._check_open()
-            try:
-                self._cur.execute("BEGIN IMMEDIATE")
-                dropped = drop_events(self._cur, wheres)
-                self._cur.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback()
-                raise self._error(exc) from exc
-            return dropped
+        with self._writing() as cur:
+            return drop_events(cur, wheres)
 
     def flush(self) -> None:
         """Delete every key (messages in flight stay deliverable).
@@ -239,17 +232,10 @@ class SqliteEngine(Engine):
             EngineClosed: the engine was closed.
             EngineUnavailable: the file stayed locked past the busy timeout.
         """
-        with self._lock:
-            self._check_open()
-            try:
-                self._cache.clear()
-                self._cur.execute("BEGIN IMMEDIATE")
-                for statement in _FLUSH:
-                    self._cur.execute(statement)
-                self._cur.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback()
-                raise self._error(exc) from exc
+        with self._writing() as cur:
+            self._cache.clear()
+            for statement in _FLUSH:
+                cur.execute(statement)
 
     def compact(self, *, vacuum: bool = False) -> None:
         """Checkpoint the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``);
@@ -333,6 +319,20 @@ class SqliteEngine(Engine):
                 log.debug("background sweep of %s skipped: file busy", self.path)
             except EngineError:
                 log.warning("background sweep of %s failed", self.path, exc_info=True)
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Cursor]:
+        """One ``BEGIN IMMEDIATE`` transaction under the engine's lock: committed when the block
+        ends; rolled back, and the SQLite error made a memstack one, when SQLite fails."""
+        with self._lock:
+            self._check_open()
+            try:
+                self._cur.execute("BEGIN IMMEDIATE")
+                yield self._cur
+                self._cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._error(exc) from exc
 
     def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._lock:
