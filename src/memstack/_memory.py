@@ -20,6 +20,7 @@ from .lifecycle.retention import Retention, parse_retention
 if TYPE_CHECKING:
     from .dream import Dreamer
     from .lifecycle import ForgetReport
+    from .lifecycle.selectors import Selector
     from .search.embedders import Embedder
 
 __all__ = ["CLOSE_WAIT", "DEFAULT_TENANT", "SCOPES_KEPT", "Memory", "open"]
@@ -58,16 +59,7 @@ class Memory(Tiers):
         return Dreamer(self.long_term(scope, **lt_options), **options)
 
     def forget(
-        self,
-        *,
-        subject: str | None = None,
-        session: str | None = None,
-        conversation: str | None = None,
-        scope: str | None = None,
-        namespace: str | None = None,
-        board: str | None = None,
-        vacuum: bool = False,
-        audit: bool = False,
+        self, *, vacuum: bool = False, audit: bool = False, **selector: Unpack[Selector]
     ) -> ForgetReport:
         """Remove every trace of exactly one subject (the end user given as ``subject=`` on writes:
         every version labelled with them, in every tier, and the sessions and conversations about
@@ -90,17 +82,7 @@ class Memory(Tiers):
         """
         from .lifecycle.forget import forget  # every tier's forget steps: loaded on first use
 
-        return forget(
-            self.engine,
-            vacuum=vacuum,
-            audit=audit,
-            subject=subject,
-            session=session,
-            conversation=conversation,
-            scope=scope,
-            namespace=namespace,
-            board=board,
-        )
+        return forget(self.engine, vacuum=vacuum, audit=audit, **selector)
 
 
 def open(  # noqa: A001 - the library's entry point, like io.open

@@ -8,7 +8,7 @@ of session ``a.b@c`` goes although the session-state tier would never accept tha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, TypedDict
 
 from ..conversation.message import check_conversation_id
 from ..conversation.turns import SESSION_RULE
@@ -19,10 +19,21 @@ from ..longterm.validate import check_scope
 from ..shared.serialize import check_name
 from ..working.keys import normalize_prefix
 
-__all__ = ["CHECKS", "SELECTORS", "check_namespace", "check_session"]
+__all__ = ["CHECKS", "SELECTORS", "Selector", "check_namespace", "check_session"]
 
 SELECTORS: Final = ("subject", "session", "conversation", "scope", "namespace", "board")
 """The selectors of :func:`memstack.lifecycle.forget`, one per call."""
+
+
+class Selector(TypedDict, total=False):
+    """The selectors as keyword arguments (:meth:`memstack.Memory.forget`): give exactly one."""
+
+    subject: str | None
+    session: str | None
+    conversation: str | None
+    scope: str | None
+    namespace: str | None
+    board: str | None
 
 
 def check_session(session_id: object) -> str:
