@@ -30,6 +30,7 @@ from ._semantics import upper_bound
 from ._sqlite_events import PRUNE, EventListener
 from ._sqlite_raw import drop_events, event_items, raw_items
 from ._sqlite_schema import connect, ensure_schema
+from ._sweeper import start_sweeper
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["SqliteEngine", "sqlite_path"]
@@ -132,12 +133,11 @@ class SqliteEngine(Engine):
         self._cache: dict[str, Any] = {}  # key -> keys row (None: absent); see _sqlite_ops.Tx
         self._version: object = None
         self._events = EventListener(self.path, self._read, busy_timeout, poll_interval)
-        self._sweeper: threading.Thread | None = None
-        if sweep_interval is not None:
-            self._sweeper = threading.Thread(
-                target=self._sweep_loop, args=(sweep_interval,), name="memstack-sqlite-sweep", daemon=True
-            )
-            self._sweeper.start()
+        # Each round waits only briefly for another process's lock: commands of this process
+        # queue behind the sweep, and the next round finds the same keys.
+        self._sweeper = start_sweeper(
+            "sqlite", self._closed, sweep_interval, lambda: self._sweep(_SWEEP_BUSY_MS), str(self.path)
+        )
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
@@ -306,19 +306,6 @@ class SqliteEngine(Engine):
                 self._rollback()
                 raise self._error(exc) from exc
             return removed
-
-    def _sweep_loop(self, interval: float) -> None:
-        while not self._closed.wait(interval):
-            try:
-                # Wait briefly for another process's lock: commands of this process queue
-                # behind the sweep, and the next round will find the same keys.
-                self._sweep(_SWEEP_BUSY_MS)
-            except EngineClosed:
-                return
-            except EngineUnavailable:
-                log.debug("background sweep of %s skipped: file busy", self.path)
-            except EngineError:
-                log.warning("background sweep of %s failed", self.path, exc_info=True)
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Cursor]:
