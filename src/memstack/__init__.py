@@ -12,40 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from . import errors
 from ._memory import Memory, open  # noqa: A004 - memstack.open is the entry point, like io.open
 from .clock import Clock, ManualClock, SystemClock
-from .errors import (
-    AlreadyExists,
-    Conflict,
-    CrossSlot,
-    EmbeddingError,
-    EngineClosed,
-    EngineError,
-    EngineFull,
-    EngineUnavailable,
-    EntryNotFound,
-    InvalidCategory,
-    InvalidConfiguration,
-    InvalidFilter,
-    InvalidInput,
-    InvalidKey,
-    InvalidRequest,
-    InvalidSessionId,
-    InvalidUrl,
-    InvalidValue,
-    LimitReached,
-    MemstackError,
-    NamespaceFull,
-    NotANumber,
-    NotFound,
-    NotReplicated,
-    SessionExists,
-    SessionLimitReached,
-    SessionNotFound,
-    UnknownTool,
-    WaitTimeout,
-    WrongType,
-)
+from .errors import *  # noqa: F403 - the whole exception tree is public: errors.__all__ lists it once
 
 if TYPE_CHECKING:
     from .context import BuiltContext, ContextBuilder
@@ -53,45 +23,16 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
-    "AlreadyExists",
     "BuiltContext",
     "Clock",
-    "Conflict",
     "ContextBuilder",
-    "CrossSlot",
-    "EmbeddingError",
-    "EngineClosed",
-    "EngineError",
-    "EngineFull",
-    "EngineUnavailable",
-    "EntryNotFound",
-    "InvalidCategory",
-    "InvalidConfiguration",
-    "InvalidFilter",
-    "InvalidInput",
-    "InvalidKey",
-    "InvalidRequest",
-    "InvalidSessionId",
-    "InvalidUrl",
-    "InvalidValue",
-    "LimitReached",
     "ManualClock",
     "Memory",
-    "MemstackError",
-    "NamespaceFull",
-    "NotANumber",
-    "NotFound",
-    "NotReplicated",
-    "SessionExists",
-    "SessionLimitReached",
-    "SessionNotFound",
     "SystemClock",
-    "UnknownTool",
-    "WaitTimeout",
-    "WrongType",
     "__version__",
     "open",
 ]
+__all__ += errors.__all__
 
 
 def __getattr__(name: str) -> Any:

@@ -9,9 +9,9 @@ order is written in the README's architecture section).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from ._tiers import CLOSE_WAIT, SCOPES_KEPT, Tiers
+from ._tiers import CLOSE_WAIT, SCOPES_KEPT, TierOptions, Tiers
 from .clock import Clock, SystemClock
 from .engines import Engine, open_engine
 from .engines.prefixed import DEFAULT_TENANT, check_tenant, tenant_engine
@@ -20,6 +20,7 @@ from .lifecycle.retention import Retention, parse_retention
 if TYPE_CHECKING:
     from .dream import Dreamer
     from .lifecycle import ForgetReport
+    from .lifecycle.selectors import Selector
     from .search.embedders import Embedder
 
 __all__ = ["CLOSE_WAIT", "DEFAULT_TENANT", "SCOPES_KEPT", "Memory", "open"]
@@ -35,23 +36,14 @@ class Memory(Tiers):
 
     Args:
         engine: the engine (or a tenant's view of one) every tier uses.
-        embedder: the retrieval setting of the long-term scopes (None: BM25 alone).
         retention: the tiers' retention policies.
-        root: the engine ``engine`` is a view of, when this memory owns it: closed with the memory.
-        follow: with an embedder, fill in the vectors of entries written without one by any process
-            (a :class:`~memstack.longterm.backfill.VectorFollower` over ``engine``, on a thread).
+        options: ``embedder``, ``root``, ``follow``, as :class:`~memstack._tiers.Tiers` takes them.
     """
 
     def __init__(
-        self,
-        engine: Engine,
-        *,
-        embedder: Embedder | None = None,
-        retention: Retention | None = None,
-        root: Engine | None = None,
-        follow: bool = False,
+        self, engine: Engine, *, retention: Retention | None = None, **options: Unpack[TierOptions]
     ) -> None:
-        super().__init__(engine, embedder=embedder, root=root, follow=follow)
+        super().__init__(engine, **options)
         self.retention = retention if retention is not None else Retention()
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:
@@ -67,16 +59,7 @@ class Memory(Tiers):
         return Dreamer(self.long_term(scope, **lt_options), **options)
 
     def forget(
-        self,
-        *,
-        subject: str | None = None,
-        session: str | None = None,
-        conversation: str | None = None,
-        scope: str | None = None,
-        namespace: str | None = None,
-        board: str | None = None,
-        vacuum: bool = False,
-        audit: bool = False,
+        self, *, vacuum: bool = False, audit: bool = False, **selector: Unpack[Selector]
     ) -> ForgetReport:
         """Remove every trace of exactly one subject (the end user given as ``subject=`` on writes:
         every version labelled with them, in every tier, and the sessions and conversations about
@@ -99,17 +82,7 @@ class Memory(Tiers):
         """
         from .lifecycle.forget import forget  # every tier's forget steps: loaded on first use
 
-        return forget(
-            self.engine,
-            vacuum=vacuum,
-            audit=audit,
-            subject=subject,
-            session=session,
-            conversation=conversation,
-            scope=scope,
-            namespace=namespace,
-            board=board,
-        )
+        return forget(self.engine, vacuum=vacuum, audit=audit, **selector)
 
 
 def open(  # noqa: A001 - the library's entry point, like io.open

@@ -12,8 +12,9 @@ import time
 import weakref
 from collections import OrderedDict
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, TypedDict
 
+from ._closing import Closing
 from .clock import Clock
 from .engines import Engine
 from .engines.prefixed import PrefixedEngine
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .shared import SharedMemory
     from .working import WorkingMemory
 
-__all__ = ["CLOSE_WAIT", "SCOPES_KEPT", "Tiers"]
+__all__ = ["CLOSE_WAIT", "SCOPES_KEPT", "TierOptions", "Tiers"]
 
 SCOPES_KEPT: Final = 1024
 """Long-term scopes a :class:`Memory` keeps built (see :meth:`Memory.long_term`)."""
@@ -37,7 +38,15 @@ CLOSE_WAIT: Final = 10.0
 handed over (the entries wait for a vector, which any process with an embedder fills in)."""
 
 
-class Tiers:
+class TierOptions(TypedDict, total=False):
+    """The keyword arguments of :class:`Tiers` after the engine (what :class:`memstack.Memory` passes on)."""
+
+    embedder: Embedder | None
+    root: Engine | None
+    follow: bool
+
+
+class Tiers(Closing):
     """Every memory tier on one storage engine. A context manager; ``close()`` closes the engine.
 
     Tiers are created on first use and share the engine and the clock. :class:`memstack.Memory`
@@ -209,12 +218,6 @@ class Tiers:
             finally:
                 if self._root is not None:
                     self._root.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         tenant = self.tenant

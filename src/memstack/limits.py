@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final
 
-from .errors import InvalidValue
+from .errors import InvalidInput, InvalidValue
 
 __all__ = [
     "MAX_AMOUNT",
@@ -37,6 +38,7 @@ __all__ = [
     "check_amount",
     "check_int",
     "check_json",
+    "check_match",
     "check_text",
     "check_ttl",
     "encode_json",
@@ -65,6 +67,19 @@ _INT_BOUND: Final = 10**MAX_INT_DIGITS
 _INT_BOUND_BITS: Final = _INT_BOUND.bit_length()
 _MAX_INT_BITS: Final = _INT_BOUND_BITS - 1  # every int this wide or narrower is below the bound
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def check_match(
+    value: object, rule: re.Pattern[str], what: str, must: str, error: type[InvalidInput] = InvalidValue
+) -> str:
+    """``value`` if it is a str ``rule`` matches whole: the one check behind every id and name rule.
+
+    Raises:
+        error: anything else, as ``"{what} {value}: must be {must}"`` (``must`` says the rule).
+    """
+    if not isinstance(value, str) or rule.fullmatch(value) is None:
+        raise error(f"{what} {short_repr(value)}: must be {must}")
+    return value
 
 
 def check_text(text: object, field: str, *, max_bytes: int | None = None) -> str:

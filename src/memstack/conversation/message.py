@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from .. import limits
 from ..errors import InvalidKey, InvalidSessionId, InvalidValue
-from ..limits import short_repr
+from ..limits import check_match, short_repr
 
 __all__ = [
     "CONVERSATION_RULE",
@@ -59,9 +59,7 @@ def check_conversation_id(value: object, name: str = "conversation_id") -> str:
     Raises:
         InvalidSessionId: anything else.
     """
-    if not isinstance(value, str) or not CONVERSATION_RULE.fullmatch(value):
-        raise InvalidSessionId(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_-]")
-    return value
+    return check_match(value, CONVERSATION_RULE, name, "1-128 characters of [A-Za-z0-9_-]", InvalidSessionId)
 
 
 def check_message_id(value: object, name: str = "message_id") -> str:
@@ -70,9 +68,7 @@ def check_message_id(value: object, name: str = "message_id") -> str:
     Raises:
         InvalidKey: anything else.
     """
-    if not isinstance(value, str) or not _MESSAGE_ID.fullmatch(value):
-        raise InvalidKey(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_.:-]")
-    return value
+    return check_match(value, _MESSAGE_ID, name, "1-128 characters of [A-Za-z0-9_.:-]", InvalidKey)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from ..errors import InvalidConfiguration, InvalidKey, InvalidValue
 from ..keyspace import family_named
-from ..limits import short_repr
+from ..limits import check_match, short_repr
 from ..llm.tokens import TokenCounter, count_message, token_counter
 from .budget import TokenBudget, resolve_token_limit
 from .history import DEFAULT_MESSAGE_LIMIT, check_limits, drop_in_flight
@@ -49,9 +49,7 @@ Files = Sequence[FileRef | Mapping[str, Any]] | None
 
 
 def _check_name(value: object, name: str) -> str:
-    if not isinstance(value, str) or not _NAME.fullmatch(value):
-        raise InvalidKey(f"{name} {short_repr(value)}: must be 1-128 characters of [A-Za-z0-9_.-]")
-    return value
+    return check_match(value, _NAME, name, "1-128 characters of [A-Za-z0-9_.-]", InvalidKey)
 
 
 class NodeMemory:

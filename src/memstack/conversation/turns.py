@@ -34,7 +34,7 @@ from ..engines.base import Engine
 from ..errors import InvalidConfiguration, InvalidSessionId, InvalidValue
 from ..keyspace import check_subject, family_named, labelled, register
 from ..keyspace.families import TURNS
-from ..limits import short_repr
+from ..limits import check_match, short_repr
 from ..timefmt import iso_utc
 
 __all__ = ["MESSAGE_ID_RULE", "SESSION_RULE", "Turn", "TurnMemory", "message_id_of"]
@@ -145,10 +145,9 @@ class TurnMemory:
         return self._key(session_id)
 
     def _key(self, session_id: str) -> str:
-        if not isinstance(session_id, str) or not SESSION_RULE.fullmatch(session_id):
-            raise InvalidSessionId(
-                f"session_id {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
-            )
+        check_match(
+            session_id, SESSION_RULE, "session_id", "1-256 characters of [A-Za-z0-9_./@:-]", InvalidSessionId
+        )
         return f"{self._base}{_SESSION_LIST}{session_id}"
 
     def _ttl_ms(self) -> int | None:

@@ -20,7 +20,7 @@ from ..errors import InvalidKey
 from ..keyspace import family_named, window_scope
 from ..keyspace.families import NODE_WINDOW, WINDOW
 from ..keyspace.windows import SEGMENT_RULE, SESSION_RULE
-from ..limits import short_repr
+from ..limits import check_match, short_repr
 
 __all__ = ["BUFFER", "META", "PREFIX", "SEEN", "window_base"]
 
@@ -42,8 +42,7 @@ def window_base(engine: Engine, workflow_id: str, session_id: str, node_id: str 
         InvalidKey: a malformed workflow, node or session id.
     """
     _check_segment(workflow_id, "workflow_id")
-    if not isinstance(session_id, str) or not SESSION_RULE.fullmatch(session_id):
-        raise InvalidKey(f"session_id {short_repr(session_id)}: must be 1-128 characters of [A-Za-z0-9_.:@-]")
+    check_match(session_id, SESSION_RULE, "session_id", "1-128 characters of [A-Za-z0-9_.:@-]", InvalidKey)
     if node_id is None:
         return WINDOW.render(engine.tag, window=window_scope(workflow_id, session_id))
     scope = window_scope(workflow_id, session_id, _check_segment(node_id, "node_id"))

@@ -17,12 +17,11 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..errors import EngineError, EngineUnavailable, MemstackError, NotANumber
+from ..errors import EngineError, MemstackError, NotANumber
 from . import _redis_codec
-from ._redis_dedupe import WITHDRAWN
 from .base import BatchResult, Op, WrongType
 
-__all__ = ["decode", "encode", "error_of", "escape", "unescape", "upper_bound"]
+__all__ = ["decode", "encode", "error_of", "escape", "unescape"]
 
 _ESCAPED: Final = re.compile("\x01(.)", re.DOTALL)
 
@@ -62,14 +61,8 @@ def decode(ops: Sequence[Op], reply: str, plain: bool) -> BatchResult:
     """The :class:`BatchResult` of a batch function's JSON ``reply`` to ``ops``.
 
     Raises:
-        EngineUnavailable: the reply is a retry's, and a forget withdrew it (the batch was applied
-            once; its results are gone).
+        EngineUnavailable: as :func:`._redis_codec.decode` (a withdrawn reply is the Redis one).
     """
-    if reply == WITHDRAWN:
-        raise EngineUnavailable(
-            "a write batch was applied, but its reply was lost and a forget withdrew the copy a retry "
-            "reads (it may have held forgotten data): the results are unknown, the batch is not applied again"
-        )
     if "\\u0001" in reply:  # escaped text came back: unescape every string first
         reply = json.dumps(_unescape_all(json.loads(reply)))
     return _redis_codec.decode(ops, reply, plain)
@@ -87,14 +80,3 @@ def error_of(sqlstate: str | None, message: str) -> MemstackError | None:
     if sqlstate == "MSBAD":
         return EngineError(f"PostgreSQL batch function refused the batch: {message}")
     return None
-
-
-def upper_bound(prefix: str) -> str | None:
-    """The least text greater than every text starting with ``prefix`` (None: no bound)."""
-    stripped = prefix.rstrip("\U0010ffff")
-    if not stripped:
-        return None
-    code = ord(stripped[-1]) + 1
-    if 0xD800 <= code <= 0xDFFF:  # surrogates are no text: the next code point is U+E000
-        code = 0xE000
-    return stripped[:-1] + chr(code)

@@ -70,3 +70,15 @@ def slice_bounds(start: int, stop: int, length: int) -> tuple[int, int]:
     if start > stop or start >= length:
         return 0, 0
     return start, stop + 1
+
+
+def upper_bound(prefix: str) -> str | None:
+    """The least text greater than every text starting with ``prefix`` (None: no bound): the end of
+    a prefix scan over a sorted text index (SQLite, PostgreSQL)."""
+    stripped = prefix.rstrip("\U0010ffff")
+    if not stripped:
+        return None
+    code = ord(stripped[-1]) + 1
+    if 0xD800 <= code <= 0xDFFF:  # surrogates are no text: the next code point is U+E000
+        code = 0xE000
+    return stripped[:-1] + chr(code)

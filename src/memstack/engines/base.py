@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._closing import Closing
 from ..clock import Clock, SystemClock
 from ..errors import InvalidInput, MemstackError, WrongType
 from ..redact import redact_url, register_url
@@ -74,7 +75,7 @@ class BatchResult:
         return self.results[index]
 
 
-class Subscription:
+class Subscription(Closing):
     """A live subscription to one channel; ``close()`` stops delivery. Context manager."""
 
     def __init__(self, on_close: Callable[[], None]) -> None:
@@ -90,12 +91,6 @@ class Subscription:
     def closed(self) -> bool:
         """True once :meth:`close` ran."""
         return self._on_close is None
-
-    def __enter__(self) -> Subscription:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class Batch(Commands):
@@ -133,7 +128,7 @@ class Batch(Commands):
             self.execute()
 
 
-class Engine(Commands):
+class Engine(Closing, Commands):
     """A storage engine. Subclasses implement :meth:`execute`, :meth:`scan`,
     :meth:`subscribe`, :meth:`flush`, :meth:`close` and :meth:`raw_items`; an engine that keeps
     records of its own (events, batch replies) also :meth:`internal_items` and
@@ -265,12 +260,6 @@ class Engine(Commands):
         """True when the engine answers (raises EngineUnavailable otherwise)."""
         self.exists("__memstack_ping__")
         return True
-
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {redact_url(self.url)!r}>"

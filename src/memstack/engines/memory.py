@@ -21,6 +21,7 @@ from ._local_ops import apply
 from ._memory_ops import OPS
 from ._memory_tx import Entry, Tx, dead
 from ._raw import raw_text
+from ._sweeper import start_sweeper
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["MemoryEngine"]
@@ -57,12 +58,7 @@ class MemoryEngine(Engine):
         self._dispatch = Dispatcher("memory")
         self._closed = threading.Event()
         self._sweep_limit = sweep_limit
-        self._sweeper: threading.Thread | None = None
-        if sweep_interval is not None:
-            self._sweeper = threading.Thread(
-                target=self._sweep_loop, args=(sweep_interval,), name="memstack-memory-sweep", daemon=True
-            )
-            self._sweeper.start()
+        self._sweeper = start_sweeper("memory", self._closed, sweep_interval, self.sweep, self.url)
 
     @property
     def identity(self) -> str:
@@ -126,10 +122,6 @@ class MemoryEngine(Engine):
                     del self._data[key]
                     removed += 1
         return removed
-
-    def _sweep_loop(self, interval: float) -> None:
-        while not self._closed.wait(interval):
-            self.sweep()
 
 
 def _frozen(entry: Entry) -> object:

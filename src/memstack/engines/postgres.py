@@ -20,7 +20,6 @@ twice (:mod:`._postgres_pool` says when a call is retried). ``publish`` travels 
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -30,20 +29,21 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from ..clock import Clock
-from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfiguration
+from ..errors import EngineClosed, InvalidConfiguration
 from . import _postgres_admin
 from ._checks import check_ops
 from ._dispatch import Dispatcher, join_unless_current
-from ._postgres_codec import decode, encode, error_of, escape, unescape, upper_bound
+from ._postgres_codec import decode, encode, error_of, escape, unescape
 from ._postgres_listen import Listener
 from ._postgres_pool import acquire, release
 from ._postgres_schema import Names, ensure_schema
 from ._postgres_url import parse
+from ._semantics import upper_bound
+from ._sweeper import start_sweeper
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["PostgresEngine"]
 
-log = logging.getLogger("memstack.engines")
 
 _TABLES: Final = ("keys", "hashes", "sets", "lists", "zsets", "batches", "events")
 
@@ -141,12 +141,7 @@ class PostgresEngine(Engine):
             event_retention,
             target.label,
         )
-        self._sweeper: threading.Thread | None = None
-        if sweep_interval is not None:
-            self._sweeper = threading.Thread(
-                target=self._sweep_loop, args=(sweep_interval,), name="memstack-postgres-sweep", daemon=True
-            )
-            self._sweeper.start()
+        self._sweeper = start_sweeper("postgres", self._closed, sweep_interval, self.sweep, target.label)
 
     def _setup(self, conn: psycopg.Connection[Any]) -> None:
         encoding = conn.execute("SELECT current_setting('server_encoding')").fetchone()
@@ -329,17 +324,6 @@ class PostgresEngine(Engine):
         release(self._requests)
 
     # -- helpers -----------------------------------------------------------------------------
-    def _sweep_loop(self, interval: float) -> None:
-        while not self._closed.wait(interval):
-            try:
-                self.sweep()
-            except EngineClosed:
-                return
-            except EngineUnavailable:
-                log.debug("background sweep of %s skipped: server unavailable", self.label)
-            except EngineError:
-                log.warning("background sweep of %s failed", self.label, exc_info=True)
-
     def _check_open(self) -> None:
         if self._closed.is_set():
             raise EngineClosed(f"{self.label}: engine is closed")

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit
@@ -25,9 +26,11 @@ from . import _sqlite_ops, _sqlite_tx
 from ._checks import check_ops
 from ._dispatch import join_unless_current
 from ._local_ops import apply
+from ._semantics import upper_bound
 from ._sqlite_events import PRUNE, EventListener
 from ._sqlite_raw import drop_events, event_items, raw_items
 from ._sqlite_schema import connect, ensure_schema
+from ._sweeper import start_sweeper
 from .base import BatchResult, Engine, Op, Subscription
 
 __all__ = ["SqliteEngine", "sqlite_path"]
@@ -74,17 +77,6 @@ def sqlite_path(url: str) -> str:
     if path == ":memory:":
         raise InvalidUrl(f"engine URL {redact_url(url)!r}: use memory:// for an in-process store")
     return path
-
-
-def _upper_bound(prefix: str) -> str | None:
-    """The least string greater than every string starting with ``prefix`` (None: no bound)."""
-    stripped = prefix.rstrip("\U0010ffff")
-    if not stripped:
-        return None
-    code = ord(stripped[-1]) + 1
-    if 0xD800 <= code <= 0xDFFF:  # surrogates cannot be stored; the next code point is U+E000
-        code = 0xE000
-    return stripped[:-1] + chr(code)
 
 
 class SqliteEngine(Engine):
@@ -141,12 +133,11 @@ class SqliteEngine(Engine):
         self._cache: dict[str, Any] = {}  # key -> keys row (None: absent); see _sqlite_ops.Tx
         self._version: object = None
         self._events = EventListener(self.path, self._read, busy_timeout, poll_interval)
-        self._sweeper: threading.Thread | None = None
-        if sweep_interval is not None:
-            self._sweeper = threading.Thread(
-                target=self._sweep_loop, args=(sweep_interval,), name="memstack-sqlite-sweep", daemon=True
-            )
-            self._sweeper.start()
+        # Each round waits only briefly for another process's lock: commands of this process
+        # queue behind the sweep, and the next round finds the same keys.
+        self._sweeper = start_sweeper(
+            "sqlite", self._closed, sweep_interval, lambda: self._sweep(_SWEEP_BUSY_MS), str(self.path)
+        )
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
@@ -191,7 +182,7 @@ class SqliteEngine(Engine):
         return BatchResult(True, results)
 
     def scan(self, prefix: str) -> Iterator[str]:
-        upper = _upper_bound(prefix)
+        upper = upper_bound(prefix)
         if upper is None:
             rows = self._read(_SCAN_ALL, (prefix, self.now_ms()))
         else:
@@ -231,16 +222,8 @@ class SqliteEngine(Engine):
             EngineClosed: the engine was closed.
             EngineUnavailable: the file stayed locked past the busy timeout.
         """
-        with self._lock:
-            self._check_open()
-            try:
-                self._cur.execute("BEGIN IMMEDIATE")
-                dropped = drop_events(self._cur, wheres)
-                self._cur.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback()
-                raise self._error(exc) from exc
-            return dropped
+        with self._writing() as cur:
+            return drop_events(cur, wheres)
 
     def flush(self) -> None:
         """Delete every key (messages in flight stay deliverable).
@@ -249,17 +232,10 @@ class SqliteEngine(Engine):
             EngineClosed: the engine was closed.
             EngineUnavailable: the file stayed locked past the busy timeout.
         """
-        with self._lock:
-            self._check_open()
-            try:
-                self._cache.clear()
-                self._cur.execute("BEGIN IMMEDIATE")
-                for statement in _FLUSH:
-                    self._cur.execute(statement)
-                self._cur.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._rollback()
-                raise self._error(exc) from exc
+        with self._writing() as cur:
+            self._cache.clear()
+            for statement in _FLUSH:
+                cur.execute(statement)
 
     def compact(self, *, vacuum: bool = False) -> None:
         """Checkpoint the WAL into the database file and truncate it (``wal_checkpoint(TRUNCATE)``);
@@ -331,18 +307,19 @@ class SqliteEngine(Engine):
                 raise self._error(exc) from exc
             return removed
 
-    def _sweep_loop(self, interval: float) -> None:
-        while not self._closed.wait(interval):
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Cursor]:
+        """One ``BEGIN IMMEDIATE`` transaction under the engine's lock: committed when the block
+        ends; rolled back, and the SQLite error made a memstack one, when SQLite fails."""
+        with self._lock:
+            self._check_open()
             try:
-                # Wait briefly for another process's lock: commands of this process queue
-                # behind the sweep, and the next round will find the same keys.
-                self._sweep(_SWEEP_BUSY_MS)
-            except EngineClosed:
-                return
-            except EngineUnavailable:
-                log.debug("background sweep of %s skipped: file busy", self.path)
-            except EngineError:
-                log.warning("background sweep of %s failed", self.path, exc_info=True)
+                self._cur.execute("BEGIN IMMEDIATE")
+                yield self._cur
+                self._cur.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise self._error(exc) from exc
 
     def _read(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         with self._lock:

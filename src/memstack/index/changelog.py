@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from ..engines import Engine
@@ -80,26 +80,16 @@ class SetKeys:
 
     base: str
     infix: str = "e:"
+    version: str = field(init=False, repr=False, compare=False)
+    log: str = field(init=False, repr=False, compare=False)
+    epoch: str = field(init=False, repr=False, compare=False)
+    ids: str = field(init=False, repr=False, compare=False)
+    vectors: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def version(self) -> str:
-        return self.base + _VERSION
-
-    @property
-    def log(self) -> str:
-        return self.base + _LOG
-
-    @property
-    def epoch(self) -> str:
-        return self.base + _EPOCH
-
-    @property
-    def ids(self) -> str:
-        return self.base + _IDS
-
-    @property
-    def vectors(self) -> str:
-        return self.base + _VECTORS
+    def __post_init__(self) -> None:
+        tails = {"version": _VERSION, "log": _LOG, "epoch": _EPOCH, "ids": _IDS, "vectors": _VECTORS}
+        for name, tail in tails.items():
+            object.__setattr__(self, name, self.base + tail)  # frozen: built once, here
 
     def entry(self, entry_id: str) -> str:
         return self.base + self.infix + entry_id

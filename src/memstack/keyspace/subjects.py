@@ -27,8 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final, Protocol
 
-from ..errors import InvalidValue
-from ..limits import short_repr
+from ..limits import check_match
 from .classify import family_named
 
 __all__ = [
@@ -76,9 +75,7 @@ def check_subject(subject: object) -> str:
     Raises:
         InvalidValue: anything else (the message names the value and the rule).
     """
-    if not isinstance(subject, str) or SUBJECT_RULE.fullmatch(subject) is None:
-        raise InvalidValue(f"subject {short_repr(subject)}: must be 1-256 characters of [A-Za-z0-9_.@:+-]")
-    return subject
+    return check_match(subject, SUBJECT_RULE, "subject", "1-256 characters of [A-Za-z0-9_.@:+-]")
 
 
 def subject_key(engine: _Tagging, subject: str) -> str:

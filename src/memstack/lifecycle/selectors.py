@@ -8,21 +8,32 @@ of session ``a.b@c`` goes although the session-state tier would never accept tha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, TypedDict
 
 from ..conversation.message import check_conversation_id
 from ..conversation.turns import SESSION_RULE
 from ..errors import InvalidKey, InvalidSessionId
 from ..keyspace import check_subject
-from ..limits import short_repr
+from ..limits import check_match, short_repr
 from ..longterm.validate import check_scope
 from ..shared.serialize import check_name
 from ..working.keys import normalize_prefix
 
-__all__ = ["CHECKS", "SELECTORS", "check_namespace", "check_session"]
+__all__ = ["CHECKS", "SELECTORS", "Selector", "check_namespace", "check_session"]
 
 SELECTORS: Final = ("subject", "session", "conversation", "scope", "namespace", "board")
 """The selectors of :func:`memstack.lifecycle.forget`, one per call."""
+
+
+class Selector(TypedDict, total=False):
+    """The selectors as keyword arguments (:meth:`memstack.Memory.forget`): give exactly one."""
+
+    subject: str | None
+    session: str | None
+    conversation: str | None
+    scope: str | None
+    namespace: str | None
+    board: str | None
 
 
 def check_session(session_id: object) -> str:
@@ -31,11 +42,9 @@ def check_session(session_id: object) -> str:
     Raises:
         InvalidSessionId: not 1-256 characters of ``[A-Za-z0-9_./@:-]``.
     """
-    if not isinstance(session_id, str) or SESSION_RULE.fullmatch(session_id) is None:
-        raise InvalidSessionId(
-            f"session {short_repr(session_id)}: must be 1-256 characters of [A-Za-z0-9_./@:-]"
-        )
-    return session_id
+    return check_match(
+        session_id, SESSION_RULE, "session", "1-256 characters of [A-Za-z0-9_./@:-]", InvalidSessionId
+    )
 
 
 def check_namespace(prefix: object) -> str:

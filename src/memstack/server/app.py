@@ -30,7 +30,7 @@ from . import docs_assets, health, metrics, problems, ui
 from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
-from .middleware import LimitsMiddleware, Receive, Scope, Send
+from .middleware import Receive, Scope, Send, limits_and_logs
 from .throttle import AuthThrottle, FailureThrottle
 
 __all__ = [
@@ -271,7 +271,7 @@ def create_app(
     throttle = FailureThrottle(limits, engine.clock) if auth.mode == "keys" else None
     app.state.throttle = throttle
     access = AccessLog(settings.log_key)
-    app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes, throttle=throttle, access=access)
+    app.add_middleware(limits_and_logs, max_body=settings.max_body_bytes, throttle=throttle, access=access)
     metrics.install(app, observed)
     return app
 

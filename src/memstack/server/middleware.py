@@ -20,7 +20,7 @@ from .bodies import check_body, is_json
 from .entry import entry_problem
 from .throttle import FailureThrottle, client_of, is_public
 
-__all__ = ["API_CSP", "ASGIApp", "LimitsMiddleware", "Receive", "Scope", "Send"]
+__all__ = ["API_CSP", "ASGIApp", "Receive", "Scope", "Send", "limits_and_logs"]
 
 _log = logging.getLogger("memstack.server")
 
@@ -81,10 +81,12 @@ def _secure_headers(message: Message) -> None:
     message["headers"] = headers
 
 
-def _limits_and_logs(
-    app: ASGIApp, max_body: int, throttle: FailureThrottle | None, access: AccessLog
+def limits_and_logs(
+    app: ASGIApp, max_body: int, throttle: FailureThrottle | None = None, access: AccessLog | None = None
 ) -> ASGIApp:
-    """ASGI middleware: see the module docstring."""
+    """``app`` behind the body limit, the failure throttle and the access log (see the module
+    docstring): a middleware factory for ``app.add_middleware``."""
+    access_log = access or AccessLog()
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -145,7 +147,7 @@ def _limits_and_logs(
                     throttle.settings.burst,
                     throttle.settings.per_minute,
                 )
-            access.write(scope, status["code"], (time.perf_counter() - started) * 1000)
+            access_log.write(scope, status["code"], (time.perf_counter() - started) * 1000)
 
     return middleware
 
@@ -182,19 +184,3 @@ async def _answer(response: problems.ProblemResponse, scope: Scope, send: Send) 
         return {"type": "http.disconnect"}
 
     await response(scope, nothing, send)
-
-
-class LimitsMiddleware:
-    """Starlette-style class wrapper around :func:`_limits_and_logs`."""
-
-    def __init__(
-        self,
-        app: ASGIApp,
-        max_body: int,
-        throttle: FailureThrottle | None = None,
-        access: AccessLog | None = None,
-    ) -> None:
-        self._app = _limits_and_logs(app, max_body, throttle, access or AccessLog())
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._app(scope, receive, send)

@@ -154,13 +154,9 @@ class PersistentMemoryNode:
         Raises:
             EngineUnavailable: only with ``strict=True``; otherwise the item is forwarded as is.
         """
-        if self.store is None:
+        store, item, metadata, sid = self._take(question)
+        if store is None:
             return question
-        item = _copy(question)
-        if item is None:
-            return question
-        metadata = _metadata(item)
-        sid = metadata.get("session_id") if metadata is not None else None
         self._current_session_id = sid if isinstance(sid, str) else None
         if not sid or metadata is None:
             return item
@@ -168,7 +164,7 @@ class PersistentMemoryNode:
             if not self._resume_or_create(sid):
                 self._current_session_id = None
                 return item
-            context = self.store.sessions.items(sid)
+            context = store.sessions.items(sid)
         except EngineUnavailable as exc:
             return self._unavailable(exc, question)
         except InvalidInput as exc:
@@ -184,17 +180,13 @@ class PersistentMemoryNode:
         Raises:
             EngineUnavailable: only with ``strict=True``; otherwise the item is forwarded as is.
         """
-        if self.store is None:
+        store, item, _, sid = self._take(answer)
+        if store is None:
             return answer
-        item = _copy(answer)
-        if item is None:
-            return answer
-        metadata = _metadata(item)
-        sid = metadata.get("session_id") if metadata is not None else None
         sid = sid or self._current_session_id
         if not sid:
             return item
-        sessions = self.store.sessions
+        sessions = store.sessions
         try:
             if not self._resume_or_create(sid):
                 return item
@@ -205,6 +197,15 @@ class PersistentMemoryNode:
         except InvalidInput as exc:
             log.debug("PersistentMemoryNode: answer passes unchanged: %s", exc)
         return item
+
+    def _take(self, item: T) -> tuple[PersistentMemoryStore | None, T, dict[str, Any] | None, Any]:
+        """The open store, a copy of ``item``, its metadata and the session id the metadata names;
+        the store is None when the item passes as is (no store open, or nested too deep to copy)."""
+        copied = None if self.store is None else _copy(item)
+        if copied is None:
+            return None, item, None, None
+        metadata = _metadata(copied)
+        return self.store, copied, metadata, metadata.get("session_id") if metadata is not None else None
 
     def _resume_or_create(self, sid: str) -> bool:
         """True when the session is live afterwards; a malformed id is logged and gives False."""

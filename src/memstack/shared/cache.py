@@ -15,7 +15,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Final, cast
+from typing import Any, Final, Unpack, cast
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
@@ -26,7 +26,7 @@ from ..limits import short_repr
 from ..search.embedders import Embedder, FakeEmbedder
 from .cache_settings import KEEP, Keep, MaxMessages, check_max_messages, check_threshold, ttl_ms
 from .cache_store import CacheEntries
-from .cached_chat import CachedChat, HitCallback
+from .cached_chat import CachedChat, WrapOptions
 from .serialize import check_name, check_value, dumps
 
 __all__ = ["DEFAULT_THRESHOLD", "SemanticCache", "default_embedder"]
@@ -304,24 +304,16 @@ class SemanticCache:
         """``{hits, misses, hit_rate (0.0 when none), entries}`` (live entries only)."""
         return self._entries.stats()
 
-    def wrap(
-        self,
-        chat: Any,
-        *,
-        threshold: float | None = None,
-        ttl: float | None = None,
-        on_cache_hit: HitCallback | None = None,
-        max_messages: MaxMessages | None = None,
-    ) -> CachedChat:
-        """``chat`` with this cache around its calls (see :mod:`memstack.shared.cached_chat`).
+    def wrap(self, chat: Any, **options: Unpack[WrapOptions]) -> CachedChat:
+        """``chat`` with this cache around its calls (see :mod:`memstack.shared.cached_chat`);
+        ``options``: ``threshold``, ``ttl``, ``on_cache_hit``, ``max_messages`` of
+        :class:`~memstack.shared.cached_chat.CachedChat`.
 
         Raises:
             InvalidConfiguration: a bad threshold, ttl or max_messages.
             InvalidInput: ``chat`` is not callable.
         """
-        return CachedChat(
-            self, chat, threshold=threshold, ttl=ttl, on_cache_hit=on_cache_hit, max_messages=max_messages
-        )
+        return CachedChat(self, chat, **options)
 
     def __repr__(self) -> str:
         return f"<SemanticCache {self.name!r} model={self.embedder.model_id!r} threshold={self.threshold}>"

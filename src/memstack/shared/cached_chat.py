@@ -24,16 +24,35 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict, Unpack
 
 from ..errors import InvalidInput, InvalidValue
 from ..index.codec import Matrix as Vector
 from ..limits import short_repr
 from .cache_settings import MaxMessages, check_max_messages, check_threshold, ttl_ms
 
-__all__ = ["CachedChat", "HitCallback", "cache_key"]
+__all__ = ["CachedChat", "HitCallback", "WrapOptions", "cache_key"]
 
 HitCallback = Callable[[Any, str, Any], object]
+
+
+class WrapOptions(TypedDict, total=False):
+    """The options of a :class:`CachedChat` (:meth:`~memstack.shared.cache.SemanticCache.wrap`
+    passes them on); absent or None: the cache's own setting (no callback for ``on_cache_hit``):
+
+    * ``threshold``: the least similarity of a hit;
+    * ``ttl``: seconds a stored response lives;
+    * ``on_cache_hit``: called ``(chat, user_message, response)`` on every hit;
+    * ``max_messages``: the most non-system messages before the question for a call to be cached
+      (``"unlimited"``: no limit).
+    """
+
+    threshold: float | None
+    ttl: float | None
+    on_cache_hit: HitCallback | None
+    max_messages: MaxMessages | None
+
+
 _log = logging.getLogger(__name__)
 
 
@@ -93,26 +112,21 @@ class CachedChat:
         InvalidInput: ``chat`` is not callable.
     """
 
-    def __init__(
-        self,
-        cache: _Cache,
-        chat: Any,
-        *,
-        threshold: float | None = None,
-        ttl: float | None = None,
-        on_cache_hit: HitCallback | None = None,
-        max_messages: MaxMessages | None = None,
-    ) -> None:
+    def __init__(self, cache: _Cache, chat: Any, **options: Unpack[WrapOptions]) -> None:
+        unknown = sorted(set(options) - WrapOptions.__optional_keys__)
+        if unknown:  # what Python says of an unknown keyword: a typo never passes silently
+            raise TypeError(f"wrap() got unexpected keyword arguments: {', '.join(unknown)}")
         call = getattr(chat, "complete", chat)
         if not callable(call):
             raise InvalidInput(f"wrap: chat {short_repr(chat)} is not callable and has no complete method")
         self.cache = cache
         self.chat = chat
         self._call: Callable[..., Any] = call
+        threshold, max_messages = options.get("threshold"), options.get("max_messages")
         self.threshold = None if threshold is None else check_threshold(threshold)
-        ttl_ms(ttl)  # checked now, used per call
-        self.ttl = ttl
-        self.on_cache_hit = on_cache_hit
+        self.ttl = options.get("ttl")
+        ttl_ms(self.ttl)  # checked now, used per call
+        self.on_cache_hit = options.get("on_cache_hit")
         self._max_messages = max_messages if max_messages is None else check_max_messages(max_messages)
         self._unlimited = max_messages is not None and self._max_messages is None
 

@@ -8,14 +8,13 @@ searched by embeddings when the memory was given an ``embedder``, by BM25 otherw
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from ..engines import Engine
 
 if TYPE_CHECKING:
     from ..search.embedders import Embedder
-    from .documents import DocumentStore
+    from .documents import DocumentSearch, DocumentStore
 
 __all__ = ["DocumentMethods"]
 
@@ -53,20 +52,16 @@ class DocumentMethods:
         return self
 
     def search_documents(
-        self,
-        query: str,
-        limit: int = 5,
-        *,
-        filter: Mapping[str, Any] | None = None,  # noqa: A002 - the filter language's public name
-        offset: int = 0,
+        self, query: str, limit: int = 5, **options: Unpack[DocumentSearch]
     ) -> list[dict[str, Any]]:
         """:meth:`DocumentStore.search <memstack.shared.documents.DocumentStore.search>`: the
-        ``limit`` documents closest to ``query`` after the first ``offset``, passing ``filter``.
+        ``limit`` documents closest to ``query`` after the first ``offset``, passing ``filter``
+        (``options``).
 
         Raises:
             InvalidInput, InvalidFilter, EmbeddingError: as that method.
         """
-        return self.documents.search(query, limit, filter=filter, offset=offset)
+        return self.documents.search(query, limit, **options)
 
     def document_keys(self) -> list[str]:
         """Keys of the stored documents, sorted."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from ..engines import Engine
 from ..errors import InvalidInput, InvalidValue
@@ -42,7 +42,7 @@ from ..search.filter_eval import matches
 from ..search.filters import FieldSet, Filter, parse_filter
 from .serialize import check_key, check_name, check_value, dumps
 
-__all__ = ["DOCUMENT_FIELDS", "DocumentStore"]
+__all__ = ["DOCUMENT_FIELDS", "DocumentSearch", "DocumentStore"]
 
 _DOC: Final = family_named("documents.doc").tail_prefix
 
@@ -51,6 +51,14 @@ DOCUMENT_FIELDS: Final = FieldSet(
 )
 """The filter language's fields of a document (its user data: ``metadata``); ``created`` and
 ``updated`` compare as times (a document shows them as epoch milliseconds)."""
+
+
+class DocumentSearch(TypedDict, total=False):
+    """The keyword options of :meth:`DocumentStore.search` (what
+    :meth:`~memstack.shared.SharedMemory.search_documents` passes on)."""
+
+    filter: Mapping[str, Any] | None
+    offset: int
 
 
 class _Doc:

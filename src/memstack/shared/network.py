@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Protocol
 
+from .._closing import Closing
 from ..engines import Engine
 from .serialize import check_name
 from .store import SharedMemory
@@ -30,7 +31,7 @@ def _engine_of(source: Engine | _OnEngine) -> Engine:
     return source if isinstance(source, Engine) else source.engine
 
 
-class Network:
+class Network(Closing):
     """The network ``name`` on an engine (or a :class:`memstack.Memory`'s engine).
 
     Raises:
@@ -86,12 +87,6 @@ class Network:
             opened, self._opened, self._memory = self._opened, [], None
         for memory in opened:
             memory.close()
-
-    def __enter__(self) -> Network:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<Network {self.name!r} on {self.engine!r}>"

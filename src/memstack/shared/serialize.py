@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from ..errors import InvalidKey
 from ..keyspace import labelled
-from ..limits import check_text, encode_json, short_repr
+from ..limits import check_match, check_text, encode_json, short_repr
 
 __all__ = [
     "KEY_MAX",
@@ -46,11 +46,9 @@ def check_name(name: object, what: str = "shared memory name") -> str:
     Raises:
         InvalidKey: not 1-128 characters of ``[A-Za-z0-9_.-]``.
     """
-    if not isinstance(name, str) or NAME_RULE.fullmatch(name) is None:
-        raise InvalidKey(
-            f"{what} {short_repr(name)}: must be 1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-'"
-        )
-    return name
+    return check_match(
+        name, NAME_RULE, what, "1-128 characters of A-Z, a-z, 0-9, '_', '.' or '-'", InvalidKey
+    )
 
 
 def check_key(key: object) -> str:

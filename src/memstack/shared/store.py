@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .._closing import Closing
 from ..engines import Engine, Subscription
 from ..errors import Conflict, InvalidInput, InvalidKey
 from ..keyspace import check_subject
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["SharedMemory"]
 
 
-class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
+class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
     """The shared memory ``name`` on ``engine``.
 
     Args:
@@ -357,12 +358,6 @@ class SharedMemory(Reactive, ReservedAccessors, DocumentMethods):
             listening.close()
         self._waiters.cancel_all()
         self._subs.close()
-
-    def __enter__(self) -> SharedMemory:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<SharedMemory {self.name!r} on {self.engine!r}>"
