@@ -8,7 +8,7 @@ export { Memstack } from "./client.js";
 export * from "./errors.js";
 export { OPERATIONS, type OperationId } from "./generated/operations.js";
 export type { components, operations, paths } from "./generated/openapi.js";
-export type { Args, Method, PagedMethod } from "./method.js";
+export type { Args, Fields, Method, PagedMethod } from "./method.js";
 export { Paged, type CursorPage } from "./paging.js";
 export type { HttpMethod, OperationSpec, QueryKind, RetryRule } from "./spec.js";
 export { serverEvents, type ServerEvent } from "./sse.js";

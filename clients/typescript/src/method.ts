@@ -5,10 +5,13 @@ import { Paged, type CursorPage } from "./paging.js";
 import type { CallOptions, Transport } from "./transport.js";
 import type { Output, Params, PathArgs } from "./types.js";
 
+/** An operation's fields outside its path; an operation without any takes `{}` alone. */
+export type Fields<K extends OperationId> = keyof Params<K> extends never ? Record<string, never> : Params<K>;
+
 /** The arguments of a method: its path fields, then its other fields (required when some are), then options. */
-export type Args<K extends OperationId> = {} extends Params<K>
-  ? [...PathArgs<K>, Params<K>?, CallOptions?]
-  : [...PathArgs<K>, Params<K>, CallOptions?];
+export type Args<K extends OperationId> = {} extends Fields<K>
+  ? [...PathArgs<K>, Fields<K>?, CallOptions?]
+  : [...PathArgs<K>, Fields<K>, CallOptions?];
 
 /** A method calling one operation; `operation` names it. */
 export interface Method<K extends OperationId> {

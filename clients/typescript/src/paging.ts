@@ -5,7 +5,8 @@
  * `for await` for every item of every page (each page fetched when the previous one is used up),
  * or call {@link pages} for the pages themselves. Each iteration starts again from the first page.
  */
-export class Paged<Item, Page> implements PromiseLike<Page>, AsyncIterable<Item> {
+export class Paged<Item, Page> implements Promise<Page>, AsyncIterable<Item> {
+  readonly [Symbol.toStringTag] = "Paged";
   private first: Promise<Page> | undefined;
 
   /**
@@ -25,6 +26,14 @@ export class Paged<Item, Page> implements PromiseLike<Page>, AsyncIterable<Item>
   ): Promise<A | B> {
     this.first ??= this.fetchPage(null);
     return this.first.then(onFulfilled, onRejected);
+  }
+
+  catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<Page | B> {
+    return this.then(undefined, onRejected);
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<Page> {
+    return this.then().finally(onFinally);
   }
 
   /** Every page, in order. */
