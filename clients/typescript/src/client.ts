@@ -6,6 +6,7 @@ import { memories } from "./tiers/memories.js";
 import { info, tools } from "./tiers/service.js";
 import { sessions } from "./tiers/sessions.js";
 import { shared } from "./tiers/shared.js";
+import { store } from "./tiers/store.js";
 import { context, forget } from "./tiers/turn.js";
 import { working } from "./tiers/working.js";
 import { Transport, type ClientOptions } from "./transport.js";
@@ -35,6 +36,7 @@ export class Memstack {
   readonly dream;
   readonly forget;
   readonly info;
+  readonly store;
 
   /** @throws TypeError a `baseUrl` that is not an http(s) URL, or no `fetch`. */
   constructor(options: ClientOptions) {
@@ -50,5 +52,6 @@ export class Memstack {
     this.dream = dream(t);
     this.forget = forget(t);
     this.info = info(t);
+    this.store = store(t);
   }
 }

@@ -61,11 +61,13 @@ export function retryAfterSeconds(value: string | null, now: number = Date.now()
   return Math.max(0, (date - now) / 1000);
 }
 
-function abortReason(signal: AbortSignal): unknown {
+/** What an aborted call rejects with: the signal's reason, else an AbortError. */
+export function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
 }
 
-function sleep(seconds: number, signal: AbortSignal | undefined): Promise<void> {
+/** Wait `seconds`; rejects with the signal's reason when it aborts first. */
+export function sleep(seconds: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortReason(signal));
     const onAbort = () => {

@@ -79,13 +79,16 @@ function exited(child: ChildProcess): Promise<void> {
 
 /**
  * Start `memstack serve` (keyless on loopback unless `args` say otherwise) on a new temporary
- * SQLite file, or on `database` when given; resolves once `/healthz` answers.
+ * SQLite file, or on `database` when given (then `stop` leaves its files), on a free port or
+ * `port`; resolves once `/healthz` answers.
  */
-export async function serve(args: string[] = [], database = tempDatabase()): Promise<Served> {
-  const port = await freePort();
+export async function serve(args: string[] = [], database?: { dir: string; url: string }, port?: number): Promise<Served> {
+  const own = database === undefined;
+  const db = database ?? tempDatabase();
+  port ??= await freePort();
   const child = spawn(
     PYTHON,
-    ["-m", "memstack", "--url", database.url, "serve", "--port", String(port), "--embedder", "none", ...args],
+    ["-m", "memstack", "--url", db.url, "serve", "--port", String(port), "--embedder", "none", ...args],
     { env: env(), stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";
@@ -104,14 +107,14 @@ export async function serve(args: string[] = [], database = tempDatabase()): Pro
   }
   return {
     baseUrl,
-    url: database.url,
+    url: db.url,
     log: () => stderr,
     async stop() {
       child.kill("SIGTERM");
       const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
       await exited(child);
       clearTimeout(killer);
-      rmSync(database.dir, { recursive: true, force: true });
+      if (own) rmSync(db.dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,6 +1,7 @@
 // Typed errors from problem bodies: the class the server names, in the tree of the Python exceptions.
 
 import { strict as assert } from "node:assert";
+import { rmSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import {
   AlreadyExists,
@@ -119,13 +120,16 @@ describe("each status gives the class the server names", () => {
 describe("401 and tenants in keys mode", () => {
   let keyed: Served;
   let token: string;
+  const database = tempDatabase();
 
   before(async () => {
-    const database = tempDatabase();
     token = JSON.parse(memstackCli(database.url, "--json", "keys", "create", "--tenant", "acme")).token;
     keyed = await serve(["--auth", "keys"], database);
   });
-  after(() => keyed.stop());
+  after(async () => {
+    await keyed.stop();
+    rmSync(database.dir, { recursive: true, force: true });
+  });
 
   test("no key and a wrong key are Unauthorized; the key works for its tenant only", async () => {
     const anonymous = new Memstack({ baseUrl: keyed.baseUrl });

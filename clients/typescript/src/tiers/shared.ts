@@ -2,6 +2,7 @@
 
 import { cursorPaged, method } from "../method.js";
 import type { Transport } from "../transport.js";
+import { watch, type WatchOptions } from "./watch.js";
 
 /** The `shared` namespace of a {@link Memstack} client. */
 export function shared(t: Transport) {
@@ -16,6 +17,13 @@ export function shared(t: Transport) {
     put: method(t, "shared_put"),
     /** Delete a key; `EntryNotFound` when the board has no such key. */
     delete: method(t, "shared_delete"),
+    /**
+     * Watch a board: `for await (const event of mem.shared.watch(name, { signal }))` gives its
+     * `snapshot`, then a `change` per write (server-sent events, reconnecting when they break).
+     */
+    watch: Object.assign((name: string, options?: WatchOptions) => watch(t, name, options), {
+      operation: "shared_watch" as const,
+    }),
     /** The board's semantic cache of answers. */
     cache: {
       /** A cached answer to a similar earlier question (`{ query, threshold? }`), counting a hit or a miss. */
