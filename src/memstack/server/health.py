@@ -16,11 +16,13 @@ __all__ = ["install"]
 def install(app: FastAPI, engine: Engine) -> None:
     """Add ``GET /healthz`` and ``GET /readyz`` (503 problem when the engine does not answer)."""
 
-    @app.get("/healthz", tags=["service"], summary="Liveness: the process answers")
+    @app.get("/healthz", tags=["service"], summary="Liveness: the process answers", operation_id="healthz")
     def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["service"], summary="Readiness: the storage engine answers")
+    @app.get(
+        "/readyz", tags=["service"], summary="Readiness: the storage engine answers", operation_id="readyz"
+    )
     def readyz() -> JSONResponse:
         try:
             engine.ping()
