@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import memstack
 from _locomo_smoke import write_smoke_data
 from _smoke import add_smoke, smoke_tag
-from locomo_recall import DEFAULT_DATA, FALLBACK_DATA, Conversation, Scores, load
+from locomo_recall import Conversation, Scores, data_path, load
 from memstack.dream import Dreamer
 from memstack.longterm import MemoryEntry
 
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = args.data or (DEFAULT_DATA if DEFAULT_DATA.is_file() else FALLBACK_DATA)
+    data = data_path(args.data)
     conversations = load(data)[: 3 if args.quick else None]
     rng = random.Random(2024)
     run = uuid.uuid4().hex[:8]

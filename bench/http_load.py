@@ -14,6 +14,13 @@ The ratio peer in the same run is `GET /healthz` under the same load (the server
 The server resolves its retrieval setting as `memstack serve` always does (`MEMSTACK_EMBEDDER`, else
 the local model when installed): the engine and the search mode come from `GET /v1/info`.
 `--smoke`: 4 clients for 1 s on 5 sessions and 20 memories.
+
+`--throttle` measures what the hostile-world defences cost instead: two servers in keys mode on
+one engine, one with throttling off (no failed-authentication throttle, a key without a rate), one
+with throttling on (the default throttle, and a key with a per-key rate it never reaches, so every
+request also counts in the engine), the same mixed load on each, alternated; last line:
+
+    RESULT throttle=1 engine=<name> rps_off=<n> rps_on=<n> on_vs_off=<ratio> errors=<k>
 """
 
 from __future__ import annotations
@@ -71,12 +78,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+def start_server(url: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).with_name("memstack")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memstack.cli"]
     env = {**os.environ, "MEMSTACK_URL": url}
     proc = subprocess.Popen(
-        [*cmd, "serve", "--port", str(port), "--log-level", "warning"],
+        [*cmd, "serve", "--port", str(port), "--log-level", "warning", *extra],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -100,7 +107,7 @@ def seed(base: str, sessions: int, memories: int) -> None:
     import httpx
 
     rng = random.Random(7)
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with httpx.Client(base_url=base, timeout=30, headers=_auth()) as client:
         for i in range(sessions):
             client.post("/v1/sessions", json={"session_id": f"load-{i}"})
         for _ in range(memories):
@@ -115,7 +122,7 @@ async def _client_loop(
 
     rng = random.Random(seed_value)
     deadline = time.perf_counter() + seconds
-    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=base, timeout=30, headers=_auth()) as client:
         while time.perf_counter() < deadline:
             sid = f"load-{rng.randrange(sessions)}"
             roll = rng.random()
@@ -187,11 +194,15 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--_load", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--throttle", action="store_true", help="throttling on against off (see above)")
     add_smoke(parser)
     args = parser.parse_args()
     if args._load:
         base, clients, seconds, sessions, mix = args._load
         load_process(base, int(clients), float(seconds), int(sessions), mix)
+        return
+    if args.throttle:
+        throttle_comparison(args.url, args.clients, args.seconds or (3.0 if args.quick else 6.0), args.quick)
         return
     seconds = args.seconds or (1.0 if args.smoke else 8.0 if args.quick else 30.0)
     sessions, memories = (5, 20) if args.smoke else (50, 300) if args.quick else (200, 2000)
@@ -224,6 +235,78 @@ def main() -> None:
         f"rps_vs_health={float(mixed['rps']) / float(floor['rps']):.2f}"  # type: ignore[arg-type]
         f"{smoke_tag(args)}"
     )
+
+
+TOKEN_ENV = "MEMSTACK_BENCH_TOKEN"  # the load process's key (set by --throttle, inherited)
+
+
+def _auth() -> dict[str, str]:
+    token = os.environ.get(TOKEN_ENV)
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _create_key(url: str, *extra: str) -> str:
+    command = [
+        sys.executable,
+        "-m",
+        "memstack.cli",
+        "--url",
+        url,
+        "--json",
+        "keys",
+        "create",
+        "--tenant",
+        "bench",
+    ]
+    done = subprocess.run([*command, *extra], capture_output=True, text=True, check=True)
+    token: str = json.loads(done.stdout)["token"]
+    return token
+
+
+def throttle_comparison(url_arg: str | None, clients: int, seconds: float, quick: bool) -> None:
+    """The mixed load on a server with throttling off and one with it on (one engine), alternated."""
+    sessions, memories = (50, 300) if quick else (200, 2000)
+    rounds = 4 if quick else 10  # many short runs, alternated: a shared machine's drift hits both alike
+    with tempfile.TemporaryDirectory(prefix="memstack-http-") as tmp:
+        url = url_arg or f"sqlite:///{Path(tmp) / 'load.db'}"
+        tokens = {"off": _create_key(url), "on": _create_key(url, "--rate", str(10**9))}
+        ports = {"off": free_port(), "on": free_port()}
+        servers = {
+            "off": start_server(url, ports["off"], "--auth", "keys", "--auth-failure-burst", "0"),
+            "on": start_server(url, ports["on"], "--auth", "keys"),
+        }
+        runs: dict[str, list[dict[str, object]]] = {"off": [], "on": []}
+        try:
+            os.environ[TOKEN_ENV] = tokens["off"]
+            seed(f"http://127.0.0.1:{ports['off']}", sessions, memories)
+            engine = json.loads(_get(f"http://127.0.0.1:{ports['off']}/readyz"))["engine"]
+            for turn in range(rounds):
+                for mode in ("off", "on") if turn % 2 == 0 else ("on", "off"):
+                    os.environ[TOKEN_ENV] = tokens[mode]
+                    base = f"http://127.0.0.1:{ports[mode]}"
+                    runs[mode].append(run_load(base, clients, seconds, sessions, "mixed"))
+        finally:
+            os.environ.pop(TOKEN_ENV, None)
+            for server in servers.values():
+                server.terminate()
+                server.wait(timeout=20)
+    rps = {}
+    for mode, done in runs.items():
+        figures = [_figures(r) for r in done]
+        rps[mode] = sum(n for n, _, _ in figures) / sum(n / r for n, r, _ in figures)
+        each = ", ".join(f"{r:.0f}" for _, r, _ in figures)
+        print(f"throttling {mode:<4}  {rps[mode]:.0f} rps ({each} per run of {seconds:.0f} s)")
+    errors = sum(_figures(r)[2] for done in runs.values() for r in done)
+    print(f"engine            {engine} ({url}), {clients} clients, {rounds} rounds each, keys mode")
+    print(
+        f"RESULT throttle=1 engine={engine} rps_off={rps['off']:.0f} rps_on={rps['on']:.0f} "
+        f"on_vs_off={rps['on'] / rps['off']:.3f} errors={errors}"
+    )
+
+
+def _figures(run: dict[str, object]) -> tuple[float, float, int]:
+    """``(requests, rps, errors)`` of one :func:`run_load` result."""
+    return float(str(run["requests"])), float(str(run["rps"])), int(str(run["errors"]))
 
 
 def _get(url: str) -> str:

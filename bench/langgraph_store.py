@@ -1,6 +1,6 @@
 """MemstackStore against LangGraph's own InMemoryStore and SqliteStore, measured in the same run.
 
-    python bench/langgraph_store.py [--url URL] [--quick | --smoke]
+    python bench/langgraph_store.py [--url URL | --postgres] [--quick | --smoke]
 
 Data: 10,000 items in 100 namespaces of 100 (``--quick``: 1,000 in 10; ``--smoke``: 40 in 2, 20 ops
 per read phase), each value a short
@@ -25,7 +25,9 @@ The last line is ``RESULT engine=… put_vs_lg_sqlite=… …``: memstack ops/s 
 With ``--url postgresql://…`` LangGraph's ``PostgresStore`` joins as a peer on the same server and
 database (as ``from_conn_string`` connects: autocommit, no prepared-statement threshold), its
 tables in a schema of its own for the run, dropped afterwards; the RESULT line adds
-``put_vs_lg_postgres=…`` and the other phases against it.
+``put_vs_lg_postgres=…`` and the other phases against it, and ``durable=1`` when the server
+flushes its WAL at each commit (``fsync`` and ``synchronous_commit`` on, as production servers run),
+else ``durable=0`` (see ``bench/_postgres_bench.py``). ``--postgres`` starts a durable server of its own.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 import memstack
+from _postgres_bench import add_postgres, describe, durable, server_settings, target_url
 from _smoke import add_smoke, smoke_tag
 from memstack.integrations.langgraph import MemstackStore
 
@@ -183,17 +186,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--url", help="memstack engine URL (default: a temporary SQLite file)")
     parser.add_argument("--quick", action="store_true", help="1,000 items in 10 namespaces")
+    add_postgres(parser)
     add_smoke(parser)
     args = parser.parse_args()
+    with target_url(args) as given:
+        run(args, given)
+
+
+def run(args: argparse.Namespace, given: str | None) -> None:
     namespaces, per_ns = (2, 20) if args.smoke else (10, 100) if args.quick else (100, 100)
+    server = ""
     with tempfile.TemporaryDirectory() as tmp:
-        url = args.url or f"sqlite:///{Path(tmp) / 'memstack.db'}"
+        url = given or f"sqlite:///{Path(tmp) / 'memstack.db'}"
         memory = memstack.open(url, embedder="none")  # no index config: the store never embeds
         try:
             with contextlib.ExitStack() as peers:
                 sqlite_store = peers.enter_context(lg_sqlite(Path(tmp) / "langgraph.db"))
                 stores: dict[str, BaseStore] = {"lg_memory": InMemoryStore(), "lg_sqlite": sqlite_store}
                 if url.split("://", 1)[0] in ("postgresql", "postgres"):
+                    settings = server_settings(url)
+                    print(describe(settings))
+                    server = f" durable={int(durable(settings))}"
                     stores["lg_postgres"] = peers.enter_context(lg_postgres(url))
                 stores["memstack"] = MemstackStore(memory)
                 root = f"bench{uuid.uuid4().hex[:8]}"
@@ -201,7 +214,7 @@ def main() -> None:
         finally:
             memory.close()
     print(f"{namespaces * per_ns:,} items in {namespaces} namespaces; memstack on {memory.engine.name}")
-    report(figures, memory.engine.name, smoke_tag(args))
+    report(figures, memory.engine.name, server + smoke_tag(args))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -58,12 +59,22 @@ from memstack.longterm.provenance import conversation_metadata
 from memstack.search.embedders import EMBEDDERS, Embedder, available_embedder
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO / ".." / "shared" / "data" / "locomo" / "locomo-dev.json"
-FALLBACK_DATA = Path("/work/shared/data/locomo/locomo-dev.json")
+DATA_VARIABLE = "MEMSTACK_LOCOMO"
+"""The environment variable naming the LoCoMo file when ``--data`` is not given."""
 KS = (1, 5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DIA_ID = re.compile(r"D(\d+):(\d+)")
 SESSION_KEY = re.compile(r"session_(\d+)")
+
+
+def data_path(given: Path | None) -> Path:
+    """The LoCoMo file: ``--data``, else ``$MEMSTACK_LOCOMO``; exits with a message when neither is
+    a file (the data is never shipped)."""
+    path = given or (Path(os.environ[DATA_VARIABLE]) if os.environ.get(DATA_VARIABLE) else None)
+    if path is None or not path.is_file():
+        where = str(path) if path else f"none given (--data PATH or ${DATA_VARIABLE})"
+        raise SystemExit(f"LoCoMo data: {where} is not a file; the LoCoMo development split is not shipped")
+    return path
 
 
 @dataclass
@@ -230,7 +241,7 @@ def make_modes(embedder: Embedder | None, quick: bool) -> Modes:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
-        "--data", type=Path, default=None, help="locomo-dev.json (default: ../shared/data/locomo)"
+        "--data", type=Path, default=None, help=f"locomo-dev.json (default: ${DATA_VARIABLE})"
     )
     parser.add_argument("--url", default="memory://", help="engine URL (default: the memory engine)")
     parser.add_argument("--quick", action="store_true", help="bm25:plain, bm25:default, hybrid:default only")
@@ -249,7 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     args.split = args.split or ("report" if args.quick else "both")
-    data = args.data or (DEFAULT_DATA if DEFAULT_DATA.is_file() else FALLBACK_DATA)
+    data = data_path(args.data)
     tune, report = (REPORT, TUNE) if args.reverse else (TUNE, REPORT)
     halves = {"tune": HALVES[tune], "report": HALVES[report]}
     conversations = load(data)

@@ -30,7 +30,7 @@ from _embed_cache import CachedEmbedder  # bench/ is on sys.path when the script
 from _locomo_smoke import write_smoke_data  # bench/ is on sys.path when the script runs
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_choices import HALVES, REPORT, TUNE  # bench/ is on sys.path when the script runs
-from locomo_recall import DEFAULT_DATA, FALLBACK_DATA, Modes, evaluate, load, pooled
+from locomo_recall import Modes, data_path, evaluate, load, pooled
 from memstack.search import FUSION_PROFILES
 from memstack.search.embedders import EMBEDDERS, available_embedder
 from memstack.search.retrieval import SEARCH_PROFILES
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    data = args.data or (DEFAULT_DATA if DEFAULT_DATA.is_file() else FALLBACK_DATA)
+    data = data_path(args.data)
     half = HALVES[TUNE if args.split == "tune" else REPORT]
     conversations = [c for c in load(data) if c.sample_id in half]
     inner = available_embedder(args.embedder)

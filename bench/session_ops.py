@@ -1,6 +1,6 @@
 """Session tier throughput against the engine's bare write primitive, measured in the same run.
 
-    python bench/session_ops.py [--url URL] [--quick | --smoke]
+    python bench/session_ops.py [--url URL | --postgres] [--quick | --smoke]
 
 Workload on one session: ``put`` (200-byte JSON values), ``get``, ``increment``, ``keys``. Peer
 (the bare primitive of the same engine): Redis — redis-py ``SET`` one call at a time on the same
@@ -14,7 +14,11 @@ cross-checked against the server: the ``INFO commandstats`` delta of client-issu
 (``EVALSHA``/``EVAL`` calls; the commands a script runs inside are counted by Redis too, so
 ``total_commands_processed`` over-counts round trips), summed over every primary of a cluster.
 On PostgreSQL: statements psycopg executed in this process during the put phase (each one
-request and its reply) divided by the puts. Engines without a network do one transaction
+request and its reply) divided by the puts. The peer's INSERT commits like every memstack batch, so
+the ratio depends on what a commit costs: it prints the server's settings and adds ``durable=1``
+(``fsync`` and ``synchronous_commit`` on, as production servers run) or ``durable=0`` to its
+``RESULT`` line; ``put_vs_raw``'s target is for a durable server. ``--postgres`` starts one of its own
+(see ``bench/_postgres_bench.py``). Engines without a network do one transaction
 (SQLite) or one lock hold (memory) per put: 1.
 Phases run interleaved in rounds (one warm-up round, then the median of the others) because the
 machine is shared and noisy. A breakdown of a put's time is printed from two extra peers: a one-op
@@ -41,6 +45,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from _postgres_bench import add_postgres, describe, durable, server_settings, target_url
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import Engine, open_engine
 from memstack.session import SessionStore
@@ -234,13 +239,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
     parser.add_argument("--quick", action="store_true", help="small run (< 60 s)")
+    add_postgres(parser)
     add_smoke(parser)
     args = parser.parse_args(argv)
+    with target_url(args) as given:
+        return run(args, given)
+
+
+def run(args: argparse.Namespace, given: str | None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="memstack-bench-")
-    url = args.url or f"sqlite:///{tmp.name}/bench.db"
-    n, rounds = (50, 1) if args.smoke else (2000, 5) if args.quick else (10000, 5)
+    url = given or f"sqlite:///{tmp.name}/bench.db"
+    n, rounds = (50, 1) if args.smoke else (1000, 5) if args.quick else (10000, 5)
     engine = open_engine(url)
+    server = ""
     try:
+        if engine.name == "postgres":
+            settings = server_settings(url)
+            print(describe(settings))
+            server = f" durable={int(durable(settings))}"
         store = SessionStore(engine, max_history=(rounds + 1) * 2 * n + 10, max_sessions=0)
         sid = f"bench-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         store.create(sid)
@@ -310,7 +326,8 @@ def main(argv: list[str] | None = None) -> int:
             f"RESULT engine={engine.name} put_ops={put_ops:.0f} get_ops={rate['get']:.0f} "
             f"incr_ops={rate['incr']:.0f} keys_ops={rate['keys']:.0f} raw_ops={raw_ops:.0f} "
             f"batch1_ops={rate['batch1']:.0f} put_batch_ops={rate['put_batch']:.0f} "
-            f"put_vs_raw={put_ops / raw_ops:.2f} round_trips_per_put={round_trips:.2f}{smoke_tag(args)}"
+            f"put_vs_raw={put_ops / raw_ops:.2f} round_trips_per_put={round_trips:.2f}"
+            f"{server}{smoke_tag(args)}"
         )
     finally:
         engine.close()

@@ -140,6 +140,7 @@ def main() -> None:
             first_load = (time.perf_counter() - t0) * 1000
 
             page.get_by_role("button", name="Long-term memories").click()
+            page.get_by_role("list", name="Scopes").get_by_role("button", name="default").click()
             page.locator("#memory-summary").filter(has_text="newest").wait_for()
             page.locator("#memory-query").fill(f"{rng.choice(WORDS)} {rng.choice(WORDS)}")
             page.evaluate("delete document.body.dataset.searchMs")
@@ -154,8 +155,7 @@ def main() -> None:
             tree = float(page.evaluate("document.body.dataset.treeMs"))
 
             page.get_by_role("button", name="Shared boards").click()
-            page.locator("#board-name").fill("busy")
-            page.get_by_role("button", name="Watch").click()
+            page.get_by_role("list", name="Boards").get_by_role("button", name="busy").click()
             page.locator("body[data-board-live='busy']").wait_for(state="attached")
             value = f"probe-{run}-{rng.random()}"
             written = time.time() * 1000

@@ -64,14 +64,17 @@ def as_owner(args: Sequence[str]) -> list[str]:
 class Server:
     """One running server: its URL, data directory and how to stop or restart it."""
 
-    def __init__(self, bindir: Path, root: Path, port: int, settings: Sequence[str]) -> None:
+    def __init__(
+        self, bindir: Path, root: Path, port: int, settings: Sequence[str], password: str | None = None
+    ) -> None:
         self.bindir = bindir
         self.pgdata = root / "data"
         self.sockets = root / "sockets"
         self.log = root / "server.log"
         self.port = port
         self.settings = tuple(settings)
-        self.url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        user = "postgres" if password is None else f"postgres:{password}"
+        self.url = f"postgresql://{user}@127.0.0.1:{port}/postgres"
 
     def pg_ctl(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """Run ``pg_ctl -D PGDATA ARGS`` as the data directory's owner."""
@@ -100,8 +103,11 @@ def _chown(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def postgres_server(settings: Sequence[str] = FAST, attempts: int = 4) -> Iterator[Server]:
-    """A running server with a trusted ``postgres`` superuser; stopped and deleted on exit.
+def postgres_server(
+    settings: Sequence[str] = FAST, attempts: int = 4, password: str | None = None
+) -> Iterator[Server]:
+    """A running server with a trusted ``postgres`` superuser; stopped and deleted on exit. With
+    ``password``, TCP connections must give it (SCRAM; the URL carries it), the socket stays trusted.
 
     Raises:
         RuntimeError: no PostgreSQL binaries, or the server did not start.
@@ -114,15 +120,20 @@ def postgres_server(settings: Sequence[str] = FAST, attempts: int = 4) -> Iterat
         _chown(root)
         (root / "sockets").mkdir()
         _chown(root / "sockets")
+        auth = ["-A", "trust"]
+        if password is not None:
+            (root / "pw").write_text(password)
+            _chown(root / "pw")
+            auth = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={root / 'pw'}"]
         initdb = as_owner(
-            [str(bindir / "initdb"), "-D", str(root / "data"), "-U", "postgres", "-A", "trust",
+            [str(bindir / "initdb"), "-D", str(root / "data"), "-U", "postgres", *auth,
              "-E", "UTF8", "--locale=C", "--no-sync"]
         )  # fmt: skip
         subprocess.run(initdb, check=True, capture_output=True, timeout=120)
         server: Server | None = None
         try:
             for attempt in range(attempts):
-                server = Server(bindir, root, free_port(), [*settings, "max_connections=300"])
+                server = Server(bindir, root, free_port(), [*settings, "max_connections=300"], password)
                 try:
                     server.start()
                     break

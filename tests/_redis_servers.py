@@ -28,26 +28,33 @@ def free_port(highest: int = 55535) -> int:
             return port
 
 
-def _wait_ping(port: int, timeout: float = 15.0) -> None:
+def _wait_ping(port: int, timeout: float = 15.0, password: str | None = None) -> None:
+    hello = (f"AUTH {password}\r\n" if password else "").encode() + b"PING\r\n"
+    expected = b"+OK\r\n+PONG\r\n" if password else b"+PONG\r\n"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2) as conn:
-            conn.sendall(b"PING\r\n")
-            if conn.recv(16).startswith(b"+PONG"):
+            conn.sendall(hello)
+            reply = b""
+            while len(reply) < len(expected) and (chunk := conn.recv(64)):
+                reply += chunk
+            if reply.startswith(expected):
                 return
         time.sleep(0.05)
     raise RuntimeError(f"redis on port {port} did not answer within {timeout}s")
 
 
-def _start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
+def _start(port: int, workdir: Path, *extra: str, password: str | None = None) -> subprocess.Popen[bytes]:
     binary = shutil.which("redis-server")
     if binary is None:
         raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server)")
     args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     args += ["--dir", str(workdir), "--daemonize", "no", "--loglevel", "warning", *extra]
+    if password:
+        args += ["--requirepass", password]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait_ping(port)
+        _wait_ping(port, password=password)
     except BaseException:
         proc.kill()
         proc.wait()
@@ -55,12 +62,15 @@ def _start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
     return proc
 
 
-def _start_on_free_port(workdir: Path, *extra: str, attempts: int = 4) -> tuple[subprocess.Popen[bytes], int]:
-    """Start a server on a fresh free port, retrying when another process took the port first."""
+def _start_on_free_port(
+    workdir: Path, *extra: str, attempts: int = 4, password: str | None = None
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start a server on a fresh free port, retrying when another process took the port first
+    (with ``password``, the server requires it: ``--requirepass``)."""
     for attempt in range(attempts):
         port = free_port()
         try:
-            return _start(port, workdir, *extra), port
+            return _start(port, workdir, *extra, password=password), port
         except RuntimeError:
             if attempt == attempts - 1:
                 raise

@@ -133,7 +133,7 @@ def test_doctor_reports_and_the_command_moves(tmp_path: Path) -> None:
     found = runner.invoke(
         cli_app, ["--url", url, "--json", "memories", "search", "--scope", "alice", "violin"]
     )
-    assert [h["entry"]["content"] for h in json.loads(found.stdout)] == ["Alice plays the violin"]
+    assert [h["entry"]["content"] for h in json.loads(found.stdout)["items"]] == ["Alice plays the violin"]
     doctor = runner.invoke(cli_app, ["--url", url, "--json", "doctor"])
     assert {r["check"]: r["result"] for r in json.loads(doctor.stdout)}["untenanted data"] == "none"
 

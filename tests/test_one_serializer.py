@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 import memstack
 from memstack import wire
 from memstack.cli import app as cli_app
+from memstack.ops.tools import call_tool
 from memstack.server import create_app
-from memstack.server.toolbox import call_tool
 from memstack.shared.change import MemoryChange
 from memstack.shared.documents import DocumentStore
 
@@ -73,7 +73,7 @@ def test_long_term_entry_and_hit(url: str, client: TestClient) -> None:
         entry = mem.long_term().get(saved_cli["id"])
         assert entry is not None
         assert wire.memory_json(entry) == saved_cli
-    hits_cli = cli(url, "memories", "search", "violin")
+    hits_cli = cli(url, "memories", "search", "violin")["items"]
     hits_http = client.get("/v1/memories", params={"query": "violin"}).json()["items"]
     assert hits_cli == hits_http
     assert isinstance(hits_http[0]["sources"], list)
@@ -83,7 +83,7 @@ def test_long_term_entry_and_hit(url: str, client: TestClient) -> None:
 def test_conversation_message(url: str, client: TestClient) -> None:
     added = cli(url, "conversations", "add", "c1", "user", "hello")
     thread_http = client.get("/v1/conversations/c1/thread").json()["items"]
-    thread_cli = cli(url, "conversations", "thread", "c1")
+    thread_cli = cli(url, "conversations", "thread", "c1")["items"]
     assert thread_http == thread_cli == [added]
     assert times_are_iso(added) == 1
 
@@ -93,7 +93,6 @@ def test_working_entry(url: str, client: TestClient) -> None:
     assert stored.status_code == 200, stored.text
     via_http = client.get("/v1/working/notes", params={"namespace": "session/s1"}).json()
     via_cli = cli(url, "working", "get", "notes", "--namespace", "session/s1")
-    assert via_cli.pop("expires_in")  # the CLI's one extra field, for humans
     assert via_cli == via_http
     assert times_are_iso(via_http) == 2
 
@@ -102,7 +101,7 @@ def test_session_history(url: str, client: TestClient) -> None:
     client.post("/v1/sessions", json={"session_id": "s1"})
     assert client.put("/v1/sessions/s1/keys/k", json={"value": 1}).status_code == 200
     via_http = client.get("/v1/sessions/s1/history").json()["entries"]
-    via_cli = cli(url, "sessions", "history", "s1")
+    via_cli = cli(url, "sessions", "history", "s1")["entries"]
     assert via_cli == via_http
     assert times_are_iso(via_http) >= 1
 
@@ -120,13 +119,13 @@ def test_dream_record_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
         client.post("/v1/memories", json={"content": "Alice plays the violin"})
     via_http = client.post("/v1/dream/runs", json={"passes": ["dedupe"], "dry_run": True}).json()["items"]
     with memstack.open(url) as mem:
-        via_mcp = json.loads(call_tool(mem, "dream_dry_run", {"pass_name": "dedupe"}))
+        via_mcp = call_tool(mem, "dream_dry_run", {"passes": ["dedupe"]}).data["items"][0]
     assert set(via_mcp) == set(via_http[0])
     assert via_mcp["retired"] == via_http[0]["retired"]
     assert times_are_iso(via_mcp) >= 2 and times_are_iso(via_http) >= 2
     for _ in range(2):
         cli(url, "memories", "save", "Bob plays chess")
-    via_cli = cli(url, "dream", "run", "--pass", "dedupe", "--dry-run")
+    via_cli = cli(url, "dream", "run", "--pass", "dedupe", "--dry-run")["items"]
     assert set(via_cli[0]) == set(via_http[0])
     assert times_are_iso(via_cli) >= 2
 
@@ -151,10 +150,10 @@ def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: Test
         client.post("/v1/memories", json={"content": "Alice plays the violin"})
     ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
     via_http = client.get("/v1/dream/records").json()["items"]
-    via_cli = cli(url, "dream", "history")
+    via_cli = cli(url, "dream", "history")["items"]
     with memstack.open(url) as mem:
         mine = mem
-        via_mcp = json.loads(call_tool(mine, "dream_history", {}))
+        via_mcp = call_tool(mine, "dream_history", {}).data["items"]
         record = memstack.dream.Dreamer(mine.long_term()).show(ran["id"])
     assert via_http == via_cli == via_mcp == [wire.dream_summary_json(record)]
     assert via_http[0]["retired_count"] == len(ran["retired"]) >= 1
@@ -180,7 +179,7 @@ def test_shared_document_on_http_and_mcp(url: str, client: TestClient) -> None:
     assert via_http == put.json()
     with memstack.open(url) as mem:
         mine = mem
-        via_mcp = json.loads(call_tool(mine, "document_get", {"name": "kb", "key": "readme"}))
+        via_mcp = call_tool(mine, "document_get", {"name": "kb", "key": "readme"}).data
         stored = DocumentStore(mine.engine, "kb").get("readme")
     assert stored is not None
     assert via_http == via_mcp == wire.document_json("kb", stored)
@@ -194,6 +193,6 @@ def test_session_history_tool_matches_http(url: str, client: TestClient) -> None
     assert client.put("/v1/sessions/s1/keys/k", json={"value": 1}).status_code == 200
     via_http = client.get("/v1/sessions/s1/history").json()["entries"]
     with memstack.open(url) as mem:
-        via_mcp = json.loads(call_tool(mem, "session_history", {}, session_id="s1"))
+        via_mcp = call_tool(mem, "session_history", {}, session_id="s1").data["entries"]
     assert via_mcp == via_http
     assert times_are_iso(via_mcp) >= 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -18,7 +19,7 @@ from memstack.server import create_app
 from memstack.session.compat import PersistentMemoryStore
 
 
-def _cli(url: str, *args: str) -> object:
+def _cli(url: str, *args: str) -> Any:
     result = CliRunner().invoke(cli_app, ["--url", url, "--json", *args])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
@@ -39,9 +40,9 @@ def test_open_the_cli_and_the_keyless_server_see_one_memory(url: str, engine: En
         mem.sessions.create("s1")
         mem.sessions.put("s1", "topic", "billing")
     assert {key.split(":", 2)[1] for key in engine.scan("")} == {"default"}  # t:default:… only
-    hits = _cli(url, "memories", "search", "--scope", "alice", "violin")
-    assert [h["entry"]["content"] for h in hits] == ["Alice plays the violin"]  # type: ignore[index]
-    assert _cli(url, "sessions", "get", "s1", "topic") == "billing"
+    hits = _cli(url, "memories", "search", "--scope", "alice", "violin")["items"]
+    assert [h["entry"]["content"] for h in hits] == ["Alice plays the violin"]
+    assert _cli(url, "sessions", "get", "s1", "topic")["value"] == "billing"
     with (
         memstack.open(url, tenant=None, embedder="none") as whole,
         TestClient(create_app(whole.engine)) as api,

@@ -14,8 +14,11 @@ from memstack.clock import ManualClock
 from memstack.conversation.turns import TurnMemory
 from memstack.dump import dump_lines
 from memstack.errors import MemstackError
+from memstack.longterm import list_scopes
 from memstack.longterm.tracker import InjectionTracker
 from memstack.session.store import SessionStore
+from memstack.shared import list_boards
+from memstack.working import list_namespaces
 
 
 def keyspace(mem: Memory) -> list[tuple[str, str, Any, bool]]:
@@ -81,6 +84,9 @@ READS: list[tuple[str, Callable[[Memory], Any]]] = [
     ("conversations.history_text", lambda m: m.conversations.history_text("c1")),
     ("tracker.was_injected", lambda m: InjectionTracker(m.engine).was_injected("s1", "x")),
     ("context dry run", lambda m: ContextBuilder(m, scope="alice").build("s1", "violin?", dry_run=True)),
+    ("long_term scopes", lambda m: list_scopes(m.engine)),
+    ("working namespaces", lambda m: list_namespaces(m.engine)),
+    ("shared boards", lambda m: list_boards(m.engine)),
 ]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
+from typing import Any
 
 import typer
 from fastapi.testclient import TestClient
@@ -26,12 +27,17 @@ CANONICAL = (
     "metadata",
     "limit",
     "min_score",
+    "filter",
+    "offset",
 )
 
 
 def test_every_surface_takes_every_name() -> None:
     library = set(inspect.signature(LongTermMemory.search).parameters)
-    command = typer.main.get_command(cli_app).commands["memories"].commands["search"]  # type: ignore[attr-defined]  # a typer group
+    root: Any = typer.main.get_command(cli_app)
+    ctx = root.context_class(root)
+    memories = root.get_command(ctx, "memories")
+    command = memories.get_command(ctx, "search")
     cli = {p.name for p in command.params}
     with memstack.open("memory://", tenant=None) as mem, TestClient(create_app(mem.engine)) as client:
         spec = client.get("/openapi.json").json()

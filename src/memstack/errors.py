@@ -10,7 +10,8 @@ do not know memstack::
     │   ├── InvalidKey
     │   ├── InvalidCategory
     │   ├── InvalidValue                     not JSON-serialisable, too large, wrong shape
-    │   │   └── InvalidFilter                a search filter breaking the filter language
+    │   │   ├── InvalidFilter                a search filter breaking the filter language
+    │   │   └── InvalidRequest               a request that does not match its operation's schema
     │   ├── InvalidUrl                       an engine URL memstack cannot open
     │   └── InvalidConfiguration             settings that contradict each other or miss a field
     ├── NotFound (LookupError)
@@ -56,6 +57,7 @@ __all__ = [
     "InvalidFilter",
     "InvalidInput",
     "InvalidKey",
+    "InvalidRequest",
     "InvalidSessionId",
     "InvalidUrl",
     "InvalidValue",
@@ -102,6 +104,19 @@ class InvalidValue(InvalidInput):
 class InvalidFilter(InvalidValue):
     """A search filter that breaks the filter language (:mod:`memstack.search.filters`): the
     message names the field and the operator."""
+
+
+class InvalidRequest(InvalidValue):
+    """A request that does not match its operation's schema: an unknown field, a missing one, or
+    a value of the wrong JSON type (no ``"5"`` for 5, no ``true`` for 1). HTTP answers 422.
+
+    Attributes:
+        issues: ``(field, problem)`` pairs, one per field at fault, in the order found.
+    """
+
+    def __init__(self, message: str, issues: tuple[tuple[str, str], ...] = ()) -> None:
+        super().__init__(message)
+        self.issues = issues
 
 
 class InvalidUrl(InvalidInput):

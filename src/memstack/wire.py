@@ -1,15 +1,18 @@
 """The one JSON shape of each object on every surface (CLI ``--json``, HTTP, MCP, the inspector).
 
-Field names are the library's; every time is :func:`memstack.timefmt.iso_utc` text. HTTP response
-models validate these dicts, the CLI prints them, MCP tools return them; tests/test_one_serializer.py
-compares the surfaces. Objects with their own ``to_dict`` (dream records, changes, forget
-reports) follow the same rules.
+Field names are the library's; every time is :func:`memstack.timefmt.iso_utc` text. Each shape is
+a ``TypedDict`` and its serializer returns it: the type checker holds every serializer to its
+shape, and the HTTP API publishes the same types in its OpenAPI document. The operations registry
+(:mod:`memstack.ops`) builds every door's results from these; tests/ops/ compares the doors.
+Objects with their own ``to_dict`` (dream records, changes, forget reports) follow the same rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from typing_extensions import TypedDict
 
 from .longterm.entry import entry_json
 from .timefmt import iso_utc
@@ -23,6 +26,17 @@ if TYPE_CHECKING:
     from .working.entry import WorkingEntry
 
 __all__ = [
+    "ApiKeyJSON",
+    "ContextJSON",
+    "CreatedJSON",
+    "DocumentJSON",
+    "DreamRecordJSON",
+    "DreamSummaryJSON",
+    "ExplainJSON",
+    "HitJSON",
+    "MemoryJSON",
+    "MessageJSON",
+    "WorkingJSON",
     "api_key_json",
     "context_json",
     "document_json",
@@ -37,14 +51,139 @@ __all__ = [
 ]
 
 
-def memory_json(entry: MemoryEntry) -> dict[str, Any]:
+class MemoryJSON(TypedDict):
+    """A long-term entry; times ISO-8601 UTC (``updated_at`` null until an update)."""
+
+    id: str
+    content: str
+    category: str | None
+    tags: list[str]
+    created_at: str
+    updated_at: str | None
+    metadata: dict[str, Any] | None
+
+
+class HitJSON(TypedDict):
+    """A search hit: the entry, its final ``score`` and what each retriever said."""
+
+    entry: MemoryJSON
+    score: float
+    bm25: float | None
+    vector: float | None
+    sources: list[str]
+
+
+class MessageJSON(TypedDict):
+    """A conversation message."""
+
+    message_id: str
+    parent_message_id: str | None
+    role: str
+    content: str
+    files: list[dict[str, Any]]
+    token_count: int
+    created_at: str
+    workflow_run_id: str | None
+
+
+class WorkingJSON(TypedDict):
+    """A working-memory entry."""
+
+    key: str
+    value: Any
+    stored_at: str
+    expires_at: str
+    category: str | None
+    tags: list[str]
+
+
+class ApiKeyJSON(TypedDict):
+    """An API key's public record (never its secret)."""
+
+    key_id: str
+    tenants: list[str]
+    label: str
+    admin: bool
+    rate: int | None
+    created_at: str
+
+
+class DocumentJSON(TypedDict):
+    """A document of a shared board."""
+
+    name: str
+    key: str
+    text: str
+    metadata: dict[str, Any]
+    created_at: str
+    updated_at: str
+
+
+class ExplainJSON(TypedDict):
+    """Why one item is (or is not) in a built context."""
+
+    kind: str
+    id: str
+    included: bool
+    reason: str
+
+
+class ContextJSON(TypedDict):
+    """A built context: the messages for the model and why each item is in or out."""
+
+    session_id: str
+    namespace: str
+    messages: list[dict[str, Any]]
+    explain: list[ExplainJSON]
+    tokens: int | None
+    over_budget: bool
+
+
+class CreatedJSON(MemoryJSON):
+    """An entry a dream pass created, with the entries it came from."""
+
+    source_ids: list[str]
+
+
+class _DreamJSON(TypedDict):
+    """What every form of a dream record says."""
+
+    id: str
+    scope: str
+    kind: str
+    status: str
+    at: str | None
+    model: str | None
+    reason: str | None
+    undone_at: str | None
+
+
+class DreamRecordJSON(_DreamJSON):
+    """A whole dream record: every retired and created entry."""
+
+    prompt_digest: str | None
+    retired: list[MemoryJSON]
+    created: list[CreatedJSON]
+    unknown_ids: list[str]
+    dropped: int
+    kept: list[str]
+
+
+class DreamSummaryJSON(_DreamJSON):
+    """A dream record in a history listing: counts instead of entries."""
+
+    retired_count: int
+    created_count: int
+
+
+def memory_json(entry: MemoryEntry) -> MemoryJSON:
     """A long-term entry (:func:`memstack.longterm.entry.entry_json`: the tier owns its shape, so
     the dream records below this module give it too)."""
-    return entry_json(entry)
+    return cast("MemoryJSON", entry_json(entry))
 
 
-def hit_json(hit: SearchHit) -> dict[str, Any]:
-    """A search hit: the entry and what each retriever said (``sources`` is always a list)."""
+def hit_json(hit: SearchHit) -> HitJSON:
+    """A search hit (``sources`` is always a list)."""
     return {
         "entry": memory_json(hit.entry),
         "score": hit.score,
@@ -54,14 +193,14 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
     }
 
 
-def message_json(message: Message) -> dict[str, Any]:
+def message_json(message: Message) -> MessageJSON:
     """A conversation message (the stored record with ``created_at`` as ISO text)."""
     data = message.to_dict()
     data["created_at"] = iso_utc(message.created_at)
-    return data
+    return cast("MessageJSON", data)
 
 
-def working_json(entry: WorkingEntry) -> dict[str, Any]:
+def working_json(entry: WorkingEntry) -> WorkingJSON:
     """A working-memory entry (``value`` None in a value-less listing)."""
     return {
         "key": entry.key,
@@ -98,21 +237,25 @@ class ApiKey(Protocol):
     def admin(self) -> bool: ...
 
     @property
+    def rate(self) -> int | None: ...
+
+    @property
     def created_at(self) -> float: ...
 
 
-def api_key_json(key: ApiKey) -> dict[str, Any]:
+def api_key_json(key: ApiKey) -> ApiKeyJSON:
     """An API key's public record (never its secret)."""
     return {
         "key_id": key.key_id,
         "tenants": list(key.tenants),
         "label": key.label,
         "admin": key.admin,
+        "rate": key.rate,
         "created_at": iso_utc(key.created_at),
     }
 
 
-def document_json(name: str, doc: Mapping[str, Any]) -> dict[str, Any]:
+def document_json(name: str, doc: Mapping[str, Any]) -> DocumentJSON:
     """A document of shared memory ``name``, from :meth:`DocumentStore.get
     <memstack.shared.documents.DocumentStore.get>` (which keeps the stored epoch milliseconds)."""
     return {
@@ -125,13 +268,13 @@ def document_json(name: str, doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def explanation_json(item: ExplainItem) -> dict[str, Any]:
+def explanation_json(item: ExplainItem) -> ExplainJSON:
     """Why one item is (or is not) in a built context."""
     return {"kind": item.kind, "id": item.ident, "included": item.included, "reason": item.reason}
 
 
-def context_json(built: BuiltContext) -> dict[str, Any]:
-    """A built context: the messages for the model and why each item is in or out."""
+def context_json(built: BuiltContext) -> ContextJSON:
+    """A built context."""
     return {
         "session_id": built.session_id,
         "namespace": built.namespace,
@@ -142,15 +285,15 @@ def context_json(built: BuiltContext) -> dict[str, Any]:
     }
 
 
-def dream_record_json(record: DreamRecord) -> dict[str, Any]:
-    """A whole dream record: every retired and created entry (``show``, ``run``, a dry run)."""
-    return record.to_dict()
+def dream_record_json(record: DreamRecord) -> DreamRecordJSON:
+    """A whole dream record (``show``, ``run``, a dry run)."""
+    return cast("DreamRecordJSON", record.to_dict())
 
 
-def dream_summary_json(record: DreamRecord) -> dict[str, Any]:
-    """A dream record in a history listing: counts instead of entries.
+def dream_summary_json(record: DreamRecord) -> DreamSummaryJSON:
+    """A dream record in a history listing.
 
     The counts are ``retired_count`` / ``created_count``, never ``retired`` / ``created``: those
     name lists in :func:`dream_record_json`, and one field name keeps one type.
     """
-    return record.summary()
+    return cast("DreamSummaryJSON", record.summary())

@@ -40,25 +40,26 @@ def seed_002(url: str) -> None:
 
 def test_thread_and_history_as_json(url: str) -> None:
     seed_002(url)
-    thread = json.loads(run(url, "thread", "c1", as_json=True)[1])
+    thread = json.loads(run(url, "thread", "c1", as_json=True)[1])["items"]
     assert [m["message_id"] for m in thread] == ["A", "A2", "C", "C1"]
     assert thread[1]["parent_message_id"] == "A"
-    old = json.loads(run(url, "thread", "c1", "--message", "B1", as_json=True)[1])
+    old = json.loads(run(url, "thread", "c1", "--message", "B1", as_json=True)[1])["items"]
     assert [m["message_id"] for m in old] == ["A", "A1", "B", "B1"]
-    history = json.loads(run(url, "history", "c1", as_json=True)[1])
+    history = json.loads(run(url, "history", "c1", as_json=True)[1])["messages"]
     assert history == [
         {"role": "user", "content": "A"}, {"role": "assistant", "content": "A2"},
         {"role": "user", "content": "C"}, {"role": "assistant", "content": "C1"},
     ]  # fmt: skip
-    limited = json.loads(run(url, "history", "c1", "--message-limit", "2", as_json=True)[1])
+    limited = json.loads(run(url, "history", "c1", "--message-limit", "2", as_json=True)[1])["messages"]
     assert limited == [{"role": "user", "content": "C"}, {"role": "assistant", "content": "C1"}]
-    tight = json.loads(run(url, "history", "c1", "--max-tokens", "5", as_json=True)[1])
+    tight = json.loads(run(url, "history", "c1", "--max-tokens", "5", as_json=True)[1])["messages"]
     assert tight == [{"role": "assistant", "content": "C1"}]
-    assert json.loads(run(url, "list", as_json=True)[1]) == ["c1"]
+    assert json.loads(run(url, "list", as_json=True)[1]) == {"items": ["c1"], "next_cursor": None}
 
 
 def test_human_output(url: str) -> None:
-    assert run(url, "history", "c1")[1].strip() == "(empty history)"
+    code, _, err = run(url, "history", "c1")
+    assert (code, err.strip()) == (EXIT["not_found"], "error: EntryNotFound: no conversation 'c1'")
     assert run(url, "list")[1].strip() == "no conversations"
     seed_002(url)
     assert (
@@ -73,7 +74,7 @@ def test_human_output(url: str) -> None:
 def test_new_thread_with_an_empty_parent(url: str) -> None:
     seed_002(url)
     assert run(url, "add", "c1", "user", "fresh", "--id", "F", "--parent", "")[0] == 0
-    thread = json.loads(run(url, "thread", "c1", as_json=True)[1])
+    thread = json.loads(run(url, "thread", "c1", as_json=True)[1])["items"]
     assert [m["message_id"] for m in thread] == ["F"]
 
 
@@ -85,4 +86,4 @@ def test_errors_map_to_exit_codes(url: str) -> None:
     assert run(url, "add", "c1", "robot", "x")[0] == EXIT["usage"]
     assert run(url, "add", "bad id", "user", "x")[0] == EXIT["usage"]
     assert run(url, "add", "c1", "user", "x", "--parent", "ghost")[0] == EXIT["not_found"]
-    assert len(json.loads(run(url, "thread", "c1", "--message", "C1", as_json=True)[1])) == 4
+    assert len(json.loads(run(url, "thread", "c1", "--message", "C1", as_json=True)[1])["items"]) == 4

@@ -58,7 +58,7 @@ def url(tmp_path: Path) -> str:
         (["sessions", "put", "s", "k", "1e999", "--create"], 2, "VALUE: inf is not a finite number"),
         (["sessions", "put", "s", "k", "NaN", "--json-value", "--create"], 2, "VALUE: not JSON (NaN is not"),
         (["sessions", "put", "s", "k", "v", "--text", "--json-value"], 2, "--text and --json-value"),
-        (["sessions", "incr", "s", "k", "nan"], 2, "AMOUNT 'nan': not a finite number"),
+        (["sessions", "incr", "s", "k", "nan"], 2, "AMOUNT: 'nan' is not a finite number"),
         # Command-line bytes that are not UTF-8 arrive as lone surrogates (surrogateescape).
         (["sessions", "create", b"s\xff"], 2, "InvalidValue: SESSION_ID: contains a lone surrogate"),
         (["memories", "save", b"caf\xe9"], 2, "InvalidValue: CONTENT: contains a lone surrogate"),
@@ -126,7 +126,8 @@ def test_a_sqlite_url_in_a_missing_directory_is_refused(cli: Cli, tmp_path: Path
     created = cli("--url", url, "--create", "sessions", "create", "s1")
     assert created.returncode == 0, created.stderr
     assert (missing / "x.db").is_file()
-    assert cli("--url", url, "--json", "sessions", "list").stdout.decode().strip() == '["s1"]'
+    listed = cli("--url", url, "--json", "sessions", "list").stdout.decode()
+    assert json.loads(listed) == {"items": ["s1"], "next_cursor": None}
 
 
 def test_the_default_database_directory_is_created(cli: Cli, tmp_path: Path) -> None:

@@ -36,22 +36,19 @@ def test_save_search_delete(url: str) -> None:
     assert saved["id"] in out
     assert "bm25" in out
     assert saved["created_at"][:23] + "Z" in out  # ISO-8601 UTC to the millisecond in tables
-    hits = run_json(url, "memories", "search", "plays", "--scope", "alice")
-    assert isinstance(hits, list)
+    hits = run_json(url, "memories", "search", "plays", "--scope", "alice")["items"]  # type: ignore[index]  # a dict
     assert [h["entry"] for h in hits] == [saved]  # the HTTP API's shape: entry, score, sources
     assert hits[0]["score"] > 0
     assert hits[0]["sources"] == ["bm25"]
-    recent = run_json(url, "memories", "search", "--scope", "bob", "--limit", "5")
-    assert isinstance(recent, list)
+    recent = run_json(url, "memories", "search", "--scope", "bob", "--limit", "5")["items"]  # type: ignore[index]  # a dict
     assert [h["entry"]["content"] for h in recent] == ["Bob plays football"]
     filtered = run_json(
         url, "memories", "search", "--category", "hobbies", "--tags", "VIOLIN", "--scope", "alice"
-    )
-    assert isinstance(filtered, list)
+    )["items"]  # type: ignore[index]  # a dict
     assert len(filtered) == 1
-    assert run_json(url, "memories", "categories", "--scope", "alice") == ["hobbies/music"]
+    assert run_json(url, "memories", "categories", "--scope", "alice") == {"items": ["hobbies/music"]}
     run(url, "memories", "delete", saved["id"], "--scope", "alice")
-    assert run_json(url, "memories", "search", "violin", "--scope", "alice") == []
+    assert run_json(url, "memories", "search", "violin", "--scope", "alice") == {"items": []}
     run(url, "memories", "delete", saved["id"], "--scope", "alice", code=3)
 
 

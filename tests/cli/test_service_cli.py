@@ -37,7 +37,8 @@ def test_keys_lifecycle(tmp_path: Path) -> None:
     (listed,) = json.loads(out)
     assert listed["created_at"].endswith("Z")
     del listed["created_at"]
-    assert listed == {"key_id": created["key_id"], "tenants": ["acme"], "label": "ci", "admin": False}
+    expected = {"key_id": created["key_id"], "tenants": ["acme"], "label": "ci", "admin": False, "rate": None}
+    assert listed == expected
     assert created["token"] not in out
     assert _run(url, "keys", "revoke", created["key_id"])[0] == 0
     assert _run(url, "keys", "revoke", created["key_id"])[0] == 3
@@ -110,4 +111,4 @@ def test_serve_stdio_speaks_mcp(tmp_path: Path) -> None:
 
     names, text = asyncio.run(run())
     assert "save_memory" in names
-    assert text == "7"
+    assert json.loads(text) == {"session_id": "desk", "key": "k", "value": 7}

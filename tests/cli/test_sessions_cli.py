@@ -33,17 +33,17 @@ def test_session_lifecycle_as_json(url: str) -> None:
     assert json.loads(out)["value"] == 5
     assert json.loads(run(url, "incr", "s1", "n", as_json=True)[1])["value"] == 6
     assert json.loads(run(url, "incr", "s1", "f", "0.5", as_json=True)[1])["value"] == 0.5
-    assert json.loads(run(url, "list", as_json=True)[1]) == ["s1"]
-    assert json.loads(run(url, "get", "s1", "obj", as_json=True)[1]) == {"a": [1, 2]}
-    assert json.loads(run(url, "get", "s1", "word", as_json=True)[1]) == "hello world"
-    shown = json.loads(run(url, "show", "s1", as_json=True)[1])
+    assert json.loads(run(url, "list", as_json=True)[1]) == {"items": ["s1"], "next_cursor": None}
+    assert json.loads(run(url, "get", "s1", "obj", as_json=True)[1])["value"] == {"a": [1, 2]}
+    assert json.loads(run(url, "get", "s1", "word", as_json=True)[1])["value"] == "hello world"
+    shown = json.loads(run(url, "show", "s1", as_json=True)[1])["values"]
     assert shown == {"f": 0.5, "n": 6, "name": "Ada", "obj": {"a": [1, 2]}, "word": "hello world"}
-    history = json.loads(run(url, "history", "s1", "--limit", "2", as_json=True)[1])
+    history = json.loads(run(url, "history", "s1", "--limit", "2", as_json=True)[1])["entries"]
     assert [(e["op"], e["key"]) for e in history] == [("increment", "n"), ("increment", "f")]
     assert json.loads(run(url, "clear", "s1", "word", as_json=True)[1])["cleared"] == ["word"]
     assert json.loads(run(url, "clear", "s1", as_json=True)[1])["cleared"] == ["f", "n", "name", "obj"]
     assert json.loads(run(url, "delete", "s1", as_json=True)[1])["cleared"] == []
-    assert json.loads(run(url, "list", as_json=True)[1]) == []
+    assert json.loads(run(url, "list", as_json=True)[1])["items"] == []
 
 
 def test_human_output(url: str) -> None:
@@ -64,7 +64,7 @@ def test_value_parsing(url: str) -> None:
     run(url, "create", "v")
     for raw, expected in (("123", 123), ('"123"', "123"), ("true", True), ("null", None), ("{bad", "{bad")):
         run(url, "put", "v", "k", raw)
-        assert json.loads(run(url, "get", "v", "k", as_json=True)[1]) == expected
+        assert json.loads(run(url, "get", "v", "k", as_json=True)[1])["value"] == expected
 
 
 def test_exit_codes(url: str) -> None:
@@ -89,4 +89,4 @@ def test_engine_down_exit_code() -> None:
 
 def test_create_with_ttl(url: str) -> None:
     assert run(url, "create", "t", "--ttl-hours", "1.5")[0] == 0
-    assert run(url, "list", as_json=True)[1].strip() == '["t"]'
+    assert json.loads(run(url, "list", as_json=True)[1])["items"] == ["t"]

@@ -42,17 +42,19 @@ def test_cli_writes_are_what_the_keyless_server_reads(shared_url: str) -> None:
         # ... and the reverse: what the server writes, the CLI reads.
         assert client.post("/v1/sessions", json={"session_id": "s2"}).status_code == 201
         assert client.put("/v1/sessions/s2/keys/k", json={"value": [1, "2"]}).status_code == 200
-    assert json.loads(run(shared_url, "sessions", "get", "s2", "k")) == [1, "2"]
-    assert json.loads(run(shared_url, "sessions", "list")) == ["s1", "s2"]
+    assert json.loads(run(shared_url, "sessions", "get", "s2", "k"))["value"] == [1, "2"]
+    assert json.loads(run(shared_url, "sessions", "list"))["items"] == ["s1", "s2"]
 
 
 def test_tenants_are_isolated_and_default_is_the_servers(shared_url: str) -> None:
     run(shared_url, "--tenant", "acme", "sessions", "create", "only-acme")
     run(shared_url, "sessions", "create", "only-default", env={"MEMSTACK_TENANT": "default"})
-    assert json.loads(run(shared_url, "sessions", "list")) == ["only-default"]
-    assert json.loads(run(shared_url, "--tenant", "acme", "sessions", "list")) == ["only-acme"]
-    assert json.loads(run(shared_url, "sessions", "list", env={"MEMSTACK_TENANT": "acme"})) == ["only-acme"]
-    assert json.loads(run(shared_url, "--tenant", "beta", "sessions", "list")) == []
+    assert json.loads(run(shared_url, "sessions", "list"))["items"] == ["only-default"]
+    assert json.loads(run(shared_url, "--tenant", "acme", "sessions", "list"))["items"] == ["only-acme"]
+    assert json.loads(run(shared_url, "sessions", "list", env={"MEMSTACK_TENANT": "acme"}))["items"] == [
+        "only-acme"
+    ]
+    assert json.loads(run(shared_url, "--tenant", "beta", "sessions", "list"))["items"] == []
     run(shared_url, "--tenant", "beta", "sessions", "get", "only-acme", "k", code=3)
     with open_engine(shared_url) as engine:
         # The storage layer holds each under its tenant's prefix; nothing outside any tenant.

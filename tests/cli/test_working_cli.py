@@ -41,15 +41,16 @@ def test_set_list_get_search_delete(url: str) -> None:
         "x",
     )
     run(url, "working", "set", "alert", '{"disk": "full"}', "-n", "patrol/hb", "--json-value", "--ttl", "60")
-    rows = run_json(url, "working", "list")
-    assert isinstance(rows, list)
+    rows = run_json(url, "working", "list")["items"]  # type: ignore[index]  # a dict
     assert [(r["key"], r["category"], r["tags"]) for r in rows] == [
         ("patrol/hb/alert", None, []),
         ("session/abc/notes", "x", ["a", "b"]),
     ]
-    assert all("value" not in r for r in rows)
-    assert [r["key"] for r in run_json(url, "working", "list", "patrol")] == ["patrol/hb/alert"]  # type: ignore[union-attr]  # a list
-    assert [r["key"] for r in run_json(url, "working", "list", "-n", "session/abc")] == ["session/abc/notes"]  # type: ignore[union-attr]  # a list
+    assert all(r["value"] is None for r in rows)  # a listing never reads values
+    assert [r["key"] for r in run_json(url, "working", "list", "patrol")["items"]] == ["patrol/hb/alert"]  # type: ignore[index]  # a dict
+    assert [r["key"] for r in run_json(url, "working", "list", "-n", "session/abc")["items"]] == [  # type: ignore[index]  # a dict
+        "session/abc/notes"
+    ]
     assert run(url, "working", "get", "session/abc/notes") == "hello world\n"
     long_value = "word " * 60
     run(url, "working", "set", "long", long_value, "-n", "session/abc")
@@ -57,22 +58,27 @@ def test_set_list_get_search_delete(url: str) -> None:
     run(url, "working", "delete", "long", "-n", "session/abc")
     got = run_json(url, "working", "get", "session/abc/notes")
     assert isinstance(got, dict)
-    assert (got["value"], got["tags"], got["expires_in"][-1]) == ("hello world", ["a", "b"], "s")
+    assert (got["value"], got["tags"], got["expires_at"][-1]) == ("hello world", ["a", "b"], "Z")
     assert run(url, "working", "get", "notes", "-n", "session/abc") == "hello world\n"
     assert json.loads(run(url, "working", "get", "patrol/hb/alert")) == {"disk": "full"}
-    hits = run_json(url, "working", "search", "disk")
-    assert [h["key"] for h in hits] == ["patrol/hb/alert"]  # type: ignore[union-attr]  # a list
-    assert run_json(url, "working", "search", "disk", "--prefix", "session") == []
-    assert [h["key"] for h in run_json(url, "working", "search", "--tags", "b")] == ["session/abc/notes"]  # type: ignore[union-attr]  # a list
-    assert [h["key"] for h in run_json(url, "working", "search", "--category", "x")] == ["session/abc/notes"]  # type: ignore[union-attr]  # a list
+
+    def keys(*args: str) -> list[str]:
+        found = run_json(url, "working", "search", *args)
+        assert isinstance(found, dict)
+        return [h["key"] for h in found["items"]]
+
+    assert keys("disk") == ["patrol/hb/alert"]
+    assert keys("disk", "--prefix", "session") == []
+    assert keys("--tags", "b") == ["session/abc/notes"]
+    assert keys("--category", "x") == ["session/abc/notes"]
     run(url, "working", "delete", "notes", "-n", "session/abc")
     run(url, "working", "get", "session/abc/notes", code=3)
     run(url, "working", "delete", "notes", "-n", "session/abc", code=3)
 
 
 def test_usage_errors(url: str) -> None:
-    assert "give its full path or --namespace" in run(url, "working", "get", "notes", code=2)
-    assert "needs --namespace" in run(url, "working", "set", "k", "v", code=2)
+    assert "give its full path or the namespace it belongs to" in run(url, "working", "get", "notes", code=2)
+    assert "writing needs a namespace" in run(url, "working", "set", "k", "v", code=2)
     run(url, "working", "set", "patrol/x/k", "v", "-n", "session/abc", code=2)
     run(url, "working", "set", "k", "v", "-n", "session/abc", "--ttl", "0", code=2)
 
@@ -81,7 +87,7 @@ def test_context_prints_the_turn(url: str) -> None:
     saved = run_json(url, "memories", "save", "Alice likes jazz", "--category", "music")
     assert isinstance(saved, dict)
     run(url, "working", "set", "notes", "v", "-n", "session/abc")
-    out = run(url, "context", "--session", "abc", "--system", "Be brief.", "jazz", "--explain")
+    out = run(url, "context", "--session", "abc", "--system", "Be brief.", "jazz")
     assert out.startswith(
         "[system]\nBe brief.\n\n"
         "[system]\nRecalled from long-term memory (relevant to this message):\n"

@@ -129,13 +129,13 @@ def test_http_history_takes_context_size(engine: Engine) -> None:
 
 
 def test_tool_history_takes_context_size(mem: Memory) -> None:
-    from memstack.server.toolbox import run_tool
+    from memstack.ops.tools import run_tool
 
     for _ in range(4):
         mem.conversations.append("c1", "user", "word " * 40)
         mem.conversations.append("c1", "assistant", "word " * 40)
     args = {"conversation_id": "c1", "context_size": 200, "max_output_tokens": 50, "prompt_tokens": 50}
-    budget = json.loads(run_tool(mem, "conversation_history", args))
+    budget = json.loads(run_tool(mem, "conversation_history", args))["messages"]
     assert budget == mem.conversations.history("c1", max_token_limit=100)
     assert 0 < len(budget) < 8
     both = run_tool(

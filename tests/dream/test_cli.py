@@ -38,9 +38,9 @@ def test_dedupe_history_show_undo(tmp_path: Path) -> None:
         memory.save(content="bob likes the colour blue a lot!")
         memory.save(content="Bob owns two cats")
     assert "nothing" not in run(url, "dream", "run", "--scope", "bob", "--pass", "dedupe", "--dry-run")
-    (record,) = json.loads(run(url, "--json", "dream", "run", "--scope", "bob", "--pass", "dedupe"))
+    (record,) = json.loads(run(url, "--json", "dream", "run", "--scope", "bob", "--pass", "dedupe"))["items"]
     assert record["status"] == "applied" and len(record["retired"]) == 2
-    history = json.loads(run(url, "--json", "dream", "history", "--scope", "bob"))
+    history = json.loads(run(url, "--json", "dream", "history", "--scope", "bob"))["items"]
     assert [(h["id"], h["retired_count"], h["created_count"]) for h in history] == [(record["id"], 2, 1)]
     assert "dream records" in run(url, "dream", "history", "--scope", "bob")
     shown = run(url, "dream", "show", record["id"], "--scope", "bob")

@@ -78,7 +78,7 @@ def test_the_service_tools_expand_when_a_chat_model_is_configured(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from memstack.dream.expand import _shared_executor
-    from memstack.server.toolbox import run_tool
+    from memstack.ops.tools import run_tool
 
     with fake_openai([json.dumps([{"content": "Ivy's birthday is 3 May"}])]) as server:
         monkeypatch.setenv("MEMSTACK_CHAT_URL", server.url)

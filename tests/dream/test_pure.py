@@ -37,6 +37,16 @@ def test_outermost_span_from_first_open_to_last_close() -> None:
         outermost("{a} and {b}", "{", "}")
 
 
+def test_a_hostile_answer_is_refused_as_a_value_never_a_recursion_error() -> None:
+    deep = '{"toSave": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    with pytest.raises(InvalidValue, match="nested deeper than"):
+        parse_consolidation(deep)
+    with pytest.raises(InvalidValue, match="NaN"):
+        outermost('{"a": NaN}', "{", "}")
+    with pytest.raises(InvalidValue, match="digits"):
+        outermost('{"a": ' + "9" * 5000 + "}", "{", "}")
+
+
 def test_keys_are_case_insensitive_and_shapes_checked() -> None:
     to_delete, to_save = parse_consolidation(
         '{"TODELETE": ["A"], "ToSave": [{"Content": "c", "SOURCEIDS": ["x"]}]}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -78,7 +79,7 @@ def test_without_a_model_the_llm_passes_are_a_400(
 
 def test_agent_tools_offer_dry_run_and_history_only(engine: Engine) -> None:
     from memstack import Memory
-    from memstack.server.toolbox import run_tool, tool_specs
+    from memstack.ops.tools import run_tool, tool_specs
 
     names = {s["function"]["name"] for s in tool_specs()}
     assert {"dream_dry_run", "dream_history"} <= names
@@ -87,11 +88,15 @@ def test_agent_tools_offer_dry_run_and_history_only(engine: Engine) -> None:
     memory = mem.long_term("kim")
     memory.save(content="Kim drinks coffee every single morning")
     memory.save(content="kim drinks coffee every single morning.")
-    assert run_tool(mem, "dream_history", {}, scope="kim") == "No dream records in scope 'kim'."
-    dry = run_tool(mem, "dream_dry_run", {"pass_name": "dedupe"}, scope="kim")
+    assert json.loads(run_tool(mem, "dream_history", {}, scope="kim")) == {"items": []}
+    dry = run_tool(mem, "dream_dry_run", {"passes": ["dedupe"]}, scope="kim")
     assert '"status": "dry-run"' in dry and len(memory) == 2
-    assert "nothing to do" in run_tool(mem, "dream_dry_run", {}, scope="other")
-    assert run_tool(mem, "dream_dry_run", {"pass_name": "apply"}, scope="kim").startswith("Error:")
+    assert json.loads(run_tool(mem, "dream_dry_run", {}, scope="other")) == {"items": []}  # dedupe by default
+    assert run_tool(mem, "dream_dry_run", {"passes": ["apply"]}, scope="kim").startswith("Error:")
+    for applying in ({"dry_run": False}, {"force": True}):  # a dry run stays a dry run
+        refused = run_tool(mem, "dream_dry_run", applying, scope="kim")
+        assert refused.startswith("Error: invalid arguments for 'dream_dry_run'")
+        assert "not an argument of this tool" in refused
     from memstack.dream import Dreamer
 
     Dreamer(memory).dedupe()

@@ -171,6 +171,19 @@ def test_copy_ttl(engine: Engine, clock: ManualClock) -> None:
     assert not engine.exists(dst) and not engine.exists(other) and not engine.exists(plain)
 
 
+def test_copy_ttl_reads_what_its_batch_wrote(engine: Engine) -> None:
+    src, dst = k(engine, "src"), k(engine, "dst")
+    engine.set(src, "s", px=2000)
+    engine.set(dst, "d")
+    batch = engine.batch()
+    batch.pexpire(src, 5000)
+    batch.copy_ttl(src, dst)
+    batch.persist(src)
+    batch.copy_ttl(src, dst)  # no TTL any more: nothing changes
+    assert batch.execute().results == [True, 1, True, 0]
+    assert engine.pttl(dst) == 5000 and engine.pttl(src) == -1
+
+
 # -- strings ---------------------------------------------------------------------------------
 def test_get_set_mget(engine: Engine) -> None:
     a, b, h = k(engine, "a"), k(engine, "b"), k(engine, "h")
@@ -282,6 +295,19 @@ def test_incr_64_bit_bounds(engine: Engine) -> None:
     engine.set(key, str(-(2**63)))
     with pytest.raises(NotANumber):
         engine.incr(key, -1)
+
+
+def test_incr_around_18_digits(engine: Engine) -> None:
+    # PostgreSQL adds integers of up to 18 digits in place, longer ones on its general path.
+    key = k(engine, "n")
+    engine.set(key, "9" * 18)
+    assert engine.incr(key, 10**18 - 1) == 2 * (10**18 - 1)
+    assert engine.get(key) == str(2 * (10**18 - 1))
+    assert engine.incr(key, 10**18) == 3 * 10**18 - 2
+    assert engine.incr(key, -(3 * 10**18 - 2)) == 0
+    engine.set(key, "-0")
+    assert engine.incr(key, -(10**17)) == -(10**17)
+    assert engine.get(key) == str(-(10**17))
 
 
 def test_incr_keeps_ttl_and_refuses_other_types(engine: Engine) -> None:
@@ -461,6 +487,15 @@ def test_ltrim(engine: Engine, start: int, stop: int, expected: list[str]) -> No
     engine.rpush(key, "f")
     engine.lpush(key, "0")
     assert engine.lrange(key, 0, -1) == ["0", *expected, "f"]
+
+
+@pytest.mark.parametrize(("start", "stop"), [(3, 1), (5, 9), (-1, -2), (0, -6)])
+def test_ltrim_to_nothing_removes_the_list(engine: Engine, start: int, stop: int) -> None:
+    key = k(engine, "l")
+    engine.rpush(key, "a", "b", "c", "d", "e")
+    engine.ltrim(key, start, stop)
+    assert not engine.exists(key)
+    assert engine.llen(key) == 0
 
 
 def test_pops(engine: Engine) -> None:

@@ -16,9 +16,11 @@ from memstack.dump import dump_lines
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidInput
+from memstack.keyspace import family_named
 from memstack.lifecycle.purge import purge_tenant
 from memstack.server import ServerSettings, create_app
 from memstack.server.keys import ApiKeyStore
+from memstack.server.rates import KeyRates
 
 from .test_forget import seed_board, seed_conversation, seed_namespace, seed_scope, seed_session
 
@@ -48,6 +50,22 @@ def test_purge_removes_one_tenant_and_its_keys(engine: Engine) -> None:
     assert raw(engine, "t:kept:") == kept_before
     assert store.verify(gone_token) is None and store.verify(kept_token) is not None
     assert purge_tenant(engine, "gone", api_keys=store).total == 0
+
+
+def test_purge_drops_the_rate_counters_of_the_keys_it_revokes(engine: Engine) -> None:
+    store = ApiKeyStore(engine)
+    gone, _ = store.create(["gone"], rate=100)
+    kept, _ = store.create(["kept"], rate=100)
+    rates = KeyRates(engine)
+    for key in (gone, kept, gone):
+        assert rates.take(key.key_id, 100) == 0
+    counters = family_named("auth.rate")
+    assert {counters.match(k)["key_id"] for k in engine.scan("auth:rate:")} == {gone.key_id, kept.key_id}  # type: ignore[index]  # every counter is one of the family's keys
+    report = purge_tenant(engine, "gone", api_keys=store)
+    assert report.deleted["api_keys"] == 2 and report.remaining == 0  # the key and its one counter
+    left = list(engine.scan("auth:rate:"))
+    assert [counters.match(k)["key_id"] for k in left] == [kept.key_id]  # type: ignore[index]  # as above
+    assert engine.get(left[0]) == "1"
 
 
 def test_bad_tenant_names_are_refused(engine: Engine) -> None:

@@ -56,3 +56,21 @@ def test_restart_starts_a_new_epoch(engine: Engine) -> None:
     keys.restart(batch)
     batch.execute()
     assert engine.get(keys.epoch) not in (None, epoch) and engine.smembers(keys.ids) == set()
+
+
+def test_a_guarded_change_trims_the_log_only_when_it_may_pass_the_bound(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(changelog, "LOG_MAX", 3)
+    keys = SetKeys("t:{g}:")
+    trims = []
+    for version in range(6):  # each batch guarded to find `version` (as a warm cache's put is)
+        batch = engine.batch()
+        batch.require_equal(keys.version, str(version) if version else None)
+        log_change(batch, keys, "put", f"e{version}", after=version)
+        trims.append(any(op[0] == "ltrim" for op in batch.ops))
+        assert batch.execute().applied
+        assert engine.llen(keys.log) == min(version + 1, 3)
+    assert trims == [False, False, False, True, True, True]
+    assert changes_since(engine, keys, 3) == (6, {"e3", "e4", "e5"})
+    assert changes_since(engine, keys, 2) == (6, None)  # trimmed past version 2: rebuild

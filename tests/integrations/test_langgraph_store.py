@@ -270,3 +270,44 @@ def test_a_flushed_namespace_is_not_brought_back_by_a_warm_cache(engine: Engine)
     assert store.search(("g",), query="gone") == []
     assert _count(engine, ("g",)) == 1
     assert store.list_namespaces() == [("g",)]
+
+
+# -- a search or listing of unchanged namespaces is one read ------------------------------------
+def test_a_search_of_unchanged_namespaces_is_one_read(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemstackStore(engine)
+    store.put(("s", "a"), "1", {"text": "red apples", "kind": "x"})
+    store.put(("s", "b"), "2", {"text": "green apples", "kind": "y"})
+    assert len(store.search(("s",), query="apples")) == 2  # the caches are warm from here on
+    batches = _batches(engine, monkeypatch)
+    assert [h.key for h in store.search(("s",), filter={"kind": "x"})] == ["1"]
+    assert [h.key for h in store.search(("s", "b"), query="apples")] == ["2"]
+    assert store.list_namespaces(prefix=("s",)) == [("s", "a"), ("s", "b")]
+    if engine.clustered:  # every namespace sits in a slot of its own: the registry's read, then one each
+        assert len(batches) == (1 + 2) + (1 + 1) + (1 + 2)
+    else:  # the versions of the registry and of the namespaces; the listing reads them with the counts
+        assert batches == [["mget"], ["mget"], ["mget", "scard", "scard"]]
+
+
+def test_a_warm_search_finds_what_another_process_added(
+    engine_kind: str, engine_url_for: str, engine: Engine
+) -> None:
+    if engine_kind == "memory":
+        pytest.skip("a memory:// engine lives in one process")
+    store = MemstackStore(engine)
+    store.put(("np", "a"), "1", {"text": "local plums"})
+    assert [h.key for h in store.search(("np",), query="plums")] == ["1"]
+    assert store.list_namespaces(prefix=("np",)) == [("np", "a")]
+    script = (
+        "import sys; from memstack.engines import open_engine\n"
+        "from memstack.integrations.langgraph import MemstackStore\n"
+        "with open_engine(sys.argv[1]) as e:\n"
+        "    store = MemstackStore(e)\n"
+        "    store.put(('np', 'b'), '2', {'text': 'remote plums'})\n"  # a namespace new to the registry
+        "    store.put(('np', 'a'), '1', {'text': 'local plums, changed remotely'})\n"
+    )
+    subprocess.run([sys.executable, "-c", script, engine_url_for], check=True, cwd=ROOT, timeout=60)
+    found = {h.key: h.value["text"] for h in store.search(("np",), query="plums")}
+    assert found == {"1": "local plums, changed remotely", "2": "remote plums"}
+    assert store.list_namespaces(prefix=("np",)) == [("np", "a"), ("np", "b")]

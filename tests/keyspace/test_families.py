@@ -45,6 +45,8 @@ EXAMPLE_PARTS = {
     "batch": "0123456789abcdef",
     "batch_row": "6944404665886468999",
     "event": "12",
+    "key_id": "0123456789ab",
+    "minute": "29136420",
 }
 
 

@@ -116,9 +116,12 @@ def test_hostile_bodies_never_reach_a_500(fuzz_target: tuple[str, schemathesis.B
                 )
                 problem = response.json()
                 if response.status_code == 400:
-                    assert problem["error"] == "InvalidValue" and problem["detail"].startswith("body"), (
-                        described
-                    )
+                    # The body's value check, or the entry check of the generated path and query
+                    # (a NUL character there is refused before the body is read).
+                    detail, error = problem["detail"], problem["error"]
+                    entry = error == "InvalidInput" and detail.startswith(("query", "path"))
+                    body = error == "InvalidValue" and detail.startswith("body")
+                    assert body or entry, (described, problem)
 
             call()
     assert seen.get(400, 0) > 0

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import http
+import random
 import re
+import string
 
 import pytest
 from fastapi.testclient import TestClient
 
 from memstack.engines import Engine
+from memstack.errors import MemstackError
 from memstack.server import create_app
+from memstack.server.access_log import METHODS
 from memstack.server.metrics import TOKEN_ENV
+from memstack.server.problems import TITLES
 
 FAMILIES = [
     "memstack_http_requests_total",
@@ -110,3 +116,61 @@ def test_ui_is_served_from_the_package(client: TestClient) -> None:
     for asset in ["/ui/static/app.js", "/ui/static/app.css"]:
         assert client.get(asset).status_code == 200
     assert client.get("/ui", follow_redirects=False).status_code == 307
+
+
+def _label_sets(text: str) -> dict[str, set[str]]:
+    """Every value each label takes in the exposition."""
+    found: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or "{" not in line:
+            continue
+        for name, value in re.findall(r'(\w+)="([^"]*)"', line.partition("} ")[0]):
+            found.setdefault(name, set()).add(value)
+    return found
+
+
+def _series(text: str) -> set[str]:
+    return {line.rpartition(" ")[0] for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def test_junk_methods_and_paths_keep_every_label_in_a_closed_set(engine: Engine) -> None:
+    rng = random.Random(27)
+
+    def junk(client: TestClient, count: int) -> None:
+        for _ in range(count):
+            method = "".join(rng.choices(string.ascii_uppercase, k=rng.randint(3, 12)))
+            noise = "".join(rng.choices(string.ascii_letters + string.digits + "-_.~%", k=rng.randint(1, 40)))
+            client.request(method, f"/{noise}")
+            client.request(method, f"/v1/sessions/{noise}")
+            client.request(rng.choice(["GET", "POST", "PUT", "DELETE"]), f"/v1/{noise}/x")
+            client.get(f"/v1/sessions/{noise}", headers={"X-Memstack-Tenant": noise})
+
+    app = create_app(engine, mcp=False)
+    with TestClient(app) as client:
+        client.get("/metrics")
+        junk(client, 40)
+        early = client.get("/metrics").text
+        junk(client, 100)  # 400 more junk requests
+        late = client.get("/metrics").text
+    # A label per raw method or path would add a series per request (2,000 junk requests grew the
+    # text from 82 KB to 4.75 MB before); closed sets leave at most a few combinations of known
+    # values the first 160 did not hit.
+    assert len(_series(late) - _series(early)) <= 60, sorted(_series(late) - _series(early))
+    assert len(late) < 1.25 * len(early)
+    labels = _label_sets(late)
+    assert labels["method"] <= METHODS | {"OTHER"} and "OTHER" in labels["method"]
+    templates = (
+        {getattr(route, "path", "") for route in app.routes} | set(app.openapi()["paths"]) | {"unmatched"}
+    )
+    assert labels["route"] <= templates, labels["route"] - templates
+    assert labels["status"] <= {str(int(s)) for s in http.HTTPStatus} | {"other"}
+    error_names = {cls.__name__ for cls in _subclasses(MemstackError)} | set(TITLES.values())
+    assert labels["type"] <= error_names | {"InternalError", "RequestValidationError", "HTTPError", "other"}
+    assert labels["engine"] == {engine.name}
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = {cls}
+    for sub in cls.__subclasses__():
+        found |= _subclasses(sub)
+    return found

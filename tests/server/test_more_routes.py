@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 from fastapi.testclient import TestClient
@@ -99,9 +100,10 @@ def test_context_and_tools(client: TestClient) -> None:
     put = client.post(
         "/v1/tools/session_put", json={"session_id": "s9", "arguments": {"key": "a", "value": [1]}}
     )
-    assert put.json()["result"] == "Stored 'a' in session 's9'."
+    stored = {"session_id": "s9", "key": "a", "value": [1]}
+    assert put.json()["data"] == stored and json.loads(put.json()["result"]) == stored
     got = client.post("/v1/tools/session_get", json={"session_id": "s9", "arguments": {"key": "a"}})
-    assert got.json()["result"] == "[1]"
+    assert got.json()["data"] == stored
 
 
 def test_other_tenants_see_nothing(tenant_clients: tuple[TestClient, TestClient]) -> None:

@@ -13,7 +13,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from memstack import Memory
-from memstack.server.toolbox import run_tool, tool_specs
+from memstack.ops.tools import run_tool, tool_specs
 
 
 def test_cache_lookup_store_search_stats_clear(client: TestClient) -> None:
@@ -81,23 +81,25 @@ def test_other_tenants_see_nothing(tenant_clients: tuple[TestClient, TestClient]
 def test_service_tools(mem: Memory) -> None:
     names = {spec["function"]["name"] for spec in tool_specs()}
     assert {"cache_lookup", "cache_store", "cache_stats", "document_store", "document_search"} <= names
-    assert run_tool(mem, "cache_lookup", {"name": "bot", "query": "Who wrote Dune?"}).startswith(
-        "No cached answer"
-    )
-    assert "Cached the answer" in run_tool(
-        mem, "cache_store", {"name": "bot", "query": "Who wrote Dune?", "response": "Frank Herbert"}
+    miss = json.loads(run_tool(mem, "cache_lookup", {"name": "bot", "query": "Who wrote Dune?"}))
+    assert miss == {"name": "bot", "hit": False, "entry": None}
+    stored = json.loads(
+        run_tool(mem, "cache_store", {"name": "bot", "query": "Who wrote Dune?", "response": "Frank Herbert"})
     )
     hit = json.loads(run_tool(mem, "cache_lookup", {"name": "bot", "query": "who wrote dune"}))
-    assert hit["response"] == "Frank Herbert"
+    assert hit["hit"] is True and hit["entry"]["response"] == "Frank Herbert"
+    assert hit["entry"]["id"] == stored["id"]
     assert json.loads(run_tool(mem, "cache_stats", {"name": "bot"}))["hits"] == 1
     run_tool(
         mem, "document_store", {"name": "kb", "key": "dune", "content": "Dune is a novel by Frank Herbert."}
     )
     found = json.loads(run_tool(mem, "document_search", {"name": "kb", "query": "novel Herbert"}))
-    assert found[0]["key"] == "dune"
-    assert json.loads(run_tool(mem, "document_keys", {"name": "kb"})) == ["dune"]
-    assert run_tool(mem, "document_delete", {"name": "kb", "key": "dune"}).startswith("Deleted")
-    assert run_tool(mem, "document_delete", {"name": "kb", "key": "dune"}).startswith("No document")
+    assert found["items"][0]["key"] == "dune"
+    assert json.loads(run_tool(mem, "document_keys", {"name": "kb"}))["items"] == ["dune"]
+    assert json.loads(run_tool(mem, "document_delete", {"name": "kb", "key": "dune"}))["deleted"] is True
+    assert run_tool(mem, "document_delete", {"name": "kb", "key": "dune"}).startswith(
+        "Error: document_delete failed: shared memory 'kb' has no document 'dune'"
+    )
     bad = run_tool(mem, "document_store", {"name": "kb", "key": "", "content": "x"})
     assert bad.startswith("Error:")
 
@@ -117,4 +119,4 @@ def test_mcp_lists_and_runs_the_tools(mem: Memory) -> None:
 
     names, text = asyncio.run(run())
     assert {"cache_lookup", "document_search"} <= names
-    assert json.loads(text)[0]["key"] == "k"
+    assert json.loads(text)["items"][0]["key"] == "k"

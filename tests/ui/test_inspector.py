@@ -96,10 +96,11 @@ def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any,
     runs = {"content": "Ana runs on Sundays", "category": "sport"}
     save("/v1/memories?scope=ana", json=runs).raise_for_status()
     sign_in(page, live, "memories")
-    page.get_by_label("Scope", exact=True).fill("ana")
+    page.get_by_role("list", name="Scopes").get_by_role("button", name="ana").click()
+    expect(page.locator("#memory-summary")).to_have_text("Scope ana · 2 newest memories")
     page.get_by_label("Query").fill("tea")
     page.get_by_role("button", name="Search").click()
-    expect(page.locator("#memory-summary")).to_contain_text("1 result for “tea”")
+    expect(page.locator("#memory-summary")).to_contain_text("Scope ana · 1 result for “tea”")
     row = page.locator("#memory-results tbody tr[data-memory-id]")
     expect(row).to_have_count(1)
     expect(row).to_contain_text("green tea")
@@ -127,8 +128,7 @@ def test_working_memory_counts_down_ttls(live: Live, page: Any, shoot: Any) -> N
     body = {"value": {"step": 2}, "ttl_seconds": 120, "category": "plan"}
     live.api.put("/v1/working/plan?namespace=agent/7", json=body).raise_for_status()
     sign_in(page, live, "working")
-    page.get_by_label("Namespace").fill("agent/7")
-    page.get_by_role("button", name="List").click()
+    page.get_by_role("list", name="Namespaces").get_by_role("button", name="agent/7").click()
     row = page.locator("#working-entries tbody tr")
     expect(row).to_contain_text("plan")
     ttl = row.locator("td.ttl")
@@ -139,8 +139,7 @@ def test_working_memory_counts_down_ttls(live: Live, page: Any, shoot: Any) -> N
 def test_shared_board_updates_live(live: Live, page: Any, shoot: Any) -> None:
     live.api.put("/v1/shared/pipeline/keys/status", json={"value": "planning"}).raise_for_status()
     sign_in(page, live, "shared")
-    page.get_by_label("Board", exact=True).fill("pipeline")
-    page.get_by_role("button", name="Watch").click()
+    page.get_by_role("list", name="Boards").get_by_role("button", name="pipeline").click()
     expect(page.locator("#board-state")).to_have_text(re.compile(r"^live: pipeline \(\d+ keys\)$"))
     status = page.locator('#board-keys tr[data-key="status"]')
     expect(status).to_contain_text("planning")
@@ -177,8 +176,7 @@ def test_dream_view_shows_a_dedupe_diff_and_undoes_it(live: Live, page: Any, sho
     (gone,) = set(ids[:2]) - {ran["created"][0]["id"]}
     assert live.api.get(f"/v1/memories/{gone}?scope=zoe").status_code == 404
     sign_in(page, live, "dream")
-    page.get_by_label("Dream scope").fill("zoe")
-    page.get_by_role("button", name="Show records").click()
+    page.get_by_role("list", name="Dream scopes").get_by_role("button", name="zoe").click()
     row = page.locator(f'#dream-records tr[data-record-id="{ran["id"]}"]')
     expect(row).to_contain_text("dedupe")
     expect(row).to_contain_text("applied")
@@ -219,6 +217,11 @@ def test_forget_view_removes_a_scope_and_shows_the_report(live: Live, page: Any,
     assert live.api.post("/v1/memories?scope=kept", json={"content": "Kim stays"}).status_code == 201
     sign_in(page, live, "forget")
     page.get_by_label("What to forget").select_option("scope")
+    expect(page.locator("#forget-options option")).to_have_count(2)  # the scopes to pick from
+    assert page.locator("#forget-options option").evaluate_all("os => os.map(o => o.value)") == [
+        "kept",
+        "yara",
+    ]
     page.get_by_label("Id or name").fill("yara")
     dialogs: list[str] = []
 
@@ -236,3 +239,33 @@ def test_forget_view_removes_a_scope_and_shows_the_report(live: Live, page: Any,
     shoot("forget-report")
     assert live.api.get("/v1/memories?scope=yara").json()["items"] == []
     assert len(live.api.get("/v1/memories?scope=kept").json()["items"]) == 1
+
+
+def test_every_tier_lists_its_ids_a_page_at_a_time(live: Live, page: Any, shoot: Any) -> None:
+    for i in range(201):
+        live.api.post(f"/v1/memories?scope=s{i:03d}", json={"content": f"fact {i}"}).raise_for_status()
+    live.api.put("/v1/working/notes?namespace=session/w1", json={"value": 1}).raise_for_status()
+    live.api.put("/v1/working/alert?namespace=patrol/hb", json={"value": 2}).raise_for_status()
+    for board in ("alpha", "beta"):
+        live.api.put(f"/v1/shared/{board}/keys/k", json={"value": board}).raise_for_status()
+    sign_in(page, live, "memories")
+    scopes = page.get_by_role("list", name="Scopes").get_by_role("button")
+    expect(scopes).to_have_count(200)  # one page
+    page.get_by_role("button", name="More scopes").click()
+    expect(scopes).to_have_count(201)
+    expect(page.get_by_role("button", name="More scopes")).to_be_hidden()
+    scopes.last.click()
+    expect(page.locator("#memory-results")).to_contain_text("fact 200")
+    shoot("scopes")
+    page.get_by_role("button", name="Working memory").click()
+    namespaces = page.get_by_role("list", name="Namespaces").get_by_role("button")
+    expect(namespaces).to_have_text(["patrol/hb", "session/w1"])
+    namespaces.first.click()
+    expect(page.locator("#working-entries")).to_contain_text("patrol/hb/alert")
+    shoot("namespaces")
+    page.get_by_role("button", name="Shared boards").click()
+    boards = page.get_by_role("list", name="Boards").get_by_role("button")
+    expect(boards).to_have_text(["alpha", "beta"])
+    boards.last.click()
+    expect(page.locator("#board-state")).to_have_text(re.compile(r"^live: beta \(\d+ keys\)$"))
+    shoot("boards")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -132,7 +132,7 @@ def _printable(text: str) -> str:
 
 
 def emit_table(
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     title: str | None = None,
     times: Sequence[str] = (),

@@ -29,6 +29,7 @@ from typer.core import TyperGroup
 
 from ..errors import EngineUnavailable, InvalidInput, MemstackError, NotFound
 from ..limits import check_text
+from ..redact import redact
 from ._help import name_values
 from ._state import state
 
@@ -51,8 +52,8 @@ def exit_code(exc: BaseException) -> int:
 
 
 def report(name: str, message: str, code: int) -> None:
-    """Print one error line on standard error (JSON under ``--json``)."""
-    one_line = " ".join(message.split())
+    """Print one error line on standard error (JSON under ``--json``), credentials redacted."""
+    one_line = " ".join(redact(message).split())
     if state.as_json:
         line = json.dumps({"error": name, "message": one_line, "exit_code": code}, ensure_ascii=False)
     else:

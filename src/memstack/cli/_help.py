@@ -36,6 +36,8 @@ OPTION_METAVARS: Final[dict[str, str]] = {
     "retention-interval": "SECONDS",
     "ttl-hours": "HOURS",
     "min-score": "SCORE",
+    "created-after": "TIME",
+    "created-before": "TIME",
     "category": "PATH",
     "metadata": "JSON",
     "tags": "TAGS",

@@ -16,20 +16,28 @@ def create(
     tenant: list[str] = typer.Option(..., "--tenant", "-t", help="Tenant the key acts for (repeatable)."),
     label: str = typer.Option("", "--label", help="A note to tell keys apart."),
     admin: bool = typer.Option(False, "--admin", help="The key may also manage keys over HTTP (/v1/keys)."),
+    rate: int = typer.Option(
+        None,
+        "--rate",
+        help="Requests per minute the key may make, across every server on this engine (429 past "
+        "it). Default: no limit.",
+    ),
 ) -> None:
     """Create a key; the token is printed once and never stored."""
     with memory() as mem:
-        record, token = ApiKeyStore(mem.engine).create(tenant, label, admin=admin)
+        record, token = ApiKeyStore(mem.engine).create(tenant, label, admin=admin, rate=rate)
     kind = "admin key" if admin else "key"
+    limit = f", {rate} requests a minute" if rate is not None else ""
     emit(
         {
             "key_id": record.key_id,
             "tenants": list(record.tenants),
             "label": label,
             "admin": admin,
+            "rate": rate,
             "token": token,
         },
-        f"{kind} {record.key_id} for {', '.join(record.tenants)}\n{token}\n(shown once: store it now)",
+        f"{kind} {record.key_id} for {', '.join(record.tenants)}{limit}\n{token}\n(shown once: store it now)",
     )
 
 
@@ -39,7 +47,7 @@ def list_keys() -> None:
     with memory() as mem:
         keys = ApiKeyStore(mem.engine).list()
     rows = [api_key_json(k) for k in keys]
-    emit_table(rows, ["key_id", "tenants", "label", "admin", "created_at"], title="API keys")
+    emit_table(rows, ["key_id", "tenants", "label", "admin", "rate", "created_at"], title="API keys")
 
 
 @app.command("revoke")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 from rich.progress import Progress
 
 from .._memory import Memory
@@ -17,12 +18,14 @@ from ..dump import export_jsonl, import_jsonl
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidConfiguration
 from ..lifecycle.retention import Retention, parse_retention
+from ..redact import RedactingFormatter, redact, redact_url
 from ._common import EXIT, console, emit, emit_table, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
     from ..dream.scheduler import DreamScheduler
     from ..search.embedders import Embedder
     from ..server.auth import AuthMode
+    from ..server.throttle import AuthThrottle
 
 __all__ = ["doctor", "export", "import_", "serve"]
 
@@ -67,22 +70,37 @@ def serve(
     retention_interval: float = typer.Option(
         3600.0, "--retention-interval", min=1, help="Seconds between sweeps."
     ),
+    auth_failure_burst: int = typer.Option(
+        None,
+        "--auth-failure-burst",
+        help="Failed authentications one client address may make in a row before 429 (0: no "
+        "throttle). Default: $MEMSTACK_AUTH_FAILURE_BURST, else 10.",
+    ),
+    auth_failure_rate: float = typer.Option(
+        None,
+        "--auth-failure-rate",
+        help="Failed authentications forgiven per minute once the burst is spent. Default: "
+        "$MEMSTACK_AUTH_FAILURE_RATE, else 6.",
+    ),
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
 
     The auth mode is fixed at start: once in keys mode, revoking or losing every key never opens
-    the API. The port is bound before the banner is printed.
+    the API. The port is bound before the banner is printed. Every log line, the banner and every
+    error go through the one redaction rule (no password, API key or model key is printed); the
+    access log's id hashes are keyed by $MEMSTACK_LOG_KEY, else by a random key per process.
     """
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(name)s %(message)s"))
+    logging.basicConfig(level=log_level.upper(), handlers=[handler])
     mode = _auth_mode(auth, no_auth)
+    throttle = _throttle(auth_failure_burst, auth_failure_rate)
     try:
         import uvicorn
 
         from ..server import ServerSettings, create_app
     except ImportError as exc:  # the server extra is optional
-        err_console.print(
-            f"[red]error[/red]: the server extra is not installed ({exc}); pip install 'memstack[server]'"
-        )
+        _error(f"the server extra is not installed ({exc}); pip install 'memstack[server]'")
         raise typer.Exit(1) from exc
     vectors = _embedder(embedder if embedder is not None else state.embedder)
     policies = _retention(retention)
@@ -98,18 +116,21 @@ def serve(
             embedder=vectors,
             retention=policies,
             retention_interval=retention_interval,
+            auth_throttle=throttle,
         )
         try:
             app = create_app(mem.engine, settings)
         except InvalidConfiguration as exc:
-            err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+            _error(str(exc))
             raise typer.Exit(EXIT["usage"]) from None
         sock = _bind(host, port)
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
         keys_mode = app.state.auth.mode == "keys"
         err_console.print(
-            f"memstack serving {mem.engine.name} ({mem.engine.url}) on http://{_netloc(host, port)} "
-            f"(auth: {'API keys' if keys_mode else 'none, tenant default'})",
+            escape(
+                f"memstack serving {mem.engine.name} ({redact_url(mem.engine.url)}) on "
+                f"http://{_netloc(host, port)} (auth: {'API keys' if keys_mode else 'none, tenant default'})"
+            ),
             highlight=False,
             soft_wrap=True,
         )
@@ -138,16 +159,28 @@ def _serve_stdio(mem: Memory) -> None:
             follower.close()
 
 
+def _error(message: str) -> None:
+    """One start-up error line on standard error: credentials redacted, no markup read from it."""
+    err_console.print(f"[red]error[/red]: {escape(redact(message))}", highlight=False, soft_wrap=True)
+
+
+def _throttle(burst: int | None, per_minute: float | None) -> AuthThrottle:
+    """The failed-authentication throttle from the options and environment (exit 2 when bad)."""
+    from ..server.throttle import AuthThrottle
+
+    try:
+        return AuthThrottle.from_env(burst, per_minute)
+    except InvalidConfiguration as exc:
+        _error(str(exc))
+        raise typer.Exit(EXIT["usage"]) from None
+
+
 def _auth_mode(auth: str | None, no_auth: bool) -> AuthMode | None:
     if auth is not None and auth not in ("keys", "none"):
-        err_console.print(
-            f"[red]error[/red]: --auth {auth!r}: expected 'keys' (or use --no-auth)", highlight=False
-        )
+        _error(f"--auth {auth!r}: expected 'keys' (or use --no-auth)")
         raise typer.Exit(EXIT["usage"])
     if no_auth and auth == "keys":
-        err_console.print(
-            "[red]error[/red]: --auth keys and --no-auth contradict each other", highlight=False
-        )
+        _error("--auth keys and --no-auth contradict each other")
         raise typer.Exit(EXIT["usage"])
     if no_auth or auth == "none":
         return "none"
@@ -164,11 +197,7 @@ def _bind(host: str, port: int) -> socket.socket:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
     except OSError as exc:
-        err_console.print(
-            f"[red]error[/red]: cannot listen on {_netloc(host, port)}: {exc}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _error(f"cannot listen on {_netloc(host, port)}: {exc}")
         raise typer.Exit(EXIT["error"]) from None
     try:
         # Like uvicorn: reuse a port in TIME_WAIT, but a port another process listens on stays busy.
@@ -177,11 +206,7 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.listen(2048)
     except OSError as exc:
         sock.close()
-        err_console.print(
-            f"[red]error[/red]: cannot listen on {_netloc(host, port)}: {exc.strerror or exc}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _error(f"cannot listen on {_netloc(host, port)}: {exc.strerror or exc}")
         raise typer.Exit(EXIT["error"]) from None
     sock.set_inheritable(True)
     return sock
@@ -194,7 +219,7 @@ def _embedder(setting: str | None) -> Embedder | None:
     try:
         return resolve_embedder(setting)
     except InvalidConfiguration as exc:
-        err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+        _error(str(exc))
         raise typer.Exit(EXIT["usage"]) from None
 
 
@@ -203,7 +228,7 @@ def _retention(setting: str | None) -> Retention:
     try:
         return parse_retention(setting)
     except InvalidConfiguration as exc:
-        err_console.print(f"[red]error[/red]: {exc}", highlight=False, soft_wrap=True)
+        _error(str(exc))
         raise typer.Exit(EXIT["usage"]) from None
 
 
@@ -241,7 +266,9 @@ def doctor(
     try:
         with memory() as mem:
             mem.engine.ping()
-            rows.append({"check": "engine", "result": f"{mem.engine.name} reachable at {mem.engine.url}"})
+            rows.append(
+                {"check": "engine", "result": f"{mem.engine.name} reachable at {redact_url(mem.engine.url)}"}
+            )
             rows.extend(_engine_details(mem.engine))
             rows.append({"check": "retrieval", "result": _retrieval(mem, embedder or state.embedder)})
             rows.append({"check": "untenanted data", "result": _untenanted(mem)})
@@ -249,6 +276,8 @@ def doctor(
     except typer.Exit as exc:
         rows.append({"check": "engine", "result": "unreachable"})
         code = exc.exit_code
+    for row in rows:  # a setting or an endpoint's error may quote a key
+        row["result"] = redact(row["result"])
     emit_table(rows, ["check", "result"], title="memstack doctor")
     if code:
         raise typer.Exit(code)

@@ -11,12 +11,11 @@ from ..lifecycle.report import TIERS
 from ..server.keys import ApiKeyStore
 from ._common import emit, memory
 
-app = typer.Typer(no_args_is_help=True)
+__all__ = ["adopt_command", "purge"]
 
 _TIER_HELP = f"Only this tier (repeatable): {', '.join(ADOPT_TIERS)}. Default: all."
 
 
-@app.command("purge")
 def purge(
     tenant: str = typer.Argument(..., help="The tenant whose every key and API key goes."),
     yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
@@ -36,7 +35,6 @@ def purge(
         raise typer.Exit(1)
 
 
-@app.command("adopt")
 def adopt_command(
     into: str = typer.Option(..., "--into", help="The tenant that receives the data (e.g. default)."),
     tier: list[str] = typer.Option(None, "--tier", help=_TIER_HELP),

@@ -8,13 +8,12 @@ not hold the expected shape, so a driver can record the cycle as skipped.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .._jsontext import loads
 from ..errors import InvalidValue
-from ..limits import check_json
 
 __all__ = [
     "MAX_ITEMS",
@@ -52,20 +51,18 @@ def strip_think(text: str) -> str:
 def outermost(text: str, opening: str, closing: str) -> Any:
     """The JSON value spanning the first ``opening`` to the last ``closing`` of ``text``.
 
+    The span is read by :func:`memstack._jsontext.loads`: its depth is measured before parsing (an
+    answer nested thousands deep is refused, never a ``RecursionError``), and lone surrogates,
+    ``NaN`` and over-long integers are refused like any value no engine stores.
+
     Raises:
-        InvalidValue: no such span, or it is not JSON.
+        InvalidValue: no such span, or it is not JSON within the value limits.
     """
     body = strip_think(text)
     start, end = body.find(opening), body.rfind(closing)
     if start < 0 or end <= start:
         raise InvalidValue(f"model answer {text[:80]!r}: holds no {opening}…{closing} span")
-    try:
-        value = json.loads(body[start : end + 1])
-    except ValueError as exc:
-        raise InvalidValue(
-            f"model answer {text[:80]!r}: the {opening}…{closing} span is not JSON ({exc})"
-        ) from None
-    return check_json(value, "model answer")  # lone surrogates, depth, size: what no engine stores
+    return loads(body[start : end + 1], f"model answer {text[:80]!r}: the {opening}…{closing} span")
 
 
 def _strings(value: object, what: str) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from ..clock import Clock
 from ..errors import InvalidUrl
+from ..redact import redact_url
 from .base import BatchResult, Engine, Subscription, WrongType
 
 __all__ = [
@@ -74,7 +75,7 @@ def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine
     try:
         scheme = urlsplit(url).scheme.lower()
     except ValueError as exc:  # urllib's own refusals (e.g. an unclosed IPv6 bracket)
-        raise InvalidUrl(f"engine URL {url!r}: malformed ({exc})") from exc
+        raise InvalidUrl(f"engine URL {redact_url(url)!r}: malformed ({exc})") from exc
     if scheme == "memory":
         from .memory import MemoryEngine
 
@@ -92,9 +93,11 @@ def open_engine(url: str | None = None, *, clock: Clock | None = None) -> Engine
             from .postgres import PostgresEngine
         except ImportError as exc:  # psycopg is the optional `postgres` extra
             raise InvalidUrl(
-                f"engine URL {url!r}: the PostgreSQL engine needs psycopg ({exc}); "
+                f"engine URL {redact_url(url)!r}: the PostgreSQL engine needs psycopg ({exc}); "
                 "pip install 'memstack[postgres]'"
             ) from exc
 
         return PostgresEngine(url, clock)
-    raise InvalidUrl(f"engine URL {url!r}: unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}")
+    raise InvalidUrl(
+        f"engine URL {redact_url(url)!r}: unknown scheme {scheme!r}; expected one of {', '.join(SCHEMES)}"
+    )

@@ -8,7 +8,13 @@
 -- aborts the statement, so a failing batch leaves nothing behind. Replies are the JSON the Redis
 -- codec decodes (memstack.engines._redis_codec): hashes and score pairs flat, numbers as text.
 CREATE OR REPLACE FUNCTION {s}.{fn}(now_ms bigint, argv text[], bid bigint, keep_ms bigint, replay boolean)
-RETURNS text LANGUAGE plpgsql {volatility} AS $$
+RETURNS text LANGUAGE plpgsql {volatility}
+-- One generic plan per statement, made once per connection: the planner would otherwise plan
+-- several statements afresh on every call (their custom plans look cheaper than the generic
+-- ones), a large part of a small batch's time. Every statement here reaches a few keys through
+-- an index; a generic plan does not know how few, and one made while a table was small would
+-- scan it whole for as long as the connection lives: index scans only.
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off AS $$
 DECLARE
   top int := coalesce(cardinality(argv), 0);
   p int := 1;
@@ -124,7 +130,12 @@ BEGIN
     WHEN 'require_missing' THEN
       res := (NOT live)::text;
     WHEN 'incr' THEN
-      rv := {s}._incr(CASE WHEN live THEN rv END, argv[a + 1], k, NULL);
+      IF (NOT live OR rv ~ '^-?(0|[1-9][0-9]{0,17})$') AND argv[a + 1] ~ '^-?[0-9]{1,18}$' THEN
+        -- Integers of at most 18 digits: their sum fits 64 bits (the usual case, done here).
+        rv := (CASE WHEN live THEN rv::bigint ELSE 0 END + argv[a + 1]::bigint)::text;
+      ELSE
+        rv := {s}._incr(CASE WHEN live THEN rv END, argv[a + 1], k, NULL);
+      END IF;
       IF live THEN UPDATE {s}.keys SET value = rv WHERE key = k;
       ELSE INSERT INTO {s}.keys (key, kind, value) VALUES (k, 'string', rv);
       END IF;
@@ -174,7 +185,12 @@ BEGIN
         res := rn::text;
       END IF;
     WHEN 'copy_ttl' THEN
-      SELECT expire INTO e FROM {s}.keys WHERE key = k AND (expire IS NULL OR expire > now_ms);
+      IF k = ANY (touched) THEN
+        SELECT expire INTO e FROM {s}.keys WHERE key = k AND (expire IS NULL OR expire > now_ms);
+      ELSE  -- the source as the batch read it
+        j := array_position(c_key, k);
+        e := CASE WHEN c_expire[j] > now_ms THEN c_expire[j] END;
+      END IF;
       res := '0';
       IF e IS NOT NULL THEN
         SELECT count(*) INTO cnt FROM unnest(argv[a + 1:a + c - 1]) AS u(dk)
@@ -265,11 +281,17 @@ BEGIN
       END IF;
       res := cnt::text;
     WHEN 'ltrim' THEN
-      IF live THEN
-        SELECT lo, hi INTO i0, i1 FROM {s}._bounds(argv[a + 1]::bigint, argv[a + 2]::bigint, rn);
-        IF i0 = i1 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
+      IF live THEN  -- {s}._bounds inline (a log trimmed after each push is a hot path)
+        i0 := argv[a + 1]::bigint;
+        i1 := argv[a + 2]::bigint;
+        IF i0 < 0 THEN i0 := greatest(rn + i0, 0); END IF;
+        IF i1 < 0 THEN i1 := rn + i1; END IF;
+        i1 := least(i1, rn - 1) + 1;
+        IF i0 >= i1 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
         ELSIF i0 > 0 OR i1 < rn THEN
-          DELETE FROM {s}.lists WHERE key = k AND (seq < rlo + i0 OR seq >= rlo + i1);
+          -- Each end a range of the primary key's index (one OR-ed scan would read every element).
+          IF i0 > 0 THEN DELETE FROM {s}.lists WHERE key = k AND seq < rlo + i0; END IF;
+          IF i1 < rn THEN DELETE FROM {s}.lists WHERE key = k AND seq >= rlo + i1; END IF;
           UPDATE {s}.keys SET lo = rlo + i0, n = i1 - i0 WHERE key = k;
         END IF;
       END IF;

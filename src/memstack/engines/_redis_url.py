@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import redis.connection as redis_connection
 
 from ..errors import InvalidUrl
+from ..redact import redact_url
 
 __all__ = ["SCHEMES", "Address", "RedisUrl", "parse"]
 
@@ -72,33 +73,34 @@ def parse(url: str) -> RedisUrl:
             ``+cluster``, a database other than 0 on a cluster, an unknown or repeated query
             parameter, or a bad ``wait_replicas`` / ``wait_ms``.
     """
+    shown = redact_url(url)  # what every message names: the URL without its credentials
     try:
         parts = urlsplit(url)
     except ValueError as exc:  # e.g. an unclosed IPv6 bracket
-        raise InvalidUrl(f"engine URL {url!r}: malformed host ({exc})") from exc
+        raise InvalidUrl(f"engine URL {shown!r}: malformed host ({exc})") from exc
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
-        raise InvalidUrl(f"engine URL {url!r}: not a Redis URL (expected one of {', '.join(SCHEMES)})")
+        raise InvalidUrl(f"engine URL {shown!r}: not a Redis URL (expected one of {', '.join(SCHEMES)})")
     clustered = scheme.endswith("+cluster")
     base = scheme.removesuffix("+cluster")
-    query = _query(url, parts.query, base, clustered)
-    replicas = _count(url, query.pop("wait_replicas", None), "wait_replicas", 0)
-    wait_ms = _count(url, query.pop("wait_ms", None), "wait_ms", 100 if replicas else 0)
+    query = _query(shown, parts.query, base, clustered)
+    replicas = _count(shown, query.pop("wait_replicas", None), "wait_replicas", 0)
+    wait_ms = _count(shown, query.pop("wait_ms", None), "wait_ms", 100 if replicas else 0)
     if replicas and wait_ms < 1:
-        raise InvalidUrl(f"engine URL {url!r}: wait_ms must be at least 1 (WAIT 0 would block forever)")
+        raise InvalidUrl(f"engine URL {shown!r}: wait_ms must be at least 1 (WAIT 0 would block forever)")
     if base == "unix":
-        options = _redis_py_options(url, f"unix://{parts.netloc}{parts.path}?{urlencode(query)}")
+        options = _redis_py_options(shown, f"unix://{parts.netloc}{parts.path}?{urlencode(query)}")
         return RedisUrl(False, ((str(options.get("path", "")), 0),), options, replicas, wait_ms)
     userinfo, _, hosts = parts.netloc.rpartition("@")
-    seeds = tuple(_address(url, host) for host in hosts.split(","))
+    seeds = tuple(_address(shown, host) for host in hosts.split(","))
     if len(seeds) > 1 and not clustered:
-        raise InvalidUrl(f"engine URL {url!r}: several hosts need a redis+cluster:// URL")
+        raise InvalidUrl(f"engine URL {shown!r}: several hosts need a redis+cluster:// URL")
     if clustered and parts.path.strip("/") not in ("", "0"):
-        raise InvalidUrl(f"engine URL {url!r}: a Redis Cluster has only database 0")
+        raise InvalidUrl(f"engine URL {shown!r}: a Redis Cluster has only database 0")
     auth = f"{userinfo}@" if userinfo else ""
     host, port = seeds[0]
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    options = _redis_py_options(url, f"{base}://{auth}{netloc}{parts.path}?{urlencode(query)}")
+    options = _redis_py_options(shown, f"{base}://{auth}{netloc}{parts.path}?{urlencode(query)}")
     options.pop("host", None)
     options.pop("port", None)
     return RedisUrl(clustered, seeds, options, replicas, wait_ms)

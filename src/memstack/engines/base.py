@@ -35,6 +35,7 @@ from typing import Any
 
 from ..clock import Clock, SystemClock
 from ..errors import InvalidInput, MemstackError, WrongType
+from ..redact import redact_url, register_url
 from ._calls import Commands, Number
 from .commands import GUARDS, OPS, READS, WRITES
 
@@ -139,8 +140,10 @@ class Engine(Commands):
     :meth:`drop_internal`.
 
     Attributes:
-        name: ``memory``, ``sqlite``, ``redis`` or ``redis-cluster``.
-        url: the URL the engine was opened with.
+        name: ``memory``, ``sqlite``, ``redis``, ``redis-cluster`` or ``postgres``.
+        url: the URL the engine was opened with, its credentials masked (:func:`memstack.redact.redact_url`:
+            ``postgresql://app:***@db/app``): what messages, ``repr`` and diagnoses show. The engine
+            connects with the URL it was given; this attribute never holds a password.
         clock: the engine's time source.
         clustered: True when keys of one batch must share a hash slot.
     """
@@ -149,7 +152,8 @@ class Engine(Commands):
     clustered: bool = False
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
-        self.url = url
+        register_url(url)  # its credentials never appear in any message of this process
+        self.url = redact_url(url)
         self.clock: Clock = clock if clock is not None else SystemClock()
 
     @property
@@ -269,7 +273,7 @@ class Engine(Commands):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.url!r}>"
+        return f"<{type(self).__name__} {redact_url(self.url)!r}>"
 
 
 def ensure_memstack_error(exc: BaseException) -> bool:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ..clock import Clock
 from ..errors import EngineClosed
+from ..redact import redact_url
 from ._checks import check_ops
 from ._dispatch import Dispatcher, join_unless_current
 from ._local_ops import apply
@@ -70,7 +71,7 @@ class MemoryEngine(Engine):
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         if self._closed.is_set():
-            raise EngineClosed(f"{self.url}: engine is closed")
+            raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
         check_ops(ops)
         with self._lock:
             tx = Tx(self._data, self._expiries, self.now_ms())

@@ -27,6 +27,7 @@ from redis.exceptions import ResponseError
 
 from ..clock import Clock, SystemClock
 from ..errors import CrossSlot, EngineClosed, EngineError, InvalidUrl
+from ..redact import redact_url
 from . import _redis_codec as codec
 from ._checks import check_ops
 from ._dispatch import Dispatcher
@@ -88,7 +89,7 @@ class RedisEngine(Engine):
         target = parse(url)
         if target.wait_replicas and target.wait_ms >= socket_timeout * 1000:
             raise InvalidUrl(
-                f"engine URL {url!r}: wait_ms={target.wait_ms} must be below the socket timeout "
+                f"engine URL {redact_url(url)!r}: wait_ms={target.wait_ms} must be below the socket timeout "
                 f"({socket_timeout * 1000:g} ms)"
             )
         self.clustered = target.clustered
@@ -103,9 +104,9 @@ class RedisEngine(Engine):
         self._dedupe_ttl_text = str(self.dedupe_ttl_ms)
         self._wait = socket_timeout + connect_timeout
         self._closed = False
-        self._transport = Transport(target, url, max_connections, socket_timeout, connect_timeout)
+        self._transport = Transport(target, redact_url(url), max_connections, socket_timeout, connect_timeout)
         self._dispatch = Dispatcher(self.name)
-        self._listener = Listener(self._pubsub_client, self._dispatch, self._wait, url)
+        self._listener = Listener(self._pubsub_client, self._dispatch, self._wait, redact_url(url))
         self._topology: Topology | None = None
         try:
             if self.clustered:
@@ -137,11 +138,11 @@ class RedisEngine(Engine):
     def _guard(self, call: Callable[[], Any]) -> Any:
         """Run ``call``, turning refusals of admin commands into memstack errors."""
         if self._closed:
-            raise EngineClosed(f"{self.url}: engine is closed")
+            raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
         try:
             return call()
         except ResponseError as exc:
-            raise EngineError(f"{self.url}: Redis refused a command ({exc})") from exc
+            raise EngineError(f"{redact_url(self.url)}: Redis refused a command ({exc})") from exc
 
     def _admin(self, node: Address, *commands: Sequence[str]) -> list[Any]:
         """Idempotent commands (one pipeline) on one node; an error reply is raised. A failure
@@ -173,7 +174,7 @@ class RedisEngine(Engine):
             EngineClosed: after :meth:`close`.
         """
         if self._closed:
-            raise EngineClosed(f"{self.url}: engine is closed")
+            raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
         if not ops:
             return BatchResult(True, [])
         # Checked before anything else reads the ops: a malformed op is an InvalidInput here too.
@@ -277,7 +278,7 @@ class RedisEngine(Engine):
             EngineClosed: after :meth:`close`.
         """
         if self._closed:
-            raise EngineClosed(f"{self.url}: engine is closed")
+            raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
         # Registered only once the listener is past older messages (see Listener.add).
         self._listener.add(channel)
         inner = self._dispatch.subscribe(channel, callback)

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..clock import Clock
 from ..errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
+from ..redact import redact_url
 from . import _sqlite_ops, _sqlite_tx
 from ._checks import check_ops
 from ._dispatch import join_unless_current
@@ -62,16 +63,16 @@ def sqlite_path(url: str) -> str:
     """
     parts = urlsplit(url)
     if parts.scheme.lower() != "sqlite":
-        raise InvalidUrl(f"engine URL {url!r}: the SQLite engine needs a sqlite:/// URL")
+        raise InvalidUrl(f"engine URL {redact_url(url)!r}: the SQLite engine needs a sqlite:/// URL")
     if parts.netloc:
         raise InvalidUrl(
-            f"engine URL {url!r}: a SQLite URL has no host; use sqlite:///relative.db or sqlite:////abs.db"
+            f"engine URL {redact_url(url)!r}: a SQLite URL has no host; use sqlite:///relative.db or sqlite:////abs.db"
         )
     path = unquote(parts.path[1:])
     if not path or path.endswith("/"):
-        raise InvalidUrl(f"engine URL {url!r}: names no database file")
+        raise InvalidUrl(f"engine URL {redact_url(url)!r}: names no database file")
     if path == ":memory:":
-        raise InvalidUrl(f"engine URL {url!r}: use memory:// for an in-process store")
+        raise InvalidUrl(f"engine URL {redact_url(url)!r}: use memory:// for an in-process store")
     return path
 
 
@@ -152,7 +153,7 @@ class SqliteEngine(Engine):
         write = check_ops(ops)
         with self._lock:
             if self._closed.is_set():
-                raise EngineClosed(f"{self.url}: engine is closed")
+                raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
             cur = self._cur
             cache = self._cache
             try:
@@ -283,7 +284,7 @@ class SqliteEngine(Engine):
                 raise self._error(exc) from exc
         if busy:
             raise EngineUnavailable(
-                f"{self.url}: the WAL is in use by another connection; compact again later"
+                f"{redact_url(self.url)}: the WAL is in use by another connection; compact again later"
             )
 
     def close(self) -> None:
@@ -368,7 +369,7 @@ class SqliteEngine(Engine):
 
     def _check_open(self) -> None:
         if self._closed.is_set():
-            raise EngineClosed(f"{self.url}: engine is closed")
+            raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
 
     def _error(self, exc: sqlite3.Error) -> EngineError:
         code = getattr(exc, "sqlite_errorcode", None)

@@ -118,18 +118,29 @@ class SetKeys:
 
 
 def log_change(
-    batch: Batch, keys: LogKeys, op: str, entry_id: str, epoch: str | None = None, *, known: bool = False
+    batch: Batch,
+    keys: LogKeys,
+    op: str,
+    entry_id: str,
+    epoch: str | None = None,
+    *,
+    known: bool = False,
+    after: int | None = None,
 ) -> None:
     """Queue, in a write's own batch, one change of ``entry_id`` (``op``: ``put``, ``del``, ``vec``...):
     the epoch (created here if the set had none, never by a read), the version and the log line.
     ``epoch`` is the value a new epoch gets (default: random), for a writer that must know it;
     ``known``: the batch is guarded by the epoch being there (it is not set again).
+    ``after``: the version the batch is guarded to find. The log never holds more lines than the
+    version counts (each line comes with its +1), so while this change's version stays within
+    :data:`LOG_MAX` the log cannot pass it and is not trimmed (one op fewer on a young set).
     The ids set is the writer's to keep (see :func:`record`)."""
     if not known:
         batch.set(keys.epoch, epoch or uuid.uuid4().hex, nx=True)
     batch.incr(keys.version)
     batch.rpush(keys.log, f"{op} {entry_id}")
-    batch.ltrim(keys.log, -LOG_MAX, -1)
+    if after is None or after + 1 > LOG_MAX:
+        batch.ltrim(keys.log, -LOG_MAX, -1)
 
 
 def record(batch: Batch, keys: LogKeys, op: str, ids: Sequence[str]) -> None:

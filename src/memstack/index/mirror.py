@@ -3,7 +3,8 @@
 A mirror holds, as of ``version`` under ``epoch``, whatever in-process index its owner builds from
 the set's entries (a subclass: long-term memory's scope cache, a LangGraph namespace, a semantic
 cache's vectors, a document store). :meth:`Mirror.refresh` reads the set's version and epoch (one
-call). Same epoch and version: fresh. Same epoch, newer version: only the ids logged since
+call; none when its caller read them, with other things, in one read of its own). Same epoch and
+version: fresh. Same epoch, newer version: only the ids logged since
 (:func:`~memstack.index.changelog.changes_since`) are read again. A new epoch, or a log that no
 longer reaches back, rebuilds from the ids set. Reading the version *before* the data is what keeps
 this safe across processes without locks: a change made after the read is logged under a later
@@ -24,7 +25,7 @@ from ..engines import Engine
 from ..errors import InvalidValue
 from .changelog import LogKeys, changes_since
 
-__all__ = ["CHUNK", "ENTRY_OVERHEAD", "Mirror", "Row", "decoded"]
+__all__ = ["CHUNK", "ENTRY_OVERHEAD", "Mirror", "Row", "Seen", "decoded"]
 
 log = logging.getLogger("memstack.index")
 T = TypeVar("T")
@@ -37,6 +38,8 @@ registry's memory bound (:mod:`memstack.index.registry`) counts with it."""
 
 Row = tuple[str, str | None, str | None]
 """One entry as read: ``(id, stored text or None when gone, vector payload or None)``."""
+Seen = tuple[str | None, str | None]
+"""A set's version and epoch as stored (None: absent), read before its entries."""
 
 
 def decoded(decode: Callable[[str], T], raw: str | None, what: str | None = None) -> T | None:
@@ -92,20 +95,22 @@ class Mirror:
         """True when the last refresh completed (a failed one leaves the mirror to rebuild)."""
         return self.version >= 0
 
-    def refresh(self, engine: Engine, keys: LogKeys) -> None:
+    def refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None = None) -> None:
         """Bring the mirror up to the engine's current version (caller holds :attr:`lock`).
+        ``seen``: the set's ``(version, epoch)`` as stored, read by the caller just now (a caller
+        checking several sets reads them all in one call); None reads them here.
 
         Raises:
             EngineError: the engine failed; the mirror then rebuilds on the next call.
         """
         try:
-            self._refresh(engine, keys)
+            self._refresh(engine, keys, seen)
         except BaseException:
             self.version = -1  # half-applied changes must never pass for a fresh mirror
             raise
 
-    def _refresh(self, engine: Engine, keys: LogKeys) -> None:
-        raw_version, epoch = engine.mget([keys.version, keys.epoch])
+    def _refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None) -> None:
+        raw_version, epoch = engine.mget([keys.version, keys.epoch]) if seen is None else seen
         version = int(raw_version or 0)
         if epoch == self.epoch and self.version >= 0:
             if version == self.version:

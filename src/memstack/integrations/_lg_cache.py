@@ -19,13 +19,21 @@ from dataclasses import dataclass
 
 from ..engines import Engine
 from ..index import codec, registry
-from ..index.mirror import Mirror, Row, decoded
+from ..index.mirror import Mirror, Row, Seen, decoded
 from ..index.vectors import VectorIndex
 from ..search import Bm25Index
 from ._lg_layout import Record, RegistryKeys, decode_record
 from ._lg_query import text_of
 
-__all__ = ["Cached", "NamespaceCache", "NamespaceList", "clear_caches", "namespace_cache", "namespaces"]
+__all__ = [
+    "Cached",
+    "NamespaceCache",
+    "NamespaceList",
+    "clear_caches",
+    "namespace_cache",
+    "namespace_list",
+    "namespaces",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,10 +211,11 @@ class NamespaceList(Mirror):
     def take(self, rows: Sequence[Row]) -> None:
         raise NotImplementedError("the registry is read whole by update()")
 
-    def update(self, engine: Engine) -> tuple[frozenset[str], frozenset[str]]:
-        """``(names, ttls)`` as of now: one read when no registration happened since the last."""
+    def update(self, engine: Engine, seen: Seen | None = None) -> tuple[frozenset[str], frozenset[str]]:
+        """``(names, ttls)`` as of now: one read when no registration happened since the last
+        (none when the caller read the registry's ``(version, epoch)`` just now: ``seen``)."""
         keys = RegistryKeys.of(engine)
-        raw_version, epoch = engine.mget([keys.version, keys.epoch])
+        raw_version, epoch = engine.mget([keys.version, keys.epoch]) if seen is None else seen
         with self.lock:
             if self.epoch == epoch and self.version == int(raw_version or 0):
                 return self.names, self.ttls
@@ -223,11 +232,14 @@ class NamespaceList(Mirror):
             return self.names, self.ttls
 
 
+def namespace_list(engine: Engine) -> NamespaceList:
+    """The process-wide registry mirror of ``engine``."""
+    return registry.mirror(("langgraph", engine.identity, "~names"), NamespaceList, NamespaceList)
+
+
 def namespaces(engine: Engine) -> tuple[frozenset[str], frozenset[str]]:
     """``(namespaces ever used, those that ever held a TTL item)`` on ``engine``."""
-    return registry.mirror(("langgraph", engine.identity, "~names"), NamespaceList, NamespaceList).update(
-        engine
-    )
+    return namespace_list(engine).update(engine)
 
 
 def clear_caches() -> None:

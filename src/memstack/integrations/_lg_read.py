@@ -1,7 +1,8 @@
 """Reads of the LangGraph store: search over the namespace caches, and the namespace listing.
 
-A search reads the namespace registry (one call), then each namespace under the prefix from its
-fresh cache (one call each when nothing changed). Filters (the filter language of
+A search reads the namespace registry's version and those of the namespaces under the prefix in
+one call, then each namespace from its cache (kept fresh by that read: nothing more to read when
+nothing changed). Filters (the filter language of
 :mod:`memstack.search.filters` on the item's value, LangGraph's operators included) are evaluated
 on the cached values; the keys passing a filter are kept until the namespace changes.
 
@@ -26,17 +27,18 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from langgraph.store.base import SearchItem, SearchOp
 
 from ..engines import Engine
+from ..index.mirror import Seen
 from ..search import fuse
 from ..search.filter_eval import matches
 from ..search.filters import Filter, parse_filter
-from ._lg_cache import Cached, NamespaceCache, namespace_cache, namespaces
+from ._lg_cache import Cached, NamespaceCache, namespace_cache, namespace_list
 from ._lg_embed import Embedding, Matrix
-from ._lg_layout import NamespaceKeys, Record, ns_code
+from ._lg_layout import NamespaceKeys, Record, RegistryKeys, ns_code
 from ._lg_query import STORE_FIELDS, check_labels
 
 __all__ = ["RANKINGS", "Found", "live_namespaces", "search"]
@@ -45,6 +47,8 @@ log = logging.getLogger("memstack.integrations.langgraph")
 
 RANKINGS = ("cosine", "fused")
 """How a query ranks items (see the module docstring)."""
+CHECKED_AT_ONCE: Final = 64
+"""Namespaces whose freshness a search reads together with the registry's (the rest, one call each)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,18 +90,42 @@ def _namespace(code: str) -> tuple[str, ...]:
 
 
 def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
-    """Every namespace holding a live item, sorted: two calls (one per namespace on a cluster).
+    """Every namespace holding a live item, sorted: one call when no namespace is new to this
+    process (the registry's version read with the counts), else two; on a cluster, one per
+    namespace more.
 
     Raises:
         EngineError: the engine failed.
     """
-    codes, expiring = namespaces(engine)
-    pairs = _under(codes, ())
+    listing = namespace_list(engine)
+    if engine.clustered or not listing.fresh:
+        codes, expiring = listing.update(engine)
+        return _live_in(engine, _under(codes, ()), expiring, None)[1]
+    with listing.lock:
+        codes, expiring = listing.names, listing.ttls
+    registry = RegistryKeys.of(engine)
+    seen, live = _live_in(engine, _under(codes, ()), expiring, [registry.version, registry.epoch])
+    assert seen is not None
+    now_codes, now_expiring = listing.update(engine, (seen[0], seen[1]))
+    if now_codes == codes and now_expiring == expiring:
+        return live
+    return _live_in(engine, _under(now_codes, ()), now_expiring, None)[1]
+
+
+def _live_in(
+    engine: Engine, pairs: list[tuple[tuple[str, ...], str]], expiring: frozenset[str], also: list[str] | None
+) -> tuple[list[str | None] | None, list[tuple[str, ...]]]:
+    """``(the values of keys also, the namespaces of pairs holding a live item)``: one call
+    (``also`` read in it), one per namespace on a cluster (then ``also`` must be None)."""
     now = engine.now_ms()
     groups = [[p] for p in pairs] if engine.clustered else [pairs]
     live: list[tuple[str, ...]] = []
+    read: list[str | None] | None = None
     for group in groups:
         batch = engine.batch()
+        if also is not None:
+            batch.mget(also)
+        base = 0 if also is None else 1
         for _, code in group:
             batch.scard(NamespaceKeys.of(engine, code).scope.ids)
         timed = [code for _, code in group if code in expiring]
@@ -106,14 +134,43 @@ def live_namespaces(engine: Engine) -> list[tuple[str, ...]]:
             batch.zcard(keys.expiry)
             batch.zrangebyscore(keys.expiry, now + 1, math.inf, count=1)
         result = batch.execute()
-        counts = {code: int(n) for (_, code), n in zip(group, result.results, strict=False)}
+        if also is not None:
+            read = result[0]
+        counts = {code: int(result[base + n]) for n, (_, code) in enumerate(group)}
         for i, code in enumerate(timed):
-            at = len(group) + 2 * i
+            at = base + len(group) + 2 * i
             with_ttl, unexpired = int(result[at]), result[at + 1]
             # Counted items without a TTL, or a TTL item not yet expired.
             counts[code] = 1 if counts[code] - with_ttl > 0 or unexpired else 0
         live.extend(ns for ns, code in group if counts[code] > 0)
-    return live
+    return read, live
+
+
+def _fresh_under(
+    engine: Engine, prefix: tuple[str, ...]
+) -> tuple[list[tuple[tuple[str, ...], str]], dict[str, Seen]]:
+    """``(namespace, code)`` of the namespaces under ``prefix`` as of now, and the ``(version,
+    epoch)`` of those whose caches' freshness was read with the registry's.
+
+    One read when the registry is known: its version and epoch, and those of the first
+    :data:`CHECKED_AT_ONCE` namespaces it lists under ``prefix`` (a search reads what its caches
+    hold from there); a namespace the registry gained since is checked by its own refresh. On a
+    cluster every namespace lives in a slot of its own: the registry is read alone.
+    """
+    listing = namespace_list(engine)
+    if engine.clustered or not listing.fresh:
+        codes, _ = listing.update(engine)
+        return _under(codes, prefix), {}
+    guess = _under(listing.names, prefix)[:CHECKED_AT_ONCE]
+    registry = RegistryKeys.of(engine)
+    read = [registry.version, registry.epoch]
+    for _, code in guess:
+        scope = NamespaceKeys.of(engine, code).scope
+        read += [scope.version, scope.epoch]
+    values = engine.mget(read)
+    codes, _ = listing.update(engine, (values[0], values[1]))
+    seen = {code: (values[2 + 2 * n], values[3 + 2 * n]) for n, (_, code) in enumerate(guess)}
+    return _under(codes, prefix), seen
 
 
 def _live(cache: NamespaceCache, flt: Filter | None, now: int) -> list[str]:
@@ -147,7 +204,7 @@ def search(
     """
     prefix = check_labels(op.namespace_prefix)
     flt = parse_filter(op.filter, STORE_FIELDS)
-    codes, _ = namespaces(engine)
+    pairs, seen = _fresh_under(engine, prefix)
     query = op.query if op.query and op.query.strip() else None
     query_vector = _query_vector(embedding, query)
     cosine_only = ranking == "cosine" and query_vector is not None
@@ -156,11 +213,11 @@ def search(
     pool: list[Found] = []  # every candidate a page may need, in namespace then insertion order
     bm25: list[tuple[str, float]] = []  # (position in pool, score)
     cosine: list[tuple[str, float]] = []
-    for namespace, code in _under(codes, prefix):
+    for namespace, code in pairs:
         keys = NamespaceKeys.of(engine, code)
         cache = namespace_cache(engine, code, profile)
         with cache.lock:
-            cache.refresh(engine, keys.scope)
+            cache.refresh(engine, keys.scope, seen.get(code))
             live = _live(cache, flt, now)
             candidates = None if len(live) == len(cache.items) else set(live)
             if query is None:

@@ -180,7 +180,7 @@ def _put_known(
         batch.hset(keys.scope.vectors, {key: payload})
     elif old is not None and old.vectors:
         batch.hdel(keys.scope.vectors, key)
-    log_change(batch, keys.scope, "put", key, epoch, known=cache.epoch is not None)
+    log_change(batch, keys.scope, "put", key, epoch, known=cache.epoch is not None, after=cache.version)
     if not batch.execute().applied:
         return False
     cache.wrote(cache.version + 1, epoch, key, Cached(raw, record), None if payload is None else vectors)

@@ -6,7 +6,8 @@ the engine's TTL, an ids set, the items' vectors, an expiry zset and the index k
 (layout: :mod:`memstack.integrations._lg_layout`). A put is one read (the old record, for
 ``created_at`` and the guard) and one guarded batch (:mod:`memstack.integrations._lg_write`).
 Searches run on a per-process cache of each namespace (:mod:`memstack.integrations._lg_cache`, a
-mirror of the index kit kept fresh across processes): an unchanged namespace costs one read per search.
+mirror of the index kit kept fresh across processes): a search whose namespaces did not change
+costs one read (their versions, with the registry's), on a Redis Cluster one per namespace.
 
 LangGraph's semantics hold where LangGraph defines them: its namespace rules, its filters (part of
 memstack's filter language, :mod:`memstack.search.filters`), its ``index`` configuration
@@ -187,7 +188,8 @@ class MemstackStore(BaseStore):
         are embedded first, in one call to the embedder. A put costs one read (the old record:
         its ``created_at`` and the guard) and one guarded batch (plus, on a Redis Cluster, one
         registration batch when the namespace may be new); a get one read; a search one read
-        of the registry's version and one per namespace searched when nothing changed.
+        when nothing changed (the versions of the registry and of the namespaces searched; on a
+        Redis Cluster, one read per namespace more).
 
         Raises:
             InvalidNamespaceError: a namespace breaking LangGraph's rules (a put into an empty one).

@@ -209,6 +209,16 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family(
         "auth.keys", "api_keys", GLOBAL, "auth:keys", "hash", "registry", "tenant", doc="key id -> record"
     ),
+    Family(
+        "auth.rate",
+        "api_keys",
+        GLOBAL,
+        "auth:rate:<key_id>:{minute}",
+        "string",
+        "counter",
+        "tenant",
+        doc="requests of one API key in one minute (expires after two; a tenant purge drops its keys')",
+    ),
     # -- the engines' own records ------------------------------------------------------------
     Family(
         "engine.batch_reply",

@@ -40,6 +40,8 @@ PART_RULES: Final[Mapping[str, str]] = {
     "batch": r"[0-9a-f]{16}",
     "batch_row": r"[0-9]+",
     "event": r"[0-9]+",
+    "key_id": r"[0-9a-f]{12}",
+    "minute": r"-?[0-9]+",
 }
 """The characters a part may hold (the id rules of the tiers that write them), where it matters
 for parsing: a part without a rule matches any text."""

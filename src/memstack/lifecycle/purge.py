@@ -1,10 +1,13 @@
 """Tenant purge: every key of one tenant and every API key that may act for it, with the same
 :class:`~memstack.lifecycle.ForgetReport` as a forget.
 
-API keys go first, so nothing can write for the tenant over HTTP while its data goes; then the
-tenant's keys (``t:{tenant}:…``) in bounded batches, counted per tier by their keyspace family, and
-the engine's own records naming the tenant (change events, batch replies). Run again after a
-crash, it finishes (the scan finds what is left).
+API keys go first, so nothing can write for the tenant over HTTP while its data goes, with their
+per-minute rate counters (``auth:rate:{key id}:{minute}``: keyed by key id, not by tenant, so only
+the purge that revokes a key finds them; a rerun after a crash no longer knows the revoked ids,
+and such counters expire on their own within two minutes). Then the tenant's keys
+(``t:{tenant}:…``) in bounded batches, counted per tier by their keyspace family, and the engine's
+own records naming the tenant (change events, batch replies). Run again after a crash, it finishes
+(the scan finds what is left).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Protocol
 from ..engines import Engine
 from ..engines.bulk import delete_keys
 from ..engines.prefixed import tenant_engine
-from ..keyspace import family_of
+from ..keyspace import family_named, family_of
 from .report import ForgetReport
 
 __all__ = ["ApiKeys", "purge_tenant"]
@@ -42,18 +45,27 @@ def _tier(key: str) -> str:
     return "other" if found is None else found[0].owner
 
 
+def _rate_counters(engine: Engine, key_ids: Sequence[str]) -> list[str]:
+    """The per-minute rate counters of these API keys (``auth:rate:{key id}:{minute}``)."""
+    rates = family_named("auth.rate")
+    return [c for key_id in key_ids for c in engine.scan(rates.prefix(engine.tag, key_id=key_id))]
+
+
 def purge_tenant(engine: Engine, tenant: str, *, api_keys: ApiKeys | None = None) -> ForgetReport:
     """Remove every key of ``tenant`` on ``engine`` (the whole engine, not a tenant view) and every
-    API key of ``api_keys`` listing it; ``remaining`` counts what a scan still finds.
+    API key of ``api_keys`` listing it with its rate counters (counted under ``api_keys``);
+    ``remaining`` counts what a scan still finds.
 
     Raises:
         InvalidInput: a tenant name outside ``[A-Za-z0-9_-]{1,64}``.
         EngineUnavailable: the engine went away (run again: the purge resumes).
     """
     view = tenant_engine(engine, tenant)  # checks the name
-    revoked = 0
+    revoked, gone = 0, []
     if api_keys is not None:
-        revoked = sum(api_keys.revoke(k.key_id) for k in api_keys.list() if tenant in k.tenants)
+        gone = [k.key_id for k in api_keys.list() if tenant in k.tenants]
+        revoked = sum(api_keys.revoke(key_id) for key_id in gone)
+        revoked += delete_keys(engine, _rate_counters(engine, gone))
     deleted: dict[str, int] = {"api_keys": revoked}
     keys = sorted(view.scan(""))
     for tier in sorted({_tier(k) for k in keys}):
@@ -66,4 +78,5 @@ def purge_tenant(engine: Engine, tenant: str, *, api_keys: ApiKeys | None = None
     remaining += sum(1 for _, text in engine.internal_items() if view.prefix in text)
     if api_keys is not None:
         remaining += sum(1 for k in api_keys.list() if tenant in k.tenants)
+        remaining += len(_rate_counters(engine, gone))
     return ForgetReport({"tenant": tenant}, deleted, remaining)

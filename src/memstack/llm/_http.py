@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..errors import InvalidConfiguration, MemstackError
+from ..redact import redact_url
 
 __all__ = ["MAX_RETRY_AFTER", "check_client", "post_json", "retry_after"]
 
@@ -34,7 +35,8 @@ def check_client(base_url: object, model: object, timeout: float, retries: objec
             > 0, retries that are not an int >= 0, a negative backoff.
     """
     if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-        raise InvalidConfiguration(f"base_url={base_url!r} must start with http:// or https://")
+        shown = redact_url(base_url) if isinstance(base_url, str) else base_url
+        raise InvalidConfiguration(f"base_url={shown!r} must start with http:// or https://")
     if not isinstance(model, str) or not model:
         raise InvalidConfiguration(f"model={model!r} must be a non-empty string")
     if not timeout > 0:
@@ -71,6 +73,7 @@ def post_json(
         error: the server refused the request (4xx other than 429), sent something that is not
             JSON, or every attempt failed (unreachable, timed out, 429, 5xx).
     """
+    shown = redact_url(url)  # what errors and logs name: the URL without credentials
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
@@ -86,14 +89,16 @@ def post_json(
             detail = exc.read()[:300].decode("utf-8", "replace")
             problem = f"HTTP {exc.code}: {detail}"
             if exc.code != 429 and exc.code < 500:
-                raise error(f"{url} refused the request: {problem}") from exc
+                raise error(f"{shown} refused the request: {problem}") from exc
             delay = max(delay, retry_after(exc.headers.get("Retry-After")))
         except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
             reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
             problem = f"{type(reason).__name__}: {reason}"
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise error(f"{url} sent a reply that is not JSON: {exc}") from exc
+            raise error(f"{shown} sent a reply that is not JSON: {exc}") from exc
+        except (RecursionError, ValueError) as exc:  # nested past the parser's stack, or an int too long
+            raise error(f"{shown} sent a reply JSON cannot read ({type(exc).__name__})") from None
         if attempt < retries:
-            log.warning("%s to %s failed (%s); retry %d in %.2fs", what, url, problem, attempt + 1, delay)
+            log.warning("%s to %s failed (%s); retry %d in %.2fs", what, shown, problem, attempt + 1, delay)
             sleep(delay)
-    raise error(f"{url} failed after {retries + 1} attempt(s): {problem}")
+    raise error(f"{shown} failed after {retries + 1} attempt(s): {problem}")

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ChatError, InvalidConfiguration
+from ..redact import redact_url
 from ._http import check_client, post_json
 
 __all__ = ["ChatClient", "ChatModel", "chat_model_from_env", "message_text"]
@@ -103,15 +104,15 @@ class ChatClient:
             error=ChatError,
             what="chat request",
         )
-        message_text(reply, self.url)  # shape check now, so callers get one error type
+        message_text(reply, redact_url(self.url))  # shape check now, so callers get one error type
         if not isinstance(reply, dict):  # pragma: no cover - message_text raised already
-            raise ChatError(f"{self.url} sent a reply that is not an object")
+            raise ChatError(f"{redact_url(self.url)} sent a reply that is not an object")
         return reply
 
     __call__ = complete
 
     def __repr__(self) -> str:
-        return f"<ChatClient {self.model!r} at {self.url!r}>"
+        return f"<ChatClient {self.model!r} at {redact_url(self.url)!r}>"
 
 
 def message_text(reply: object, source: str = "chat model") -> str:

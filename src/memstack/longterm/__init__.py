@@ -10,10 +10,15 @@
 
 from __future__ import annotations
 
-from .entry import MemoryEntry, SearchHit
-from .files import ImportReport, export_dir, import_dir
-from .store import LongTermMemory
-from .tracker import InjectionTracker
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .entry import MemoryEntry, SearchHit
+    from .files import ImportReport, export_dir, import_dir
+    from .scopes import list_scopes
+    from .store import LongTermMemory
+    from .tracker import InjectionTracker
 
 __all__ = [
     "ImportReport",
@@ -23,4 +28,25 @@ __all__ = [
     "SearchHit",
     "export_dir",
     "import_dir",
+    "list_scopes",
 ]
+
+# Loaded on first use: the store pulls in the search package (numpy, the stemmer), and a light
+# submodule (the doors' search parameters, the scope listing) must not pay for it.
+_LAZY = {
+    "ImportReport": "files",
+    "InjectionTracker": "tracker",
+    "LongTermMemory": "store",
+    "MemoryEntry": "entry",
+    "SearchHit": "entry",
+    "export_dir": "files",
+    "import_dir": "files",
+    "list_scopes": "scopes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

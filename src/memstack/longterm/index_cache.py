@@ -18,7 +18,7 @@ import numpy as np
 from ..engines import Engine
 from ..index import registry
 from ..index.changelog import LogKeys, changes_since
-from ..index.mirror import Mirror, Row, decoded
+from ..index.mirror import Mirror, Row, Seen, decoded
 from ..index.vectors import VectorIndex
 from ..search import Bm25Index
 from ..search.thread_table import ThreadTable
@@ -61,14 +61,15 @@ class ScopeCache(Mirror):
         self._changed: list[str] = []
 
     # -- freshness ---------------------------------------------------------------------------
-    def refresh(self, engine: Engine, keys: LogKeys) -> None:
-        """Bring the cache up to the engine's current version (caller holds :attr:`lock`).
+    def refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None = None) -> None:
+        """Bring the cache up to the engine's current version (caller holds :attr:`lock`;
+        ``seen`` as :meth:`Mirror.refresh`).
 
         Raises:
             EngineError: the engine failed; the cache then rebuilds on the next call.
         """
         try:
-            super().refresh(engine, keys)
+            super().refresh(engine, keys, seen)
         except BaseException:
             self.warm = False
             raise

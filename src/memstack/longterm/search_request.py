@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
+from .._jsontext import loads
 from ..errors import InvalidFilter, InvalidValue
 from ..limits import MAX_SEARCH_OFFSET, check_text, encode_json, short_repr
 from ..search.filters import Filter, combine, parse_filter
@@ -93,8 +94,13 @@ def metadata_from_text(text: str | None) -> dict[str, object] | None:
     """A metadata filter given as JSON object text (CLI ``--metadata``, HTTP ``?metadata=``);
     None or blank gives None.
 
+    The text is read by :func:`memstack._jsontext.loads`: nesting past :data:`memstack.limits.MAX_DEPTH`
+    (measured before parsing, so never a ``RecursionError``), lone surrogates, ``NaN`` and
+    over-long integers are refused like any other value.
+
     Raises:
-        InvalidValue: not JSON, or JSON that is not an object (names ``metadata``).
+        InvalidValue: not JSON, JSON breaking a value limit, or JSON that is not an object
+            (names ``metadata``).
     """
     return _object_from_text(text, "metadata", "key to value", InvalidValue)
 
@@ -115,9 +121,11 @@ def _object_from_text(
     if text is None or not text.strip():
         return None
     try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise error(f"{name} {short_repr(text)}: not JSON ({exc})") from None
+        value = loads(text, name)
+    except InvalidValue as exc:
+        if isinstance(exc, error):
+            raise
+        raise error(str(exc)) from None
     if not isinstance(value, dict):
         raise error(f"{name} {short_repr(text)}: must be a JSON object of {shape}")
     return value

@@ -18,6 +18,7 @@ from ..engines import Engine
 from ..errors import Conflict, InvalidConfiguration, InvalidValue
 from ..keyspace import check_subject, label_of, register
 from ..limits import short_repr
+from ..redact import redact_url
 from ..search import FUSION_PROFILES
 from ..search.retrieval import SEARCH_PROFILES
 from .entry import MemoryEntry, from_json, to_json
@@ -356,4 +357,4 @@ class LongTermMemory(LongTermReads):
         return take(self.engine, self.scope)
 
     def __repr__(self) -> str:
-        return f"<LongTermMemory scope={self.scope!r} on {self.engine.url!r}>"
+        return f"<LongTermMemory scope={self.scope!r} on {redact_url(self.engine.url)!r}>"

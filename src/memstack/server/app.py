@@ -27,9 +27,11 @@ from ..lifecycle.sweeper import RetentionSweeper
 from ..longterm.backfill import VectorFollower
 from ..search.embedders import Embedder
 from . import docs_assets, health, metrics, problems, ui
+from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
 from .middleware import LimitsMiddleware, Receive, Scope, Send
+from .throttle import AuthThrottle, FailureThrottle
 
 __all__ = [
     "DEFAULT_TENANT",
@@ -41,11 +43,9 @@ __all__ = [
     "tenant_memory",
 ]
 
-# The tier routers, one module each under memstack.server.routes (variation as data).
-ROUTERS: list[str] = ["sessions", "conversations", "memories", "working", "shared", "context", "tools"]
-ROUTERS.append("dream")  # its own line: routers added by parallel branches merge without conflicts
-ROUTERS.append("shared_cache")  # the semantic cache and the documents of shared memory
-ROUTERS.append("forget")  # POST /v1/forget: the deletion report
+# The routers under memstack.server.routes: every operation's routes, generated from the registry
+# (memstack.ops), then the tool endpoint and the server's own information.
+ROUTERS: list[str] = ["ops", "tools"]
 ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
 
 
@@ -67,6 +67,11 @@ class ServerSettings:
             embedder), from start-up on.
         retention: the tiers' retention policies (:mod:`memstack.lifecycle.retention`); with any
             sweep-enforced policy set, every tenant is swept every ``retention_interval`` seconds.
+        auth_throttle: failed authentications allowed per client address in keys mode
+            (:mod:`memstack.server.throttle`); None: ``$MEMSTACK_AUTH_FAILURE_BURST`` /
+            ``$MEMSTACK_AUTH_FAILURE_RATE``, else 10 in a row, then 6 a minute.
+        log_key: the key of the access log's id hashes (:mod:`memstack.server.access_log`);
+            None: ``$MEMSTACK_LOG_KEY``, else a random key per process.
     """
 
     def __init__(
@@ -80,6 +85,8 @@ class ServerSettings:
         embedder: Embedder | None = None,
         retention: Retention | None = None,
         retention_interval: float = 3600.0,
+        auth_throttle: AuthThrottle | None = None,
+        log_key: str | None = None,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -90,6 +97,8 @@ class ServerSettings:
         self.embedder = embedder
         self.retention = retention if retention is not None else Retention()
         self.retention_interval = retention_interval
+        self.auth_throttle = auth_throttle
+        self.log_key = log_key
 
 
 class _Tenants:
@@ -248,10 +257,11 @@ def create_app(
     if extra_routers:
         # Key management exists only where keys do: in no-auth mode /v1/keys is a plain 404.
         for module in ROUTERS:
-            router = importlib.import_module(f"{__package__}.routes.{module}").router
+            loaded = importlib.import_module(f"{__package__}.routes.{module}")
             # Every tier route resolves the caller, even one that reads no tenant data (the tool
             # list): in keys mode nothing answers without a key. FastAPI runs it once per request.
-            app.include_router(router, dependencies=[Depends(tenant_memory)])
+            for router in getattr(loaded, "routers", None) or [loaded.router]:
+                app.include_router(router, dependencies=[Depends(tenant_memory)])
         if auth.mode == "keys":  # key management exists only where keys do (else a plain 404)
             app.include_router(importlib.import_module(f"{__package__}.routes.keys").router)
             app.include_router(importlib.import_module(f"{__package__}.routes.admin").router)
@@ -259,7 +269,12 @@ def create_app(
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
         )
-    app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes)
+    # Keyless mode has no keys to guess: no throttle there.
+    limits = settings.auth_throttle or AuthThrottle.from_env()
+    throttle = FailureThrottle(limits, engine.clock) if auth.mode == "keys" else None
+    app.state.throttle = throttle
+    access = AccessLog(settings.log_key)
+    app.add_middleware(LimitsMiddleware, max_body=settings.max_body_bytes, throttle=throttle, access=access)
     metrics.install(app, observed)
     return app
 

@@ -8,6 +8,10 @@ Two modes, decided by :func:`decide_mode` when the app is built and never change
   that cannot be read is a 503 with ``Retry-After``.
 * **none**: no keys, tenant ``default`` unless ``X-Memstack-Tenant`` says otherwise; loopback only
   (``--no-auth`` on any other host is refused at start).
+
+In keys mode a key with a rate (``memstack keys create --rate N``) gets 429 with ``Retry-After``
+past N requests a minute, counted in the engine (:mod:`.rates`); failed authentications are
+limited per client address by :mod:`.throttle`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from ..errors import EngineError, InvalidConfiguration
 from ..keyspace import DEFAULT_TENANT
 from .error_table import RETRY_AFTER_SECONDS
 from .keys import ApiKey, ApiKeyStore
+from .rates import KeyRates
 
 __all__ = ["DEFAULT_TENANT", "AuthMode", "Authenticator", "decide_mode", "is_loopback"]
 
@@ -83,11 +88,20 @@ def _unavailable() -> HTTPException:
     )
 
 
+def _over_rate(key: ApiKey, seconds: int) -> HTTPException:
+    return HTTPException(
+        429,
+        f"API key {key.key_id} is over its rate of {key.rate} requests per minute; retry in {seconds} s",
+        headers={"Retry-After": str(seconds)},
+    )
+
+
 class Authenticator:
     """The fixed auth mode of one app, and the check every request goes through."""
 
     def __init__(self, keys: ApiKeyStore, mode: AuthMode) -> None:
         self.keys = keys
+        self.rates = KeyRates(keys.engine)
         self.mode: Final = mode
         self._lock = threading.Lock()
         self._next_check = 0.0
@@ -99,7 +113,8 @@ class Authenticator:
         """The key of an ``Authorization: Bearer`` header (keys mode).
 
         Raises:
-            HTTPException: 401 without a valid key; 503 when the key store cannot be read.
+            HTTPException: 401 without a valid key; 429 (with ``Retry-After``) for a key over its
+                rate; 503 when the key store cannot be read.
         """
         scheme, _, token = (authorization or "").partition(" ")
         token = token.strip()
@@ -113,13 +128,20 @@ class Authenticator:
         if found is None:
             self._look_for_empty()
             raise _unauthorized()
+        if found.rate is not None:
+            try:
+                wait = self.rates.take(found.key_id, found.rate)
+            except EngineError:
+                raise _unavailable() from None
+            if wait:
+                raise _over_rate(found, wait)
         return found
 
     def tenant(self, authorization: str | None, tenant_header: str | None) -> str:
         """The tenant a request acts for (the HTTP API and ``/mcp`` alike).
 
         Raises:
-            HTTPException: 401/503 as :meth:`key`; 404 for a tenant the key may not use (never
+            HTTPException: 401/429/503 as :meth:`key`; 404 for a tenant the key may not use (never
                 403, which would confirm that the tenant exists) or a malformed tenant name.
         """
         if self.mode == "keys":

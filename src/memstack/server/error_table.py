@@ -11,8 +11,9 @@ failure looks the same on every surface. Rules:
 * an unreachable or full engine is 503 with ``Retry-After``;
 * anything else is 500 with a generic detail: no exception text reaches the caller.
 
-Every detail goes through :func:`scrub`, the last line of defence against internal storage keys
-(``t:acme:rr:memory:s1:c2``) and text JSON cannot carry (lone surrogates).
+Every detail goes through :func:`scrub`, the last line of defence against credentials (engine
+URLs, API keys: :mod:`memstack.redact`), internal storage keys (``t:acme:rr:memory:s1:c2``) and
+text JSON cannot carry (lone surrogates).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Final
 
 from .. import errors
 from ..keyspace.families import KEY_PREFIXES
+from ..redact import redact
 
 __all__ = [
     "INTERNAL",
@@ -68,6 +70,7 @@ _FAILED: Final = "the request failed on the server; the server log has the detai
 # The first class in the error's MRO found here wins, so the order does not matter.
 TABLE: Final[dict[type[BaseException], ErrorRule]] = {
     errors.InvalidInput: ErrorRule(400, _INVALID_PARAMS),
+    errors.InvalidRequest: ErrorRule(422, _INVALID_PARAMS),  # a request off its schema (memstack.ops)
     errors.NotANumber: ErrorRule(409, _INVALID_PARAMS),
     errors.NotFound: ErrorRule(404, _NOT_FOUND),
     errors.AlreadyExists: ErrorRule(409, _INVALID_PARAMS),
@@ -129,9 +132,10 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def scrub(detail: str) -> str:
-    """``detail`` without internal storage keys (each becomes ``<internal key>``), on one line, at
-    most :data:`MAX_DETAIL` characters, with lone surrogates shown as ``\\udXXX`` escapes."""
-    detail = _KEY.sub("<internal key>", detail)
+    """``detail`` without credentials (:func:`memstack.redact.redact`) or internal storage keys
+    (each becomes ``<internal key>``), on one line, at most :data:`MAX_DETAIL` characters, with
+    lone surrogates shown as ``\\udXXX`` escapes."""
+    detail = _KEY.sub("<internal key>", redact(detail))
     detail = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", detail)
     detail = " ".join(detail.split())
     return detail if len(detail) <= MAX_DETAIL else detail[: MAX_DETAIL - 1] + "…"

@@ -4,7 +4,8 @@ A token looks like ``msk_<key id>_<secret>``. Only ``sha256(secret)`` is stored 
 random bytes, so a fast hash is enough, as for any high-entropy token); the key id finds the record
 in one read, and the comparison is constant-time. Records live under ``auth:keys``, outside every
 tenant prefix, so no tenant can read them through the API. An ``admin`` key may also manage keys
-over HTTP (``/v1/keys``).
+over HTTP (``/v1/keys``). A key may carry a request rate (requests per minute, enforced across
+every server on the engine by :mod:`memstack.server.rates`).
 
 A record that cannot be read (corrupt, or written by another version) verifies nothing: the store
 fails closed. Engine errors propagate, so the server can answer 503 instead of guessing.
@@ -24,6 +25,7 @@ from ..engines.prefixed import TENANT_RULE
 from ..errors import InvalidInput
 from ..keyspace import family_named, no_tag
 from ..limits import check_text
+from .rates import MAX_RATE
 
 __all__ = ["ApiKey", "ApiKeyStore"]
 
@@ -34,13 +36,14 @@ _ID_RULE = re.compile(r"[0-9a-f]{12}")
 @dataclass(frozen=True)
 class ApiKey:
     """A stored key: its id, the tenants it may act for (first = default), a label, creation time,
-    and whether it may manage keys."""
+    whether it may manage keys, and its request rate (requests per minute; None: no limit)."""
 
     key_id: str
     tenants: tuple[str, ...]
     label: str
     created_at: float
     admin: bool = False
+    rate: int | None = None
 
 
 def _digest(secret: str) -> str:
@@ -53,12 +56,17 @@ class ApiKeyStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def create(self, tenants: list[str], label: str = "", *, admin: bool = False) -> tuple[ApiKey, str]:
+    def create(
+        self, tenants: list[str], label: str = "", *, admin: bool = False, rate: int | None = None
+    ) -> tuple[ApiKey, str]:
         """A new key for ``tenants``; returns the record and the token (shown once, never stored).
 
+        ``rate`` limits the key to that many requests per minute (None: no limit).
+
         Raises:
-            InvalidInput: no tenant, a tenant name outside ``[A-Za-z0-9_-]{1,64}``, or a label
-                that is not valid Unicode or longer than 200 characters.
+            InvalidInput: no tenant, a tenant name outside ``[A-Za-z0-9_-]{1,64}``, a label that
+                is not valid Unicode or longer than 200 characters, or a rate that is not an int
+                from 1 to 10**9.
         """
         if not tenants:
             raise InvalidInput("an API key needs at least one tenant")
@@ -68,15 +76,22 @@ class ApiKeyStore:
         check_text(label, "label")
         if len(label) > 200:
             raise InvalidInput(f"label: {len(label)} characters, at most 200")
+        if rate is not None and (
+            isinstance(rate, bool) or not isinstance(rate, int) or not 1 <= rate <= MAX_RATE
+        ):
+            raise InvalidInput(
+                f"rate {rate!r}: must be a whole number of requests per minute from 1 to 10**9"
+            )
         key_id = secrets.token_hex(6)
         secret = secrets.token_urlsafe(32)
-        record = ApiKey(key_id, tuple(dict.fromkeys(tenants)), label, self.engine.clock.now(), admin)
+        record = ApiKey(key_id, tuple(dict.fromkeys(tenants)), label, self.engine.clock.now(), admin, rate)
         payload = {
             "hash": _digest(secret),
             "tenants": list(record.tenants),
             "label": label,
             "created_at": record.created_at,
             "admin": admin,
+            "rate": rate,
         }
         self.engine.hset(_KEYS, {key_id: json.dumps(payload)})
         return record, f"msk_{key_id}_{secret}"
@@ -128,8 +143,16 @@ def _record(key_id: str, raw: str) -> tuple[ApiKey, str] | None:
     try:
         data = json.loads(raw)
         tenants = tuple(str(t) for t in data["tenants"])
+        rate = data.get("rate")
+        if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int) or rate < 1):
+            return None  # a rate this version cannot enforce: fail closed
         record = ApiKey(
-            key_id, tenants, str(data.get("label", "")), float(data["created_at"]), data.get("admin") is True
+            key_id,
+            tenants,
+            str(data.get("label", "")),
+            float(data["created_at"]),
+            data.get("admin") is True,
+            rate,
         )
         return (record, str(data["hash"])) if tenants else None
     except (ValueError, TypeError, KeyError):

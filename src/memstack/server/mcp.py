@@ -1,8 +1,9 @@
-"""The MCP server (official Python SDK, 2.x): the agent memory tools and the session and
-conversation helpers, dispatched by :func:`memstack.server.toolbox.call_tool` (the same dispatcher
-as ``POST /v1/tools/{name}``). Every failure is a tool result with ``isError`` set, one line of
-text, and ``structuredContent`` naming the error, its HTTP status and its JSON-RPC code (the one
-table of :mod:`memstack.server.error_table`).
+"""The MCP server (official Python SDK, 2.x): every operation with a tool, from the registry
+(:mod:`memstack.ops.tools`, the dispatcher ``POST /v1/tools/{name}`` runs too). A tool's result is
+its text for the model and, for operations with a JSON result, that JSON as ``structuredContent``
+(the same JSON the HTTP route and the CLI's ``--json`` give). Every failure is a tool result with
+``isError`` set, one line of text, and ``structuredContent`` naming the error, its HTTP status and
+its JSON-RPC code (the one table of :mod:`memstack.server.error_table`).
 
 Served over streamable HTTP at ``/mcp`` by ``memstack serve`` (bearer keys and tenants as the HTTP
 API), or over stdio with ``memstack serve --stdio`` (the ``default`` tenant, so a desktop agent
@@ -27,8 +28,8 @@ from .._memory import Memory
 from ..engines.prefixed import tenant_engine
 from ..errors import InvalidValue
 from ..limits import check_text
+from ..ops.tools import CONTEXT_ARGS, TOOL_OPS, ToolCall, acall_tool, input_schema
 from .error_table import describe
-from .toolbox import CONTEXT_ARGS, call_tool, tool_specs
 
 __all__ = ["build_server", "http_session_manager", "run_stdio"]
 
@@ -42,13 +43,12 @@ _CONTEXT_KEYS = tuple(CONTEXT_ARGS)
 
 def _tools() -> list[types.Tool]:
     tools = []
-    for spec in tool_specs():
-        function = spec["function"]
-        schema = dict(function["parameters"])
-        schema["properties"] = {**schema.get("properties", {}), **CONTEXT_ARGS}
-        tools.append(
-            types.Tool(name=function["name"], description=function["description"], input_schema=schema)
-        )
+    for op in TOOL_OPS:
+        assert op.tool is not None
+        schema = input_schema(op)
+        schema["properties"] = {**schema["properties"], **CONTEXT_ARGS}
+        description = op.tool.description or op.summary
+        tools.append(types.Tool(name=op.tool.name, description=description, input_schema=schema))
     return tools
 
 
@@ -63,27 +63,24 @@ def build_server(resolve: Resolver) -> Server[Any]:
         arguments = dict(params.arguments or {})
         context = {k: arguments.pop(k) for k in _CONTEXT_KEYS if k in arguments}
         try:
-            session_id, scope, namespace = _context(context)
-            memory = resolve(ctx)
-            text = await anyio.to_thread.run_sync(
-                lambda: call_tool(
-                    memory, params.name, arguments, session_id=session_id, scope=scope, namespace=namespace
-                )
-            )
+            call = _context(context)
+            result = await acall_tool(resolve(ctx), params.name, arguments, call)
         except Exception as exc:  # every failure is a tool result with isError, worded by the one table
             return _failure(params.name, exc)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)], structured_content=result.data
+        )
 
     return Server(
         "memstack",
         version=__version__,
-        instructions="Long-term, working, session and conversation memory for this agent.",
+        instructions="Long-term, working, session, conversation and shared memory for this agent.",
         on_list_tools=list_tools,
         on_call_tool=on_call_tool,
     )
 
 
-def _context(context: dict[str, Any]) -> tuple[str, str, str | None]:
+def _context(context: dict[str, Any]) -> ToolCall:
     """The session id, scope and namespace of a call (context arguments must be strings)."""
     values = []
     for key in _CONTEXT_KEYS:
@@ -92,7 +89,7 @@ def _context(context: dict[str, Any]) -> tuple[str, str, str | None]:
             raise InvalidValue(f"{key}: expected a string, got {type(value).__name__}")
         values.append(check_text(value, key) if value else None)
     session_id, scope, namespace = values
-    return session_id or "default", scope or "default", namespace
+    return ToolCall(session_id or "default", scope or "default", namespace)
 
 
 def _failure(name: str, exc: Exception) -> types.CallToolResult:

@@ -1,13 +1,18 @@
 """``/metrics`` in the Prometheus text format: requests, engine batches, errors, indexes, waits.
 
-Labels never carry tenant data: routes are path templates (``/v1/sessions/{session_id}``), never
-raw paths; index sizes are summed over every cached scope. So the endpoint needs no tenant key;
-when ``MEMSTACK_METRICS_TOKEN`` is set it asks for ``Authorization: Bearer <that token>``.
+Every label value comes from a closed set, so no traffic can grow the endpoint: routes are the
+app's path templates (``/v1/sessions/{session_id}``) or ``unmatched``, never raw paths; methods
+are the standard ones or ``OTHER``; statuses are HTTP's registered codes or ``other``; error
+types are memstack's error names, the problem titles of plain HTTP errors, or ``other``; engines
+are engine names. Index sizes are summed over every cached scope. So labels never carry tenant
+data and the endpoint needs no tenant key; when ``MEMSTACK_METRICS_TOKEN`` is set it asks for
+``Authorization: Bearer <that token>``.
 """
 
 from __future__ import annotations
 
 import hmac
+import http
 import json
 import os
 import re
@@ -21,10 +26,13 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.exceptions import HTTPException
 
+from .. import errors
 from ..engines import Engine
 from ..engines.base import BatchResult, Op, Subscription
 from ..longterm import index_cache
+from .access_log import method_of, route_of
 from .middleware import ASGIApp, Message, Receive, Scope, Send
+from .problems import TITLES
 
 __all__ = ["CONTENT_TYPE", "TOKEN_ENV", "Metrics", "MetricsMiddleware", "TimedEngine", "install"]
 
@@ -33,6 +41,21 @@ TOKEN_ENV = "MEMSTACK_METRICS_TOKEN"
 _REQUEST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 _BATCH_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0)
 _LONG_POLL = re.compile(r"^/v1/shared/[^/]+/keys/[^/]+$")
+_STATUSES = frozenset(str(int(s)) for s in http.HTTPStatus)
+_ERROR_TYPES = frozenset({*TITLES.values(), "InternalError", "RequestValidationError", "HTTPError"})
+
+
+def _error_label(name: str) -> str:
+    """``name`` if it is a memstack error class or a known problem title, else ``other``."""
+    if name in _ERROR_TYPES:
+        return name
+    stack: list[type[BaseException]] = [errors.MemstackError]
+    while stack:  # the class tree is small and only walked for error responses
+        cls = stack.pop()
+        if cls.__name__ == name:
+            return name
+        stack.extend(cls.__subclasses__())
+    return "other"
 
 
 class _IndexCollector(Collector):
@@ -151,17 +174,6 @@ class TimedEngine(Engine):
         return self.inner.ping()
 
 
-def _route_of(scope: Scope) -> str:
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    if isinstance(path, str):
-        return path
-    for mount in ("/ui", "/docs-assets"):
-        if str(scope.get("path", "")).startswith(mount + "/"):
-            return mount + "/*"
-    return "unmatched"  # raw paths would make a label per id (and may carry tenant data)
-
-
 def _waits(scope: Scope) -> bool:
     if scope.get("method") != "GET" or _LONG_POLL.match(str(scope.get("path", ""))) is None:
         return False
@@ -205,20 +217,21 @@ class MetricsMiddleware:
         error: str | None = None
         try:
             await self.app(scope, receive, observing_send)
-        except Exception as exc:
-            error = type(exc).__name__
+        except Exception:
+            error = "InternalError"
             raise
         finally:
             if waiting:
                 self.metrics.open_waits.dec()
-            route, method = _route_of(scope), str(scope.get("method", ""))
+            route, method = route_of(scope), method_of(scope)
             status = int(state["status"])
-            self.metrics.requests.labels(route, method, str(status)).inc()
+            code = str(status) if str(status) in _STATUSES else "other"
+            self.metrics.requests.labels(route, method, code).inc()
             self.metrics.latency.labels(route, method).observe(time.perf_counter() - started)
             if error is None and status >= 400:
-                error = _problem_title(state["body"]) or f"HTTP{status}"
+                error = _problem_title(state["body"]) or "HTTPError"
             if error is not None:
-                self.metrics.errors.labels(error).inc()
+                self.metrics.errors.labels(_error_label(error)).inc()
 
 
 def _problem_title(body: bytes) -> str | None:
@@ -226,8 +239,7 @@ def _problem_title(body: bytes) -> str | None:
         title = json.loads(body).get("title")
     except (ValueError, AttributeError):
         return None
-    # Titles are error class names; anything else is not a bounded label value.
-    return title if isinstance(title, str) and title.isidentifier() and len(title) <= 64 else None
+    return title if isinstance(title, str) else None
 
 
 def install(app: FastAPI, metrics: Metrics, *, token: str | None = None) -> None:

@@ -1,22 +1,31 @@
-"""ASGI middleware of the service: the request-body limit (413), the body value check (400), the
-last-resort error answer (500 without exception text) and one JSON access-log line per request."""
+"""ASGI middleware of the service, in the order a request meets it: the entry check (400 for a
+path, query or header that is not UTF-8: :mod:`.entry`), the failed-authentication throttle (429:
+:mod:`.throttle`), the request-body limit (413), the body value check (400), the last-resort
+error answer (500 without exception text) and one JSON access-log line per request, with route
+templates and keyed hashes instead of ids (:mod:`.access_log`). Every response carries
+``X-Content-Type-Options: nosniff`` and, unless it sets its own, a ``Content-Security-Policy``
+that allows nothing and no framing (API answers are data, never pages)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, Final
 
-from ..errors import InvalidValue
+from ..errors import InvalidInput
 from . import problems
+from .access_log import AccessLog, method_of, route_of
 from .bodies import check_body, is_json
+from .entry import entry_problem
+from .throttle import FailureThrottle, client_of, is_public
 
-__all__ = ["ASGIApp", "LimitsMiddleware", "Receive", "Scope", "Send"]
+__all__ = ["API_CSP", "ASGIApp", "LimitsMiddleware", "Receive", "Scope", "Send"]
 
-access_log = logging.getLogger("memstack.access")
 _log = logging.getLogger("memstack.server")
+
+API_CSP: Final = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+"""The policy of every response that does not set its own (pages set theirs)."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -61,9 +70,21 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-def _limits_and_logs(app: ASGIApp, max_body: int) -> ASGIApp:
-    """ASGI middleware: 413 past ``max_body``, 400 for a body breaking a value limit, 500 for
-    anything that escaped the error handlers; one JSON access-log line per request."""
+def _secure_headers(message: Message) -> None:
+    """Add ``nosniff`` and, when the response has none, the API's policy to a response start."""
+    headers = list(message.get("headers") or [])
+    names = {name.lower() for name, _ in headers}
+    if b"content-security-policy" not in names:
+        headers.append((b"content-security-policy", API_CSP.encode()))
+    if b"x-content-type-options" not in names:
+        headers.append((b"x-content-type-options", b"nosniff"))
+    message["headers"] = headers
+
+
+def _limits_and_logs(
+    app: ASGIApp, max_body: int, throttle: FailureThrottle | None, access: AccessLog
+) -> ASGIApp:
+    """ASGI middleware: see the module docstring."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -75,9 +96,20 @@ def _limits_and_logs(app: ASGIApp, max_body: int) -> ASGIApp:
         async def logging_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status["code"], status["started"] = int(message["status"]), 1
+                _secure_headers(message)
             await send(message)
 
+        guarded = throttle is not None and not is_public(str(scope.get("path", "")))
+        client = client_of(str((scope.get("client") or ("-", 0))[0])) if guarded else ""
         try:
+            problem = entry_problem(scope)
+            if problem is not None:
+                raise InvalidInput(problem)
+            if guarded and throttle is not None:
+                wait = throttle.retry_after(client)
+                if wait:
+                    await _answer(_throttled(wait), scope, logging_send)
+                    return
             headers = dict(scope.get("headers") or [])
             declared = headers.get(b"content-length")
             if declared is not None and declared.isdigit() and int(declared) > max_body:
@@ -96,16 +128,38 @@ def _limits_and_logs(app: ASGIApp, max_body: int) -> ASGIApp:
             await _answer(
                 problems.http_problem(413, f"request body larger than {max_body} bytes"), scope, logging_send
             )
-        except InvalidValue as exc:
+        except InvalidInput as exc:  # a value (InvalidValue) or the request's text (entry check)
             await _answer(problems.error_response(exc), scope, logging_send)
         except Exception as exc:  # the last resort: a generic 500, the trace only in the server log
-            _log.error("unhandled error on %s %s", scope.get("method"), scope.get("path"), exc_info=exc)
+            _log.error("unhandled error on %s %s", method_of(scope), route_of(scope), exc_info=exc)
             if not status["started"]:
                 await _answer(problems.error_response(exc), scope, logging_send)
         finally:
-            _log_line(scope, status["code"], started)
+            # A failed authentication presented a credential: a request without one guesses nothing.
+            failed = guarded and status["code"] == 401 and _presents_credentials(scope)
+            if failed and throttle is not None and throttle.failed(client):
+                _log.warning(
+                    "client %s failed to authenticate %d times: refused with 429 until its allowance "
+                    "comes back (%g a minute)",
+                    client,
+                    throttle.settings.burst,
+                    throttle.settings.per_minute,
+                )
+            access.write(scope, status["code"], (time.perf_counter() - started) * 1000)
 
     return middleware
+
+
+def _presents_credentials(scope: Scope) -> bool:
+    return any(name.lower() == b"authorization" for name, _ in scope.get("headers") or ())
+
+
+def _throttled(seconds: int) -> problems.ProblemResponse:
+    return problems.http_problem(
+        429,
+        f"too many failed authentications from this address; retry in {seconds} s",
+        {"Retry-After": str(seconds)},
+    )
 
 
 def _limited(receive: Receive, max_body: int) -> Receive:
@@ -130,27 +184,17 @@ async def _answer(response: problems.ProblemResponse, scope: Scope, send: Send) 
     await response(scope, nothing, send)
 
 
-def _log_line(scope: Scope, status: int, started: float) -> None:
-    if access_log.isEnabledFor(logging.INFO):
-        client = scope.get("client") or ("-", 0)
-        access_log.info(
-            json.dumps(
-                {
-                    "method": scope.get("method"),
-                    "path": scope.get("path"),
-                    "status": status,
-                    "ms": round((time.perf_counter() - started) * 1000, 3),
-                    "client": client[0],
-                }
-            )
-        )
-
-
 class LimitsMiddleware:
     """Starlette-style class wrapper around :func:`_limits_and_logs`."""
 
-    def __init__(self, app: ASGIApp, max_body: int) -> None:
-        self._app = _limits_and_logs(app, max_body)
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body: int,
+        throttle: FailureThrottle | None = None,
+        access: AccessLog | None = None,
+    ) -> None:
+        self._app = _limits_and_logs(app, max_body, throttle, access or AccessLog())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)

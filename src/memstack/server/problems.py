@@ -20,6 +20,7 @@ from .error_table import RETRY_AFTER_SECONDS, describe, rule_for, scrub
 
 __all__ = [
     "PROBLEM_MEDIA",
+    "TITLES",
     "ProblemName",
     "ProblemResponse",
     "error_response",
@@ -31,15 +32,17 @@ __all__ = [
 
 PROBLEM_MEDIA = "application/problem+json"
 
-_TITLES: Final = {
+TITLES: Final = {
     400: "BadRequest",
     401: "Unauthorized",
     403: "Forbidden",
     404: "NotFound",
     405: "MethodNotAllowed",
     413: "PayloadTooLarge",
+    429: "TooManyRequests",
     503: "ServiceUnavailable",
 }
+"""The problem title of each plain HTTP error (any other status: ``HTTPError``)."""
 
 
 # Where the names of plain HTTP errors (and the two names the handlers below give) sit in the
@@ -50,6 +53,7 @@ _HTTP_PARENTS: Final = {
     "Forbidden": "MemstackError",
     "MethodNotAllowed": "MemstackError",
     "PayloadTooLarge": "InvalidInput",
+    "TooManyRequests": "LimitReached",
     "ServiceUnavailable": "EngineUnavailable",
     "HTTPError": "MemstackError",
     "RequestValidationError": "InvalidInput",
@@ -101,13 +105,13 @@ def problem_names() -> tuple[ProblemName, ...]:
 
     visit(errors.MemstackError, None)
     known = {p.name for p in found}
-    status_of_title = {title: status for status, title in _TITLES.items()}
+    status_of_title = {title: status for status, title in TITLES.items()}
     for name, parent in _HTTP_PARENTS.items():
         if name in known:
             continue
         status = status_of_title.get(name, _OWN_STATUS.get(name, 0))
         doc = _HTTP_DOCS.get(name, f"HTTP {status}: {name}.")
-        found.append(ProblemName(name, parent, status, status == 503, doc))
+        found.append(ProblemName(name, parent, status, status in (429, 503), doc))
     return tuple(found)
 
 
@@ -142,7 +146,7 @@ def error_response(exc: BaseException) -> ProblemResponse:
 
 def http_problem(status: int, detail: str, headers: dict[str, str] | None = None) -> ProblemResponse:
     """The problem response of a plain HTTP error (401, 404 of a route, 405, 413)."""
-    response = problem(status, _TITLES.get(status, "HTTPError"), detail)
+    response = problem(status, TITLES.get(status, "HTTPError"), detail)
     for name, value in (headers or {}).items():
         response.headers[name] = value
     return response

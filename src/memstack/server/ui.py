@@ -1,9 +1,11 @@
 """The memory inspector at ``/ui``: static files shipped in the package, plus one live-board stream.
 
 The page signs in with the same bearer key as the API (kept in the tab's sessionStorage, sent
-in the Authorization header, never in a URL) and reads everything through ``/v1``. The one
-endpoint of its own, ``/ui/api/shared/{name}/events``, streams a board's changes as
-server-sent events (read with ``fetch`` so the key can travel in a header).
+in the Authorization header, never in a URL) and reads everything through ``/v1``. Two endpoints
+are its own: ``/ui/api/whoami`` says whether the server needs a key and which tenant the tab
+acts for (a keyless server opens without a sign-in and shows the tenant it really uses), and
+``/ui/api/shared/{name}/events`` streams a board's changes as server-sent events (read with
+``fetch`` so the key can travel in a header).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import FileResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 
 from .._memory import Memory
@@ -74,15 +76,31 @@ async def board_events(request: Request, memory: Memory, name: str) -> AsyncIter
         shared.close()
 
 
-def _tenant_memory(request: Request) -> Memory:
-    """The caller's tenant Memory, resolved as for ``/v1`` (401/404 as there; the app's
+def _tenant(request: Request) -> str:
+    """The caller's tenant, resolved as for ``/v1`` (401/404 as there; the app's
     ``resolve_tenant`` is this same call on the authenticator the app installs)."""
-    state = request.app.state
     headers = request.headers
-    auth: Authenticator = state.auth
-    tenant = auth.tenant(headers.get("authorization"), headers.get("x-memstack-tenant"))
-    memory: Memory = state.tenants.get(tenant)
+    auth: Authenticator = request.app.state.auth
+    return auth.tenant(headers.get("authorization"), headers.get("x-memstack-tenant"))
+
+
+def _tenant_memory(request: Request) -> Memory:
+    """The caller's tenant Memory, resolved as for ``/v1`` (401/404 as there)."""
+    memory: Memory = request.app.state.tenants.get(_tenant(request))
     return memory
+
+
+def whoami(request: Request) -> JSONResponse:
+    """``{"auth": "none" | "keys", "tenant": ...}``: the tenant this caller acts for, or null in
+    keys mode when it sent no key (so a page can offer its sign-in without a refused request).
+
+    Raises:
+        HTTPException: 401 for a key that is not valid, 404 for a tenant it may not use, as ``/v1``.
+    """
+    mode = request.app.state.auth.mode
+    if mode == "keys" and not request.headers.get("authorization"):
+        return JSONResponse({"auth": mode, "tenant": None}, headers={"Cache-Control": "no-store"})
+    return JSONResponse({"auth": mode, "tenant": _tenant(request)}, headers={"Cache-Control": "no-store"})
 
 
 def install(app: FastAPI) -> None:
@@ -96,6 +114,8 @@ def install(app: FastAPI) -> None:
     @app.get("/ui/", include_in_schema=False)
     def ui_index() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html", headers=_HEADERS)
+
+    app.get("/ui/api/whoami", include_in_schema=False)(whoami)
 
     @app.get("/ui/api/shared/{name}/events", include_in_schema=False)
     def ui_board_events(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .boards import list_boards
 from .change import MemoryChange
 from .glob import glob_match
 from .network import Network
@@ -40,6 +41,7 @@ __all__ = [
     "SharedMemory",
     "StateProxy",
     "glob_match",
+    "list_boards",
 ]
 
 _LAZY = {"SemanticCache": "cache", "CachedChat": "cached_chat", "DocumentStore": "documents"}

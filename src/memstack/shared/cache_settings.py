@@ -6,7 +6,7 @@ from enum import Enum
 from typing import Final, Literal
 
 from ..errors import InvalidConfiguration
-from ..limits import short_repr
+from ..limits import MAX_TTL_SECONDS, short_repr
 
 __all__ = ["KEEP", "Keep", "MaxMessages", "check_max_messages", "check_threshold", "ttl_ms"]
 
@@ -37,12 +37,15 @@ def ttl_ms(ttl: object) -> int | None:
     """``ttl`` seconds as milliseconds (None: forever).
 
     Raises:
-        InvalidConfiguration: not a number > 0 or None.
+        InvalidConfiguration: not a number > 0 and at most ten years, or None.
     """
     if ttl is None:
         return None
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
-        raise InvalidConfiguration(f"ttl {short_repr(ttl)}: must be a number of seconds > 0 or None")
+    # A range check, not a sign check: 1e308 seconds (or inf) has no millisecond integer.
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl <= MAX_TTL_SECONDS:
+        raise InvalidConfiguration(
+            f"ttl {short_repr(ttl)}: must be a number of seconds > 0 and at most {MAX_TTL_SECONDS}, or None"
+        )
     return max(1, int(ttl * 1000))
 
 

@@ -10,9 +10,10 @@ Framework-free: the HTTP and MCP servers call :func:`run` and map its errors to 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
@@ -29,7 +30,16 @@ from . import working_tools as wm_tools
 from .refusals import is_worded
 from .schemas import TOOLS, ToolSpec, tool_schemas
 
-__all__ = ["MemoryTools", "dispatch", "failed", "parse_arguments", "run", "unknown_tool"]
+__all__ = [
+    "MemoryTools",
+    "check_arguments",
+    "dispatch",
+    "failed",
+    "parse_arguments",
+    "run",
+    "unknown_tool",
+    "worded",
+]
 
 _log = logging.getLogger(__name__)
 _SPECS: Final = {spec.name: spec for spec in TOOLS}
@@ -109,6 +119,15 @@ class MemoryTools:
         """Run one tool call; failures raise typed errors (see :func:`run`)."""
         return run(self, name, arguments)
 
+    def apply(self, name: str, args: BaseModel) -> str:
+        """Run tool ``name`` with arguments already validated by its model (see :func:`run`).
+
+        Raises:
+            MemstackError: the tool failed (worded as :func:`run` says).
+        """
+        with worded(name):
+            return self._handlers[name](args)
+
     def call(self, tool_call: Mapping[str, Any]) -> dict[str, Any]:
         """Run an OpenAI ``tool_calls`` item and return the ``{"role": "tool", ...}`` reply message."""
         function = tool_call.get("function") or {}
@@ -160,6 +179,21 @@ def _problem(err: Any) -> str:
     return f"{where}: {message[:1].lower()}{message[1:]}"
 
 
+def check_arguments(name: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` when every argument name is text and every value JSON within :mod:`memstack.limits`.
+
+    Raises:
+        InvalidValue: the first argument breaking a limit (``invalid arguments for '{name}': …``).
+    """
+    try:
+        for key, value in raw.items():
+            check_text(key, "argument name")
+            check_json(value, key)
+    except InvalidValue as exc:
+        raise InvalidValue(f"invalid arguments for '{name}': {exc}.") from None
+    return raw
+
+
 def parse_arguments(spec: ToolSpec, arguments: object) -> BaseModel:
     """The validated arguments of a call to ``spec`` (JSON text, a mapping, or None for none).
 
@@ -168,13 +202,7 @@ def parse_arguments(spec: ToolSpec, arguments: object) -> BaseModel:
             surrogate, a non-finite number, deep nesting), or a missing, extra or ill-typed
             argument; one line naming the argument, without pydantic's text or links.
     """
-    raw = decode_arguments(spec.name, arguments)
-    try:
-        for key, value in raw.items():
-            check_text(key, "argument name")
-            check_json(value, key)
-    except InvalidValue as exc:
-        raise InvalidValue(f"invalid arguments for '{spec.name}': {exc}.") from None
+    raw = check_arguments(spec.name, decode_arguments(spec.name, arguments))
     try:
         return spec.args.model_validate(raw)
     except ValidationError as exc:
@@ -200,6 +228,18 @@ def failed(name: str, exc: MemstackError) -> MemstackError:
     return reworded
 
 
+@contextlib.contextmanager
+def worded(name: str) -> Iterator[None]:
+    """A :class:`~memstack.errors.MemstackError` raised inside re-raised as :func:`failed` words it."""
+    try:
+        yield
+    except MemstackError as exc:
+        reworded = failed(name, exc)
+        if reworded is exc:
+            raise
+        raise reworded from exc
+
+
 def run(tools: MemoryTools, name: str, arguments: str | Mapping[str, Any] | None) -> str:
     """The text result of the tool call ``name(arguments)``; failures raise.
 
@@ -212,14 +252,7 @@ def run(tools: MemoryTools, name: str, arguments: str | Mapping[str, Any] | None
     spec = _SPECS.get(name) if isinstance(name, str) else None
     if spec is None:
         raise unknown_tool(name, _SPECS)
-    args = parse_arguments(spec, arguments)
-    try:
-        return tools._handlers[spec.name](args)
-    except MemstackError as exc:
-        reworded = failed(spec.name, exc)
-        if reworded is exc:
-            raise
-        raise reworded from exc
+    return tools.apply(spec.name, parse_arguments(spec, arguments))
 
 
 def dispatch(tools: MemoryTools, name: str, arguments_json: str | Mapping[str, Any] | None) -> str:

@@ -50,24 +50,9 @@ def save_memory(memory: LongTermMemory, args: SaveMemoryArgs, hook: SaveHook | N
     return f"Memory saved with id '{entry.id}'."
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    """A time given without an offset is UTC (as over HTTP and in the CLI)."""
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
-
-
 def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
     """``Found {n} memory entries:`` and one line each, or the seed's no-result text."""
-    hits = memory.search(
-        _blank_to_none(args.query),
-        mode=args.mode,
-        category=_blank_to_none(args.category),
-        tags=split_tags(args.tags),
-        created_after=_aware(args.created_after),
-        created_before=_aware(args.created_before),
-        metadata=args.metadata,
-        limit=args.limit,
-        min_score=args.min_score,
-    )
+    hits = memory.search(**args.options())
     if not hits:
         return "No memories found matching the search criteria."
     now = memory.engine.clock.now()

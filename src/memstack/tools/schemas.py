@@ -10,21 +10,21 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import InvalidValue
+from ..longterm.search_params import SearchParams
 
-__all__ = ["TOOLS", "ToolSpec", "tool_schemas"]
+__all__ = ["TOOLS", "ToolSpec", "inline_refs", "parameters", "tool_schemas"]
 
 _TAGS = "Optional comma-separated tags, e.g. 'inbox, urgent'."
 _CATEGORY = "Optional category path, e.g. 'user-preferences/music'."
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+    model_config = ConfigDict(extra="forbid", strict=True, str_strip_whitespace=False, defer_build=True)
 
 
 class SaveMemoryArgs(_Args):
@@ -33,24 +33,8 @@ class SaveMemoryArgs(_Args):
     tags: str | None = Field(None, description=_TAGS)
 
 
-class SearchMemoryArgs(_Args):
-    query: str | None = Field(None, description="Words to search for; omit to list the most recent memories.")
-    category: str | None = Field(None, description="Only memories in this category or its sub-categories.")
-    tags: str | None = Field(
-        None, description="Only memories carrying every one of these comma-separated tags."
-    )
-    mode: Literal["auto", "bm25", "hybrid"] = Field(
-        "auto", description="auto (hybrid when an embedder is configured), bm25 or hybrid."
-    )
-    created_after: datetime | None = Field(None, description="Only memories created at or after (ISO time).")
-    created_before: datetime | None = Field(
-        None, description="Only memories created at or before (ISO time)."
-    )
-    metadata: dict[str, Any] | None = Field(
-        None, description="Only memories whose metadata has these values."
-    )
-    limit: int = Field(20, ge=1, le=100, description="Most memories to return (default 20, the seed's).")
-    min_score: float | None = Field(None, description="Drop ranked memories scoring below this.")
+class SearchMemoryArgs(SearchParams, _Args):
+    """The search parameters every door takes (:class:`~memstack.longterm.search_params.SearchParams`)."""
 
 
 class DeleteMemoryArgs(_Args):
@@ -106,7 +90,7 @@ class ToolSpec:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": _parameters(self.args),
+                "parameters": parameters(self.args),
             },
         }
 
@@ -171,13 +155,34 @@ def tool_schemas(names: Iterable[str] | None = None) -> list[dict[str, Any]]:
     return [spec.schema() for spec in TOOLS if spec.name in wanted]
 
 
-def _parameters(model: type[BaseModel]) -> dict[str, Any]:
+def parameters(model: type[BaseModel], fields: Iterable[str] | None = None) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments: ``model``'s fields (or only ``fields``), without
+    titles, ``X | None`` as an optional ``X``, no other property allowed; references inlined."""
     schema = model.model_json_schema()
-    properties = {name: _clean(prop) for name, prop in schema.get("properties", {}).items()}
+    defs = schema.get("$defs", {})
+    wanted = None if fields is None else set(fields)
+    properties = {
+        name: _clean(inline_refs(prop, defs))
+        for name, prop in schema.get("properties", {}).items()
+        if wanted is None or name in wanted
+    }
     out: dict[str, Any] = {"type": "object", "properties": properties}
-    out["required"] = list(schema.get("required", []))
+    out["required"] = [name for name in schema.get("required", []) if name in properties]
     out["additionalProperties"] = False
     return out
+
+
+def inline_refs(node: Any, defs: dict[str, Any]) -> Any:
+    """``node`` with every ``{"$ref": "#/$defs/X"}`` replaced by X (the models have no cycles)."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            target = defs[ref.rsplit("/", 1)[1]]
+            return inline_refs({**target, **{k: v for k, v in node.items() if k != "$ref"}}, defs)
+        return {k: inline_refs(v, defs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [inline_refs(v, defs) for v in node]
+    return node
 
 
 def _clean(prop: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .entry import WorkingEntry
 from .files import ImportReport, export_dir, import_dir
 from .keys import is_user_namespace, namespace_of
+from .namespaces import list_namespaces
 from .store import DEFAULT_MAX_ENTRIES, DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, WorkingMemory
 
 __all__ = [
@@ -22,5 +23,6 @@ __all__ = [
     "export_dir",
     "import_dir",
     "is_user_namespace",
+    "list_namespaces",
     "namespace_of",
 ]

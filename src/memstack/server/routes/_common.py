@@ -52,7 +52,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     409: _problem("Conflict: exists already, version moved, not a number."),
     413: _problem("Request body too large."),
     422: _problem("The request does not match its schema."),
-    429: _problem("A named limit was reached (session cap, full working-memory namespace)."),
+    429: _problem(
+        "Too many requests: a named limit was reached (session cap, full working-memory namespace), "
+        "this client address sent too many failed authentications (throttled), or the API key "
+        "passed its per-minute rate; the last two carry Retry-After."
+    ),
     500: _problem("An unexpected failure; the detail is generic, the server log has the trace."),
     502: _problem("The embedding backend failed."),
     503: _problem("The storage engine or key store is unavailable or full (see Retry-After)."),

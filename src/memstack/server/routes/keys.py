@@ -9,6 +9,7 @@ from ...errors import EntryNotFound
 from ...wire import api_key_json
 from ..app import AdminKey
 from ..keys import ApiKey, ApiKeyStore
+from ..rates import MAX_RATE
 from ._common import ERRORS
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"], responses=ERRORS)
@@ -20,6 +21,13 @@ class KeyCreate(BaseModel):
     )
     label: str = Field("", max_length=200, description="A note to tell keys apart.")
     admin: bool = Field(False, description="May manage keys over HTTP.")
+    rate: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_RATE,
+        description="Requests per minute the key may make, across every server on the engine "
+        "(429 with Retry-After past it); null: no limit.",
+    )
 
 
 class KeyView(BaseModel):
@@ -27,6 +35,7 @@ class KeyView(BaseModel):
     tenants: list[str]
     label: str
     admin: bool
+    rate: int | None = Field(description="Requests per minute; null: no limit.")
     created_at: str = Field(description="ISO-8601 UTC.")
 
 
@@ -59,7 +68,7 @@ def list_keys(request: Request, _admin: AdminKey) -> KeyList:
 
 @router.post("", response_model=CreatedKey, status_code=status.HTTP_201_CREATED, summary="Create an API key")
 def create_key(request: Request, _admin: AdminKey, body: KeyCreate) -> CreatedKey:
-    record, token = _store(request).create(body.tenants, body.label, admin=body.admin)
+    record, token = _store(request).create(body.tenants, body.label, admin=body.admin, rate=body.rate)
     return CreatedKey(**_view(record).model_dump(), token=token)
 
 

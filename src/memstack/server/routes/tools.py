@@ -1,31 +1,37 @@
-"""``/v1/tools``: the agent memory tools over HTTP (the same dispatcher the MCP server uses)."""
+"""``/v1/tools``: the agent tools over HTTP, generated from the registry (the MCP server runs the
+same dispatcher, :mod:`memstack.ops.tools`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from ...ops.tools import ToolCall, acall_tool, tool_specs
 from ..app import TenantMemory
-from ..toolbox import call_tool, tool_specs
 from ._common import ERRORS
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"], responses=ERRORS)
 
 
-class ToolCall(BaseModel):
+class ToolCallIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     arguments: dict[str, Any] | str | None = Field(
         None, description="The tool's arguments: an object or a JSON string (as an LLM emitted it)."
     )
-    session_id: str = Field("default", description="Session the tools act for.")
-    scope: str = Field("default", description="Long-term scope.")
-    namespace: str | None = Field(None, description="Working-memory namespace (default session/{id}).")
+    session_id: str = Field("default", max_length=128, description="Session the tools act for.")
+    scope: str = Field("default", max_length=128, description="Long-term scope.")
+    namespace: str | None = Field(
+        None, max_length=300, description="Working-memory namespace (default session/{id})."
+    )
 
 
-class ToolResult(BaseModel):
+class ToolResultOut(BaseModel):
     name: str
     result: str = Field(description="The tool's text result.")
+    data: Any = Field(None, description="The operation's JSON result (null for text-only tools).")
 
 
 class ToolList(BaseModel):
@@ -39,14 +45,13 @@ def list_tools() -> ToolList:
 
 @router.post(
     "/{name}",
-    response_model=ToolResult,
+    response_model=ToolResultOut,
     summary="Run one tool call",
     description="A failure is a problem with the status of its error: 404 for an unknown tool or "
     "an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full "
     "working-memory namespace, 503 when the engine is unavailable.",
 )
-def call(mem: TenantMemory, name: str, body: ToolCall) -> ToolResult:
-    text = call_tool(
-        mem, name, body.arguments, session_id=body.session_id, scope=body.scope, namespace=body.namespace
-    )
-    return ToolResult(name=name, result=text)
+async def call(mem: TenantMemory, name: str, body: ToolCallIn) -> ToolResultOut:
+    context = ToolCall(session_id=body.session_id, scope=body.scope, namespace=body.namespace)
+    result = await acall_tool(mem, name, body.arguments, context)
+    return ToolResultOut(name=name, result=result.text, data=result.data)

@@ -1,0 +1,5 @@
+"""``python -m memstack``: the command line (``memstack``)."""
+
+from memstack.cli import main
+
+main()

@@ -1,0 +1,140 @@
+"""Operations of long-term memory: save, search, read, delete, and the scopes, categories and tags."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from .._memory import Memory
+from ..errors import EntryNotFound
+from ..longterm.scopes import list_scopes
+from ..longterm.search_params import SearchParams
+from ..wire import HitJSON, MemoryJSON, hit_json, memory_json
+from .fields import Metadata, Scope, Subject, Tags
+from .paging import Page, PageRequest, page_of
+from .spec import Ops, Request, cli, http
+
+__all__ = ["OPS", "SearchMemories"]
+
+MemoryId = Field(max_length=128, description="A memory id.")
+Profile = Literal["default", "plain", "conversation", "rm3", "rocchio", "rockbot"]
+
+
+class Hits(TypedDict):
+    items: list[HitJSON]
+
+
+class Names(TypedDict):
+    items: list[str]
+
+
+class Deleted(TypedDict):
+    id: str
+    deleted: bool
+
+
+class ListScopes(PageRequest):
+    """Which page of the scopes that hold memories."""
+
+
+class SaveMemory(Request):
+    scope: Scope = "default"
+    id: str | None = Field(None, max_length=128, description="Save under this id (an update when it exists).")
+    content: str = Field(description="The fact or preference (non-blank).")
+    category: str | None = Field(None, max_length=512, description="A path such as user-preferences/music.")
+    tags: Tags = Field(None, description="Tags: a list, or one comma-separated text.")
+    metadata: Metadata = None
+    subject: Subject = None
+
+
+class SearchMemories(SearchParams, Request):
+    scope: Scope = "default"
+    profile: Profile = Field(
+        "default",
+        description="Search profile: default, plain, conversation, rm3, rocchio or rockbot (the original's).",
+    )
+
+
+class OneMemory(Request):
+    scope: Scope = "default"
+    id: str = MemoryId
+
+
+class OfScope(Request):
+    scope: Scope = "default"
+
+
+ops = Ops()
+_ONE = "/v1/memories/{id}"
+_SCOPED = ("scope",)
+
+
+@ops("memories.scopes", "memstack.longterm.list_scopes(mem.engine)", tool="list_memory_scopes")
+@http("GET /v1/memory-scopes")
+@cli("memories scopes")
+def _scopes(mem: Memory, r: ListScopes) -> Page:
+    """List the scopes that hold memories (sorted, paged)."""
+    return page_of(list_scopes(mem.engine), r)
+
+
+@ops("memories.save", "mem.long_term(scope).save(content=...)")
+@http("POST /v1/memories", status=201, query=_SCOPED)
+@http("PUT " + _ONE, query=_SCOPED)
+@cli("memories save CONTENT")
+def _save(mem: Memory, r: SaveMemory) -> MemoryJSON:
+    """Save a memory (an update when the id exists)."""
+    entry = mem.long_term(r.scope).save(
+        id=r.id, content=r.content, category=r.category, tags=r.tags, metadata=r.metadata, subject=r.subject
+    )
+    return memory_json(entry)
+
+
+@ops("memories.search", "mem.long_term(scope).search(query)")
+@http("GET /v1/memories")
+@cli("memories search QUERY")
+def _search(mem: Memory, r: SearchMemories) -> Hits:
+    """Search memories (BM25; hybrid with an embedder); a blank query lists the newest."""
+    memories = mem.long_term(r.scope) if r.profile == "default" else mem.long_term(r.scope, profile=r.profile)
+    return {"items": [hit_json(h) for h in memories.search(**SearchParams.options(r))]}
+
+
+@ops("memories.get", "mem.long_term(scope).get(id)")
+@http("GET " + _ONE)
+@cli("memories get ID")
+def _get(mem: Memory, r: OneMemory) -> MemoryJSON:
+    """One memory."""
+    entry = mem.long_term(r.scope).get(r.id)
+    if entry is None:
+        raise EntryNotFound(f"no memory {r.id!r} in scope {r.scope!r}")
+    return memory_json(entry)
+
+
+@ops("memories.delete", "mem.long_term(scope).delete(id)")
+@http("DELETE " + _ONE)
+@cli("memories delete ID")
+def _delete(mem: Memory, r: OneMemory) -> Deleted:
+    """Delete a memory."""
+    if not mem.long_term(r.scope).delete(r.id):
+        raise EntryNotFound(f"no memory {r.id!r} in scope {r.scope!r}")
+    return {"id": r.id, "deleted": True}
+
+
+@ops("memories.categories", "mem.long_term(scope).list_categories()")
+@http("GET /v1/memory-categories")
+@cli("memories categories")
+def _categories(mem: Memory, r: OfScope) -> Names:
+    """The categories in use in a scope."""
+    return {"items": mem.long_term(r.scope).list_categories()}
+
+
+@ops("memories.tags", "mem.long_term(scope).list_tags()")
+@http("GET /v1/memory-tags")
+@cli("memories tags")
+def _tags(mem: Memory, r: OfScope) -> Names:
+    """The tags in use in a scope."""
+    return {"items": mem.long_term(r.scope).list_tags()}
+
+
+OPS = tuple(ops.all)

@@ -1,0 +1,86 @@
+"""The registry: every operation of every tier, in the order the doors list them.
+
+Each tier module under :mod:`memstack.ops` holds a tuple ``OPS``; :data:`OPERATIONS` joins them
+and :func:`check` proves the doors they generate cannot collide (one name per operation, tool,
+command and route).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from . import agent, conversations, dream, memories, sessions, shared, shared_cache, turn, working
+from .spec import Op
+
+__all__ = ["GROUPS", "OPERATIONS", "check", "operation", "tool_operation"]
+
+GROUPS: Mapping[str, str] = MappingProxyType(
+    {
+        "sessions": "Session state: sessions, keys, counters, history.",
+        "conversations": "Conversations: messages, the active thread, token-limited history.",
+        "memories": "Long-term memories: save, search, scopes, categories, tags, export, import.",
+        "working": "Working memory: namespaces, list, search, set, get, delete.",
+        "shared": "Shared boards: keys with versions, the semantic cache and documents.",
+        "dream": "Dream passes: consolidation, preferences, dedupe; history, undo, feedback.",
+    }
+)
+"""The command groups of the generated commands, with their help (in the order shown)."""
+
+_MODULES = (sessions, conversations, memories, working, shared, shared_cache, dream, turn, agent)
+
+
+def check(ops: Iterable[Op[Any]]) -> dict[str, Op[Any]]:
+    """The operations by name, after proving their doors cannot collide.
+
+    Raises:
+        ValueError: two operations with one name, tool, command or route, or a door naming a
+            field its request does not have.
+    """
+    by_name: dict[str, Op[Any]] = {}
+    seen: dict[str, str] = {}
+    for op in ops:
+        doors = [f"name {op.name}"]
+        doors += [f"tool {op.tool.name}"] if op.tool else []
+        doors += [f"command {op.cli.words}"] if op.cli else []
+        doors += [f"route {h.method} {re.sub(r'{[^}]+}', '{}', h.path)}" for h in op.http]
+        for door in doors:
+            if door in seen:
+                raise ValueError(f"{op.name} and {seen[door]} share the {door}")
+            seen[door] = op.name
+        named = [f for h in op.http for f in (*h.path_fields, *(h.query or ()))]
+        if op.cli:
+            named += [*op.cli.args, *op.cli.names, *op.cli.defaults, *op.cli.blank_is_null]
+        if op.tool:
+            named += [*(op.tool.fields or ()), *op.tool.fixed, *op.tool.defaults]
+        unknown = sorted(set(named) - set(op.fields))
+        if unknown:
+            raise ValueError(f"{op.name}: its doors name fields its request lacks: {unknown}")
+        if op.cli and op.cli.group is not None and op.cli.group not in GROUPS:
+            raise ValueError(f"{op.name}: command group {op.cli.group!r} is not in GROUPS")
+        by_name[op.name] = op
+    return by_name
+
+
+OPERATIONS: Mapping[str, Op[Any]] = MappingProxyType(check(op for module in _MODULES for op in module.OPS))
+"""Every operation by name, in door order."""
+
+_TOOLS: Mapping[str, Op[Any]] = MappingProxyType(
+    {op.tool.name: op for op in OPERATIONS.values() if op.tool is not None}
+)
+
+
+def operation(name: str) -> Op[Any]:
+    """The operation called ``name``.
+
+    Raises:
+        KeyError: no such operation.
+    """
+    return OPERATIONS[name]
+
+
+def tool_operation(name: str) -> Op[Any] | None:
+    """The operation whose tool is called ``name``, or None."""
+    return _TOOLS.get(name)

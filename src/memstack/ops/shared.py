@@ -1,0 +1,143 @@
+"""Operations of reactive shared memory (boards): snapshots, long-poll reads, compare-and-set."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from .._memory import Memory
+
+if TYPE_CHECKING:
+    from ..shared import SharedMemory
+from ..errors import EntryNotFound
+from .fields import Board, Json, Subject
+from .paging import Page, PageRequest, page_of
+from .spec import Ops, Request, cli, http
+
+__all__ = ["MAX_WAIT", "OPS"]
+
+MAX_WAIT = 60.0
+"""The longest ``wait`` a request may ask for (a server may cut it shorter)."""
+Key = Field(max_length=256, description="A key of the board.")
+
+
+class Snapshot(TypedDict):
+    name: str
+    snapshot: dict[str, Any]
+
+
+class KeyValue(TypedDict):
+    name: str
+    key: str
+    value: Any
+    version: int
+
+
+class Deleted(TypedDict):
+    name: str
+    key: str
+    previous: Any
+
+
+class ListBoards(PageRequest):
+    """Which page of the boards that hold anything."""
+
+
+class OneBoard(Request):
+    name: Board
+
+
+class ReadKey(Request):
+    name: Board
+    key: str = Key
+    wait: float = Field(0, ge=0, le=MAX_WAIT, description="Seconds to wait for a missing key (long poll).")
+
+
+class WriteKey(Request):
+    name: Board
+    key: str = Key
+    value: Json
+    version: int | None = Field(
+        None, ge=0, description="Write only if the key is at this version (0: absent)."
+    )
+    subject: Subject = None
+
+
+class OneKey(Request):
+    name: Board
+    key: str = Key
+
+
+def _board(mem: Memory, name: str) -> SharedMemory:
+    from ..shared import SharedMemory
+
+    return SharedMemory(mem.engine, name, enable_cache=False)
+
+
+ops = Ops()
+_KEY = "/v1/shared/{name}/keys/{key}"
+
+
+@ops("shared.list", "memstack.shared.list_boards(mem.engine)", tool="list_shared_boards")
+@http("GET /v1/shared")
+@cli("shared list")
+def _boards(mem: Memory, r: ListBoards) -> Page:
+    """List the boards that hold anything (sorted, paged)."""
+    from ..shared import list_boards
+
+    return page_of(list_boards(mem.engine), r)
+
+
+@ops("shared.show", "mem.shared(name).to_dict()")
+@http("GET /v1/shared/{name}")
+@cli("shared show NAME")
+def _snapshot(mem: Memory, r: OneBoard) -> Snapshot:
+    """A whole board (its snapshot)."""
+    with _board(mem, r.name) as board:
+        return {"name": r.name, "snapshot": board.to_dict()}
+
+
+@ops("shared.get", "mem.shared(name).get(key, wait=...)")
+@http("GET " + _KEY)
+@cli("shared get NAME KEY")
+async def _get(mem: Memory, r: ReadKey) -> KeyValue:
+    """Read a key of a board with its version; wait long-polls for a missing key."""
+    with _board(mem, r.name) as board:
+        if r.wait > 0:
+            await board.aget(r.key, wait=r.wait)
+        elif r.key not in board:
+            raise EntryNotFound(f"shared memory {r.name!r} has no key {r.key!r}")
+        value, version = board.get_with_version(r.key)
+        return {"name": r.name, "key": r.key, "value": value, "version": version}
+
+
+@ops("shared.put", "mem.shared(name).set(key, value)")
+@http("PUT " + _KEY)
+@cli("shared put NAME KEY VALUE")
+def _put(mem: Memory, r: WriteKey) -> KeyValue:
+    """Write a key of a board (compare-and-set with a version)."""
+    with _board(mem, r.name) as board:
+        if r.version is not None:
+            version = board.set_if(r.key, r.value, version=r.version, subject=r.subject)
+        else:
+            board.set(r.key, r.value, subject=r.subject)
+            version = board.version(r.key)
+        return {"name": r.name, "key": r.key, "value": r.value, "version": version}
+
+
+@ops("shared.delete", "mem.shared(name).delete(key)")
+@http("DELETE " + _KEY)
+@cli("shared delete NAME KEY")
+def _delete(mem: Memory, r: OneKey) -> Deleted:
+    """Delete a key of a board."""
+    with _board(mem, r.name) as board:
+        found = r.key in board
+        previous = board.delete(r.key) if found else None
+    if not found:
+        raise EntryNotFound(f"shared memory {r.name!r} has no key {r.key!r}")
+    return {"name": r.name, "key": r.key, "previous": previous}
+
+
+OPS = tuple(ops.all)

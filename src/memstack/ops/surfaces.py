@@ -1,0 +1,143 @@
+"""The README's tables of surfaces, generated from the registry.
+
+``python -m memstack.ops.surfaces README.md`` rewrites the tables between their markers
+(``<!-- surfaces:begin -->`` … ``<!-- surfaces:end -->`` and the same for ``search``);
+tests/ops/test_surfaces.py fails while the README differs from what this module generates.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Final
+
+from .registry import GROUPS, OPERATIONS
+from .request import field_kind
+from .spec import Op
+
+__all__ = ["MARKERS", "rewrite", "search_table", "surfaces_table"]
+
+MARKERS: Final = ("surfaces", "search")
+"""The generated blocks of the README, by marker name."""
+
+
+def _code(text: str) -> str:
+    return f"`{text}`"
+
+
+def _cli(op: Op[Any]) -> str:
+    if op.cli is None:
+        return "—"
+    args = " ".join(op.cli.names.get(f, (f.upper(),))[0] for f in op.cli.args)
+    return _code(f"{op.cli.words} {args}".strip())
+
+
+def _http(op: Op[Any]) -> str:
+    if not op.http:
+        return f"`POST /v1/tools/{op.tool.name}`" if op.tool is not None else "—"
+    return "<br>".join(_code(f"{h.method} {h.path.replace(':path', '')}") for h in op.http)
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def surfaces_table() -> str:
+    """Every operation with its library call, command, routes and tool, grouped by tier."""
+    lines = [
+        _row(("operation", "what it does", "library", "CLI (`.venv/bin/memstack …`)", "HTTP", "MCP tool")),
+        _row(("---",) * 6),
+    ]
+    for op in OPERATIONS.values():
+        tool = _code(op.tool.name) if op.tool is not None else "—"
+        lines.append(_row((_code(op.name), op.summary, _code(op.library), _cli(op), _http(op), tool)))
+    groups = ", ".join(_code(g) for g in GROUPS)
+    lines.append("")
+    lines.append(f"Command groups generated from the registry: {groups}.")
+    return "\n".join(lines)
+
+
+def search_table() -> str:
+    """The long-term search parameters on every surface (one row per field of the request)."""
+    op = OPERATIONS["memories.search"]
+    assert op.cli is not None
+    tool = OPERATIONS["agent.search_memory"]
+    lines = [
+        _row(
+            (
+                "parameter",
+                "rule",
+                "library `search()`",
+                "CLI `memories search`",
+                "HTTP `GET /v1/memories`",
+                "tool `search_memory`",
+            )
+        ),
+        _row(("---",) * 6),
+    ]
+    for name, info in op.request.model_fields.items():
+        if name == "scope":
+            continue
+        kind = field_kind(info)
+        if name in op.cli.args:
+            cli = "argument"
+        else:
+            flag = op.cli.names.get(name, ("--" + name.replace("_", "-"),))[0]
+            cli = f"`{flag} a,b`" if kind == "tags" else _code(flag)
+        http = (
+            f"`{name}` (repeated)"
+            if kind == "tags"
+            else (f"`{name}` (JSON text)" if kind == "json" else _code(name))
+        )
+        offered = name in tool.request.model_fields
+        library = _code(name) if name != "profile" else "`mem.long_term(scope, profile=…)`"
+        lines.append(
+            _row(
+                (
+                    _code(name),
+                    (info.description or "").rstrip("."),
+                    library,
+                    cli,
+                    http,
+                    _code(name) if offered else "—",
+                )
+            )
+        )
+    return "\n".join(lines)
+
+
+_TABLES = {"surfaces": surfaces_table, "search": search_table}
+
+
+def rewrite(text: str) -> str:
+    """``text`` (the README) with every generated block replaced by its table.
+
+    Raises:
+        ValueError: a marker is missing.
+    """
+    for marker in MARKERS:
+        begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+        if begin not in text or end not in text:
+            raise ValueError(f"the README has no {begin} … {end} block")
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = f"{head}{begin}\n{_TABLES[marker]()}\n{end}{tail}"
+    return text
+
+
+def main(argv: list[str]) -> int:
+    """Rewrite the README named in ``argv`` (default ``README.md``); 0 when it was up to date."""
+    path = Path(argv[0] if argv else "README.md")
+    old = path.read_text(encoding="utf-8")
+    new = rewrite(old)
+    if new != old:
+        path.write_text(new, encoding="utf-8")
+        print(f"{path}: tables of surfaces rewritten")
+        return 1
+    print(f"{path}: up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
