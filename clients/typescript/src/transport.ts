@@ -124,7 +124,8 @@ export function buildRequest(baseUrl: string, spec: OperationSpec, input: Record
     if (kind === "array" && Array.isArray(value)) {
       for (const item of value) url.searchParams.append(name, queryText(item));
     } else if (kind === "json") {
-      url.searchParams.append(name, JSON.stringify(value));
+      // The document types it as JSON text; an object given anyway is written as that text.
+      url.searchParams.append(name, typeof value === "string" ? value : JSON.stringify(value));
     } else {
       url.searchParams.append(name, queryText(value));
     }
@@ -233,7 +234,10 @@ export class Transport {
       return await this.fetch(url, init);
     } catch (cause) {
       if (options.signal?.aborted) throw abortReason(options.signal);
-      throw new NetworkError(`${spec.method} ${url}: no answer (${String((cause as Error)?.message ?? cause)})`, {
+      // fetch's own message is generic ("fetch failed"): the reason is its cause's.
+      const inner = (cause as { cause?: { message?: unknown } })?.cause?.message;
+      const reason = `${String((cause as Error)?.message ?? cause)}${inner === undefined ? "" : `: ${String(inner)}`}`;
+      throw new NetworkError(`${spec.method} ${url}: no answer (${reason})`, {
         operation: id,
         cause,
       });

@@ -21,6 +21,8 @@ let dir: string;
 before(async () => {
   server = await serve();
   dir = mkdtempSync(join(tmpdir(), "memstack-ts-readme-"));
+  // The examples are ES modules (top-level await), as in a package of "type": "module".
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
 });
 after(async () => {
   rmSync(dir, { recursive: true, force: true });

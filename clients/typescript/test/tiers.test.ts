@@ -81,7 +81,7 @@ describe("memories", () => {
       tagged.items.map((h) => h.entry.id),
       [saved.id],
     );
-    const filtered = await mem.memories.search({ scope: "alice", query: "alice", filter: { year: { $gte: 2019 } } });
+    const filtered = await mem.memories.search({ scope: "alice", query: "alice", filter: JSON.stringify({ year: { $gte: 2019 } }) });
     assert.deepEqual(
       filtered.items.map((h) => h.entry.id),
       [saved.id],

@@ -176,7 +176,9 @@ def _put(mem: Memory, r: PutValue) -> KeyValue:
     # With create: the create is one guarded batch, so of two concurrent first writes one creates
     # and the other finds it created; both then write.
     if r.subject is not None and not r.create:
-        problem = "a session's subject is set when it is created: add create (--create) or use sessions create"
+        problem = (
+            "a session's subject is set when it is created: add create (--create) or use sessions create"
+        )
         raise InvalidRequest(f"subject: {problem}", (("subject", problem),))
     if r.create and not mem.sessions.exists(r.session_id):
         with contextlib.suppress(SessionExists):

@@ -10,7 +10,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: operations["healthz_healthz_get"];
+        get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -27,7 +27,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: the storage engine answers */
-        get: operations["readyz_readyz_get"];
+        get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -233,7 +233,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run (or dry-run) dream passes over a scope (chat model: MEMSTACK_CHAT_URL, MEMSTACK_CHAT_MODEL) */
+        /** Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model */
         post: operations["dream_run"];
         delete?: never;
         options?: never;
@@ -266,7 +266,7 @@ export interface paths {
             cookie?: never;
         };
         /** Version, engine and retrieval setting */
-        get: operations["info_v1_info_get"];
+        get: operations["info"];
         put?: never;
         post?: never;
         delete?: never;
@@ -651,8 +651,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search stored documents, best match first */
+        /** Search stored documents, best match first (filter language over the metadata, paging) */
         post: operations["documents_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shared/{name}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Watch a board: its snapshot, then one change event per write (server-sent events) */
+        get: operations["shared_watch"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -678,6 +695,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/store/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Store an item in a namespace, replacing the key's item (LangGraph's put) */
+        post: operations["store_put"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/store/items/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete an item (no error when there is none, as in LangGraph) */
+        post: operations["store_delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/store/items/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Read an item by namespace and key (EntryNotFound when there is none) */
+        post: operations["store_get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/store/items/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Items under a namespace prefix, filtered, ranked by a query (LangGraph's search) */
+        post: operations["store_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/store/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The namespaces holding items, by prefix, suffix and depth (LangGraph's list_namespaces) */
+        post: operations["store_namespaces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -686,7 +788,7 @@ export interface paths {
             cookie?: never;
         };
         /** Tool schemas in the OpenAI tool format */
-        get: operations["list_tools_v1_tools_get"];
+        get: operations["list_tools"];
         put?: never;
         post?: never;
         delete?: never;
@@ -708,7 +810,7 @@ export interface paths {
          * Run one tool call
          * @description A failure is a problem with the status of its error: 404 for an unknown tool or an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full working-memory namespace, 503 when the engine is unavailable.
          */
-        post: operations["call_v1_tools__name__post"];
+        post: operations["call_tool"];
         delete?: never;
         options?: never;
         head?: never;
@@ -924,6 +1026,13 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** Done */
+        Done: {
+            /** Key */
+            key: string;
+            /** Namespace */
+            namespace: string[];
+        };
         /**
          * DreamRecordJSON
          * @description A whole dream record: every retired and created entry.
@@ -1012,6 +1121,28 @@ export interface components {
             /** Timestamp */
             timestamp: string;
         };
+        /** Found */
+        Found: {
+            /** Items */
+            items: components["schemas"]["FoundJSON"][];
+        };
+        /** FoundJSON */
+        FoundJSON: {
+            /** Created At */
+            created_at: string;
+            /** Key */
+            key: string;
+            /** Namespace */
+            namespace: string[];
+            /** Score */
+            score: number | null;
+            /** Updated At */
+            updated_at: string;
+            /** Value */
+            value: {
+                [key: string]: unknown;
+            };
+        };
         /** History */
         History: {
             /** Entries */
@@ -1048,6 +1179,21 @@ export interface components {
             retrieval: components["schemas"]["RetrievalOut"];
             /** Version */
             version: string;
+        };
+        /** ItemJSON */
+        ItemJSON: {
+            /** Created At */
+            created_at: string;
+            /** Key */
+            key: string;
+            /** Namespace */
+            namespace: string[];
+            /** Updated At */
+            updated_at: string;
+            /** Value */
+            value: {
+                [key: string]: unknown;
+            };
         };
         /** Keys */
         Keys: {
@@ -1193,6 +1339,11 @@ export interface components {
             /** Items */
             items: string[];
         };
+        /** Namespaces */
+        Namespaces: {
+            /** Namespaces */
+            namespaces: string[][];
+        };
         /**
          * Page
          * @description One page of ids, sorted; pass ``next_cursor`` back as ``cursor`` for the next one.
@@ -1211,7 +1362,7 @@ export interface components {
             /** Detail */
             detail: string;
             /** @description The memstack error class name (absent on plain HTTP errors: see title). */
-            error?: ("MemstackError" | "AlreadyExists" | "SessionExists" | "ChatError" | "Conflict" | "EmbeddingError" | "EngineError" | "CrossSlot" | "EngineClosed" | "EngineUnavailable" | "EngineFull" | "NotReplicated" | "WrongType" | "InvalidInput" | "InvalidCategory" | "InvalidConfiguration" | "InvalidKey" | "InvalidSessionId" | "InvalidUrl" | "InvalidValue" | "InvalidFilter" | "LimitReached" | "DreamRefused" | "NamespaceFull" | "SessionLimitReached" | "NotANumber" | "NotFound" | "EntryNotFound" | "SessionNotFound" | "UnknownTool" | "ScriptExhausted" | "WaitTimeout" | "BadRequest" | "Unauthorized" | "Forbidden" | "MethodNotAllowed" | "PayloadTooLarge" | "ServiceUnavailable" | "HTTPError" | "RequestValidationError" | "InternalError") | null;
+            error?: ("MemstackError" | "AlreadyExists" | "SessionExists" | "ChatError" | "Conflict" | "EmbeddingError" | "EngineError" | "CrossSlot" | "EngineClosed" | "EngineUnavailable" | "EngineFull" | "NotReplicated" | "WrongType" | "InvalidInput" | "InvalidCategory" | "InvalidConfiguration" | "InvalidKey" | "InvalidSessionId" | "InvalidUrl" | "InvalidValue" | "InvalidFilter" | "InvalidRequest" | "LimitReached" | "DreamRefused" | "NamespaceFull" | "SessionLimitReached" | "NotANumber" | "NotFound" | "EntryNotFound" | "SessionNotFound" | "UnknownTool" | "ScriptExhausted" | "WaitTimeout" | "BadRequest" | "Unauthorized" | "Forbidden" | "MethodNotAllowed" | "PayloadTooLarge" | "TooManyRequests" | "ServiceUnavailable" | "HTTPError" | "RequestValidationError" | "InternalError") | null;
             /** Status */
             status: number;
             /** Title */
@@ -1264,6 +1415,16 @@ export interface components {
             mode: string;
             /** Model */
             model: string | null;
+            /**
+             * Pending
+             * @description Entries (every tenant) waiting for a vector of this model; null in BM25 mode.
+             */
+            pending: number | null;
+            /**
+             * Stale
+             * @description Entries whose vector is another model's (recomputed by reembed); null in BM25 mode.
+             */
+            stale: number | null;
         };
         /** Snapshot */
         Snapshot: {
@@ -1397,7 +1558,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    healthz_healthz_get: {
+    healthz: {
         parameters: {
             query?: never;
             header?: never;
@@ -1419,7 +1580,7 @@ export interface operations {
             };
         };
     };
-    readyz_readyz_get: {
+    readyz: {
         parameters: {
             query?: never;
             header?: never;
@@ -1580,7 +1741,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1728,7 +1889,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1874,7 +2035,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2033,7 +2194,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2184,7 +2345,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2368,7 +2529,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2516,7 +2677,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2665,7 +2826,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2725,6 +2886,8 @@ export interface operations {
                 "application/json": {
                     /** @description correction, positive, negative… */
                     kind: string;
+                    /** @description The end user this is about (for forget). */
+                    subject?: string | null;
                     /** @description What the user said about the assistant. */
                     text: string;
                 };
@@ -2820,7 +2983,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2968,7 +3131,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3117,7 +3280,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3266,7 +3429,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3340,7 +3503,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Run (or dry-run) dream passes over a scope (chat model: MEMSTACK_CHAT_URL, MEMSTACK_CHAT_MODEL). */
+            /** @description Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3429,7 +3592,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3594,7 +3757,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3636,7 +3799,7 @@ export interface operations {
             };
         };
     };
-    info_v1_info_get: {
+    info: {
         parameters: {
             query?: never;
             header?: {
@@ -3737,7 +3900,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3788,6 +3951,8 @@ export interface operations {
                 created_after?: string;
                 /** @description Only memories created at or before this time. */
                 created_before?: string;
+                /** @description JSON: The filter language, ANDed with the above: {"field": value} or {"field": {"$gte": 3}} ($eq $ne $gt $gte $lt $lte $in $nin $contains $exists; $and $or $not). */
+                filter?: string;
                 /** @description Most hits (1-1000). */
                 limit?: number;
                 /** @description JSON: Only memories whose metadata has these values ({"k": 1}). */
@@ -3796,6 +3961,8 @@ export interface operations {
                 min_score?: number | null;
                 /** @description auto (hybrid when an embedder is configured), bm25 or hybrid. */
                 mode?: "auto" | "bm25" | "hybrid";
+                /** @description Hits to skip first, for paging (0-10000). */
+                offset?: number;
                 /** @description Search profile: default, plain, conversation, rm3, rocchio or rockbot (the original's). */
                 profile?: "default" | "plain" | "conversation" | "rm3" | "rocchio" | "rockbot";
                 /** @description Words to search for; blank or absent lists the newest. */
@@ -3903,7 +4070,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4068,7 +4235,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4217,7 +4384,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4383,7 +4550,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4532,7 +4699,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4678,7 +4845,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4826,7 +4993,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4972,7 +5139,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5120,7 +5287,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5274,7 +5441,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5420,7 +5587,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5566,7 +5733,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5715,7 +5882,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5861,7 +6028,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6007,7 +6174,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6155,7 +6322,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6220,6 +6387,8 @@ export interface operations {
                      * @default false
                      */
                     create?: boolean;
+                    /** @description With create: the end user the new session is about (for forget). */
+                    subject?: string | null;
                     /** @description Any JSON value. */
                     value: unknown;
                 };
@@ -6315,7 +6484,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6463,7 +6632,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6621,7 +6790,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6769,7 +6938,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6915,7 +7084,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7061,7 +7230,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7127,6 +7296,8 @@ export interface operations {
                     query: string;
                     /** @description Any JSON value. */
                     response: unknown;
+                    /** @description The end user this is about (for forget). */
+                    subject?: string | null;
                     /** @description Seconds to keep it; absent keeps it forever. */
                     ttl?: number | null;
                 };
@@ -7222,7 +7393,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7382,7 +7553,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7537,7 +7708,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7695,7 +7866,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7841,7 +8012,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -7987,7 +8158,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8135,7 +8306,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8201,6 +8372,8 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description The end user this is about (for forget). */
+                    subject?: string | null;
                 };
             };
         };
@@ -8294,7 +8467,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8442,7 +8615,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8500,18 +8673,27 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The filter language over the metadata: {"field": value} or {"field": {"$gte": 3}}. */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
                     /**
                      * @description Most results (1-100).
                      * @default 5
                      */
                     limit?: number;
+                    /**
+                     * @description Hits to skip first, for paging (0-10000).
+                     * @default 0
+                     */
+                    offset?: number;
                     /** @description The question (cache) or words (documents) to look for. */
                     query: string;
                 };
             };
         };
         responses: {
-            /** @description Search stored documents, best match first. */
+            /** @description Search stored documents, best match first (filter language over the metadata, paging). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8600,7 +8782,172 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    shared_watch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event: "snapshot";
+                        name: string;
+                        snapshot: {
+                            [key: string]: unknown;
+                        };
+                    } | {
+                        correlation_id?: string;
+                        /** @enum {string} */
+                        event: "change";
+                        key: string;
+                        network_name?: string;
+                        /** @description The value before (absent: the key was new). */
+                        previous?: unknown;
+                        /** @description When (ISO 8601, UTC, Z). */
+                        timestamp: string;
+                        /** @description The new value (absent: the key was deleted). */
+                        value?: unknown;
+                        writer?: string;
+                    };
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8751,7 +9098,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -8910,7 +9257,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9058,7 +9405,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9100,7 +9447,811 @@ export interface operations {
             };
         };
     };
-    list_tools_v1_tools_get: {
+    store_put: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Paths to embed (false: none; absent: the store's index fields). */
+                    index?: false | string[] | null;
+                    /** @description The item's key in its namespace. */
+                    key: string;
+                    /** @description The namespace: its labels, outermost first. */
+                    namespace: string[];
+                    /** @description Minutes the item lives (absent: until deleted). */
+                    ttl?: number | null;
+                    /** @description The item: a JSON object. */
+                    value: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Store an item in a namespace, replacing the key's item (LangGraph's put). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Done"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    store_delete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The item's key in its namespace. */
+                    key: string;
+                    /** @description The namespace: its labels, outermost first. */
+                    namespace: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Delete an item (no error when there is none, as in LangGraph). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Done"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    store_get: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The item's key in its namespace. */
+                    key: string;
+                    /** @description The namespace: its labels, outermost first. */
+                    namespace: string[];
+                    /**
+                     * @description Restart the TTL of what is read (LangGraph's default: true).
+                     * @default true
+                     */
+                    refresh_ttl?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Read an item by namespace and key (EntryNotFound when there is none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemJSON"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    store_search: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Fields the value must match: a value, or operators ($eq, $ne, $gt, $gte, $lt, $lte). */
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /**
+                     * @description Most items (1-1000).
+                     * @default 10
+                     */
+                    limit?: number;
+                    /** @description The namespace: its labels, outermost first. */
+                    namespace_prefix?: string[];
+                    /**
+                     * @description Items to skip first.
+                     * @default 0
+                     */
+                    offset?: number;
+                    /** @description Words to rank by (absent: newest first). */
+                    query?: string | null;
+                    /**
+                     * @description Restart the TTL of what is read (LangGraph's default: true).
+                     * @default true
+                     */
+                    refresh_ttl?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Items under a namespace prefix, filtered, ranked by a query (LangGraph's search). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Found"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    store_namespaces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Most namespaces (1-1000).
+                     * @default 100
+                     */
+                    limit?: number;
+                    /** @description Cut namespaces to this many labels. */
+                    max_depth?: number | null;
+                    /**
+                     * @description Namespaces to skip first.
+                     * @default 0
+                     */
+                    offset?: number;
+                    /** @description Labels the namespace starts with ('*': any label). */
+                    prefix?: string[] | null;
+                    /** @description Labels the namespace ends with ('*': any label). */
+                    suffix?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The namespaces holding items, by prefix, suffix and depth (LangGraph's list_namespaces). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Namespaces"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    list_tools: {
         parameters: {
             query?: never;
             header?: {
@@ -9201,7 +10352,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9243,7 +10394,7 @@ export interface operations {
             };
         };
     };
-    call_v1_tools__name__post: {
+    call_tool: {
         parameters: {
             query?: never;
             header?: {
@@ -9350,7 +10501,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9506,7 +10657,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9654,7 +10805,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9802,7 +10953,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -9952,7 +11103,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10101,7 +11252,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10265,7 +11416,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -10414,7 +11565,7 @@ export interface operations {
                     "application/problem+json": unknown;
                 };
             };
-            /** @description A named limit was reached (session cap, full working-memory namespace). */
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
             429: {
                 headers: {
                     [name: string]: unknown;

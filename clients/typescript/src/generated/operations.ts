@@ -15,7 +15,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.cache.clear",
   },
   /** POST /v1/shared/{name}/cache/invalidate: Delete cache entries similar to a query */
   "cache_invalidate": {
@@ -27,7 +27,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.cache.invalidate",
   },
   /** POST /v1/shared/{name}/cache/lookup: Find a cached answer to a similar earlier question (counts a hit or a miss) */
   "cache_lookup": {
@@ -39,7 +39,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.cache.lookup",
   },
   /** POST /v1/shared/{name}/cache/search: Stored cache entries nearest a query, best first */
   "cache_search": {
@@ -51,7 +51,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.cache.search",
   },
   /** GET /v1/shared/{name}/cache/stats: Hits, misses, hit rate and live entries of a cache */
   "cache_stats": {
@@ -63,7 +63,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "shared.cache.stats",
   },
   /** POST /v1/shared/{name}/cache/entries: Cache an answer to a question for later lookups */
   "cache_store": {
@@ -75,10 +75,10 @@ export const OPERATIONS = {
     status: 201,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.cache.store",
   },
   /** POST /v1/tools/{name}: Run one tool call */
-  "call_v1_tools__name__post": {
+  "call_tool": {
     method: "POST",
     path: "/v1/tools/{name}",
     pathNames: ["name"],
@@ -87,7 +87,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "tools.call",
   },
   /** POST /v1/context: The messages the context builder gives one turn, with why each item is in or out */
   "context_build": {
@@ -99,7 +99,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "context.build",
   },
   /** POST /v1/conversations/{conversation_id}/messages: Append a message (a regeneration names an older parent) */
   "conversations_append": {
@@ -110,8 +110,8 @@ export const OPERATIONS = {
     body: true,
     status: 201,
     stream: false,
-    retry: { kind: "never" },
-    client: null,
+    retry: { kind: "key", field: "message_id" },
+    client: "conversations.append",
   },
   /** DELETE /v1/conversations/{conversation_id}: Delete a conversation and its messages */
   "conversations_delete": {
@@ -123,7 +123,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "conversations.delete",
   },
   /** GET /v1/conversations/{conversation_id}/history: The active thread as chat messages, within a token budget */
   "conversations_history": {
@@ -135,7 +135,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "conversations.history",
   },
   /** GET /v1/conversations: List the stored conversations (sorted, paged) */
   "conversations_list": {
@@ -147,7 +147,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "conversations.list",
   },
   /** GET /v1/conversations/{conversation_id}/messages/{message_id}: One message */
   "conversations_message": {
@@ -159,7 +159,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "conversations.message",
   },
   /** GET /v1/conversations/{conversation_id}/messages: Stored messages by position */
   "conversations_messages": {
@@ -171,7 +171,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "conversations.messages",
   },
   /** GET /v1/conversations/{conversation_id}/thread: The active thread ending at the current message, oldest first */
   "conversations_thread": {
@@ -183,7 +183,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "conversations.thread",
   },
   /** DELETE /v1/shared/{name}/documents/{key}: Delete a stored document */
   "documents_delete": {
@@ -195,7 +195,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.documents.delete",
   },
   /** GET /v1/shared/{name}/documents/{key}: One stored document with its metadata and times */
   "documents_get": {
@@ -207,7 +207,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "shared.documents.get",
   },
   /** GET /v1/shared/{name}/documents: Keys of the stored documents */
   "documents_keys": {
@@ -219,7 +219,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "shared.documents.keys",
   },
   /** PUT /v1/shared/{name}/documents/{key}: Store (or replace) a text document under a key */
   "documents_put": {
@@ -230,10 +230,10 @@ export const OPERATIONS = {
     body: true,
     status: 200,
     stream: false,
-    retry: { kind: "never" },
-    client: null,
+    retry: { kind: "safe" },
+    client: "shared.documents.put",
   },
-  /** POST /v1/shared/{name}/documents/search: Search stored documents, best match first */
+  /** POST /v1/shared/{name}/documents/search: Search stored documents, best match first (filter language over the metadata, paging) */
   "documents_search": {
     method: "POST",
     path: "/v1/shared/{name}/documents/search",
@@ -243,7 +243,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.documents.search",
   },
   /** POST /v1/dream/feedback: Record a feedback signal; the next passes show the last 7 days of them to the model */
   "dream_feedback": {
@@ -255,7 +255,7 @@ export const OPERATIONS = {
     status: 201,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "dream.feedback",
   },
   /** GET /v1/dream/records: The scope's dream records, newest first (counts; one record's entries: show it) */
   "dream_history": {
@@ -267,9 +267,9 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "dream.history",
   },
-  /** POST /v1/dream/runs: Run (or dry-run) dream passes over a scope (chat model: MEMSTACK_CHAT_URL, MEMSTACK_CHAT_MODEL) */
+  /** POST /v1/dream/runs: Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model */
   "dream_run": {
     method: "POST",
     path: "/v1/dream/runs",
@@ -279,7 +279,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "dream.run",
   },
   /** GET /v1/dream/records/{record_id}: One dream record: every retired entry and every created entry with its sources */
   "dream_show": {
@@ -291,7 +291,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "dream.show",
   },
   /** POST /v1/dream/records/{record_id}/undo: Undo an applied pass: retired entries come back, created ones go unless changed since */
   "dream_undo": {
@@ -303,7 +303,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "dream.undo",
   },
   /** POST /v1/forget: Forget one subject, session, conversation, scope, namespace or board everywhere; the report */
   "forget": {
@@ -315,10 +315,10 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "forget.run",
   },
   /** GET /healthz: Liveness: the process answers */
-  "healthz_healthz_get": {
+  "healthz": {
     method: "GET",
     path: "/healthz",
     pathNames: [],
@@ -330,7 +330,7 @@ export const OPERATIONS = {
     client: null,
   },
   /** GET /v1/info: Version, engine and retrieval setting */
-  "info_v1_info_get": {
+  "info": {
     method: "GET",
     path: "/v1/info",
     pathNames: [],
@@ -339,10 +339,10 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "info.get",
   },
   /** GET /v1/tools: Tool schemas in the OpenAI tool format */
-  "list_tools_v1_tools_get": {
+  "list_tools": {
     method: "GET",
     path: "/v1/tools",
     pathNames: [],
@@ -351,7 +351,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "tools.list",
   },
   /** GET /v1/memory-categories: The categories in use in a scope */
   "memories_categories": {
@@ -363,7 +363,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "memories.categories",
   },
   /** DELETE /v1/memories/{id}: Delete a memory */
   "memories_delete": {
@@ -375,7 +375,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "memories.delete",
   },
   /** GET /v1/memories/{id}: One memory */
   "memories_get": {
@@ -387,7 +387,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "memories.get",
   },
   /** POST /v1/memories: Save a memory (an update when the id exists) */
   "memories_save": {
@@ -399,7 +399,7 @@ export const OPERATIONS = {
     status: 201,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "memories.save",
   },
   /** PUT /v1/memories/{id}: Save a memory (an update when the id exists) */
   "memories_save_1": {
@@ -410,8 +410,8 @@ export const OPERATIONS = {
     body: true,
     status: 200,
     stream: false,
-    retry: { kind: "never" },
-    client: null,
+    retry: { kind: "safe" },
+    client: "memories.save",
   },
   /** GET /v1/memory-scopes: List the scopes that hold memories (sorted, paged) */
   "memories_scopes": {
@@ -423,19 +423,19 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "memories.scopes",
   },
   /** GET /v1/memories: Search memories (BM25; hybrid with an embedder); a blank query lists the newest */
   "memories_search": {
     method: "GET",
     path: "/v1/memories",
     pathNames: [],
-    query: { "query": "text", "mode": "text", "category": "text", "tags": "array", "created_after": "text", "created_before": "text", "metadata": "json", "limit": "text", "min_score": "text", "scope": "text", "profile": "text" },
+    query: { "query": "text", "mode": "text", "category": "text", "tags": "array", "created_after": "text", "created_before": "text", "metadata": "json", "limit": "text", "min_score": "text", "filter": "json", "offset": "text", "scope": "text", "profile": "text" },
     body: false,
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "memories.search",
   },
   /** GET /v1/memory-tags: The tags in use in a scope */
   "memories_tags": {
@@ -447,10 +447,10 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "memories.tags",
   },
   /** GET /readyz: Readiness: the storage engine answers */
-  "readyz_readyz_get": {
+  "readyz": {
     method: "GET",
     path: "/readyz",
     pathNames: [],
@@ -471,7 +471,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "sessions.clear",
   },
   /** DELETE /v1/sessions/{session_id}/keys/{key}: Remove one key, or every key of a session */
   "sessions_clear_1": {
@@ -483,7 +483,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "sessions.clear",
   },
   /** POST /v1/sessions: Create an empty session */
   "sessions_create": {
@@ -495,7 +495,7 @@ export const OPERATIONS = {
     status: 201,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "sessions.create",
   },
   /** DELETE /v1/sessions/{session_id}: Delete a session and all its keys */
   "sessions_delete": {
@@ -507,7 +507,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "sessions.delete",
   },
   /** GET /v1/sessions/{session_id}/keys/{key}: Read one value of a session */
   "sessions_get": {
@@ -519,7 +519,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "sessions.get",
   },
   /** GET /v1/sessions/{session_id}/history: A session's operation history, oldest first */
   "sessions_history": {
@@ -531,7 +531,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "sessions.history",
   },
   /** POST /v1/sessions/{session_id}/keys/{key}/increment: Add a number to the number at a key, atomically; the new value */
   "sessions_increment": {
@@ -543,7 +543,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "sessions.increment",
   },
   /** GET /v1/sessions/{session_id}/keys: The keys of a session (sorted) */
   "sessions_keys": {
@@ -555,7 +555,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "sessions.keys",
   },
   /** GET /v1/sessions: List the live sessions (sorted, paged) */
   "sessions_list": {
@@ -567,7 +567,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "sessions.list",
   },
   /** PUT /v1/sessions/{session_id}/keys/{key}: Store a JSON value under a key of a session */
   "sessions_put": {
@@ -578,8 +578,8 @@ export const OPERATIONS = {
     body: true,
     status: 200,
     stream: false,
-    retry: { kind: "never" },
-    client: null,
+    retry: { kind: "safe" },
+    client: "sessions.put",
   },
   /** GET /v1/sessions/{session_id}: A session with every key and value */
   "sessions_show": {
@@ -591,7 +591,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "sessions.show",
   },
   /** DELETE /v1/shared/{name}/keys/{key}: Delete a key of a board */
   "shared_delete": {
@@ -603,7 +603,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "shared.delete",
   },
   /** GET /v1/shared/{name}/keys/{key}: Read a key of a board with its version; wait long-polls for a missing key */
   "shared_get": {
@@ -615,7 +615,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "shared.get",
   },
   /** GET /v1/shared: List the boards that hold anything (sorted, paged) */
   "shared_list": {
@@ -627,7 +627,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "shared.list",
   },
   /** PUT /v1/shared/{name}/keys/{key}: Write a key of a board (compare-and-set with a version) */
   "shared_put": {
@@ -638,8 +638,8 @@ export const OPERATIONS = {
     body: true,
     status: 200,
     stream: false,
-    retry: { kind: "never" },
-    client: null,
+    retry: { kind: "safe" },
+    client: "shared.put",
   },
   /** GET /v1/shared/{name}: A whole board (its snapshot) */
   "shared_show": {
@@ -651,7 +651,79 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "shared.show",
+  },
+  /** GET /v1/shared/{name}/events: Watch a board: its snapshot, then one change event per write (server-sent events) */
+  "shared_watch": {
+    method: "GET",
+    path: "/v1/shared/{name}/events",
+    pathNames: ["name"],
+    query: {},
+    body: false,
+    status: 200,
+    stream: true,
+    retry: { kind: "safe" },
+    client: "shared.watch",
+  },
+  /** POST /v1/store/items/delete: Delete an item (no error when there is none, as in LangGraph) */
+  "store_delete": {
+    method: "POST",
+    path: "/v1/store/items/delete",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "store.delete",
+  },
+  /** POST /v1/store/items/get: Read an item by namespace and key (EntryNotFound when there is none) */
+  "store_get": {
+    method: "POST",
+    path: "/v1/store/items/get",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "store.get",
+  },
+  /** POST /v1/store/namespaces: The namespaces holding items, by prefix, suffix and depth (LangGraph's list_namespaces) */
+  "store_namespaces": {
+    method: "POST",
+    path: "/v1/store/namespaces",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "store.namespaces",
+  },
+  /** POST /v1/store/items: Store an item in a namespace, replacing the key's item (LangGraph's put) */
+  "store_put": {
+    method: "POST",
+    path: "/v1/store/items",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "store.put",
+  },
+  /** POST /v1/store/items/search: Items under a namespace prefix, filtered, ranked by a query (LangGraph's search) */
+  "store_search": {
+    method: "POST",
+    path: "/v1/store/items/search",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "store.search",
   },
   /** DELETE /v1/working: Delete the namespace's entries under a prefix (all without one) */
   "working_clear": {
@@ -663,7 +735,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "working.clear",
   },
   /** DELETE /v1/working/{key}: Delete an entry of the namespace */
   "working_delete": {
@@ -675,7 +747,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "never" },
-    client: null,
+    client: "working.delete",
   },
   /** GET /v1/working/{key}: Read an entry (a plain key of the namespace, or a full path) */
   "working_get": {
@@ -687,7 +759,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "working.get",
   },
   /** GET /v1/working-keys: List live entries under a prefix with expiry, category and tags (never values) */
   "working_list": {
@@ -699,7 +771,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "working.list",
   },
   /** GET /v1/working-namespaces: List the namespaces holding live entries (sorted, paged) */
   "working_namespaces": {
@@ -711,7 +783,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "working.namespaces",
   },
   /** GET /v1/working: Search entries by BM25 over key, value, tags and category (newest first without a query) */
   "working_search": {
@@ -723,7 +795,7 @@ export const OPERATIONS = {
     status: 200,
     stream: false,
     retry: { kind: "safe" },
-    client: null,
+    client: "working.search",
   },
   /** PUT /v1/working/{key}: Store an entry in the namespace (JSON value, TTL, category, tags) */
   "working_set": {
@@ -734,8 +806,8 @@ export const OPERATIONS = {
     body: true,
     status: 200,
     stream: false,
-    retry: { kind: "never" },
-    client: null,
+    retry: { kind: "safe" },
+    client: "working.set",
   },
 } as const satisfies Record<string, OperationSpec>;
 

@@ -103,6 +103,11 @@ export class InvalidFilter extends InvalidValue {
   override readonly name: string = "InvalidFilter";
 }
 
+/** A request that does not match its operation's schema: an unknown field, a missing one, or a value of the wrong JSON type (no ``"5"`` for 5, no ``true`` for 1). HTTP answers 422. HTTP 422. */
+export class InvalidRequest extends InvalidValue {
+  override readonly name: string = "InvalidRequest";
+}
+
 /** A documented, named limit was reached. HTTP 429. */
 export class LimitReached extends MemstackError {
   override readonly name: string = "LimitReached";
@@ -183,6 +188,11 @@ export class PayloadTooLarge extends InvalidInput {
   override readonly name: string = "PayloadTooLarge";
 }
 
+/** HTTP 429: TooManyRequests. HTTP 429 with Retry-After. */
+export class TooManyRequests extends LimitReached {
+  override readonly name: string = "TooManyRequests";
+}
+
 /** HTTP 503: ServiceUnavailable. HTTP 503 with Retry-After. */
 export class ServiceUnavailable extends EngineUnavailable {
   override readonly name: string = "ServiceUnavailable";
@@ -226,6 +236,7 @@ export const ERROR_CLASSES: Readonly<Record<string, typeof MemstackError>> = {
   InvalidUrl,
   InvalidValue,
   InvalidFilter,
+  InvalidRequest,
   LimitReached,
   DreamRefused,
   NamespaceFull,
@@ -242,6 +253,7 @@ export const ERROR_CLASSES: Readonly<Record<string, typeof MemstackError>> = {
   Forbidden,
   MethodNotAllowed,
   PayloadTooLarge,
+  TooManyRequests,
   ServiceUnavailable,
   HTTPError,
   RequestValidationError,
@@ -271,6 +283,7 @@ export const ERROR_TREE = {
   InvalidUrl: { parent: "InvalidInput", status: 400, retry: false },
   InvalidValue: { parent: "InvalidInput", status: 400, retry: false },
   InvalidFilter: { parent: "InvalidValue", status: 400, retry: false },
+  InvalidRequest: { parent: "InvalidValue", status: 422, retry: false },
   LimitReached: { parent: "MemstackError", status: 429, retry: false },
   DreamRefused: { parent: "LimitReached", status: 409, retry: false },
   NamespaceFull: { parent: "LimitReached", status: 429, retry: false },
@@ -287,6 +300,7 @@ export const ERROR_TREE = {
   Forbidden: { parent: "MemstackError", status: 403, retry: false },
   MethodNotAllowed: { parent: "MemstackError", status: 405, retry: false },
   PayloadTooLarge: { parent: "InvalidInput", status: 413, retry: false },
+  TooManyRequests: { parent: "LimitReached", status: 429, retry: true },
   ServiceUnavailable: { parent: "EngineUnavailable", status: 503, retry: true },
   HTTPError: { parent: "MemstackError", status: 0, retry: false },
   RequestValidationError: { parent: "InvalidInput", status: 422, retry: false },

@@ -3,15 +3,15 @@
 import type { CallOptions, Transport } from "../transport.js";
 import type { Input, Output } from "../types.js";
 
-type ToolCall = Input<"call_v1_tools__name__post">;
+type ToolCall = Input<"call_tool">;
 
 /** The `tools` namespace of a {@link Memstack} client: the agent memory tools over HTTP. */
 export function tools(t: Transport) {
   return {
     /** The tool schemas, in the OpenAI tool format (give them to a model). */
     list: Object.assign(
-      (options: CallOptions = {}) => t.call("list_tools_v1_tools_get", {}, options) as Promise<Output<"list_tools_v1_tools_get">>,
-      { operation: "list_tools_v1_tools_get" as const },
+      (options: CallOptions = {}) => t.call("list_tools", {}, options) as Promise<Output<"list_tools">>,
+      { operation: "list_tools" as const },
     ),
     /**
      * Run one tool call as a model emitted it: `call(name, arguments, { session_id, scope,
@@ -25,10 +25,10 @@ export function tools(t: Transport) {
         context: Omit<ToolCall, "name" | "arguments"> = {},
         options: CallOptions = {},
       ) =>
-        t.call("call_v1_tools__name__post", { ...context, name, arguments: args }, options) as Promise<
-          Output<"call_v1_tools__name__post">
+        t.call("call_tool", { ...context, name, arguments: args }, options) as Promise<
+          Output<"call_tool">
         >,
-      { operation: "call_v1_tools__name__post" as const },
+      { operation: "call_tool" as const },
     ),
   };
 }
@@ -38,8 +38,8 @@ export function info(t: Transport) {
   return {
     /** The server's version, engine and retrieval setting. */
     get: Object.assign(
-      (options: CallOptions = {}) => t.call("info_v1_info_get", {}, options) as Promise<Output<"info_v1_info_get">>,
-      { operation: "info_v1_info_get" as const },
+      (options: CallOptions = {}) => t.call("info", {}, options) as Promise<Output<"info">>,
+      { operation: "info" as const },
     ),
   };
 }

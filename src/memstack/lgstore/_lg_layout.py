@@ -1,4 +1,4 @@
-"""Key layout and stored record of the LangGraph store (:mod:`memstack.integrations.langgraph`).
+"""Key layout and stored record of the LangGraph store (:mod:`memstack.lgstore`).
 
 Every key of one namespace embeds ``engine.tag(code)``, ``code`` being the namespace as compact
 JSON, so one batch may touch any of them on a Redis Cluster:
