@@ -191,7 +191,15 @@ export class Transport {
     const { url, body } = buildRequest(this.baseUrl, spec, input);
     const retryable = options.retry !== false && mayRetry(spec, input);
     for (let attempt = 0; ; attempt++) {
-      const response = await this.once(id, spec, url, body, options);
+      let response: Response;
+      try {
+        response = await this.once(id, spec, url, body, options);
+      } catch (error) {
+        // A kept-alive connection the server closed as the request left ("other side closed")
+        // gave no answer: what may be sent twice is sent once more, on a new connection.
+        if (attempt > 0 || !retryable || !(error instanceof NetworkError)) throw error;
+        continue;
+      }
       if (response.ok) return response;
       const error = await this.errorOf(id, response, attempt > 0);
       const delay = error.retryAfter;

@@ -106,7 +106,7 @@ describe("working", () => {
       ["session/s1/draft"],
     );
     const found = await mem.working.search({ query: "disk" });
-    assert.equal(found.items[0]?.key, "alert");
+    assert.equal(found.items[0]?.key, "patrol/hb/alert"); // a search across namespaces gives full keys
     assert.deepEqual((await mem.working.namespaces()).items, ["patrol/hb", "session/s1"]);
     await mem.working.delete("alert", { namespace: "patrol/hb" });
     await assert.rejects(mem.working.get("alert", { namespace: "patrol/hb" }), EntryNotFound);

@@ -398,7 +398,7 @@ export const OPERATIONS = {
     body: true,
     status: 201,
     stream: false,
-    retry: { kind: "never" },
+    retry: { kind: "key", field: "id" },
     client: "memories.save",
   },
   /** PUT /v1/memories/{id}: Save a memory (an update when the id exists) */

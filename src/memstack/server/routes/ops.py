@@ -146,7 +146,7 @@ def _schemas(op: Op[Any]) -> dict[str, Any]:
 # writes the same, or answers Conflict for a compare-and-set that already took), and tiers whose
 # every operation may (a store put replaces its item, a delete of nothing is no error, reads at
 # most restart TTLs).
-_IDEMPOTENCY_KEYS = {"conversations.append": "message_id"}
+_IDEMPOTENCY_KEYS = {"conversations.append": "message_id", "memories.save": "id"}
 _SAFE_TIERS = frozenset({"store"})
 
 
