@@ -1,9 +1,12 @@
 """One filter language on every search surface and engine: long-term memory (its listing and its
 ranked search), the LangGraph store and the document store answer the same table alike, refuse the
-same bad filters alike, and page with ``offset``. (The language itself: tests/search/test_filters.py.)"""
+same bad filters alike, and page with ``offset``; so do the doors (HTTP, the tools). (The language
+itself: tests/search/test_filters.py.)"""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +14,8 @@ from typing import Any
 import pytest
 
 from memstack import ManualClock, Memory
+from memstack.engines import Engine
+from memstack.engines.prefixed import tenant_engine
 from memstack.errors import InvalidFilter
 from memstack.shared.documents import DocumentStore
 
@@ -175,3 +180,41 @@ def test_offset_pages_every_surface(mem: Memory, clock: ManualClock) -> None:
         lt.search("record", offset=-1)
     with pytest.raises(ValueError, match="offset"):
         docs.search("record", offset=-1)
+
+
+def test_the_doors_answer_the_table_and_refuse_the_bad_filters(engine: Engine, clock: ManualClock) -> None:
+    """HTTP (``?filter=`` as JSON text, a document search body) and the ``document_search`` tool
+    pass the language through unchanged: the same table, the same refusals (400 naming the
+    operator, never a 500)."""
+    from fastapi.testclient import TestClient
+
+    from memstack.ops.tools import call_tool
+    from memstack.server import create_app
+
+    mine = Memory(tenant_engine(engine, "default"))  # the keyless server's tenant
+    _surfaces(mine, clock)
+    with TestClient(create_app(engine)) as client:
+
+        def memories(f: Any) -> Any:
+            params = {"scope": "flt", "query": "record", "limit": "50", "filter": json.dumps(f)}
+            return client.get("/v1/memories", params=params)
+
+        def documents(f: Any) -> Any:
+            return client.post(
+                "/v1/shared/flt/documents/search", json={"query": "record", "limit": 50, "filter": f}
+            )
+
+        for flt, expected in TABLE:
+            assert sorted(h["entry"]["id"] for h in memories(flt).json()["items"]) == expected, flt
+            assert sorted(h["key"] for h in documents(flt).json()["items"]) == expected, flt
+            found = call_tool(
+                mine, "document_search", {"name": "flt", "query": "record", "limit": 50, "filter": flt}
+            )
+            assert sorted(h["key"] for h in found.data["items"]) == expected, flt
+        for flt, named in BAD:
+            for reply in (memories(flt), documents(flt)):
+                if not isinstance(flt, dict):  # not an object: off the request's schema
+                    assert reply.status_code in (400, 422), reply.text
+                    continue
+                assert reply.status_code == 400, reply.text
+                assert reply.json()["error"] == "InvalidFilter" and re.search(named, reply.json()["detail"])

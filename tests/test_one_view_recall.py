@@ -70,7 +70,7 @@ def _cli_top(url: str, scope: str, env: dict[str, str]) -> str | None:
         [*command, "--scope", scope, "beverage"], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    hits = json.loads(done.stdout)
+    hits = json.loads(done.stdout)["items"]
     return str(hits[0]["entry"]["content"]) if hits else None
 
 
