@@ -78,13 +78,13 @@ describe("items", () => {
       { namespace: ["batch"], key: "a", value: null },
       { namespace: ["batch"], key: "a" },
     ] as const);
-    assert.equal(put, undefined);
+    assert.equal(put, null); // as LangGraph.js's InMemoryStore answers a put
     assert.deepEqual(got?.value, { n: 1 });
     assert.deepEqual(
       found.map((i) => i.key),
       ["a"],
     );
-    assert.equal(gone, undefined);
+    assert.equal(gone, null);
     assert.equal(none, null);
   });
 });

@@ -148,7 +148,7 @@ export class MemstackStore extends BaseStore {
       const put = op as StorePutOperation;
       if (put.value === null) {
         await store.delete({ namespace: put.namespace, key: put.key });
-        return undefined;
+        return null; // a put's result, as LangGraph.js's InMemoryStore gives it
       }
       const ttl = put.ttl !== undefined ? put.ttl : this.ttlConfig?.defaultTtl;
       await store.put({
@@ -158,7 +158,7 @@ export class MemstackStore extends BaseStore {
         index: put.index ?? null,
         ttl: ttl ?? null,
       });
-      return undefined;
+      return null; // a put's result, as LangGraph.js's InMemoryStore gives it
     }
     if ("key" in op) {
       const get = op as StoreGetOperation;
