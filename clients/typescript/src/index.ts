@@ -12,7 +12,7 @@ export type { Args, Fields, Method, PagedMethod } from "./method.js";
 export { Paged, type CursorPage } from "./paging.js";
 export type { HttpMethod, OperationSpec, QueryKind, RetryRule } from "./spec.js";
 export { serverEvents, type ServerEvent } from "./sse.js";
-export type { BoardEvent, WatchOptions } from "./tiers/watch.js";
+export type { BoardChange, BoardEvent, BoardSnapshot, RawBoardEvent, WatchOptions } from "./tiers/watch.js";
 export {
   buildRequest,
   retryAfterSeconds,

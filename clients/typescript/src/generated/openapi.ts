@@ -8845,25 +8845,11 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": {
+                        data: string;
                         /** @enum {string} */
-                        event: "snapshot";
-                        name: string;
-                        snapshot: {
-                            [key: string]: unknown;
-                        };
-                    } | {
-                        correlation_id?: string;
-                        /** @enum {string} */
-                        event: "change";
-                        key: string;
-                        network_name?: string;
-                        /** @description The value before (absent: the key was new). */
-                        previous?: unknown;
-                        /** @description When (ISO 8601, UTC, Z). */
-                        timestamp: string;
-                        /** @description The new value (absent: the key was deleted). */
-                        value?: unknown;
-                        writer?: string;
+                        event: "snapshot" | "change";
+                        id?: string;
+                        retry?: number;
                     };
                 };
             };

@@ -5,8 +5,36 @@ import type { operations } from "../generated/openapi.js";
 import { serverEvents } from "../sse.js";
 import { abortReason, sleep, type CallOptions, type Transport } from "../transport.js";
 
-/** An event of a board: its `snapshot` first, then one `change` per write. */
-export type BoardEvent = operations["shared_watch"]["responses"][200]["content"]["text/event-stream"];
+/** The board as it is, the first event of a watch. */
+export interface BoardSnapshot {
+  event: "snapshot";
+  name: string;
+  /** Every key of the board with its value (its reserved keys too). */
+  snapshot: Record<string, any>;
+}
+
+/** One write to a board. */
+export interface BoardChange {
+  event: "change";
+  key: string;
+  value?: any;
+  previous?: any;
+  writer?: string;
+  network_name?: string;
+  /** ISO 8601, UTC (`Z`). */
+  timestamp: string;
+  correlation_id?: string;
+}
+
+/**
+ * An event of a board: its `snapshot` first, then one `change` per write. The data of the server's
+ * events (`GET /v1/shared/{name}/events`; its schema is the `contentSchema` of the event's `data`
+ * in the OpenAPI document, which the generator types as text).
+ */
+export type BoardEvent = BoardSnapshot | BoardChange;
+
+/** The event as the document types it (its data still JSON text). */
+export type RawBoardEvent = operations["shared_watch"]["responses"][200]["content"]["text/event-stream"];
 
 /** Options of {@link watch}. */
 export interface WatchOptions extends CallOptions {

@@ -22,7 +22,7 @@ from ._common import ERRORS
 router = APIRouter(prefix="/v1/shared", tags=["shared"], responses=ERRORS)
 
 _TIME = {"type": "string", "description": "When (ISO 8601, UTC, Z)."}
-_EVENT: dict[str, Any] = {
+_DATA: dict[str, Any] = {
     "oneOf": [
         {
             "type": "object",
@@ -50,6 +50,18 @@ _EVENT: dict[str, Any] = {
             "required": ["event", "key", "timestamp"],
         },
     ]
+}
+# The schema of one server-sent event (its fields, as schemathesis and OpenAPI 3.2 read a stream):
+# the data is JSON text, whose own schema is _DATA.
+_EVENT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "event": {"type": "string", "enum": ["snapshot", "change"]},
+        "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": _DATA},
+        "id": {"type": "string"},
+        "retry": {"type": "integer"},
+    },
+    "required": ["event", "data"],
 }
 
 
