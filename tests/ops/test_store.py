@@ -63,6 +63,8 @@ def test_bad_namespaces_and_values_are_refused_and_change_nothing(mem: Memory) -
         run(mem, "put", namespace=["n"], key="k", value=[1, 2])  # an item is a JSON object
     with pytest.raises(InvalidRequest):
         run(mem, "put", namespace=["n"], key="k", value={"v": 1}, ttl=0)
+    with pytest.raises(InvalidRequest):  # more than 100 years would overflow the engines' TTLs
+        run(mem, "put", namespace=["n"], key="k", value={"v": 1}, ttl=5e307)
     assert run(mem, "namespaces")["namespaces"] == []
 
 

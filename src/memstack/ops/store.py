@@ -10,7 +10,7 @@ a JSON body: a get or a search may restart the TTL of what it reads (``refresh_t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from langgraph.store.base import Item, Op
 
 __all__ = ["OPS"]
+
+# memstack.lgstore's MAX_TTL_MINUTES (100 years): importing it here would load LangGraph with the
+# registry, which the server does not need until a store operation runs.
+MAX_TTL_MINUTES: Final = 100 * 365 * 24 * 60
 
 Label = Annotated[str, Field(max_length=256)]
 Namespace = Annotated[
@@ -71,7 +75,9 @@ class PutItem(Request):
     index: Literal[False] | list[str] | None = Field(
         None, description="Paths to embed (false: none; absent: the store's index fields)."
     )
-    ttl: float | None = Field(None, gt=0, description="Minutes the item lives (absent: until deleted).")
+    ttl: float | None = Field(
+        None, gt=0, le=MAX_TTL_MINUTES, description="Minutes the item lives (absent: until deleted)."
+    )
 
 
 class GetItem(Request):
