@@ -17,10 +17,10 @@ from langgraph.store.memory import InMemoryStore
 
 from memstack.clock import ManualClock
 from memstack.engines import Engine, open_engine
-from memstack.integrations._lg_cache import clear_caches
-from memstack.integrations._lg_layout import NamespaceKeys, ns_code
-from memstack.integrations._lg_write import PRUNE, PRUNE_GRACE_MS, put_item
 from memstack.integrations.langgraph import MemstackStore
+from memstack.lgstore._lg_cache import clear_caches
+from memstack.lgstore._lg_layout import NamespaceKeys, ns_code
+from memstack.lgstore._lg_write import PRUNE, PRUNE_GRACE_MS, put_item
 
 ROOT = Path(__file__).resolve().parents[2]
 

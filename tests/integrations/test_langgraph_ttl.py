@@ -17,8 +17,8 @@ from langgraph.store.base import IndexConfig
 from memstack.clock import ManualClock
 from memstack.engines import Engine
 from memstack.errors import InvalidConfiguration
-from memstack.integrations._lg_layout import NamespaceKeys, ns_code
 from memstack.integrations.langgraph import MemstackStore
+from memstack.lgstore._lg_layout import NamespaceKeys, ns_code
 
 
 def _ids(engine: Engine, namespace: tuple[str, ...]) -> set[str]:

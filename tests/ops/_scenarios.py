@@ -12,6 +12,7 @@ from typing import Any
 
 from memstack import Memory
 from memstack.dream import Dreamer
+from memstack.integrations.langgraph import MemstackStore
 from memstack.shared.cache import SemanticCache, default_embedder
 from memstack.shared.documents import DocumentStore
 
@@ -59,6 +60,9 @@ def seed(mem: Memory) -> dict[str, str]:
     SemanticCache(mem.engine, "team", embedder=default_embedder()).store("Who wrote Dune?", "Frank Herbert")
     DocumentStore(mem.engine, "kb").store("readme", "Set REDIS_URL to connect to Redis.", {"v": 1})
     mem.turns.add("s1", "user", "where does alice play")
+    store = MemstackStore(mem)
+    store.put(("docs", "alice"), "report", {"title": "Q3 report", "pages": 12})
+    store.put(("docs", "bob"), "memo", {"title": "Lunch memo", "pages": 1})
     return {"record": record.id}
 
 
@@ -150,6 +154,15 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "documents.get": Scenario({"name": "kb", "key": "readme"}),
     "documents.delete": Scenario({"name": "kb", "key": "readme"}),
+    "store.put": Scenario(
+        {"namespace": ["docs", "carol"], "key": "plan", "value": {"title": "Plan"}, "ttl": 60}
+    ),
+    "store.get": Scenario({"namespace": ["docs", "alice"], "key": "report", "refresh_ttl": False}),
+    "store.search": Scenario(
+        {"namespace_prefix": ["docs"], "query": "report", "filter": {"pages": {"$gt": 5}}}
+    ),
+    "store.namespaces": Scenario({"prefix": ["docs"], "max_depth": 2, "limit": 10}),
+    "store.delete": Scenario({"namespace": ["docs", "bob"], "key": "memo"}),
     "dream.run": Scenario({"scope": "dup2", "passes": ["dedupe"], "dry_run": True}, ID),
     "dream.history": Scenario({"scope": "dup", "limit": 5}, ID),
     "dream.show": Scenario({"scope": "dup", "record_id": "{record}"}, ID),

@@ -37,6 +37,7 @@ NOT_OPERATIONS = {
     ("GET", "/v1/tools"),
     ("POST", "/v1/tools/{name}"),
     ("GET", "/v1/info"),
+    ("GET", "/v1/shared/{name}/events"),  # a board's events: a stream, the inspector's (routes/watch.py)
     ("GET", "/v1/keys"),
     ("POST", "/v1/keys"),
     ("DELETE", "/v1/keys/{key_id}"),

@@ -108,6 +108,11 @@ class _Outputs:
         return response
 
 
+def _content(operation: dict[str, Any]) -> dict[str, Any]:
+    content: dict[str, Any] = operation.get("responses", {}).get("200", {}).get("content", {})
+    return content
+
+
 def _every_request(spec: dict[str, Any], sample: bool) -> list[tuple[str, str]]:
     """Every operation of the OpenAPI document (with ``sample``: the first of each path prefix)
     and every page; ``/v1/sessions`` always."""
@@ -118,7 +123,9 @@ def _every_request(spec: dict[str, Any], sample: bool) -> list[tuple[str, str]]:
             continue
         prefixes.add(prefix)
         filled = re.sub(r"\{[^}]+\}", "x1", path)
-        calls += [(method.upper(), filled) for method in operations][: 1 if sample else None]
+        # A stream (a board's events) runs until closed: _hit_everything reads its first chunk.
+        plain = [m for m, op in operations.items() if "text/event-stream" not in _content(op)]
+        calls += [(method.upper(), filled) for method in plain][: 1 if sample else None]
     pages = ["/healthz", "/readyz", "/metrics", "/docs", "/redoc", "/docs/oauth2-redirect", "/openapi.json"]
     calls += [("GET", p) for p in [*pages, "/ui", "/ui/", "/ui/static/app.js", "/ui/api/whoami", "/nowhere"]]
     return calls
@@ -149,9 +156,12 @@ def _hit_everything(
                 headers={"Accept": "application/json, text/event-stream"},
             )
             outputs.response(f"{phase} {who} POST /mcp", mcp)
-            with client.stream("GET", "/ui/api/shared/board/events", timeout=10) as stream:
-                first = next(stream.iter_bytes(), b"")  # a live stream runs until closed: its snapshot
-                outputs.add(f"{phase} {who} events", f"{stream.status_code} {dict(stream.headers)} {first!r}")
+            for events in ("/ui/api/shared/board/events", "/v1/shared/board/events"):
+                with client.stream("GET", events, timeout=10) as stream:
+                    first = next(stream.iter_bytes(), b"")  # a live stream runs until closed: its snapshot
+                    outputs.add(
+                        f"{phase} {who} {events}", f"{stream.status_code} {dict(stream.headers)} {first!r}"
+                    )
     return seen
 
 

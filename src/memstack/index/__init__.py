@@ -9,7 +9,7 @@
 * :mod:`.registry`: the process's one registry of mirrors, bounded in count and memory.
 
 Long-term memory (:mod:`memstack.longterm.index_cache`), the semantic cache, the document store and
-the LangGraph store (:mod:`memstack.integrations.langgraph`) are its clients.
+the LangGraph store (:mod:`memstack.lgstore`) are its clients.
 """
 
 from __future__ import annotations

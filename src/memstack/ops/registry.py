@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from . import agent, conversations, dream, memories, sessions, shared, shared_cache, turn, working
+from . import agent, conversations, dream, memories, sessions, shared, shared_cache, store, turn, working
 from .spec import Op
 
-__all__ = ["GROUPS", "OPERATIONS", "check", "operation", "tool_operation"]
+__all__ = ["GROUPS", "OPERATIONS", "check", "client_method", "operation", "tool_operation"]
 
 GROUPS: Mapping[str, str] = MappingProxyType(
     {
@@ -29,7 +29,7 @@ GROUPS: Mapping[str, str] = MappingProxyType(
 )
 """The command groups of the generated commands, with their help (in the order shown)."""
 
-_MODULES = (sessions, conversations, memories, working, shared, shared_cache, dream, turn, agent)
+_MODULES = (sessions, conversations, memories, working, shared, shared_cache, store, dream, turn, agent)
 
 
 def check(ops: Iterable[Op[Any]]) -> dict[str, Op[Any]]:
@@ -84,3 +84,16 @@ def operation(name: str) -> Op[Any]:
 def tool_operation(name: str) -> Op[Any] | None:
     """The operation whose tool is called ``name``, or None."""
     return _TOOLS.get(name)
+
+
+_CLIENT_NAMESPACES: Mapping[str, str] = MappingProxyType(
+    {"cache": "shared.cache", "documents": "shared.documents"}
+)
+
+
+def client_method(name: str) -> str:
+    """The method of operation ``name`` in the TypeScript client (the HTTP document's
+    ``x-memstack-client``): its tier's namespace and its verb (``cache.lookup`` is
+    ``shared.cache.lookup``; ``forget`` is ``forget.run``)."""
+    tier, _, verb = name.partition(".")
+    return f"{_CLIENT_NAMESPACES.get(tier, tier)}.{verb or 'run'}"

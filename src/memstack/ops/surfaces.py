@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from .registry import GROUPS, OPERATIONS
+from .registry import GROUPS, OPERATIONS, client_method
 from .request import field_kind
 from .spec import Op
 
@@ -39,19 +39,37 @@ def _http(op: Op[Any]) -> str:
     return "<br>".join(_code(f"{h.method} {h.path.replace(':path', '')}") for h in op.http)
 
 
+def _typescript(op: Op[Any]) -> str:
+    if op.http:
+        return _code(f"mem.{client_method(op.name)}(…)")
+    return _code(f'mem.tools.call("{op.tool.name}", …)') if op.tool is not None else "—"
+
+
 def _row(cells: Iterable[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def surfaces_table() -> str:
-    """Every operation with its library call, command, routes and tool, grouped by tier."""
+    """Every operation with its library call, command, routes, tool and TypeScript client method,
+    grouped by tier."""
     lines = [
-        _row(("operation", "what it does", "library", "CLI (`.venv/bin/memstack …`)", "HTTP", "MCP tool")),
-        _row(("---",) * 6),
+        _row(
+            (
+                "operation",
+                "what it does",
+                "library",
+                "CLI (`.venv/bin/memstack …`)",
+                "HTTP",
+                "MCP tool",
+                "TypeScript (`@memstack/client`)",
+            )
+        ),
+        _row(("---",) * 7),
     ]
     for op in OPERATIONS.values():
         tool = _code(op.tool.name) if op.tool is not None else "—"
-        lines.append(_row((_code(op.name), op.summary, _code(op.library), _cli(op), _http(op), tool)))
+        cells = (_code(op.name), op.summary, _code(op.library), _cli(op), _http(op), tool, _typescript(op))
+        lines.append(_row(cells))
     groups = ", ".join(_code(g) for g in GROUPS)
     lines.append("")
     lines.append(f"Command groups generated from the registry: {groups}.")

@@ -47,6 +47,7 @@ __all__ = [
 # (memstack.ops), then the tool endpoint and the server's own information.
 ROUTERS: list[str] = ["ops", "tools"]
 ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
+ROUTERS.append("watch")  # a board's events: a stream, so no operation of the registry
 
 
 class ServerSettings:

@@ -26,7 +26,16 @@ from .. import errors
 from ..keyspace.families import KEY_PREFIXES
 from ..redact import redact
 
-__all__ = ["INTERNAL", "RETRY_AFTER_SECONDS", "TABLE", "ErrorRule", "describe", "rule_of", "scrub"]
+__all__ = [
+    "INTERNAL",
+    "RETRY_AFTER_SECONDS",
+    "TABLE",
+    "ErrorRule",
+    "describe",
+    "rule_for",
+    "rule_of",
+    "scrub",
+]
 
 RETRY_AFTER_SECONDS: Final = 1
 MAX_DETAIL: Final = 500
@@ -95,8 +104,13 @@ INTERNAL: Final = ErrorRule(500, _INTERNAL, detail=_FAILED)
 
 def rule_of(exc: BaseException) -> ErrorRule:
     """The rule for ``exc``: its most specific class in :data:`TABLE`, else :data:`INTERNAL`."""
-    for cls in type(exc).__mro__:
-        rule = TABLE.get(cls)
+    return rule_for(type(exc))
+
+
+def rule_for(cls: type[BaseException]) -> ErrorRule:
+    """The rule for errors of class ``cls`` (see :func:`rule_of`)."""
+    for base in cls.__mro__:
+        rule = TABLE.get(base)
         if rule is not None:
             return rule
     return INTERNAL

@@ -58,11 +58,13 @@ def install(app: FastAPI, engine: Engine) -> None:
         elif not was and ready:
             log.warning("engine %r is ready again", engine.name)
 
-    @app.get("/healthz", tags=["service"], summary="Liveness: the process answers")
+    @app.get("/healthz", tags=["service"], summary="Liveness: the process answers", operation_id="healthz")
     def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["service"], summary="Readiness: the storage engine answers")
+    @app.get(
+        "/readyz", tags=["service"], summary="Readiness: the storage engine answers", operation_id="readyz"
+    )
     def readyz() -> JSONResponse:
         try:
             engine.ping()

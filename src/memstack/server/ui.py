@@ -37,8 +37,9 @@ _CSP = (
 _HEADERS = {"Content-Security-Policy": _CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
 
 
-def _event(kind: str, data: Any) -> str:
-    return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+def _event(kind: str, data: dict[str, Any]) -> str:
+    # The data names its event too: a reader that keeps only the data still knows what it got.
+    return f"event: {kind}\ndata: {json.dumps({'event': kind, **data}, ensure_ascii=False)}\n\n"
 
 
 async def board_events(request: Request, memory: Memory, name: str) -> AsyncIterator[str]:

@@ -6,15 +6,29 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..problems import PROBLEM_MEDIA
+from ..problems import PROBLEM_MEDIA, problem_names
 
 __all__ = ["ERRORS", "Page", "Problem", "page_of"]
+
+
+def _name_the_errors(schema: dict[str, Any]) -> None:
+    """The schema's ``error`` lists every name it can carry; ``x-memstack-errors`` draws their
+    tree (name, parent, status, retry, doc), from which clients generate their error classes."""
+    names = problem_names()
+    schema["properties"]["error"] = {
+        "anyOf": [{"type": "string", "enum": [n.name for n in names]}, {"type": "null"}],
+        "description": "The memstack error class name (absent on plain HTTP errors: see title).",
+    }
+    schema["x-memstack-errors"] = [
+        {"name": n.name, "parent": n.parent, "status": n.status, "retry": n.retry, "doc": n.doc}
+        for n in names
+    ]
 
 
 class Problem(BaseModel):
     """An RFC 9457 problem; ``error`` is the memstack error class name when there is one."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=_name_the_errors)
 
     type: str = "about:blank"
     title: str

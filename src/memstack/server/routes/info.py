@@ -51,7 +51,13 @@ def retrieval_json(state: Any) -> dict[str, Any]:
     return data
 
 
-@router.get("/info", response_model=InfoOut, summary="Version, engine and retrieval setting")
+@router.get(
+    "/info",
+    response_model=InfoOut,
+    summary="Version, engine and retrieval setting",
+    operation_id="info",
+    openapi_extra={"x-memstack-client": "info.get"},
+)
 def info(request: Request) -> InfoOut:
     state = request.app.state
     return InfoOut.model_validate(

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 
 from ...errors import InvalidRequest
 from ...ops import OPERATIONS, Http, Op, arun, field_kind, from_text, parse
+from ...ops.registry import client_method
 from ...tools.schemas import inline_refs
 from ..app import TenantMemory
 from ..bodies import is_json
@@ -139,6 +140,16 @@ def _schemas(op: Op[Any]) -> dict[str, Any]:
     return {"properties": properties, "required": set(schema.get("required", []))}
 
 
+# What clients generated from the OpenAPI document read for their retries: a write that names the
+# field making it idempotent (sent again with the same value, it is applied once: the retry answers
+# AlreadyExists), and what may be sent twice: a PUT (it writes the value at its address: a retry
+# writes the same, or answers Conflict for a compare-and-set that already took), and tiers whose
+# every operation may (a store put replaces its item, a delete of nothing is no error, reads at
+# most restart TTLs).
+_IDEMPOTENCY_KEYS = {"conversations.append": "message_id", "memories.save": "id"}
+_SAFE_TIERS = frozenset({"store"})
+
+
 def _openapi(op: Op[Any], binding: Http) -> dict[str, Any]:
     """The parameters and the body of one route, from the request model."""
     described = _schemas(op)
@@ -165,7 +176,11 @@ def _openapi(op: Op[Any], binding: Http) -> dict[str, Any]:
                     "schema": schema,
                 }
             )
-    extra: dict[str, Any] = {"parameters": parameters}
+    extra: dict[str, Any] = {"parameters": parameters, "x-memstack-client": client_method(op.name)}
+    if op.name in _IDEMPOTENCY_KEYS:
+        extra["x-memstack-idempotency-key"] = _IDEMPOTENCY_KEYS[op.name]
+    if binding.method == "PUT" or op.name.split(".", 1)[0] in _SAFE_TIERS:
+        extra["x-memstack-safe"] = True
     body = binding.body_fields(op.fields)
     if body:
         body_schema = {

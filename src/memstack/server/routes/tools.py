@@ -38,7 +38,13 @@ class ToolList(BaseModel):
     tools: list[dict[str, Any]]
 
 
-@router.get("", response_model=ToolList, summary="Tool schemas in the OpenAI tool format")
+@router.get(
+    "",
+    response_model=ToolList,
+    summary="Tool schemas in the OpenAI tool format",
+    operation_id="list_tools",
+    openapi_extra={"x-memstack-client": "tools.list"},
+)
 def list_tools() -> ToolList:
     return ToolList(tools=tool_specs())
 
@@ -47,6 +53,8 @@ def list_tools() -> ToolList:
     "/{name}",
     response_model=ToolResultOut,
     summary="Run one tool call",
+    operation_id="call_tool",
+    openapi_extra={"x-memstack-client": "tools.call"},
     description="A failure is a problem with the status of its error: 404 for an unknown tool or "
     "an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full "
     "working-memory namespace, 503 when the engine is unavailable.",

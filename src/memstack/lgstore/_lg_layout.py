@@ -1,4 +1,4 @@
-"""Key layout and stored record of the LangGraph store (:mod:`memstack.integrations.langgraph`).
+"""Key layout and stored record of the LangGraph store (:mod:`memstack.lgstore`).
 
 Every key of one namespace embeds ``engine.tag(code)``, ``code`` being the namespace as compact
 JSON, so one batch may touch any of them on a Redis Cluster:
@@ -116,6 +116,10 @@ def _namespace_keys(code: str, tagged: str) -> NamespaceKeys:
     return NamespaceKeys(code, ScopeKeys(LANGGRAPH.render(lambda _: tagged, code=code)))
 
 
+MAX_TTL_MINUTES: Final = 100 * 365 * 24 * 60
+"""The longest TTL an item may have (100 years)."""
+
+
 def ttl_ms(minutes: float) -> int:
     """A TTL in minutes as whole milliseconds (at least 1).
 
@@ -126,6 +130,8 @@ def ttl_ms(minutes: float) -> int:
         raise InvalidValue(f"ttl={minutes!r}: must be a number of minutes")
     if not math.isfinite(minutes) or minutes <= 0:
         raise InvalidValue(f"ttl={minutes!r}: must be a positive, finite number of minutes")
+    if minutes > MAX_TTL_MINUTES:  # in milliseconds, a larger one overflows the engines' TTLs
+        raise InvalidValue(f"ttl={minutes!r}: must be at most {MAX_TTL_MINUTES} minutes (100 years)")
     return max(1, math.ceil(minutes * 60_000))
 
 
