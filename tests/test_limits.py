@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from hypothesis import given
@@ -16,6 +17,7 @@ from memstack.limits import (
     MAX_DEPTH,
     MAX_INT_DIGITS,
     MAX_TTL_SECONDS,
+    bad_segment,
     check_amount,
     check_int,
     check_json,
@@ -190,3 +192,10 @@ def test_short_repr_survives_huge_and_broken_values() -> None:
     assert short_repr(10**5000) == "an integer of about 5001 digits"
     assert short_repr("x" * 1000).endswith("...") and len(short_repr("x" * 1000)) == 300
     assert short_repr(Broken()) == "<Broken object>"
+
+
+def test_bad_segment_names_the_first_segment_the_rule_refuses() -> None:
+    rule = re.compile(r"[a-z]+")
+    assert bad_segment("a/b/c", rule) is None
+    assert bad_segment("a/B1/c/D", rule) == "B1"
+    assert bad_segment("a//b", rule) == ""

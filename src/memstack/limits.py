@@ -35,6 +35,7 @@ __all__ = [
     "MAX_SEARCH_OFFSET",
     "MAX_TTL_SECONDS",
     "MAX_VALUE_BYTES",
+    "bad_segment",
     "check_amount",
     "check_int",
     "check_json",
@@ -80,6 +81,12 @@ def check_match(
     if not isinstance(value, str) or rule.fullmatch(value) is None:
         raise error(f"{what} {short_repr(value)}: must be {must}")
     return value
+
+
+def bad_segment(path: str, rule: re.Pattern[str]) -> str | None:
+    """The first ``/``-separated segment of ``path`` that ``rule`` does not match whole (None: every
+    one does): the check behind every slash-separated name (categories, working-memory keys)."""
+    return next((segment for segment in path.split("/") if rule.fullmatch(segment) is None), None)
 
 
 def check_text(text: object, field: str, *, max_bytes: int | None = None) -> str:

@@ -36,7 +36,7 @@ HAND_WRITTEN: tuple[tuple[str | None, str, str, str], ...] = (
     # (group, command, module under memstack.cli, function): the commands that are not one
     # operation on one tenant's memory, so not in the registry.
     (None, "serve", "service", "serve"),  # a process: the HTTP and MCP servers
-    (None, "doctor", "service", "doctor"),  # checks the installation and the engine
+    (None, "doctor", "doctor", "doctor"),  # checks the installation and the engine
     (None, "export", "service", "export"),  # the whole engine (or a tenant) to a file
     (None, "import", "service", "import_"),  # and back
     ("tenants", "purge", "tenants", "purge"),  # a whole tenant, its API keys included

@@ -1,11 +1,12 @@
-"""Top-level service commands: ``serve``, ``doctor``, ``export``, ``import``."""
+"""Top-level service commands: ``serve``, ``export``, ``import`` (``doctor`` is in :mod:`.doctor`)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 import socket
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,7 @@ from ..engines.prefixed import tenant_engine
 from ..errors import InvalidConfiguration
 from ..lifecycle.retention import Retention, parse_retention
 from ..redact import RedactingFormatter, redact, redact_url
-from ._common import EXIT, console, emit, emit_table, err_console, memory, state
+from ._common import EXIT, console, emit, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
     from ..dream.scheduler import DreamScheduler
@@ -27,15 +28,7 @@ if TYPE_CHECKING:  # the server extra is optional: imported only when serving
     from ..server.auth import AuthMode
     from ..server.throttle import AuthThrottle
 
-__all__ = ["doctor", "export", "import_", "serve"]
-
-EXTRAS: dict[str, list[str]] = {
-    "server": ["fastapi", "uvicorn", "mcp"],
-    "postgres": ["psycopg", "psycopg-pool"],
-    "embeddings": ["onnxruntime", "tokenizers"],
-    "langgraph": ["langgraph"],
-    "llamaindex": ["llama-index-core"],
-}
+__all__ = ["export", "import_", "serve"]
 
 
 def serve(
@@ -124,11 +117,8 @@ def serve(
             retention_interval=retention_interval,
             auth_throttle=throttle,
         )
-        try:
+        with _refused_setting():
             app = create_app(mem.engine, settings)
-        except InvalidConfiguration as exc:
-            _error(str(exc))
-            raise typer.Exit(EXIT["usage"]) from None
         sock = _bind(host, port)
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
         keys_mode = app.state.auth.mode == "keys"
@@ -170,15 +160,23 @@ def _error(message: str) -> None:
     err_console.print(f"[red]error[/red]: {escape(redact(message))}", highlight=False, soft_wrap=True)
 
 
+@contextmanager
+def _refused_setting() -> Iterator[None]:
+    """A setting ``serve`` refuses (:class:`InvalidConfiguration`) stops the start: one error line,
+    exit 2."""
+    try:
+        yield
+    except InvalidConfiguration as exc:
+        _error(str(exc))
+        raise typer.Exit(EXIT["usage"]) from None
+
+
 def _throttle(burst: int | None, per_minute: float | None) -> AuthThrottle:
     """The failed-authentication throttle from the options and environment (exit 2 when bad)."""
     from ..server.throttle import AuthThrottle
 
-    try:
+    with _refused_setting():
         return AuthThrottle.from_env(burst, per_minute)
-    except InvalidConfiguration as exc:
-        _error(str(exc))
-        raise typer.Exit(EXIT["usage"]) from None
 
 
 def _auth_mode(auth: str | None, no_auth: bool) -> AuthMode | None:
@@ -222,20 +220,14 @@ def _embedder(setting: str | None) -> Embedder | None:
     """The retrieval setting, resolved once at start; a bad one stops the start (exit 2)."""
     from ..search.embedders.setting import resolve_embedder
 
-    try:
+    with _refused_setting():
         return resolve_embedder(setting)
-    except InvalidConfiguration as exc:
-        _error(str(exc))
-        raise typer.Exit(EXIT["usage"]) from None
 
 
 def _retention(setting: str | None) -> Retention:
     """The retention policies, read once at start; a bad one stops the start (exit 2)."""
-    try:
+    with _refused_setting():
         return parse_retention(setting)
-    except InvalidConfiguration as exc:
-        _error(str(exc))
-        raise typer.Exit(EXIT["usage"]) from None
 
 
 def _dream_scheduler(mem: Memory, interval: float, passes: str | None = None) -> DreamScheduler | None:
@@ -248,123 +240,15 @@ def _dream_scheduler(mem: Memory, interval: float, passes: str | None = None) ->
     from ..llm.chat import chat_model_from_env
 
     chosen = [p.strip() for p in passes.split(",") if p.strip()] if passes else None
-    try:
+    with _refused_setting():
         scheduler = DreamScheduler(
             TenantMemory(tenant_engine(mem.engine, "default")),
             interval,
             model=chat_model_from_env(),
             passes=chosen,
         )
-    except InvalidConfiguration as exc:
-        _error(str(exc))
-        raise typer.Exit(EXIT["usage"]) from None
     scheduler.start()
     return scheduler
-
-
-def doctor(
-    embedder: str = typer.Option(
-        None, "--embedder", help="The retrieval setting to check (default: as serve resolves it)."
-    ),
-) -> None:
-    """Check the engine, print versions, the optional extras installed, the retrieval setting
-    ``serve`` would use (mode, model, dimensions, entries still waiting for a vector) and the data
-    stored without a tenant (``memstack tenants adopt`` moves it)."""
-    rows = [{"check": "python", "result": sys.version.split()[0]}]
-    for dist in ("memstack", "redis"):
-        rows.append({"check": dist, "result": _version(dist)})
-    for extra, dists in EXTRAS.items():
-        found = {d: _version(d) for d in dists}
-        ok = all(v != "missing" for v in found.values())
-        rows.append({"check": f"extra {extra}", "result": ("installed " if ok else "missing ") + str(found)})
-    code = 0
-    try:
-        with memory() as mem:
-            mem.engine.ping()
-            rows.append(
-                {"check": "engine", "result": f"{mem.engine.name} reachable at {redact_url(mem.engine.url)}"}
-            )
-            rows.extend(_engine_details(mem.engine))
-            rows.append({"check": "retrieval", "result": _retrieval(mem, embedder or state.embedder)})
-            rows.append({"check": "untenanted data", "result": _untenanted(mem)})
-            rows.extend(_policies())
-    except typer.Exit as exc:
-        rows.append({"check": "engine", "result": "unreachable"})
-        code = exc.exit_code
-    for row in rows:  # a setting or an endpoint's error may quote a key
-        row["result"] = redact(row["result"])
-    emit_table(rows, ["check", "result"], title="memstack doctor")
-    if code:
-        raise typer.Exit(code)
-
-
-def _engine_details(engine: object) -> list[dict[str, str]]:
-    """The lines an engine reports about itself through ``details()`` (PostgreSQL: server
-    version, schema version, pool), looking through tenant and metrics views."""
-    while getattr(engine, "inner", None) is not None:
-        engine = engine.inner  # type: ignore[attr-defined]  # checked just above
-    details = getattr(engine, "details", None)
-    if not callable(details):
-        return []
-    return [{"check": f"engine {name}", "result": str(value)} for name, value in details().items()]
-
-
-def _retrieval(mem: Memory, setting: str | None) -> str:
-    """``mode model (dims d), N entries waiting for a vector`` (what ``GET /v1/info`` reports)."""
-    from ..longterm.backfill import pending_vectors
-    from ..search.embedders.setting import describe_embedder, resolve_embedder, resolve_setting
-
-    try:
-        vectors = resolve_embedder(setting)
-        described = describe_embedder(vectors)
-    except Exception as exc:  # a diagnosis reports a bad setting or an unreachable endpoint, never dies
-        return f"setting {resolve_setting(setting)!r} fails: {exc}"
-    if vectors is None:
-        return f"bm25 (setting {resolve_setting(setting)!r}: no embedder)"
-    waiting, stale = pending_vectors(mem.engine, vectors)
-    other = f", {stale} with another model's vector (LongTermMemory.reembed)" if stale else ""
-    return (
-        f"hybrid {described['model']} (dims {described['dims']}), {waiting} entries waiting for a "
-        f"vector{other} (any process with this embedder fills them in: serve, memstack.open)"
-    )
-
-
-def _untenanted(mem: Memory) -> str:
-    """Keys stored outside every tenant, per tier, and how to move them."""
-    from ..adopt import untenanted
-
-    counts = untenanted(mem.engine)
-    if not counts:
-        return "none"
-    listed = ", ".join(f"{tier} {count}" for tier, count in counts.items())
-    return (
-        f"{sum(counts.values())} keys ({listed}) stored without a tenant: memstack.open, the CLI and "
-        "the server do not show them; `memstack tenants adopt --into default` moves them (the "
-        "pipeline node reads its sessions there: see --tier)"
-    )
-
-
-def _policies() -> list[dict[str, str]]:
-    """One row per retention policy ``serve`` would enforce (from ``$MEMSTACK_RETENTION``)."""
-    try:
-        rows = parse_retention().describe()
-    except InvalidConfiguration as exc:
-        return [{"check": "retention", "result": f"setting fails: {exc}"}]
-    return [
-        {
-            "check": f"retention {r['policy']}",
-            "result": ("keep forever" if r["seconds"] is None else f"{r['seconds']:g} s")
-            + f" ({r['tier']}: {r['does']}; {r['enforced_by']})",
-        }
-        for r in rows
-    ]
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "missing"
 
 
 def export(

@@ -280,7 +280,10 @@ class Dreamer:
             DreamRefused: a guard rail (more than half of the scope superseded, only ids that do
                 not exist named), unless ``force`` (a ``refused`` record is kept).
         """
-        return run_extract(self, dry_run=dry_run, force=force, sessions=sessions)
+        done = run_extract(self, sessions=sessions)
+        if done is None:
+            return None
+        return self.finish("extract", done.plan, done.digest, dry_run=dry_run, force=force, also=done.also)
 
     def run(
         self,

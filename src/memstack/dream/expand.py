@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from datetime import UTC, datetime
 
 from ..errors import ChatError, InvalidInput, MemstackError, ScriptExhausted
@@ -40,6 +40,7 @@ def _shared_executor() -> ThreadPoolExecutor:
         return _executor
 
 
+@dataclass(eq=False)
 class ExpansionHook:
     """A ``save_hook`` for :class:`~memstack.tools.MemoryTools`: expands each saved entry.
 
@@ -50,16 +51,12 @@ class ExpansionHook:
         retention: how long the expansion's record (with the raw entry) is kept.
     """
 
-    def __init__(
-        self,
-        memory: LongTermMemory,
-        model: ChatModel,
-        *,
-        background: bool = True,
-        retention: float = DEFAULT_RETENTION,
-    ) -> None:
-        self.memory, self.model, self.background, self.retention = memory, model, background, retention
-        self._pending: list[Future[DreamRecord | None]] = []
+    memory: LongTermMemory
+    model: ChatModel
+    _: KW_ONLY
+    background: bool = True
+    retention: float = DEFAULT_RETENTION
+    _pending: list[Future[DreamRecord | None]] = field(default_factory=list, init=False, repr=False)
 
     def __call__(self, entry: MemoryEntry) -> None:
         if not self.background:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from ..conversation.turns import message_id_of
 from ..engines.base import Batch
@@ -32,13 +32,12 @@ from ..errors import InvalidConfiguration, InvalidValue
 from ..llm.chat import ChatModel
 from ..longterm import LongTermMemory, MemoryEntry
 from ..longterm.similar import normalise_text
-from ..longterm.validate import check_category, check_content, check_metadata, check_tags, new_id
+from ..longterm.validate import check_metadata, new_id
 from . import cursor
 from .keys import DreamKeys
 from .parse import MODEL_FAILURES, Decision, ProposedFact, parse_decisions, parse_facts
-from .plan import NewEntry, Plan
+from .plan import NewEntry, Plan, proposed_category, proposed_entry
 from .prompt import decision_prompt, extraction_prompt, prompt_digest
-from .record import DreamRecord
 
 if TYPE_CHECKING:
     from ..conversation import TurnMemory
@@ -55,19 +54,17 @@ class _Pass(Protocol):
 
     def ask(self, messages: list[dict[str, Any]]) -> str: ...
 
-    def finish(
-        self,
-        kind: str,
-        plan_or_reason: Plan | str,
-        digest: str | None,
-        *,
-        dry_run: bool,
-        force: bool,
-        also: Callable[[Batch], None] | None = None,
-    ) -> DreamRecord: ...
+
+class Extraction(NamedTuple):
+    """What one extract pass decided, for the dreamer to finish: the plan (or why the pass is
+    skipped), the digest of the prompts asked, and the cursor move to write in the same batch."""
+
+    plan: Plan | str
+    digest: str
+    also: Callable[[Batch], None]
 
 
-__all__ = ["EXTRACT_INPUT", "SIMILAR", "extraction_plan", "run_extract"]
+__all__ = ["EXTRACT_INPUT", "SIMILAR", "Extraction", "extraction_plan", "run_extract"]
 
 EXTRACT_INPUT: Final = 200
 """Most new turns one pass reads (the next pass goes on from there)."""
@@ -85,10 +82,6 @@ def _time(text: str | None) -> datetime | None:
     except ValueError:
         return None  # a time the model garbled: the turns' time is used instead
     return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).astimezone(UTC)
-
-
-def _category(value: str | None) -> str | None:
-    return check_category(value.strip()) if value is not None and value.strip() else None
 
 
 def extraction_plan(
@@ -134,7 +127,7 @@ def extraction_plan(
         ):
             dropped += 1
             continue
-        category = _category(fact.category)
+        category = proposed_category(fact.category)
         key = (text, None if category is None else category.lower())
         if key in created:
             dropped += 1
@@ -146,12 +139,10 @@ def extraction_plan(
         said = max(float(turns[m].get("timestamp", 0)) for m in messages)
         told = _time(fact.valid_from)
         subjects = {turns[m].get("subject") for m in messages}
-        entry = MemoryEntry(
-            id=make_id(),
-            content=check_content(fact.content.strip()),
-            category=category,
-            tags=check_tags(list(fact.tags)),
-            created_at=now,
+        entry = proposed_entry(
+            fact,
+            now,
+            make_id,
             metadata=check_metadata(
                 {
                     "source": SOURCE,
@@ -166,16 +157,14 @@ def extraction_plan(
     return Plan("extract", (), tuple(created.values()), tuple(unknown), dropped, tuple(replaced.values()))
 
 
-def run_extract(
-    dreamer: _Pass, *, dry_run: bool, force: bool, sessions: Sequence[str] | None
-) -> DreamRecord | None:
-    """The extract pass of ``dreamer``'s scope (see the module docstring); None when there is no
-    new turn (of ``sessions``, when given).
+def run_extract(dreamer: _Pass, *, sessions: Sequence[str] | None) -> Extraction | None:
+    """The extract pass of ``dreamer``'s scope (see the module docstring), up to its plan; None
+    when there is no new turn (of ``sessions``, when given). Nothing is written here: the dreamer
+    applies the plan, its record and the cursor move in one batch.
 
     Raises:
         InvalidConfiguration: no chat model or no turn log.
         InvalidValue: ``sessions`` is not a list of session ids.
-        DreamRefused: a guard rail, unless ``force`` (a ``refused`` record is kept).
     """
     if dreamer.model is None or dreamer.turns is None:
         raise InvalidConfiguration("extract needs a chat model and a turn log (turns=...)")
@@ -212,11 +201,4 @@ def run_extract(
     except MODEL_FAILURES as exc:
         plan = f"{type(exc).__name__}: {exc}"
     keys = DreamKeys.of(engine, memory.scope)
-    return dreamer.finish(
-        "extract",
-        plan,
-        prompt_digest(asked),
-        dry_run=dry_run,
-        force=force,
-        also=lambda batch: moved.write(batch, keys, raw),
-    )
+    return Extraction(plan, prompt_digest(asked), lambda batch: moved.write(batch, keys, raw))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..engines import Engine
-from ..keyspace import family_named
+from ..keyspace import KeyUnder, family_named
 from ..keyspace.families import DREAM
 
 __all__ = ["FEEDBACK_MAX", "PREFIX", "DreamKeys"]
@@ -29,9 +29,6 @@ PREFIX: Final = DREAM.lead
 FEEDBACK_MAX: Final = 1000
 """Feedback signals kept per scope (older ones dropped)."""
 _RECORD: Final = family_named("dream.record").tail_prefix
-_RECORDS, _FEEDBACK = family_named("dream.records").tail, family_named("dream.feedback").tail
-_FEEDBACK_VERSION, _LEASE = family_named("dream.feedback_version").tail, family_named("dream.lease").tail
-_CURSOR: Final = family_named("dream.cursor").tail
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,22 +44,8 @@ class DreamKeys:
     def record(self, record_id: str) -> str:
         return f"{self.base}{_RECORD}{record_id}"
 
-    @property
-    def records(self) -> str:
-        return self.base + _RECORDS
-
-    @property
-    def feedback(self) -> str:
-        return self.base + _FEEDBACK
-
-    @property
-    def feedback_version(self) -> str:
-        return self.base + _FEEDBACK_VERSION
-
-    @property
-    def lease(self) -> str:
-        return self.base + _LEASE
-
-    @property
-    def cursor(self) -> str:
-        return self.base + _CURSOR
+    records = KeyUnder("dream.records")
+    feedback = KeyUnder("dream.feedback")
+    feedback_version = KeyUnder("dream.feedback_version")
+    lease = KeyUnder("dream.lease")
+    cursor = KeyUnder("dream.cursor")

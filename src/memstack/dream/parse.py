@@ -22,6 +22,7 @@ __all__ = [
     "Decision",
     "ProposedEntry",
     "ProposedFact",
+    "ProposedItem",
     "outermost",
     "parse_consolidation",
     "parse_decisions",
@@ -44,24 +45,26 @@ _OPEN_THINK = re.compile(r"<think>.*\Z", re.DOTALL | re.IGNORECASE)  # never clo
 
 
 @dataclass(frozen=True, slots=True)
-class ProposedEntry:
-    """One entry a model asked to save, as it said it (checked later, when planned)."""
+class ProposedItem:
+    """What every item a model proposes holds, as it said it (checked later, when planned)."""
 
     content: str
     category: str | None = None
     tags: tuple[str, ...] = ()
     source_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedEntry(ProposedItem):
+    """One entry a model asked to save, as it said it (checked later, when planned)."""
+
     metadata: dict[str, Any] | None = field(default=None)
 
 
 @dataclass(frozen=True, slots=True)
-class ProposedFact:
+class ProposedFact(ProposedItem):
     """One fact an extraction answer found in the turns, as the model said it."""
 
-    content: str
-    category: str | None = None
-    tags: tuple[str, ...] = ()
-    source_ids: tuple[str, ...] = ()
     valid_from: str | None = None
 
 
@@ -145,10 +148,7 @@ def parse_consolidation(text: str) -> tuple[tuple[str, ...], list[ProposedEntry]
     Raises:
         InvalidValue: no JSON object, or fields of the wrong shape.
     """
-    data = outermost(text, "{", "}")
-    if not isinstance(data, dict):
-        raise InvalidValue(f"model answer {text[:80]!r}: must be a JSON object")
-    fields = {str(k).lower(): v for k, v in data.items()}
+    fields = _fields(text)
     if "todelete" not in fields and "tosave" not in fields:
         raise InvalidValue(f"model answer {text[:80]!r}: the object has neither toDelete nor toSave")
     to_delete = _strings(fields.get("todelete"), "toDelete")
@@ -165,16 +165,7 @@ def parse_preferences(text: str) -> list[ProposedEntry]:
     Raises:
         InvalidValue: no JSON object, or fields of the wrong shape.
     """
-    data = outermost(text, "{", "}")
-    if not isinstance(data, dict):
-        raise InvalidValue(f"model answer {text[:80]!r}: must be a JSON object")
-    fields = {str(k).lower(): v for k, v in data.items()}
-    if "tosave" not in fields:
-        raise InvalidValue(f"model answer {text[:80]!r}: the object has no toSave")
-    return [
-        _entry(item, i, sources=False, metadata=True)
-        for i, item in enumerate(_items(fields.get("tosave"), "toSave"))
-    ]
+    return [_entry(item, i, sources=False, metadata=True) for i, item in enumerate(_object(text, "toSave"))]
 
 
 def parse_expansion(text: str) -> list[ProposedEntry]:
@@ -187,14 +178,20 @@ def parse_expansion(text: str) -> list[ProposedEntry]:
     return [_entry(item, i, sources=False, metadata=False) for i, item in enumerate(_items(data, "answer"))]
 
 
-def _object(text: str, key: str) -> list[object]:
+def _fields(text: str) -> dict[str, object]:
+    """The outermost JSON object of an answer, its keys lower-cased (models vary the case)."""
     data = outermost(text, "{", "}")
     if not isinstance(data, dict):
         raise InvalidValue(f"model answer {text[:80]!r}: must be a JSON object")
-    fields = {str(k).lower(): v for k, v in data.items()}
-    if key not in fields:
+    return {str(k).lower(): v for k, v in data.items()}
+
+
+def _object(text: str, key: str) -> list[object]:
+    """The list under ``key`` (any case) of an answer's object, which must hold it."""
+    fields = _fields(text)
+    if key.lower() not in fields:
         raise InvalidValue(f"model answer {text[:80]!r}: the object has no {key}")
-    return _items(fields[key], key)
+    return _items(fields[key.lower()], key)
 
 
 def parse_facts(text: str) -> list[ProposedFact]:

@@ -19,7 +19,7 @@ from ..errors import DreamRefused
 from ..longterm import MemoryEntry
 from ..longterm.similar import normalise_text
 from ..longterm.validate import check_category, check_content, check_metadata, check_tags, new_id
-from .parse import ProposedEntry
+from .parse import ProposedEntry, ProposedItem
 
 __all__ = [
     "DEFAULT_PREFERENCE_CATEGORY",
@@ -31,6 +31,8 @@ __all__ = [
     "consolidation_plan",
     "dedupe_plan",
     "preference_plan",
+    "proposed_category",
+    "proposed_entry",
 ]
 
 DEFAULT_PREFERENCE_CATEGORY: Final = "user-preferences/inferred"
@@ -120,8 +122,34 @@ def check_plan(plan: Plan, scope_size: int, *, force: bool = False) -> None:
         )
 
 
-def _category(value: str | None) -> str | None:
+def proposed_category(value: str | None) -> str | None:
+    """A proposed category, trimmed and checked; None for none or a blank one."""
     return check_category(value.strip()) if value is not None and value.strip() else None
+
+
+def proposed_entry(
+    item: ProposedItem,
+    now: datetime,
+    make_id: Callable[[], str],
+    *,
+    tags: Sequence[str] | None = None,
+    default_category: str | None = None,
+    **fields: Any,
+) -> MemoryEntry:
+    """A new entry from what a model proposed: a fresh id, the content trimmed, then content,
+    category and tags checked (``tags`` in place of the item's own); ``fields`` set the rest.
+
+    Raises:
+        InvalidValue, InvalidCategory: the item breaks an entry rule.
+    """
+    return MemoryEntry(
+        id=make_id(),
+        content=check_content(item.content.strip()),
+        category=proposed_category(item.category) or default_category,
+        tags=check_tags(list(item.tags if tags is None else tags)),
+        created_at=now,
+        **fields,
+    )
 
 
 def consolidation_plan(
@@ -162,7 +190,7 @@ def consolidation_plan(
             dropped += 1
             continue
         sources = tuple(dict.fromkeys(s.strip().lower() for s in item.source_ids if s.strip()))
-        category = _category(item.category)
+        category = proposed_category(item.category)
         key = (normalise_text(item.content), None if category is None else category.lower())
         if key in created:
             dropped += 1
@@ -170,14 +198,7 @@ def consolidation_plan(
             merged = tuple(dict.fromkeys([*earlier.source_ids, *sources]))
             created[key] = _with_sources(earlier, merged, known, now)
             continue
-        entry = MemoryEntry(
-            id=make_id(),
-            content=check_content(item.content.strip()),
-            category=category,
-            tags=check_tags(list(item.tags)),
-            created_at=now,
-            updated_at=now,
-        )
+        entry = proposed_entry(item, now, make_id, updated_at=now)
         created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
     if not supersede:
         return Plan(kind, gone, tuple(created.values()), unknown, dropped, tuple(known[i] for i in gone))
@@ -221,12 +242,12 @@ def preference_plan(
             tags.insert(0, INFERRED_TAG)
         metadata = {k: v for k, v in (item.metadata or {}).items() if str(k).lower() != "source"}
         metadata["source"] = "inferred"
-        entry = MemoryEntry(
-            id=make_id(),
-            content=check_content(item.content.strip()),
-            category=_category(item.category) or DEFAULT_PREFERENCE_CATEGORY,
-            tags=check_tags(tags),
-            created_at=now,
+        entry = proposed_entry(
+            item,
+            now,
+            make_id,
+            tags=tags,
+            default_category=DEFAULT_PREFERENCE_CATEGORY,
             updated_at=now,
             metadata=check_metadata(metadata),
         )

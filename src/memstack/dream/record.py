@@ -165,8 +165,8 @@ class DreamRecord:
             kept=tuple(d.get("kept", [])),
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The public serialised form (entries as objects, ISO-8601 UTC times)."""
+    def _head(self) -> dict[str, Any]:
+        """The fields both serialised forms open with, in the same order."""
         return {
             "id": self.id,
             "scope": self.scope,
@@ -174,6 +174,12 @@ class DreamRecord:
             "status": self.status,
             "at": _iso(self.at),
             "model": self.model,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public serialised form (entries as objects, ISO-8601 UTC times)."""
+        return {
+            **self._head(),
             "prompt_digest": self.prompt_digest,
             "retired": [entry_json(a.entry) for a in self.retired],
             "created": [
@@ -195,12 +201,7 @@ class DreamRecord:
         name lists in :meth:`to_dict`, and one field name keeps one type.
         """
         return {
-            "id": self.id,
-            "scope": self.scope,
-            "kind": self.kind,
-            "status": self.status,
-            "at": _iso(self.at),
-            "model": self.model,
+            **self._head(),
             "retired_count": len(self.retired),
             "created_count": len(self.created),
             "superseded_count": len(self.superseded),

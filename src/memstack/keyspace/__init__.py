@@ -17,6 +17,7 @@ from .family import KINDS, ROLES, RULES, Family, Stem
 from .pattern import Pattern, Tag, no_tag
 from .subjects import OBJECTS, SUBJECT_RULE, check_subject, label_of, labelled, member, register, subject_key
 from .tenants import DEFAULT_TENANT, TENANT_RULE, split_tenant, tenant_prefix
+from .under import KeyUnder
 from .windows import window_scope, window_session
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "SUBJECT_RULE",
     "TENANT_RULE",
     "Family",
+    "KeyUnder",
     "Pattern",
     "Stem",
     "Tag",

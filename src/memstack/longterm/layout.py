@@ -29,7 +29,7 @@ from typing import Final
 
 from ..engines import Engine
 from ..index.changelog import LOG_MAX, log_change  # the change log of every entry set
-from ..keyspace import family_named
+from ..keyspace import KeyUnder, family_named
 from ..keyspace.families import LONG_TERM
 
 __all__ = ["LOG_MAX", "PREFIX", "ScopeKeys", "injected_key", "log_change"]
@@ -38,11 +38,7 @@ PREFIX: Final = LONG_TERM.lead
 """``lt:``: what every key of the tier starts with."""
 _INJECTED: Final = family_named("long_term.injected")
 _ENTRY: Final = family_named("long_term.entry").tail_prefix
-_IDS, _VECTORS = family_named("long_term.ids").tail, family_named("long_term.vectors").tail
-_VERSION, _LOG = family_named("long_term.version").tail, family_named("long_term.log").tail
-_EPOCH, _SNAPSHOT = family_named("long_term.epoch").tail, family_named("long_term.snapshot").tail
-_SNAPVER, _DELS = family_named("long_term.snapshot_version").tail, family_named("long_term.deletions").tail
-_HISTORY, _EXPIRY = family_named("long_term.history").tail_prefix, family_named("long_term.expiry").tail
+_HISTORY: Final = family_named("long_term.history").tail_prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,55 +52,23 @@ class ScopeKeys:
     def of(cls, engine: Engine, scope: str) -> ScopeKeys:
         return cls(LONG_TERM.render(engine.tag, scope=scope))
 
+    entry_prefix = KeyUnder("long_term.entry", prefix=True)
+    history_prefix = KeyUnder("long_term.history", prefix=True)
+    expiry = KeyUnder("long_term.expiry")
+    ids = KeyUnder("long_term.ids")
+    vectors = KeyUnder("long_term.vectors")
+    version = KeyUnder("long_term.version")
+    log = KeyUnder("long_term.log")
+    epoch = KeyUnder("long_term.epoch")
+    snapshot = KeyUnder("long_term.snapshot")
+    snapshot_version = KeyUnder("long_term.snapshot_version")
+    deletions = KeyUnder("long_term.deletions")
+
     def entry(self, entry_id: str) -> str:
         return f"{self.base}{_ENTRY}{entry_id}"
 
-    @property
-    def entry_prefix(self) -> str:
-        return self.base + _ENTRY
-
     def history(self, entry_id: str) -> str:
         return f"{self.base}{_HISTORY}{entry_id}"
-
-    @property
-    def history_prefix(self) -> str:
-        return self.base + _HISTORY
-
-    @property
-    def expiry(self) -> str:
-        return self.base + _EXPIRY
-
-    @property
-    def ids(self) -> str:
-        return self.base + _IDS
-
-    @property
-    def vectors(self) -> str:
-        return self.base + _VECTORS
-
-    @property
-    def version(self) -> str:
-        return self.base + _VERSION
-
-    @property
-    def log(self) -> str:
-        return self.base + _LOG
-
-    @property
-    def epoch(self) -> str:
-        return self.base + _EPOCH
-
-    @property
-    def snapshot(self) -> str:
-        return self.base + _SNAPSHOT
-
-    @property
-    def snapshot_version(self) -> str:
-        return self.base + _SNAPVER
-
-    @property
-    def deletions(self) -> str:
-        return self.base + _DELS
 
 
 def injected_key(engine: Engine, session_id: str) -> str:

@@ -35,9 +35,12 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     TypeAdapter,
     WithJsonSchema,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from ..limits import MAX_SEARCH_OFFSET
 
@@ -72,19 +75,25 @@ def utc(value: datetime | None) -> datetime | None:
 
 
 class CommaList:
-    """Marks a list of texts that also takes one comma-separated text (the command line's form)."""
+    """Marks a list of texts that also takes one comma-separated text (the command line's form);
+    with a ``description``, it is also the field's JSON schema (a list or a text), saying so."""
+
+    def __init__(self, description: str | None = None) -> None:
+        self.description = description
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        if self.description is None:
+            return handler(schema)
+        either = [{"type": "array", "items": {"type": "string"}}, {"type": "string"}]
+        return {"anyOf": either, "description": self.description}
 
 
 Tags = Annotated[
     list[str] | None,
-    CommaList(),
+    CommaList("Tags: a list, or one comma-separated text ('a, b')."),
     BeforeValidator(split_tags),
-    WithJsonSchema(
-        {
-            "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string"}],
-            "description": "Tags: a list, or one comma-separated text ('a, b').",
-        }
-    ),
 ]
 Time = Annotated[
     datetime | None,

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..errors import InvalidCategory, InvalidKey, InvalidSessionId, InvalidValue
-from ..limits import MAX_VALUE_BYTES, check_text, encode_json, short_repr
+from ..limits import MAX_VALUE_BYTES, bad_segment, check_text, encode_json, short_repr
 
 __all__ = [
     "CATEGORY_SEGMENT",
@@ -104,13 +104,12 @@ def check_category(category: object) -> str | None:
         raise InvalidCategory(f"category {short_repr(category)}: must be a relative path, not absolute")
     if ".." in category:
         raise InvalidCategory(f"category {short_repr(category)}: must not contain '..'")
-    for segment in category.split("/"):
-        if not CATEGORY_SEGMENT.fullmatch(segment):
-            raise InvalidCategory(
-                f"category {short_repr(category)}: segment "
-                f"{short_repr(segment)} must be 1+ characters of [A-Za-z0-9_-] "
-                "(segments separated by single '/')"
-            )
+    if (segment := bad_segment(category, CATEGORY_SEGMENT)) is not None:
+        raise InvalidCategory(
+            f"category {short_repr(category)}: segment "
+            f"{short_repr(segment)} must be 1+ characters of [A-Za-z0-9_-] "
+            "(segments separated by single '/')"
+        )
     return category
 
 

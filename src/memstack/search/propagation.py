@@ -43,9 +43,11 @@ def named_words(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text)}
 
 
-def _check(weight: float) -> None:
+def _idle(weight: float) -> bool:
+    """Whether a boost of ``weight`` leaves the scores as they are (weight 0), once checked."""
     if not weight >= 0 or weight == float("inf"):
         raise InvalidInput(f"weight={weight!r} must be a finite number >= 0")
+    return weight == 0
 
 
 def propagate(
@@ -63,8 +65,7 @@ def propagate(
     Raises:
         InvalidInput: ``weight`` negative, infinite or NaN.
     """
-    _check(weight)
-    if weight == 0:
+    if _idle(weight):
         return dict(scores)
     near = {entry_id: neighbours(entry_id) for entry_id in scores}
     added: dict[str, Sequence[str]] = {}
@@ -94,8 +95,7 @@ def session_boost(
     Raises:
         InvalidInput: ``weight`` negative, infinite or NaN.
     """
-    _check(weight)
-    if weight == 0:
+    if _idle(weight):
         return dict(scores)
     sessions = {entry_id: session_of(entry_id) for entry_id in scores}
     best: dict[Hashable, float] = {}
@@ -117,8 +117,7 @@ def speaker_boost(
     Raises:
         InvalidInput: ``weight`` negative, infinite or NaN.
     """
-    _check(weight)
-    if weight == 0:
+    if _idle(weight):
         return dict(scores)
     words = named_words(query)
     named: dict[str, bool] = {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .propagation import _check, named_words
+from .propagation import _idle, named_words
 
 __all__ = ["Scored", "ThreadTable", "propagate", "session_boost", "speaker_boost"]
 
@@ -140,8 +140,7 @@ def propagate(
     Raises:
         InvalidInput: ``weight`` negative, infinite or NaN.
     """
-    _check(weight)
-    if weight == 0:
+    if _idle(weight):
         return scored
     near = table.neighbours(scored.slots, window)
     at, found = _find(scored.slots, near)
@@ -168,8 +167,7 @@ def speaker_boost(table: ThreadTable, scored: Scored, query: str, weight: float)
     Raises:
         InvalidInput: ``weight`` negative, infinite or NaN.
     """
-    _check(weight)
-    if weight == 0:
+    if _idle(weight):
         return scored
     words = named_words(query)
     speaker = np.where(scored.slots >= 0, table.speaker[np.maximum(scored.slots, 0)], -1)
@@ -184,8 +182,7 @@ def session_boost(table: ThreadTable, scored: Scored, weight: float) -> Scored:
     Raises:
         InvalidInput: ``weight`` negative, infinite or NaN.
     """
-    _check(weight)
-    if weight == 0:
+    if _idle(weight):
         return scored
     session = np.where(scored.slots >= 0, table.session[np.maximum(scored.slots, 0)], -1)
     member = session >= 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, Final, TypeVar
 
@@ -154,25 +154,7 @@ class PersistentMemoryNode:
         Raises:
             EngineUnavailable: only with ``strict=True``; otherwise the item is forwarded as is.
         """
-        store, item, metadata, sid = self._take(question)
-        if store is None:
-            return question
-        self._current_session_id = sid if isinstance(sid, str) else None
-        if not sid or metadata is None:
-            return item
-        try:
-            if not self._resume_or_create(sid):
-                self._current_session_id = None
-                return item
-            context = store.sessions.items(sid)
-        except EngineUnavailable as exc:
-            return self._unavailable(exc, question)
-        except InvalidInput as exc:
-            log.debug("PersistentMemoryNode: question passes unchanged: %s", exc)
-            return item
-        if context:
-            metadata["memory_context"] = context
-        return item
+        return self._lane(question, "question", self._question_session, self._enrich)
 
     def write_answers(self, answer: T) -> T:
         """The answer, after storing ``last_answer`` and incrementing ``answer_count``.
@@ -180,32 +162,55 @@ class PersistentMemoryNode:
         Raises:
             EngineUnavailable: only with ``strict=True``; otherwise the item is forwarded as is.
         """
-        store, item, _, sid = self._take(answer)
-        if store is None:
-            return answer
-        sid = sid or self._current_session_id
-        if not sid:
-            return item
-        sessions = store.sessions
-        try:
-            if not self._resume_or_create(sid):
-                return item
-            sessions.put(sid, "last_answer", _text(item))
-            sessions.increment(sid, "answer_count")
-        except EngineUnavailable as exc:
-            return self._unavailable(exc, answer)
-        except InvalidInput as exc:
-            log.debug("PersistentMemoryNode: answer passes unchanged: %s", exc)
-        return item
+        return self._lane(answer, "answer", self._answer_session, self._record_answer)
 
-    def _take(self, item: T) -> tuple[PersistentMemoryStore | None, T, dict[str, Any] | None, Any]:
-        """The open store, a copy of ``item``, its metadata and the session id the metadata names;
-        the store is None when the item passes as is (no store open, or nested too deep to copy)."""
-        copied = None if self.store is None else _copy(item)
-        if copied is None:
-            return None, item, None, None
+    def _lane(
+        self,
+        original: T,
+        what: str,
+        session: Callable[[Any, dict[str, Any] | None], str | None],
+        work: Callable[[PersistentMemoryStore, Any, dict[str, Any], str], None],
+    ) -> T:
+        """What both lanes do around their ``work``: the item passes as is without a store (or when
+        too deep to copy); ``session`` picks the session id from the item's (or None: the copy
+        passes); the work's bad input is logged and the copy passes; an unreachable engine gives
+        :meth:`_unavailable`."""
+        copied = None if self.store is None else _copy(original)
+        if copied is None or self.store is None:
+            return original
         metadata = _metadata(copied)
-        return self.store, copied, metadata, metadata.get("session_id") if metadata is not None else None
+        sid = session(metadata.get("session_id") if metadata is not None else None, metadata)
+        if not sid:
+            return copied
+        try:
+            work(self.store, copied, {} if metadata is None else metadata, sid)
+        except EngineUnavailable as exc:
+            return self._unavailable(exc, original)
+        except InvalidInput as exc:
+            log.debug("PersistentMemoryNode: %s passes unchanged: %s", what, exc)
+        return copied
+
+    def _question_session(self, sid: Any, metadata: dict[str, Any] | None) -> str | None:
+        self._current_session_id = sid if isinstance(sid, str) else None
+        return sid if metadata is not None else None
+
+    def _answer_session(self, sid: Any, metadata: dict[str, Any] | None) -> str | None:
+        return sid or self._current_session_id
+
+    def _enrich(self, store: PersistentMemoryStore, item: Any, metadata: dict[str, Any], sid: str) -> None:
+        if not self._resume_or_create(sid):
+            self._current_session_id = None
+            return
+        context = store.sessions.items(sid)
+        if context:
+            metadata["memory_context"] = context
+
+    def _record_answer(
+        self, store: PersistentMemoryStore, item: Any, metadata: dict[str, Any], sid: str
+    ) -> None:
+        if self._resume_or_create(sid):
+            store.sessions.put(sid, "last_answer", _text(item))
+            store.sessions.increment(sid, "answer_count")
 
     def _resume_or_create(self, sid: str) -> bool:
         """True when the session is live afterwards; a malformed id is logged and gives False."""

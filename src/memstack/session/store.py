@@ -260,7 +260,9 @@ class SessionStore(SessionHistory):
             InvalidSessionId: malformed id.
             SessionNotFound: unknown, deleted or expired session.
         """
-        lay = self._layout(session_id)
+        return self._sorted_keys(session_id, self._layout(session_id))
+
+    def _sorted_keys(self, session_id: str, lay: Layout) -> builtins.list[str]:
         (members,) = self._read(session_id, lay, lambda b: b.smembers(lay.keys))
         return sorted(members)
 
@@ -279,8 +281,7 @@ class SessionStore(SessionHistory):
             (present,) = self._read(session_id, lay, lambda b: b.sismember(lay.keys, key))
             cleared = [key] if present else []
         else:
-            (members,) = self._read(session_id, lay, lambda b: b.smembers(lay.keys))
-            cleared = sorted(members)
+            cleared = self._sorted_keys(session_id, lay)
         batch = self.engine.batch()
         batch.require_exists(lay.meta)
         if key is not None:

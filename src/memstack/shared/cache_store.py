@@ -26,7 +26,7 @@ from typing import Any, Final
 from ..engines import Engine
 from ..index import SetKeys, registry
 from ..index.codec import Matrix as Vector
-from ..keyspace import family_named, label_of, register
+from ..keyspace import KeyUnder, family_named, label_of, register
 from ..keyspace.families import CACHE
 from .cache_index import CacheMirror
 
@@ -35,21 +35,21 @@ __all__ = ["CacheEntries"]
 NEVER: Final = 1e18
 """The expiry score of an entry without TTL."""
 _ENTRY: Final = family_named("cache.entry").tail_prefix
-_STATS, _EXPIRY = family_named("cache.stats").tail, family_named("cache.expiry").tail
 _CHUNK: Final = 1000
 
 
 class CacheEntries:
     """The stored entries of the cache ``name`` on ``engine``."""
 
+    entry = KeyUnder("cache.entry", prefix=True)
+    stats_key = KeyUnder("cache.stats")
+    expiry = KeyUnder("cache.expiry")
+
     def __init__(self, engine: Engine, name: str) -> None:
         self.engine = engine
         self.name = name
-        base = CACHE.render(engine.tag, board=name)
-        self.entry = base + _ENTRY
-        self.stats_key = base + _STATS
-        self.expiry = base + _EXPIRY
-        self.log = SetKeys(base, _ENTRY)
+        self.base = CACHE.render(engine.tag, board=name)
+        self.log = SetKeys(self.base, _ENTRY)
 
     def _mirror(self, model: str, dim: int) -> CacheMirror:
         key = ("cache", self.engine.identity, self.log.base, model, str(dim))

@@ -71,16 +71,15 @@ class _Cache(Protocol):
 
     def count(self, hit: bool) -> None: ...
 
-    def put(
+    def put(  # only what a wrapped call passes: the cache's own put takes more
         self,
         query: str,
         response: Any,
         *,
-        metadata: dict[str, Any] | None = None,
-        ttl: float | None = None,
-        vector: Vector | None = None,
-        miss: bool = False,
-        subject: str | None = None,
+        metadata: dict[str, Any],
+        ttl: float | None,
+        vector: Vector,
+        miss: bool,
     ) -> str: ...
 
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ..engines import Engine
 from ..errors import InvalidValue
-from ..keyspace import family_named, label_of, register
+from ..keyspace import KeyUnder, label_of, register
 from ..keyspace.families import SHARED
 from ..limits import MAX_VALUE_BYTES
 from .serialize import decode_entry, dumps, encode_entry
@@ -34,8 +34,6 @@ from .serialize import decode_entry, dumps, encode_entry
 __all__ = ["PREFIX", "Entry", "SharedStorage", "Write"]
 
 PREFIX: Final = SHARED.lead
-_ENTRY: Final = family_named("shared.entry").tail_prefix
-_INDEX, _CHANNEL = family_named("shared.keys").tail, family_named("shared.changes").tail
 _ENVELOPE_BYTES: Final = 2048
 """Room for an entry's version, writer and time around its value."""
 
@@ -74,14 +72,15 @@ def _entry(raw: str | None) -> Entry:
 class SharedStorage:
     """Reads and atomic writes of one named shared memory on ``engine``."""
 
+    _entry_prefix = KeyUnder("shared.entry", prefix=True)
+    index = KeyUnder("shared.keys")
+    channel = KeyUnder("shared.changes")
+
     def __init__(self, engine: Engine, name: str, network_name: str | None) -> None:
         self.engine = engine
         self.name = name
         self.network_name = network_name
-        base = SHARED.render(engine.tag, board=name)
-        self._entry_prefix = base + _ENTRY
-        self.index = base + _INDEX
-        self.channel = base + _CHANNEL
+        self.base = SHARED.render(engine.tag, board=name)
 
     def entry_key(self, key: str) -> str:
         return self._entry_prefix + key

@@ -135,21 +135,28 @@ def wait_core(
         waiters.discard(waiter)
 
 
+class _Driven:
+    """A wait core driven by a loop: iterate :meth:`pauses` (each pause a wait on the signal), then
+    read :attr:`result`; closing the iteration early closes the core (unregistering its waiter)."""
+
+    def __init__(self, steps: WaitStep) -> None:
+        self._steps = steps
+        self.result: dict[str, Any] = {}
+
+    def pauses(self) -> Generator[float | None, None, None]:
+        self.result = yield from self._steps
+
+
 def run_sync(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> dict[str, Any]:
     """Drive the core on this thread."""
     event = threading.Event()
-    steps = make(Waiter(keys, event.set))
-    try:
-        pause = next(steps)
-        while True:
+    driven = _Driven(make(Waiter(keys, event.set)))
+    # closed on the way out: an interrupted wait (KeyboardInterrupt) unregisters its waiter at once
+    with contextlib.closing(driven.pauses()) as pauses:
+        for pause in pauses:
             event.wait(pause)
             event.clear()
-            pause = steps.send(None)
-    except StopIteration as done:
-        result: dict[str, Any] = done.value
-        return result
-    finally:
-        steps.close()  # an interrupted wait (KeyboardInterrupt) unregisters its waiter at once
+    return driven.result
 
 
 async def run_async(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> dict[str, Any]:
@@ -161,16 +168,10 @@ async def run_async(make: Callable[[Waiter], WaitStep], keys: Sequence[str]) -> 
         with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting any more
             loop.call_soon_threadsafe(event.set)
 
-    steps = make(Waiter(keys, signal))
-    try:
-        pause = next(steps)
-        while True:
+    driven = _Driven(make(Waiter(keys, signal)))
+    with contextlib.closing(driven.pauses()) as pauses:  # a cancelled task unregisters its waiter at once
+        for pause in pauses:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), pause)
             event.clear()
-            pause = steps.send(None)
-    except StopIteration as done:
-        result: dict[str, Any] = done.value
-        return result
-    finally:
-        steps.close()  # a cancelled task unregisters its waiter at once
+    return driven.result

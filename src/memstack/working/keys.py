@@ -16,7 +16,7 @@ import re
 from typing import Final
 
 from ..errors import InvalidKey
-from ..limits import short_repr
+from ..limits import bad_segment, short_repr
 
 __all__ = [
     "MAX_KEY_LENGTH",
@@ -46,12 +46,10 @@ def normalize_key(key: object) -> str:
         raise InvalidKey(f"working-memory key {short_repr(key)}: must be a string ({_RULE})")
     if not key or len(key) > MAX_KEY_LENGTH:
         raise InvalidKey(f"working-memory key {short_repr(key)}: must be {_RULE}")
-    for segment in key.split("/"):
-        if not _SEGMENT.fullmatch(segment):
-            raise InvalidKey(
-                f"working-memory key {short_repr(key)}: segment "
-                f"{short_repr(segment)} breaks the rule ({_RULE})"
-            )
+    if (segment := bad_segment(key, _SEGMENT)) is not None:
+        raise InvalidKey(
+            f"working-memory key {short_repr(key)}: segment {short_repr(segment)} breaks the rule ({_RULE})"
+        )
     return key.lower()
 
 
