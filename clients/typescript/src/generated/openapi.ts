@@ -233,7 +233,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model */
+        /** Run (or dry-run) dream passes over a scope; all but dedupe ask a chat model */
         post: operations["dream_run"];
         delete?: never;
         options?: never;
@@ -307,6 +307,23 @@ export interface paths {
         post?: never;
         /** Delete a memory */
         delete: operations["memories_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/memories/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every recorded change of a memory, oldest first: old and new version, op and actor */
+        get: operations["memories_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -921,6 +938,11 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** Changes */
+        Changes: {
+            /** Items */
+            items: components["schemas"]["MemoryEventJSON"][];
+        };
         /**
          * ContextJSON
          * @description A built context: the messages for the model and why each item is in or out.
@@ -957,7 +979,8 @@ export interface components {
         };
         /**
          * CreatedJSON
-         * @description An entry a dream pass created, with the entries it came from.
+         * @description An entry a dream pass created, with the entries it came from (``message_ids``: the
+         *     conversation turns an ``extract`` pass learnt it from).
          */
         CreatedJSON: {
             /** Category */
@@ -966,18 +989,28 @@ export interface components {
             content: string;
             /** Created At */
             created_at: string;
+            /** Expires At */
+            expires_at: string | null;
             /** Id */
             id: string;
+            /** Message Ids */
+            message_ids: string[];
             /** Metadata */
             metadata: {
                 [key: string]: unknown;
             } | null;
             /** Source Ids */
             source_ids: string[];
+            /** Superseded By */
+            superseded_by: string | null;
             /** Tags */
             tags: string[];
             /** Updated At */
             updated_at: string | null;
+            /** Valid From */
+            valid_from: string;
+            /** Valid To */
+            valid_to: string | null;
         };
         /** DocumentHit */
         DocumentHit: {
@@ -1062,6 +1095,8 @@ export interface components {
             scope: string;
             /** Status */
             status: string;
+            /** Superseded */
+            superseded: components["schemas"]["MemoryJSON"][];
             /** Undone At */
             undone_at: string | null;
             /** Unknown Ids */
@@ -1090,6 +1125,8 @@ export interface components {
             scope: string;
             /** Status */
             status: string;
+            /** Superseded Count */
+            superseded_count: number;
             /** Undone At */
             undone_at: string | null;
         };
@@ -1211,8 +1248,28 @@ export interface components {
             name: string;
         };
         /**
+         * MemoryEventJSON
+         * @description One change of a long-term entry (:mod:`memstack.longterm.history`): ``op`` (create, update,
+         *     supersede, retire, restore), ``actor`` (api, tool, import, dream:{record}, undo:{record}), the
+         *     versions before and after, and the entries the change links.
+         */
+        MemoryEventJSON: {
+            /** Actor */
+            actor: string;
+            /** At */
+            at: string;
+            new: components["schemas"]["MemoryJSON"] | null;
+            old: components["schemas"]["MemoryJSON"] | null;
+            /** Op */
+            op: string;
+            /** Related Ids */
+            related_ids: string[];
+        };
+        /**
          * MemoryJSON
-         * @description A long-term entry; times ISO-8601 UTC (``updated_at`` null until an update).
+         * @description A long-term entry; times ISO-8601 UTC (``updated_at`` null until an update). ``valid_from``:
+         *     when the fact became true; ``valid_to`` and ``superseded_by``: set once another entry replaced
+         *     it; ``expires_at``: its own expiry (null: none).
          */
         MemoryJSON: {
             /** Category */
@@ -1221,16 +1278,24 @@ export interface components {
             content: string;
             /** Created At */
             created_at: string;
+            /** Expires At */
+            expires_at: string | null;
             /** Id */
             id: string;
             /** Metadata */
             metadata: {
                 [key: string]: unknown;
             } | null;
+            /** Superseded By */
+            superseded_by: string | null;
             /** Tags */
             tags: string[];
             /** Updated At */
             updated_at: string | null;
+            /** Valid From */
+            valid_from: string;
+            /** Valid To */
+            valid_to: string | null;
         };
         /** Deleted */
         memstack__ops__conversations__Deleted: {
@@ -3497,13 +3562,13 @@ export interface operations {
                      * @default false
                      */
                     force?: boolean;
-                    /** @description consolidate, preferences or dedupe, in order (default: the first two). */
-                    passes?: ("consolidate" | "preferences" | "dedupe")[];
+                    /** @description consolidate, preferences, dedupe or extract (new conversation turns become memories), in order (default: the first two). */
+                    passes?: ("consolidate" | "preferences" | "dedupe" | "extract")[];
                 };
             };
         };
         responses: {
-            /** @description Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model */
+            /** @description Run (or dry-run) dream passes over a scope; all but dedupe ask a chat model. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3945,6 +4010,8 @@ export interface operations {
     memories_search: {
         parameters: {
             query?: {
+                /** @description Only what was valid at this time (the past's view). */
+                as_of?: string;
                 /** @description Only this category and its sub-categories. */
                 category?: string | null;
                 /** @description Only memories created at or after this time. */
@@ -3953,6 +4020,10 @@ export interface operations {
                 created_before?: string;
                 /** @description JSON: The filter language, ANDed with the above: {"field": value} or {"field": {"$gte": 3}} ($eq $ne $gt $gte $lt $lte $in $nin $contains $exists; $and $or $not). */
                 filter?: string;
+                /** @description Also entries past their expires_at (audits). */
+                include_expired?: boolean;
+                /** @description Also superseded entries (valid_to passed); default: only current ones. */
+                include_history?: boolean;
                 /** @description Most hits (1-1000). */
                 limit?: number;
                 /** @description JSON: Only memories whose metadata has these values ({"k": 1}). */
@@ -4132,6 +4203,11 @@ export interface operations {
                     category?: string | null;
                     /** @description The fact or preference (non-blank). */
                     content: string;
+                    /**
+                     * Format: date-time
+                     * @description When the memory expires (hidden, then deleted).
+                     */
+                    expires_at?: string;
                     /** @description Save under this id (an update when it exists). */
                     id?: string | null;
                     /** @description Any JSON object kept with it. */
@@ -4140,8 +4216,17 @@ export interface operations {
                     } | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
+                    /** @description Ids of memories this one replaces: they get valid_to and superseded_by. */
+                    supersedes?: string[] | string;
                     /** @description Tags: a list, or one comma-separated text. */
                     tags?: string[] | string;
+                    /** @description Seconds until it expires (instead of expires_at). */
+                    ttl?: number | null;
+                    /**
+                     * Format: date-time
+                     * @description When the fact became true (default: when saved).
+                     */
+                    valid_from?: string;
                 };
             };
         };
@@ -4449,14 +4534,28 @@ export interface operations {
                     category?: string | null;
                     /** @description The fact or preference (non-blank). */
                     content: string;
+                    /**
+                     * Format: date-time
+                     * @description When the memory expires (hidden, then deleted).
+                     */
+                    expires_at?: string;
                     /** @description Any JSON object kept with it. */
                     metadata?: {
                         [key: string]: unknown;
                     } | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
+                    /** @description Ids of memories this one replaces: they get valid_to and superseded_by. */
+                    supersedes?: string[] | string;
                     /** @description Tags: a list, or one comma-separated text. */
                     tags?: string[] | string;
+                    /** @description Seconds until it expires (instead of expires_at). */
+                    ttl?: number | null;
+                    /**
+                     * Format: date-time
+                     * @description When the fact became true (default: when saved).
+                     */
+                    valid_from?: string;
                 };
             };
         };
@@ -4617,6 +4716,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["memstack__ops__memories__Deleted"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    memories_history: {
+        parameters: {
+            query?: {
+                /** @description Whose long-term memories: a user or an agent. */
+                scope?: string;
+            };
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path: {
+                /** @description A memory id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every recorded change of a memory, oldest first: old and new version, op and actor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Changes"];
                 };
             };
             /** @description Invalid input: the detail names the field or value and the rule. */

@@ -269,7 +269,7 @@ export const OPERATIONS = {
     retry: { kind: "safe" },
     client: "dream.history",
   },
-  /** POST /v1/dream/runs: Run (or dry-run) dream passes over a scope; consolidate and preferences ask a chat model */
+  /** POST /v1/dream/runs: Run (or dry-run) dream passes over a scope; all but dedupe ask a chat model */
   "dream_run": {
     method: "POST",
     path: "/v1/dream/runs",
@@ -389,6 +389,18 @@ export const OPERATIONS = {
     retry: { kind: "safe" },
     client: "memories.get",
   },
+  /** GET /v1/memories/{id}/history: Every recorded change of a memory, oldest first: old and new version, op and actor */
+  "memories_history": {
+    method: "GET",
+    path: "/v1/memories/{id}/history",
+    pathNames: ["id"],
+    query: { "scope": "text" },
+    body: false,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "memories.history",
+  },
   /** POST /v1/memories: Save a memory (an update when the id exists) */
   "memories_save": {
     method: "POST",
@@ -430,7 +442,7 @@ export const OPERATIONS = {
     method: "GET",
     path: "/v1/memories",
     pathNames: [],
-    query: { "query": "text", "mode": "text", "category": "text", "tags": "array", "created_after": "text", "created_before": "text", "metadata": "json", "limit": "text", "min_score": "text", "filter": "json", "offset": "text", "scope": "text", "profile": "text" },
+    query: { "query": "text", "mode": "text", "category": "text", "tags": "array", "created_after": "text", "created_before": "text", "metadata": "json", "limit": "text", "min_score": "text", "filter": "json", "offset": "text", "include_history": "text", "include_expired": "text", "as_of": "text", "scope": "text", "profile": "text" },
     body: false,
     status: 200,
     stream: false,

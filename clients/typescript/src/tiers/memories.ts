@@ -18,6 +18,8 @@ export function memories(t: Transport) {
     search: method(t, "memories_search"),
     /** One memory by id (`{ scope }`); `EntryNotFound` when unknown. */
     get: method(t, "memories_get"),
+    /** Every recorded change of one memory, oldest first (`{ scope }`): old and new version, op, actor. */
+    history: method(t, "memories_history"),
     /** Delete one memory by id (`{ scope }`). */
     delete: method(t, "memories_delete"),
     /** The category paths of a scope with their counts. */
