@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..problems import PROBLEM_MEDIA, problem_names
 
-__all__ = ["ERRORS", "Page", "Problem", "page_of"]
+__all__ = ["ERRORS", "Page", "Problem", "client_route", "page_of"]
+
+_Route = TypeVar("_Route", bound=Callable[..., Any])
 
 
 def _name_the_errors(schema: dict[str, Any]) -> None:
@@ -80,3 +83,13 @@ def page_of(sorted_ids: list[str], cursor: str | None, limit: int) -> tuple[list
     chunk = sorted_ids[start : start + limit]
     more = start + limit < len(sorted_ids)
     return chunk, (chunk[-1] if more and chunk else None)
+
+
+def client_route(
+    verb: Callable[..., Callable[[_Route], _Route]], path: str, operation_id: str, client: str, **options: Any
+) -> Callable[[_Route], _Route]:
+    """``verb(path, …)`` (``router.get``, ``router.post``) for a route written by hand, with its
+    stable operation id and the TypeScript client method that calls it (``x-memstack-client``):
+    the registry's routes take both from their operation (:mod:`.ops`)."""
+    extra = {"x-memstack-client": client, **options.pop("openapi_extra", {})}
+    return verb(path, operation_id=operation_id, openapi_extra=extra, **options)

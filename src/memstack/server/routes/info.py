@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from ... import __version__
 from ...search.embedders.setting import describe_embedder
-from ._common import ERRORS
+from ._common import ERRORS, client_route
 
 router = APIRouter(prefix="/v1", tags=["info"], responses=ERRORS)
 
@@ -51,12 +51,13 @@ def retrieval_json(state: Any) -> dict[str, Any]:
     return data
 
 
-@router.get(
+@client_route(
+    router.get,
     "/info",
+    "info",
+    "info.get",
     response_model=InfoOut,
     summary="Version, engine and retrieval setting",
-    operation_id="info",
-    openapi_extra={"x-memstack-client": "info.get"},
 )
 def info(request: Request) -> InfoOut:
     state = request.app.state

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...ops.tools import ToolCall, acall_tool, tool_specs
 from ..app import TenantMemory
-from ._common import ERRORS
+from ._common import ERRORS, client_route
 
 router = APIRouter(prefix="/v1/tools", tags=["tools"], responses=ERRORS)
 
@@ -38,23 +38,25 @@ class ToolList(BaseModel):
     tools: list[dict[str, Any]]
 
 
-@router.get(
+@client_route(
+    router.get,
     "",
+    "list_tools",
+    "tools.list",
     response_model=ToolList,
     summary="Tool schemas in the OpenAI tool format",
-    operation_id="list_tools",
-    openapi_extra={"x-memstack-client": "tools.list"},
 )
 def list_tools() -> ToolList:
     return ToolList(tools=tool_specs())
 
 
-@router.post(
+@client_route(
+    router.post,
     "/{name}",
+    "call_tool",
+    "tools.call",
     response_model=ToolResultOut,
     summary="Run one tool call",
-    operation_id="call_tool",
-    openapi_extra={"x-memstack-client": "tools.call"},
     description="A failure is a problem with the status of its error: 404 for an unknown tool or "
     "an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full "
     "working-memory namespace, 503 when the engine is unavailable.",

@@ -17,7 +17,7 @@ from fastapi.responses import StreamingResponse
 from ...shared import SharedMemory
 from ..app import TenantMemory
 from ..ui import board_events
-from ._common import ERRORS
+from ._common import ERRORS, client_route
 
 router = APIRouter(prefix="/v1/shared", tags=["shared"], responses=ERRORS)
 
@@ -65,13 +65,14 @@ _EVENT: dict[str, Any] = {
 }
 
 
-@router.get(
+@client_route(
+    router.get,
     "/{name}/events",
+    "shared_watch",
+    "shared.watch",
     summary="Watch a board: its snapshot, then one change event per write (server-sent events)",
-    operation_id="shared_watch",
     response_class=StreamingResponse,
     responses={200: {"content": {"text/event-stream": {"schema": _EVENT}}, "description": "The events."}},
-    openapi_extra={"x-memstack-client": "shared.watch"},
 )
 def watch(request: Request, name: str, mem: TenantMemory) -> StreamingResponse:
     SharedMemory(mem.engine, name, enable_cache=False).close()  # a bad name fails before streaming
