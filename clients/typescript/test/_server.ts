@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 import { pythonCommand, pythonEnv } from "../scripts/python.mjs";
+import { Memstack } from "../src/index.js";
 
 /** A running server. */
 export interface Served {
@@ -117,4 +119,17 @@ export async function serve(args: string[] = [], database?: { dir: string; url: 
       if (own) rmSync(db.dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One server for the whole test file and a client of it: started before the file's tests (then
+ * `ready` gets both), stopped after them.
+ */
+export function servedClient(ready: (server: Served, mem: Memstack) => void): void {
+  let running: Served | undefined;
+  before(async () => {
+    running = await serve();
+    ready(running, new Memstack({ baseUrl: running.baseUrl }));
+  });
+  after(() => running?.stop());
 }

@@ -23,16 +23,15 @@ import {
   Unauthorized,
   WaitTimeout,
 } from "../src/index.js";
-import { memstackCli, python, serve, tempDatabase, type Served } from "./_server.js";
+import { memstackCli, python, serve, tempDatabase, type Served, servedClient } from "./_server.js";
 
 let server: Served;
 let mem: Memstack;
 
-before(async () => {
-  server = await serve();
-  mem = new Memstack({ baseUrl: server.baseUrl });
+servedClient((s, m) => {
+  server = s;
+  mem = m;
 });
-after(() => server.stop());
 
 /** The error a call rejects with (fails when it resolves). */
 async function failure(call: PromiseLike<unknown>): Promise<MemstackError> {

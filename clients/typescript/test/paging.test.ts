@@ -1,18 +1,17 @@
 // Paged listings (await one page, iterate every item) and AbortSignal on every call.
 
 import { strict as assert } from "node:assert";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { Memstack } from "../src/index.js";
-import { serve, type Served } from "./_server.js";
+import { type Served, servedClient } from "./_server.js";
 
 let server: Served;
 let mem: Memstack;
 
-before(async () => {
-  server = await serve();
-  mem = new Memstack({ baseUrl: server.baseUrl });
+servedClient((s, m) => {
+  server = s;
+  mem = m;
 });
-after(() => server.stop());
 
 async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];

@@ -1,18 +1,17 @@
 // Every namespace of the client against a real `memstack serve`: what each call writes is read back.
 
 import { strict as assert } from "node:assert";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { EntryNotFound, Memstack, SessionNotFound } from "../src/index.js";
-import { serve, type Served } from "./_server.js";
+import { type Served, servedClient } from "./_server.js";
 
 let server: Served;
 let mem: Memstack;
 
-before(async () => {
-  server = await serve();
-  mem = new Memstack({ baseUrl: server.baseUrl });
+servedClient((s, m) => {
+  server = s;
+  mem = m;
 });
-after(() => server.stop());
 
 describe("sessions", () => {
   test("create, put, get, increment, keys, show, history, clear, delete", async () => {

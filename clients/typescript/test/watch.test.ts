@@ -2,18 +2,17 @@
 
 import { strict as assert } from "node:assert";
 import { rmSync } from "node:fs";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { InvalidKey, Memstack, type BoardEvent } from "../src/index.js";
-import { freePort, serve, tempDatabase, type Served } from "./_server.js";
+import { freePort, serve, tempDatabase, type Served, servedClient } from "./_server.js";
 
 let server: Served;
 let mem: Memstack;
 
-before(async () => {
-  server = await serve();
-  mem = new Memstack({ baseUrl: server.baseUrl });
+servedClient((s, m) => {
+  server = s;
+  mem = m;
 });
-after(() => server.stop());
 
 /** Collect events of `board` until `enough` says so; the watch is then aborted. */
 async function collect(
