@@ -190,9 +190,7 @@ def _command(op: Op[Any]) -> Callable[..., None]:
     variables = {"env_" + variable.lower(): variable for variable, _ in op.cli.env.values()}
 
     def command(**given: Any) -> None:
-        settings = {variables[name]: given.pop(name) for name in variables if given.get(name)}
-        for name in variables:
-            given.pop(name, None)
+        settings = {variable: value for name, variable in variables.items() if (value := given.pop(name))}
         request = _request(op, given)
         with _environment(settings), tenant_memory() as mem:
             result = run(op, mem, request)

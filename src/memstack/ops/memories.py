@@ -96,18 +96,8 @@ def _scopes(mem: Memory, r: ListScopes) -> Page:
 @cli("memories save CONTENT")
 def _save(mem: Memory, r: SaveMemory) -> MemoryJSON:
     """Save a memory (an update when the id exists)."""
-    entry = mem.long_term(r.scope).save(
-        id=r.id,
-        content=r.content,
-        category=r.category,
-        tags=r.tags,
-        metadata=r.metadata,
-        subject=r.subject,
-        supersedes=r.supersedes,
-        valid_from=r.valid_from,
-        expires_at=r.expires_at,
-        ttl=r.ttl,
-    )
+    # The request's fields beside the scope are save()'s keyword arguments, name for name.
+    entry = mem.long_term(r.scope).save(**r.model_dump(exclude={"scope"}))
     return memory_json(entry)
 
 
