@@ -13,13 +13,13 @@ Round trips per put, on Redis: requests the client wrote to its sockets during t
 cross-checked against the server: the ``INFO commandstats`` delta of client-issued commands
 (``EVALSHA``/``EVAL`` calls; the commands a script runs inside are counted by Redis too, so
 ``total_commands_processed`` over-counts round trips), summed over every primary of a cluster.
-On PostgreSQL: statements psycopg executed in this process during the put phase (each one
-request and its reply) divided by the puts. The peer's INSERT commits like every memstack batch, so
-the ratio depends on what a commit costs: it prints the server's settings and adds ``durable=1``
-(``fsync`` and ``synchronous_commit`` on, as production servers run) or ``durable=0`` to its
-``RESULT`` line; ``put_vs_raw``'s target is for a durable server. ``--postgres`` starts one of its own
-(see ``bench/_postgres_bench.py``). Engines without a network do one transaction
-(SQLite) or one lock hold (memory) per put: 1.
+On PostgreSQL: requests the engine sent from this process during the put phase (each one
+statement: one request and its reply) divided by the puts. The peer's INSERT commits like every
+memstack batch, so the ratio depends on what a commit costs: it prints the server's settings and
+adds ``durable=1`` (``fsync`` and ``synchronous_commit`` on, as production servers run) or
+``durable=0`` to its ``RESULT`` line; ``put_vs_raw``'s target is for a durable server.
+``--postgres`` starts one of its own (see ``bench/_postgres_bench.py``). Engines without a
+network do one transaction (SQLite) or one lock hold (memory) per put: 1.
 Phases run interleaved in rounds (one warm-up round, then the median of the others) because the
 machine is shared and noisy. A breakdown of a put's time is printed from two extra peers: a one-op
 engine batch and the put's own batch built by hand (same ops, no tier code).
@@ -124,27 +124,28 @@ Op = Callable[[int], Any]
 
 
 class _StatementCounter:
-    """Counts statements psycopg sends from this process (one request and its reply each)."""
+    """Counts the requests the PostgreSQL engine sends from this process: each is one statement,
+    one request and its reply (a statement's one-time preparation on a connection aside)."""
 
     def __init__(self) -> None:
         self.count = 0
 
     def __enter__(self) -> _StatementCounter:
-        import psycopg
+        from memstack.engines._postgres_pool import Requests
 
-        self._cls = psycopg.Cursor
-        self._orig = psycopg.Cursor.execute
+        self._cls = Requests
+        self._orig = Requests.call
         orig = self._orig
 
-        def counted(cursor: Any, *args: Any, **kwargs: Any) -> Any:
+        def counted(requests: Any, *args: Any, **kwargs: Any) -> Any:
             self.count += 1
-            return orig(cursor, *args, **kwargs)
+            return orig(requests, *args, **kwargs)
 
-        psycopg.Cursor.execute = counted  # type: ignore[method-assign]  # bench instrumentation
+        Requests.call = counted  # type: ignore[method-assign]  # bench instrumentation
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._cls.execute = self._orig  # type: ignore[method-assign]  # restore
+        self._cls.call = self._orig  # type: ignore[method-assign]  # restore
 
 
 @contextlib.contextmanager
@@ -303,7 +304,7 @@ def run(args: argparse.Namespace, given: str | None) -> int:
             how = f"client socket requests / puts; the server saw {scripts:.2f} EVALSHA per put"
         elif engine.name == "postgres":
             round_trips = statements.count / puts
-            how = "statements psycopg executed / puts"
+            how = "requests the engine sent / puts"
         else:
             round_trips = 1.0
             how = "one transaction / one lock hold per put (no network)"

@@ -22,8 +22,10 @@ from _postgres_server import with_schema
 from _redis_relay import Relay
 from memstack import ManualClock
 from memstack.engines import open_engine
+from memstack.engines._postgres_codec import encode, lock_ids
 from memstack.engines._postgres_schema import SCHEMA_VERSION
 from memstack.engines._postgres_url import parse
+from memstack.engines.base import Op
 from memstack.engines.postgres import PostgresEngine
 from memstack.errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfiguration, InvalidUrl
 
@@ -159,18 +161,23 @@ def test_schemas_are_separate_stores(server: str, schema: str) -> None:
 
 
 # -- batch ids and retries -------------------------------------------------------------------
+def _argv(ops: list[Op]) -> str:
+    """A write batch's ``argv`` as the engine sends it (a ``text[]`` literal)."""
+    return encode(ops, write=True)[0].decode()
+
+
 def test_a_replayed_batch_answers_its_first_reply_and_applies_nothing(server: str, schema: str) -> None:
     url = with_schema(server, schema)
     with PostgresEngine(url) as engine:
-        call = f'SELECT "{schema}".batch_write(%s::bigint, %s::text[], %s::bigint, %s::bigint, %s)'
-        argv = ["incr", "2", "n", "5", "rpush", "2", "l", "x"]
-        first = admin(server, call, (engine.now_ms(), argv, 42, 60_000, False))
-        again = admin(server, call, (engine.now_ms(), argv, 42, 60_000, True))
+        call = f'SELECT "{schema}".batch_write(%s::text[], %s::bigint, %s::bigint, %s::bigint, %s)'
+        argv = _argv([("incr", ("n", 5)), ("rpush", ("l", "x"))])
+        first = admin(server, call, (argv, engine.now_ms(), 42, 60_000, False))
+        again = admin(server, call, (argv, engine.now_ms(), 42, 60_000, True))
         assert first == again == [('[true,["5",1]]',)]
         assert engine.get("n") == "5" and engine.lrange("l", 0, -1) == ["x"]
         assert ("batches:42", 'batches:42\n[true,["5",1]]\n["n", "l"]') in list(engine.raw_items())
         # A replay whose first run never committed applies once.
-        assert admin(server, call, (engine.now_ms(), argv, 43, 60_000, True)) == [('[true,["10",2]]',)]
+        assert admin(server, call, (argv, engine.now_ms(), 43, 60_000, True)) == [('[true,["10",2]]',)]
 
 
 class BatchReplyCutter(Relay):
@@ -235,7 +242,7 @@ def test_a_statement_timeout_applies_nothing_and_says_so(server: str, schema: st
         batch.set("other", "x")
         batch.incr("busy")
         with psycopg.connect(server, autocommit=True) as holder:
-            holder.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", (lock, "busy"))
+            holder.execute("SELECT pg_advisory_lock(%s, %s)", (lock, lock_ids(["busy"])[0]))
             with pytest.raises(EngineUnavailable, match="nothing applied"):
                 batch.execute()
         assert engine.get("busy") == "0" and engine.get("other") is None
@@ -324,9 +331,9 @@ def test_raw_items_cover_every_table(server: str, schema: str) -> None:
 def test_a_forget_withdraws_batch_replies_and_a_retry_still_applies_nothing(server: str, schema: str) -> None:
     with PostgresEngine(with_schema(server, schema)) as engine:
         engine.set("secret", "alice's")
-        call = f'SELECT "{schema}".batch_write(%s::bigint, %s::text[], %s::bigint, %s::bigint, %s)'
-        argv = ["get", "1", "secret", "incr", "2", "n", "1"]
-        assert admin(server, call, (engine.now_ms(), argv, 7, 60_000, False)) == [
+        call = f'SELECT "{schema}".batch_write(%s::text[], %s::bigint, %s::bigint, %s::bigint, %s)'
+        argv = _argv([("get", ("secret",)), ("incr", ("n", 1))])
+        assert admin(server, call, (argv, engine.now_ms(), 7, 60_000, False)) == [
             ('[true,["alice\'s","1"]]',)
         ]
         internal = dict(engine.internal_items())
@@ -335,7 +342,7 @@ def test_a_forget_withdraws_batch_replies_and_a_retry_still_applies_nothing(serv
         assert dict(engine.internal_items())["batches:7"] == "batches:7\nMSWITHDRAWN\n[]"
         assert not any("alice" in text for _, text in engine.raw_items() if not text.startswith("secret"))
         assert engine.get("secret") == "alice's"  # the data itself stays
-        assert admin(server, call, (engine.now_ms(), argv, 7, 60_000, True)) == [("MSWITHDRAWN",)]
+        assert admin(server, call, (argv, engine.now_ms(), 7, 60_000, True)) == [("MSWITHDRAWN",)]
         assert engine.get("n") == "1"
 
 

@@ -17,7 +17,7 @@ __all__ = ["doctor"]
 
 EXTRAS: dict[str, list[str]] = {
     "server": ["fastapi", "uvicorn", "mcp"],
-    "postgres": ["psycopg", "psycopg-pool"],
+    "postgres": ["psycopg"],
     "embeddings": ["onnxruntime", "tokenizers"],
     "langgraph": ["langgraph"],
     "llamaindex": ["llama-index-core"],

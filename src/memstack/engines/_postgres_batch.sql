@@ -1,13 +1,23 @@
 -- The seam's batch interpreter (memstack.engines._postgres_schema renders the placeholders from
--- the command table). argv holds the ops flat: name, argument count, arguments (all text; NULL
--- for an absent optional value). Created twice from this one body: {fn}_write (VOLATILE: each
--- statement sees the latest commits, under advisory locks on every key of the batch) and
--- {fn}_read (STABLE: the whole batch reads one snapshot and cannot write). A write call carries
--- its batch id, and its first reply is kept under it; a call sent again (replay: the client lost
--- the first one's reply) answers that reply and applies nothing when the id is known. Any error
--- aborts the statement, so a failing batch leaves nothing behind. Replies are the JSON the Redis
--- codec decodes (memstack.engines._redis_codec): hashes and score pairs flat, numbers as text.
-CREATE OR REPLACE FUNCTION {s}.{fn}(now_ms bigint, argv text[], bid bigint, keep_ms bigint, replay boolean)
+-- the command table). argv holds, all as text: the sorted lock ids of the batch's keys, comma
+-- separated ({s}._lock_id, computed by the client; write batches), the number of keys and the
+-- keys (each once), then the ops flat: name, argument count, arguments (NULL for an absent
+-- optional value); one array, as one parameter costs the client least. Created twice from this
+-- one body: {fn}_write (VOLATILE: each statement sees the latest commits, under advisory locks on
+-- every key of the batch) and {fn}_read (STABLE: the whole batch reads one snapshot and cannot
+-- write). A write call carries its batch id, and its first reply is kept under it; a call sent
+-- again (replay: the client lost the first one's reply) answers that reply and applies nothing
+-- when the id is known. Any error aborts the statement, so a failing batch leaves nothing
+-- behind. Replies are the JSON the Redis codec decodes (memstack.engines._redis_codec): hashes
+-- and score pairs flat, numbers as text.
+--
+-- A small batch's time is mostly fixed costs per SQL statement (plan checks, executor start) and
+-- per PL/pgSQL expression, not the work (bench/session_ops.py: "where a put's time goes"): locks
+-- are taken by expressions, each command's facts come from one constant lookup ({meta}: family
+-- bits 0-2, 8 a one-key command that checks its key's type, 16 empty is a no-op, 32 writes all
+-- its keys, 64 writes its key, 128 a guard), and every command runs at most one statement in
+-- the common case.
+CREATE OR REPLACE FUNCTION {s}.{fn}(argv text[], now_ms bigint, bid bigint, keep_ms bigint, replay boolean)
 RETURNS text LANGUAGE plpgsql {volatility}
 -- One generic plan per statement, made once per connection: the planner would otherwise plan
 -- several statements afresh on every call (their custom plans look cheaper than the generic
@@ -16,12 +26,15 @@ RETURNS text LANGUAGE plpgsql {volatility}
 -- scan it whole for as long as the connection lives: index scans only.
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off AS $$
 DECLARE
-  top int := coalesce(cardinality(argv), 0);
-  p int := 1;
+  top int := cardinality(argv);
+  nk int := argv[2]::int;
+  ks text[] := argv[3:nk + 2];
+  p int := nk + 3;
   op text;
   c int;
   a int;
   k text;
+  fx int;
   fam text;
   live boolean;
   rk text;
@@ -32,7 +45,6 @@ DECLARE
   writing boolean := bid IS NOT NULL;
   parts text[] := '{}';
   res text;
-  ks text[];
   cnt bigint;
   e bigint;
   i0 bigint;
@@ -44,58 +56,60 @@ DECLARE
   zm text[];
   zs double precision[];
   c_key text[];
-  c_kind text[];
-  c_value text[];
-  c_expire bigint[];
-  c_lo bigint[];
-  c_n bigint[];
+  c_rows {s}.keys[];
+  row1 {s}.keys;
+  locks int[];
   touched text[] := '{}';
   j int;
+  h int;
+  junk text;
 BEGIN
-  -- The keys of the batch (and its id): locked in one sorted pass (no two batches deadlock; a
-  -- replay of a batch still running waits for it, then finds its reply), then their rows read
-  -- in one statement. An op reads its key's row from there until an op of the batch wrote it.
-  ks := CASE WHEN writing THEN ARRAY[bid::text] ELSE '{}' END;
-  WHILE p <= top LOOP
-    op := argv[p]; c := argv[p + 1]::int; a := p + 2; p := a + c;
-    IF op IN ({all_keys}) THEN ks := ks || argv[a:a + c - 1];
-    ELSIF op NOT IN ({no_keys}) THEN ks := array_append(ks, argv[a]);
-    END IF;
-  END LOOP;
+  -- Locks in ascending id order (no two batches deadlock): a replay of a batch still running
+  -- waits for it on the same keys, then finds its reply; a batch naming no key locks its id.
   IF writing THEN
-    PERFORM pg_advisory_xact_lock({lock}, h) FROM (SELECT DISTINCT hashtext(lk) AS h FROM unnest(ks) AS u(lk) ORDER BY 1) q;
+    locks := string_to_array(argv[1], ',')::int[];
+    IF cardinality(locks) > 64 THEN  -- one statement beats many expressions
+      PERFORM pg_advisory_xact_lock({lock}, l) FROM unnest(locks) WITH ORDINALITY AS u(l, o) ORDER BY o;
+    ELSIF cardinality(locks) > 0 THEN
+      FOREACH h IN ARRAY locks LOOP junk := pg_advisory_xact_lock({lock}, h)::text; END LOOP;
+    ELSE
+      junk := pg_advisory_xact_lock({lock}, (bid % 2147483647)::int)::text;
+    END IF;
     IF replay THEN  -- a fresh id cannot have been seen: only a resent call looks
       SELECT reply INTO res FROM {s}.batches WHERE id = bid;
       IF FOUND THEN RETURN res; END IF;
     END IF;
   END IF;
-  SELECT array_agg(key), array_agg(kind), array_agg(value), array_agg(expire), array_agg(lo), array_agg(n)
-  INTO c_key, c_kind, c_value, c_expire, c_lo, c_n FROM {s}.keys WHERE key = ANY (ks);
-  p := 1;
+  -- The keys' rows, read in one statement once locked. An op reads its key's row from there
+  -- until an op of the batch wrote it.
+  IF nk = 1 THEN  -- no aggregate for one key
+    SELECT * INTO row1 FROM {s}.keys WHERE key = ks[1];
+    IF FOUND THEN c_key := ks; c_rows := ARRAY[row1]; END IF;
+  ELSIF nk > 1 THEN
+    SELECT array_agg(key), array_agg(t) INTO c_key, c_rows FROM {s}.keys t WHERE key = ANY (ks);
+  END IF;
   WHILE p <= top LOOP
     op := argv[p]; c := argv[p + 1]::int; a := p + 2; p := a + c;
     k := argv[a];
-    fam := {families};
+    fx := ({meta}::jsonb ->> op)::int;  -- NULL for an unknown command: refused below
     live := false;
-    IF op NOT IN ({all_keys}, {no_keys}) THEN
+    IF fx & 8 <> 0 THEN
       IF k = ANY (touched) THEN
         SELECT kind, value, expire, lo, n INTO rk, rv, re, rlo, rn FROM {s}.keys WHERE key = k;
         live := FOUND;
       ELSE
         j := array_position(c_key, k);
         live := j IS NOT NULL;
-        IF live THEN rk := c_kind[j]; rv := c_value[j]; re := c_expire[j]; rlo := c_lo[j]; rn := c_n[j]; END IF;
+        IF live THEN row1 := c_rows[j]; rk := row1.kind; rv := row1.value; re := row1.expire; rlo := row1.lo; rn := row1.n; END IF;
       END IF;
       IF live AND re <= now_ms THEN
         live := false;  -- expired: absent to every command, purged by any write that meets it
         IF writing THEN PERFORM {s}._drop(ARRAY[k], now_ms); END IF;
       END IF;
-      IF live AND rk <> fam AND (c > 1 OR op NOT IN ({empty_noop})) THEN
+      fam := (ARRAY['string', 'hash', 'set', 'list', 'zset'])[fx & 7];  -- memstack.engines._postgres_schema._FAMILIES
+      IF live AND rk <> fam AND (c > 1 OR fx & 16 = 0) THEN
         RAISE EXCEPTION USING ERRCODE = 'MSWRT', MESSAGE = json_build_array(k, rk, fam)::text;
       END IF;
-    END IF;
-    IF op IN ({all_key_writes}) THEN touched := touched || argv[a:a + c - 1];
-    ELSIF writing AND op NOT IN ({reads_and_guards}) THEN touched := array_append(touched, k);
     END IF;
     res := NULL;
     CASE op
@@ -111,41 +125,25 @@ BEGIN
         END IF;
       END IF;
       IF ok THEN
+        -- The batch holds the key's lock: its row is there when live, and stays so.
         IF live AND rk <> 'string' THEN PERFORM {s}._clear(k, rk); END IF;
-        INSERT INTO {s}.keys (key, kind, value, expire) VALUES (k, 'string', argv[a + 1], e)
-        ON CONFLICT (key) DO UPDATE
-          SET kind = 'string', value = excluded.value, expire = excluded.expire, lo = NULL, n = NULL;
+        IF live THEN UPDATE {s}.keys SET kind = 'string', value = argv[a + 1], expire = e, lo = NULL, n = NULL WHERE key = k;
+        ELSE INSERT INTO {s}.keys (key, kind, value, expire) VALUES (k, 'string', argv[a + 1], e);
+        END IF;
       END IF;
       res := ok::text;
     WHEN 'get' THEN
       IF live THEN res := to_json(rv)::text; END IF;
-    WHEN 'mget' THEN
-      SELECT coalesce(json_agg(CASE WHEN kind = 'string' AND (expire IS NULL OR expire > now_ms) THEN value END ORDER BY o), '[]')::text
-      INTO res FROM unnest(argv[a:a + c - 1]) WITH ORDINALITY AS u(uk, o) LEFT JOIN {s}.keys ON key = uk;
-    WHEN 'exists', 'require_exists' THEN
-      res := live::text;
-    WHEN 'require_equal' THEN
-      res := CASE WHEN c = 1 THEN NOT live  -- no value: the key must be missing
-        ELSE live AND rk = 'string' AND rv = argv[a + 1] END::text;
-    WHEN 'require_missing' THEN
-      res := (NOT live)::text;
-    WHEN 'incr' THEN
-      IF (NOT live OR rv ~ '^-?(0|[1-9][0-9]{0,17})$') AND argv[a + 1] ~ '^-?[0-9]{1,18}$' THEN
-        -- Integers of at most 18 digits: their sum fits 64 bits (the usual case, done here).
-        rv := (CASE WHEN live THEN rv::bigint ELSE 0 END + argv[a + 1]::bigint)::text;
-      ELSE
-        rv := {s}._incr(CASE WHEN live THEN rv END, argv[a + 1], k, NULL);
-      END IF;
-      IF live THEN UPDATE {s}.keys SET value = rv WHERE key = k;
-      ELSE INSERT INTO {s}.keys (key, kind, value) VALUES (k, 'string', rv);
-      END IF;
-      res := to_json(rv)::text;
     WHEN 'hset', 'sadd', 'zadd' THEN
       cnt := 0;
       IF c > 1 THEN
         IF op = 'sadd' THEN
-          INSERT INTO {s}.sets (key, member) SELECT k, m FROM unnest(argv[a + 1:a + c - 1]) AS u(m)
-          ON CONFLICT DO NOTHING;
+          IF c = 2 THEN  -- one member: no function scan to set up
+            INSERT INTO {s}.sets (key, member) VALUES (k, argv[a + 1]) ON CONFLICT DO NOTHING;
+          ELSE
+            INSERT INTO {s}.sets (key, member) SELECT k, m FROM unnest(argv[a + 1:a + c - 1]) AS u(m)
+            ON CONFLICT DO NOTHING;
+          END IF;
           GET DIAGNOSTICS cnt = ROW_COUNT;
         ELSIF op = 'hset' THEN
           WITH ins AS (
@@ -169,27 +167,40 @@ BEGIN
       IF c < 2 THEN
         res := CASE WHEN live THEN rn ELSE 0 END::text;
       ELSE
+        -- Elements and the keys row in one statement: [i0, i0 + rn) is the list before.
         IF NOT live THEN rlo := 0; rn := 0; END IF;
-        IF op = 'rpush' THEN
-          INSERT INTO {s}.lists (key, seq, value)
-          SELECT k, rlo + rn + o - 1, v FROM unnest(argv[a + 1:a + c - 1]) WITH ORDINALITY AS u(v, o);
-        ELSE
-          INSERT INTO {s}.lists (key, seq, value)
-          SELECT k, rlo - o, v FROM unnest(argv[a + 1:a + c - 1]) WITH ORDINALITY AS u(v, o);
-          rlo := rlo - (c - 1);
-        END IF;
+        i0 := rlo;
+        IF op = 'lpush' THEN rlo := rlo - (c - 1); END IF;
         rn := rn + c - 1;
-        IF live THEN UPDATE {s}.keys SET lo = rlo, n = rn WHERE key = k;
-        ELSE INSERT INTO {s}.keys (key, kind, lo, n) VALUES (k, 'list', rlo, rn);
+        IF live AND c = 2 THEN  -- one element (a log's append): no function scan to set up
+          WITH ins AS (
+            INSERT INTO {s}.lists (key, seq, value)
+            VALUES (k, CASE WHEN op = 'rpush' THEN i0 + rn - 1 ELSE i0 - 1 END, argv[a + 1])
+          ) UPDATE {s}.keys SET lo = rlo, n = rn WHERE key = k;
+        ELSIF live THEN
+          WITH ins AS (
+            INSERT INTO {s}.lists (key, seq, value)
+            SELECT k, CASE WHEN op = 'rpush' THEN i0 + rn - c + o ELSE i0 - o END, v
+            FROM unnest(argv[a + 1:a + c - 1]) WITH ORDINALITY AS u(v, o)
+          ) UPDATE {s}.keys SET lo = rlo, n = rn WHERE key = k;
+        ELSE
+          WITH ins AS (
+            INSERT INTO {s}.lists (key, seq, value)
+            SELECT k, CASE WHEN op = 'rpush' THEN o - 1 ELSE i0 - o END, v
+            FROM unnest(argv[a + 1:a + c - 1]) WITH ORDINALITY AS u(v, o)
+          ) INSERT INTO {s}.keys (key, kind, lo, n) VALUES (k, 'list', rlo, rn);
         END IF;
         res := rn::text;
       END IF;
+    WHEN 'exists', 'require_exists' THEN
+      res := live::text;
     WHEN 'copy_ttl' THEN
       IF k = ANY (touched) THEN
         SELECT expire INTO e FROM {s}.keys WHERE key = k AND (expire IS NULL OR expire > now_ms);
       ELSE  -- the source as the batch read it
         j := array_position(c_key, k);
-        e := CASE WHEN c_expire[j] > now_ms THEN c_expire[j] END;
+        e := (c_rows[j]).expire;
+        IF e <= now_ms THEN e := NULL; END IF;
       END IF;
       res := '0';
       IF e IS NOT NULL THEN
@@ -199,6 +210,25 @@ BEGIN
         WHERE key = ANY (argv[a + 1:a + c - 1]) AND (expire IS NULL OR expire > now_ms) AND expire IS DISTINCT FROM e;
         res := cnt::text;
       END IF;
+    WHEN 'incr' THEN
+      IF (NOT live OR rv ~ '^-?(0|[1-9][0-9]{0,17})$') AND argv[a + 1] ~ '^-?[0-9]{1,18}$' THEN
+        -- Integers of at most 18 digits: their sum fits 64 bits (the usual case, done here).
+        rv := (CASE WHEN live THEN rv::bigint ELSE 0 END + argv[a + 1]::bigint)::text;
+      ELSE
+        rv := {s}._incr(CASE WHEN live THEN rv END, argv[a + 1], k, NULL);
+      END IF;
+      IF live THEN UPDATE {s}.keys SET value = rv WHERE key = k;
+      ELSE INSERT INTO {s}.keys (key, kind, value) VALUES (k, 'string', rv);
+      END IF;
+      res := to_json(rv)::text;
+    WHEN 'mget' THEN
+      SELECT coalesce(json_agg(CASE WHEN kind = 'string' AND (expire IS NULL OR expire > now_ms) THEN value END ORDER BY o), '[]')::text
+      INTO res FROM unnest(argv[a:a + c - 1]) WITH ORDINALITY AS u(uk, o) LEFT JOIN {s}.keys ON key = uk;
+    WHEN 'require_equal' THEN
+      res := CASE WHEN c = 1 THEN NOT live  -- no value: the key must be missing
+        ELSE live AND rk = 'string' AND rv = argv[a + 1] END::text;
+    WHEN 'require_missing' THEN
+      res := (NOT live)::text;
     WHEN 'hget' THEN
       IF live THEN SELECT to_json(value)::text INTO res FROM {s}.hashes WHERE key = k AND field = argv[a + 1]; END IF;
     WHEN 'hgetall' THEN  -- flat: field, value, field, value...
@@ -346,8 +376,11 @@ BEGIN
     ELSE
       RAISE EXCEPTION USING ERRCODE = 'MSBAD', MESSAGE = 'unknown command ' || op;
     END CASE;
+    IF fx & 32 <> 0 THEN touched := touched || argv[a:a + c - 1];
+    ELSIF fx & 64 <> 0 THEN touched := array_append(touched, k);
+    END IF;
     parts := array_append(parts, coalesce(res, 'null'));
-    IF res = 'false' AND op IN ({guards}) THEN  -- guards come first: nothing was written
+    IF res = 'false' AND fx & 128 <> 0 THEN  -- guards come first: nothing was written
       RETURN '[false,[' || array_to_string(parts, ',') || ']]';
     END IF;
   END LOOP;
@@ -355,7 +388,7 @@ BEGIN
   IF writing THEN
     -- Kept keep_ms from now on the server's clock (a retry's deadline is wall time, not data time).
     INSERT INTO {s}.batches (id, reply, keys, expire)
-    VALUES (bid, res, array_to_json(ks[2:])::text, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + keep_ms);
+    VALUES (bid, res, array_to_json(ks)::text, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + keep_ms);
   END IF;
   RETURN res;
 END $$;

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from hashlib import sha256
 from typing import Any, Final
 
 from ..errors import EngineError, MemstackError, NotANumber
 from . import _redis_codec
 from .base import BatchResult, Op, WrongType
 
-__all__ = ["decode", "encode", "error_of", "escape", "unescape"]
+__all__ = ["decode", "encode", "error_of", "escape", "lock_ids", "unescape"]
 
 _ESCAPED: Final = re.compile("\x01(.)", re.DOTALL)
 
@@ -48,13 +49,31 @@ def _unescape_all(value: Any) -> Any:
     return value
 
 
-def encode(ops: Sequence[Op]) -> tuple[list[str], bool]:
-    """The batch functions' ``argv`` for checked ``ops``, and whether no reply needs converting."""
-    _, argv, plain = _redis_codec.encode(ops, (), checked=True)
+_QUOTED: Final = str.maketrans({"\\": "\\\\", '"': '\\"'})
+
+
+def encode(ops: Sequence[Op], *, write: bool) -> tuple[bytes, bool]:
+    """The batch functions' ``argv`` for checked ``ops`` as a ``text[]`` literal (see
+    ``_postgres_batch.sql``: lock ids of a ``write`` batch, the keys, the ops), and whether no
+    reply needs converting."""
+    keys, argv, plain = _redis_codec.encode(ops, (), checked=True)
     joined = "".join(argv)
     if "\x00" in joined or "\x01" in joined:
         argv = [escape(a) for a in argv]
-    return argv, plain
+        keys = [escape(k) for k in keys]
+    locks = ",".join(map(str, lock_ids(keys))) if write else ""
+    # Every element quoted: the literal is read back exactly (NULL only as None).
+    items = (locks, str(len(keys)), *keys, *argv)
+    elements = ('"' + a.translate(_QUOTED) + '"' if a is not None else "NULL" for a in items)
+    return ("{" + ",".join(elements) + "}").encode(), plain
+
+
+def lock_ids(keys: Sequence[str]) -> list[int]:
+    """The advisory lock ids of stored ``keys``, sorted, each once: a batch locks them in this
+    order, so two batches never deadlock. The first four bytes of the SHA-256 of the key's UTF-8,
+    as a signed integer: ``_lock_id`` in ``_postgres_helpers.sql`` computes the same on the
+    server (the sweep), so both lock one key alike."""
+    return sorted({int.from_bytes(sha256(k.encode()).digest()[:4], "big", signed=True) for k in keys})
 
 
 def decode(ops: Sequence[Op], reply: str, plain: bool) -> BatchResult:

@@ -154,6 +154,13 @@ BEGIN
   RAISE EXCEPTION USING ERRCODE = 'MSNAN', MESSAGE = json_build_array(k, f, why)::text;
 END $$;
 
+-- The advisory lock id of stored key k: the first four bytes of the SHA-256 of its UTF-8, signed
+-- (memstack.engines._postgres_codec.lock_ids computes the same for the batches it sends).
+CREATE OR REPLACE FUNCTION {s}._lock_id(k text) RETURNS int
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT ('x' || encode(substr(sha256(convert_to(k, 'UTF8')), 1, 4), 'hex'))::bit(32)::int
+$$;
+
 -- One bounded sweep: expired keys (engine clock: now_ms; skipping any a batch holds), batch
 -- replies and events past their time (server clock: they serve retries and listeners, not the
 -- data's TTLs). Returns how many keys went.
@@ -165,7 +172,7 @@ DECLARE
 BEGIN
   SELECT array_agg(key) INTO victims FROM (
     SELECT key FROM {s}.keys WHERE expire <= now_ms ORDER BY expire LIMIT lim
-  ) q WHERE pg_try_advisory_xact_lock({lock}, hashtext(key));
+  ) q WHERE pg_try_advisory_xact_lock({lock}, {s}._lock_id(key));
   IF victims IS NOT NULL THEN
     -- Each victim's lock is held: no batch changed it since; re-check its expiry all the same.
     SELECT array_agg(key) INTO victims FROM {s}.keys WHERE key = ANY (victims) AND expire <= now_ms;

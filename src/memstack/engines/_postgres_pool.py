@@ -1,5 +1,5 @@
-"""The one request path of the PostgreSQL engine: a psycopg pool, prepared statements, and the
-rules for retrying a request that failed on the wire.
+"""The one request path of the PostgreSQL engine: a connection pool (:mod:`._postgres_conns`),
+prepared statements, and the rules for retrying a request that failed on the wire.
 
 Every request is one statement in autocommit mode (a batch function call, a scan, a sweep): one
 round trip, one transaction, and every one of them is safe to run twice (reads; write batches
@@ -37,14 +37,14 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final, NoReturn, TypeVar
 
 import psycopg
 from psycopg.conninfo import make_conninfo
-from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from ..errors import EngineClosed, EngineError, EngineFull, EngineUnavailable, MemstackError
+from ._postgres_conns import Connections, PoolTimeout, call_prepared
 
 __all__ = ["LINGER", "Requests", "acquire", "release"]
 
@@ -106,22 +106,16 @@ class Requests:
         self.ensured: set[str] = set()
         """Schemas an engine on this pool already created or checked."""
         self.closer: threading.Timer | None = None
-        self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            conninfo,
-            kwargs={"autocommit": True},
-            min_size=min_size,
-            max_size=max_size,
-            open=False,
-            timeout=connect_timeout,
-            name="memstack",
-        )
+        self.pool = Connections(self.connect, max_size=max_size, timeout=connect_timeout)
         try:
-            self.pool.open(wait=True, timeout=connect_timeout)
-        except PoolTimeout as exc:
-            self.pool.close(timeout=0)
+            warm = [self.pool.lend() for _ in range(min_size)]
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            self.pool.close()
             raise EngineUnavailable(
-                f"{label} is unavailable: no connection within {connect_timeout:g} s"
+                f"{label} is unavailable: no connection within {connect_timeout:g} s ({_describe(exc)})"
             ) from exc
+        for conn in warm:
+            self.pool.give_back(conn)
 
     def connect(self, **settings: str) -> psycopg.Connection[Any]:
         """A new autocommit connection outside the pool (listeners, retries), with ``settings``
@@ -157,6 +151,21 @@ class Requests:
 
         return self.call(one, write=write)
 
+    def one(
+        self,
+        sql: bytes,
+        params: Sequence[bytes | None],
+        *,
+        write: bool = False,
+        replay: Sequence[bytes | None] | None = None,
+    ) -> str | None:
+        """The one value, as text, of a statement answering one row of one column (a batch
+        function call) with text ``params``, through :func:`._postgres_conns.call_prepared`;
+        retried and failing as :meth:`run`."""
+        return self.call(
+            lambda conn, retry: call_prepared(conn, sql, replay if retry and replay else params), write=write
+        )
+
     def call(self, work: Callable[[psycopg.Connection[Any], bool], T], *, write: bool = False) -> T:
         """``work(conn, retry)`` on a pooled connection, retried once on a new connection when
         the connection is lost (``work`` must be safe to run twice); errors as :meth:`run`."""
@@ -165,8 +174,8 @@ class Requests:
         for retry in (False, True):
             conn: psycopg.Connection[Any] | None = None
             try:
-                conn = self.connect() if retry else self.pool.getconn()
-            except PoolClosed as exc:
+                conn = self.connect() if retry else self.pool.lend()
+            except RuntimeError as exc:  # the pool is closed
                 raise EngineClosed(f"{self.label}: engine is closed") from exc
             except (PoolTimeout, psycopg.OperationalError) as exc:
                 failure = exc
@@ -180,20 +189,17 @@ class Requests:
                 if not retry:
                     log.debug("%s: connection lost (%r); retrying on a new connection", self.label, exc)
             finally:
-                if retry:
-                    conn.close()
+                if retry:  # a warm connection for the calls after a failure
+                    self.pool.adopt(conn)
                 else:
-                    self.pool.putconn(conn)
+                    self.pool.give_back(conn)
             if not retry:
                 self._check_idle()
         maybe = "; the call may have been applied" if sent and write else ""
         raise EngineUnavailable(f"{self.label} is unavailable ({_describe(failure)}){maybe}") from failure
 
     def _check_idle(self) -> None:
-        try:
-            self.pool.check()
-        except Exception:  # checking is best effort: the retry below decides
-            log.debug("%s: checking idle connections failed", self.label, exc_info=True)
+        self.pool.drop_idle()
 
     def _refuse(self, exc: psycopg.Error) -> NoReturn:
         """Raise the memstack error for a server's refusal (the connection is fine)."""
@@ -210,11 +216,11 @@ class Requests:
 
     def stats(self) -> dict[str, int]:
         """The pool's counters (size, available, waiting, connection errors...)."""
-        return dict(self.pool.get_stats())
+        return self.pool.stats()
 
     def close(self) -> None:
         """Close every pooled connection; idempotent."""
-        self.pool.close(timeout=1.0)
+        self.pool.close()
 
 
 def _describe(exc: BaseException | None) -> str:

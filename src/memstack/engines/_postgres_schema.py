@@ -23,6 +23,7 @@ Every step runs in one transaction: another session sees the old schema or the n
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import zlib
 from functools import cache
@@ -30,7 +31,7 @@ from importlib.resources import files
 from typing import Any, Final
 
 from ..errors import EngineError, InvalidUrl
-from .commands import COMMANDS
+from .commands import COMMANDS, Command
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Names", "ensure_schema", "render"]
 
@@ -69,23 +70,27 @@ class Names:
         """The one NOTIFY channel of the schema (memstack channels travel in the payload)."""
 
 
-def _quoted_list(names: list[str]) -> str:
-    return ", ".join(f"'{n}'" for n in names)
+_FAMILIES: Final = ("string", "hash", "set", "list", "zset")
+"""Family codes of ``{meta}`` (1-based): the batch function spells the same tuple."""
+
+
+def _bits(command: Command) -> int:
+    """``command``'s facts as the batch function reads them (see ``_postgres_batch.sql``)."""
+    bits = _FAMILIES.index(command.family) + 1 if command.family else 0
+    if command.keys == "first":
+        bits |= 8  # checks its one key's type (liveness too)
+    if command.empty_noop:
+        bits |= 16
+    if command.kind == "write":
+        bits |= 32 if command.keys == "all" else 64 if command.keys == "first" else 0
+    if command.kind == "guard":
+        bits |= 128
+    return bits
 
 
 def _facts() -> dict[str, str]:
-    families = " ".join(f"WHEN '{n}' THEN '{c.family}'" for n, c in COMMANDS.items() if c.family)
-    return {
-        "families": f"CASE op {families} END",
-        "all_keys": _quoted_list([n for n, c in COMMANDS.items() if c.keys == "all"]),
-        "no_keys": _quoted_list([n for n, c in COMMANDS.items() if c.keys == "none"]),
-        "empty_noop": _quoted_list([n for n, c in COMMANDS.items() if c.empty_noop]),
-        "guards": _quoted_list([n for n, c in COMMANDS.items() if c.kind == "guard"]),
-        "all_key_writes": _quoted_list(
-            [n for n, c in COMMANDS.items() if c.keys == "all" and c.kind == "write"]
-        ),
-        "reads_and_guards": _quoted_list([n for n, c in COMMANDS.items() if c.kind != "write"]),
-    }
+    meta = json.dumps({n: _bits(c) for n, c in COMMANDS.items()}, separators=(",", ":"))
+    return {"meta": "'" + meta.replace("'", "''") + "'"}
 
 
 @cache

@@ -4,7 +4,8 @@ teams already run.
 Every :meth:`PostgresEngine.execute` is one call of a server-side PL/pgSQL function taking the
 batch as one ``text[]`` (``_postgres_batch.sql``): one round trip, one transaction, with the
 semantics of the memory engine. A write batch runs in ``batch_write``, which first takes a
-transaction-level advisory lock on every key it names (sorted, so batches never deadlock), then
+transaction-level advisory lock on every key it names (in the order of their lock ids, which the
+client computes: :func:`._postgres_codec.lock_ids`; so batches never deadlock), then
 applies the ops in order; any error aborts the transaction, so a batch that raises changes
 nothing, and a failed guard (guards come first) returns before any write. A read-only batch runs
 in ``batch_read``, a STABLE function: one snapshot for the whole batch, and no way to write.
@@ -107,10 +108,12 @@ class PostgresEngine(Engine):
         self._sweep_limit = sweep_limit
         self._retention = f"{event_retention} seconds"
         s = self.names.quoted
-        # The ops go in binary (%b): psycopg dumps a text[] in text format in Python, at several
-        # times the cost of the binary form (bench/session_ops.py).
-        self._write = f"SELECT {s}.batch_write(%s::bigint, %b::text[], %s::bigint, %s::bigint, %s::boolean)"
-        self._read = f"SELECT {s}.batch_read(%s::bigint, %b::text[], NULL, NULL, NULL)"
+        # Text parameters through libpq directly (._postgres_conns.call_prepared).
+        self._write_sql = (
+            f"SELECT {s}.batch_write($1::text[], $2::bigint, $3::bigint, $4::bigint, $5::boolean)".encode()
+        )
+        self._read_sql = f"SELECT {s}.batch_read($1::text[], $2::bigint, NULL, NULL, NULL)".encode()
+        self._keep = str(self.dedupe_ttl_ms).encode()
         self._requests = acquire(
             target.conninfo,
             target.label,
@@ -169,14 +172,16 @@ class PostgresEngine(Engine):
         if not ops:
             return BatchResult(True, [])
         write = check_ops(ops)
-        argv, plain = encode(ops)
+        argv, plain = encode(ops, write=write)
+        now = str(self.now_ms()).encode()
         if write:
             # A batch id: 63 random bits (unique within the few seconds a reply is kept).
-            params: tuple[Any, ...] = (self.now_ms(), argv, _batch_id(), self.dedupe_ttl_ms, False)
-            rows = self._requests.run(self._write, params, write=True, replay=(*params[:-1], True))
+            bid = str(_batch_id()).encode()
+            params = (argv, now, bid, self._keep)
+            reply = self._requests.one(self._write_sql, (*params, b"f"), write=True, replay=(*params, b"t"))
         else:
-            rows = self._requests.run(self._read, (self.now_ms(), argv))
-        return decode(ops, str(rows[0][0]), plain)
+            reply = self._requests.one(self._read_sql, (argv, now))
+        return decode(ops, str(reply), plain)
 
     def scan(self, prefix: str) -> Iterator[str]:
         """Live keys starting with ``prefix``.
