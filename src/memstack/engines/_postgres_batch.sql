@@ -319,10 +319,15 @@ BEGIN
         i1 := least(i1, rn - 1) + 1;
         IF i0 >= i1 THEN PERFORM {s}._drop(ARRAY[k], now_ms);
         ELSIF i0 > 0 OR i1 < rn THEN
-          -- Each end a range of the primary key's index (one OR-ed scan would read every element).
-          IF i0 > 0 THEN DELETE FROM {s}.lists WHERE key = k AND seq < rlo + i0; END IF;
+          -- Each end a range of the primary key's index (one OR-ed scan would read every element);
+          -- a log trims its head only: one statement with its keys row.
           IF i1 < rn THEN DELETE FROM {s}.lists WHERE key = k AND seq >= rlo + i1; END IF;
-          UPDATE {s}.keys SET lo = rlo + i0, n = i1 - i0 WHERE key = k;
+          IF i0 > 0 THEN
+            WITH gone AS (DELETE FROM {s}.lists WHERE key = k AND seq < rlo + i0)
+            UPDATE {s}.keys SET lo = rlo + i0, n = i1 - i0 WHERE key = k;
+          ELSE
+            UPDATE {s}.keys SET lo = rlo + i0, n = i1 - i0 WHERE key = k;
+          END IF;
         END IF;
       END IF;
     WHEN 'hincr' THEN
