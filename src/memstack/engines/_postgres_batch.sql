@@ -135,32 +135,42 @@ BEGIN
     WHEN 'get' THEN
       IF live THEN res := to_json(rv)::text; END IF;
     WHEN 'hset', 'sadd', 'zadd' THEN
+      -- The elements and the count in the keys row in one statement (its row made when the key
+      -- is new; as the key's lock is held, a conflict means it is live).
       cnt := 0;
-      IF c > 1 THEN
-        IF op = 'sadd' THEN
-          IF c = 2 THEN  -- one member: no function scan to set up
-            INSERT INTO {s}.sets (key, member) VALUES (k, argv[a + 1]) ON CONFLICT DO NOTHING;
-          ELSE
-            INSERT INTO {s}.sets (key, member) SELECT k, m FROM unnest(argv[a + 1:a + c - 1]) AS u(m)
-            ON CONFLICT DO NOTHING;
-          END IF;
-          GET DIAGNOSTICS cnt = ROW_COUNT;
-        ELSIF op = 'hset' THEN
-          WITH ins AS (
-            INSERT INTO {s}.hashes (key, field, value)
-            SELECT k, argv[a + 2 * i - 1], argv[a + 2 * i] FROM generate_series(1, (c - 1) / 2) AS i
-            ON CONFLICT (key, field) DO UPDATE SET value = excluded.value RETURNING xmax = 0 AS fresh
-          ) SELECT count(*) FILTER (WHERE fresh) INTO cnt FROM ins;
-        ELSE
-          WITH ins AS (
-            INSERT INTO {s}.zsets (key, member, score)
-            SELECT k, argv[a + 2 * i], argv[a + 2 * i - 1]::double precision FROM generate_series(1, (c - 1) / 2) AS i
-            ON CONFLICT (key, member) DO UPDATE SET score = excluded.score RETURNING xmax = 0 AS fresh
-          ) SELECT count(*) FILTER (WHERE fresh) INTO cnt FROM ins;
-        END IF;
-        IF NOT live THEN INSERT INTO {s}.keys (key, kind, lo, n) VALUES (k, fam, 0, cnt);
-        ELSIF cnt > 0 THEN UPDATE {s}.keys SET n = n + cnt WHERE key = k;
-        END IF;
+      IF c > 1 AND op = 'sadd' AND c = 2 THEN  -- one member: no function scan to set up
+        WITH ins AS (
+          INSERT INTO {s}.sets (key, member) VALUES (k, argv[a + 1]) ON CONFLICT DO NOTHING RETURNING true AS fresh
+        ), added AS (SELECT count(*) AS fresh_n FROM ins), meta AS (
+          INSERT INTO {s}.keys AS t (key, kind, lo, n) SELECT k, 'set', 0, fresh_n FROM added WHERE fresh_n > 0
+          ON CONFLICT (key) DO UPDATE SET n = t.n + excluded.n
+        ) SELECT fresh_n INTO cnt FROM added;
+      ELSIF c > 1 AND op = 'sadd' THEN
+        WITH ins AS (
+          INSERT INTO {s}.sets (key, member) SELECT k, m FROM unnest(argv[a + 1:a + c - 1]) AS u(m)
+          ON CONFLICT DO NOTHING RETURNING true AS fresh
+        ), added AS (SELECT count(*) AS fresh_n FROM ins), meta AS (
+          INSERT INTO {s}.keys AS t (key, kind, lo, n) SELECT k, 'set', 0, fresh_n FROM added WHERE fresh_n > 0
+          ON CONFLICT (key) DO UPDATE SET n = t.n + excluded.n
+        ) SELECT fresh_n INTO cnt FROM added;
+      ELSIF c > 1 AND op = 'hset' THEN
+        WITH ins AS (
+          INSERT INTO {s}.hashes (key, field, value)
+          SELECT k, argv[a + 2 * i - 1], argv[a + 2 * i] FROM generate_series(1, (c - 1) / 2) AS i
+          ON CONFLICT (key, field) DO UPDATE SET value = excluded.value RETURNING xmax = 0 AS fresh
+        ), added AS (SELECT count(*) FILTER (WHERE fresh) AS fresh_n FROM ins), meta AS (
+          INSERT INTO {s}.keys AS t (key, kind, lo, n) SELECT k, 'hash', 0, fresh_n FROM added WHERE fresh_n > 0
+          ON CONFLICT (key) DO UPDATE SET n = t.n + excluded.n
+        ) SELECT fresh_n INTO cnt FROM added;
+      ELSIF c > 1 THEN
+        WITH ins AS (
+          INSERT INTO {s}.zsets (key, member, score)
+          SELECT k, argv[a + 2 * i], argv[a + 2 * i - 1]::double precision FROM generate_series(1, (c - 1) / 2) AS i
+          ON CONFLICT (key, member) DO UPDATE SET score = excluded.score RETURNING xmax = 0 AS fresh
+        ), added AS (SELECT count(*) FILTER (WHERE fresh) AS fresh_n FROM ins), meta AS (
+          INSERT INTO {s}.keys AS t (key, kind, lo, n) SELECT k, 'zset', 0, fresh_n FROM added WHERE fresh_n > 0
+          ON CONFLICT (key) DO UPDATE SET n = t.n + excluded.n
+        ) SELECT fresh_n INTO cnt FROM added;
       END IF;
       res := cnt::text;
     WHEN 'rpush', 'lpush' THEN

@@ -102,7 +102,9 @@ class Connections:
             self._forget()
             return
         self._idle.append(conn)
-        if self._waiting:
+        if self.closed:  # closed meanwhile: close() may have emptied the idle ones before this one
+            self.drop_idle()
+        elif self._waiting:
             with self._lock:
                 self._freed.notify()
 
