@@ -49,23 +49,23 @@ def _unescape_all(value: Any) -> Any:
     return value
 
 
-_QUOTED: Final = str.maketrans({"\\": "\\\\", '"': '\\"'})
-
-
 def encode(ops: Sequence[Op], *, write: bool) -> tuple[bytes, bool]:
     """The batch functions' ``argv`` for checked ``ops`` as a ``text[]`` literal (see
     ``_postgres_batch.sql``: lock ids of a ``write`` batch, the keys, the ops), and whether no
     reply needs converting."""
     keys, argv, plain = _redis_codec.encode(ops, (), checked=True)
-    joined = "".join(argv)
-    if "\x00" in joined or "\x01" in joined:
+    flat = "".join(argv)
+    if "\x00" in flat or "\x01" in flat:
         argv = [escape(a) for a in argv]
         keys = [escape(k) for k in keys]
     locks = ",".join(map(str, lock_ids(keys))) if write else ""
-    # Every element quoted: the literal is read back exactly (NULL only as None).
-    items = (locks, str(len(keys)), *keys, *argv)
-    elements = ('"' + a.translate(_QUOTED) + '"' if a is not None else "NULL" for a in items)
-    return ("{" + ",".join(elements) + "}").encode(), plain
+    # Every element quoted, so the literal reads back exactly. Escaped text holds no NUL: it
+    # separates the elements while the whole is quoted in a few passes over one string (an
+    # element at a time was the largest part of a batch's client time, bench/session_ops.py).
+    joined = "\x00".join((locks, str(len(keys)), *keys, *argv))
+    if '"' in joined or "\\" in joined:
+        joined = joined.replace("\\", "\\\\").replace('"', '\\"')
+    return ('{"' + joined.replace("\x00", '","') + '"}').encode(), plain
 
 
 def lock_ids(keys: Sequence[str]) -> list[int]:
