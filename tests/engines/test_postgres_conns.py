@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from memstack.engines._postgres_codec import encode, escape, lock_ids
-from memstack.engines._postgres_conns import Connections, PoolTimeout, call_prepared
+from memstack.engines._postgres_conns import Connections, PoolClosed, PoolTimeout, call_prepared
 from memstack.engines.postgres import PostgresEngine
 
 from ._pg import admin
@@ -83,7 +83,7 @@ def test_a_closed_pool_lends_nothing_and_closes_what_comes_back(server: str) -> 
     pool = _pool(server)
     lent = pool.lend()
     pool.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(PoolClosed, match="closed"):
         pool.lend()
     pool.give_back(lent)
     assert lent.closed

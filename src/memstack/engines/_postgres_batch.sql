@@ -138,14 +138,7 @@ BEGIN
       -- The elements and the count in the keys row in one statement (its row made when the key
       -- is new; as the key's lock is held, a conflict means it is live).
       cnt := 0;
-      IF c > 1 AND op = 'sadd' AND c = 2 THEN  -- one member: no function scan to set up
-        WITH ins AS (
-          INSERT INTO {s}.sets (key, member) VALUES (k, argv[a + 1]) ON CONFLICT DO NOTHING RETURNING true AS fresh
-        ), added AS (SELECT count(*) AS fresh_n FROM ins), meta AS (
-          INSERT INTO {s}.keys AS t (key, kind, lo, n) SELECT k, 'set', 0, fresh_n FROM added WHERE fresh_n > 0
-          ON CONFLICT (key) DO UPDATE SET n = t.n + excluded.n
-        ) SELECT fresh_n INTO cnt FROM added;
-      ELSIF c > 1 AND op = 'sadd' THEN
+      IF c > 1 AND op = 'sadd' THEN
         WITH ins AS (
           INSERT INTO {s}.sets (key, member) SELECT k, m FROM unnest(argv[a + 1:a + c - 1]) AS u(m)
           ON CONFLICT DO NOTHING RETURNING true AS fresh

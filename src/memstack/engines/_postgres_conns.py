@@ -28,11 +28,15 @@ from psycopg import generators
 from psycopg.errors import error_from_result
 from psycopg.pq import ExecStatus, TransactionStatus
 
-__all__ = ["Connections", "PoolTimeout", "call_prepared"]
+__all__ = ["Connections", "PoolClosed", "PoolTimeout", "call_prepared"]
 
 
 class PoolTimeout(Exception):
     """No connection came free (or could be opened) in time."""
+
+
+class PoolClosed(Exception):
+    """The pool was closed: it lends nothing more."""
 
 
 class Connections:
@@ -63,7 +67,7 @@ class Connections:
         Raises:
             PoolTimeout: none came free within the timeout.
             psycopg.OperationalError: a new connection could not be opened.
-            RuntimeError: the pool is closed.
+            PoolClosed: the pool is closed.
         """
         try:
             return self._idle.pop()  # atomic: no lock on the common path
@@ -73,7 +77,7 @@ class Connections:
         with self._lock:
             while True:
                 if self.closed:
-                    raise RuntimeError("the pool is closed")
+                    raise PoolClosed("the pool is closed")
                 # Counted before looking, so a connection given back meanwhile wakes this wait.
                 self._waiting += 1
                 try:

@@ -44,7 +44,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from ..errors import EngineClosed, EngineError, EngineFull, EngineUnavailable, MemstackError
-from ._postgres_conns import Connections, PoolTimeout, call_prepared
+from ._postgres_conns import Connections, PoolClosed, PoolTimeout, call_prepared
 
 __all__ = ["LINGER", "Requests", "acquire", "release"]
 
@@ -175,7 +175,7 @@ class Requests:
             conn: psycopg.Connection[Any] | None = None
             try:
                 conn = self.connect() if retry else self.pool.lend()
-            except RuntimeError as exc:  # the pool is closed
+            except PoolClosed as exc:
                 raise EngineClosed(f"{self.label}: engine is closed") from exc
             except (PoolTimeout, psycopg.OperationalError) as exc:
                 failure = exc
@@ -194,12 +194,9 @@ class Requests:
                 else:
                     self.pool.give_back(conn)
             if not retry:
-                self._check_idle()
+                self.pool.drop_idle()  # after a failure the idle ones may all be dead
         maybe = "; the call may have been applied" if sent and write else ""
         raise EngineUnavailable(f"{self.label} is unavailable ({_describe(failure)}){maybe}") from failure
-
-    def _check_idle(self) -> None:
-        self.pool.drop_idle()
 
     def _refuse(self, exc: psycopg.Error) -> NoReturn:
         """Raise the memstack error for a server's refusal (the connection is fine)."""
