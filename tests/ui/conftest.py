@@ -101,8 +101,13 @@ def expected(console_error: str) -> bool:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     """A fresh browser context (own storage) and page at a laptop size."""
+    from playwright.sync_api import expect
+
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     context.set_default_timeout(15_000)
+    # expect() waits as long as actions do: under a busy CI a forget's report (a whole scan on a
+    # Redis engine) took longer than expect's own 5 s default once.
+    expect.set_options(timeout=15_000)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
