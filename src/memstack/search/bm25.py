@@ -312,7 +312,7 @@ class Bm25Index:
         """The query's IDF mass over the whole index (:func:`~memstack.search.bm25_scoring.idf_mass`)."""
         terms = self._tokenize(query)
         with self._lock:
-            return idf_mass(terms, self._postings, float(len(self._slot_of)), self._profile.k1)
+            return idf_mass(terms, self._postings, float(len(self._slot_of)))
 
     def tokenize(self, text: str) -> list[str]:
         """The terms this index makes of ``text`` (its profile's tokeniser)."""

@@ -63,15 +63,15 @@ def term_scores(
     return scores
 
 
-def idf_mass(terms: Iterable[str], postings: Mapping[str, Posting], n_docs: float, k1: float) -> float:
-    """``Σ (k1 + 1) · idf(t)`` over the distinct ``terms``, a term no document holds counting with
-    ``df = 0``: the BM25 score of an average-length document holding each term once (what
-    :mod:`memstack.search.evidence` divides by)."""
+def idf_mass(terms: Iterable[str], postings: Mapping[str, Posting], n_docs: float) -> float:
+    """``Σ idf(t)`` over the distinct ``terms``, a term no document holds counting with ``df = 0``:
+    the BM25 score of an average-length document holding each term once (``k1`` cancels there:
+    ``(k1 + 1) · 1 / (1 + k1)``), what :mod:`memstack.search.evidence` divides by."""
     total = 0.0
     for term in set(terms):
         posting = postings.get(term)
         df = 0 if posting is None else posting.df
-        total += (k1 + 1.0) * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        total += math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
     return total
 
 

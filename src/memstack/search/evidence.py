@@ -4,8 +4,8 @@ The ``evidence`` fusion profile (the ``default`` search profile's) weighs what e
 as evidence, not as a rank in its own list:
 
 BM25 evidence ``b``
-    the entry's BM25 score divided by the query's *IDF mass*, ``Σ (k1 + 1) · idf(t)`` over the
-    query's distinct terms (a term the scope never saw counts with the largest IDF, ``df = 0``):
+    the entry's BM25 score divided by the query's *IDF mass*, ``Σ idf(t)`` over the query's
+    distinct terms (a term the scope never saw counts with the largest IDF, ``df = 0``):
     the score an average-length entry holding every query term once would get. An entry matching
     only a common word of the query explains a small share of it (``"What music does she like?"``
     against ``"I like cilantro"``: ``like`` is a small part of the mass, ``music`` the large part),

@@ -161,8 +161,8 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
         name="evidence",
         method="evidence",
         min_similarity=-1.0,
-        bm25_weight=0.65,
-        vector_weight=0.35,
+        bm25_weight=0.46,
+        vector_weight=0.54,
         vector_shift=1.5,
     ),
 }
