@@ -31,6 +31,7 @@ from ..limits import MAX_COUNT, MAX_VALUE_BYTES, check_text, short_repr
 from ..longterm import InjectionTracker, LongTermMemory, SearchHit
 from ..longterm.entry import current_at
 from ..longterm.validate import check_session_id
+from ..search.evidence import relevance_gate
 from ..working import WorkingEntry, WorkingMemory, is_user_namespace
 from . import format as fmt
 from .budget import ExplainItem, Fitted, Line, Section, fit
@@ -208,7 +209,8 @@ class ContextBuilder:
         if self.recall_limit == 0:
             return [], False
         now = self.engine.clock.now()
-        hits = _current(self.long_term.search(message, max_results=self.recall_limit), now)
+        gate = relevance_gate(self.long_term.embedder is not None)  # memstack.search.evidence
+        hits = _current(self.long_term.search(message, max_results=self.recall_limit, min_score=gate), now)
         if not hits and first_turn and self.first_turn_fallback > 0:
             return _current(self.long_term.search(None, max_results=self.first_turn_fallback), now), True
         return hits, False

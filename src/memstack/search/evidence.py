@@ -34,7 +34,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["NO_BACKGROUND", "Background", "evidence_rows"]
+__all__ = ["NO_BACKGROUND", "RELEVANCE_GATE", "Background", "evidence_rows", "relevance_gate"]
+
+RELEVANCE_GATE: Final = 0.1
+"""The fused score below which the context builder and the agent tools leave a memory out of an
+agent's prompt (a search itself has no floor). Chosen on the tune parts of ``bench/recall_suite.py``
+as the highest gate keeping at least 90 % of the questions whose evidence the top 8 held (the
+share of injected memories that are evidence, before and after, is in docs/recall.md)."""
+
+
+def relevance_gate(has_vectors: bool, min_score: float | None = None) -> float | None:
+    """The ``min_score`` an agent-facing recall uses: the caller's, else :data:`RELEVANCE_GATE` for a
+    scope searched with vectors (fused scores); a BM25-only search keeps its own rule (no zero
+    scores) and no gate."""
+    if min_score is not None:
+        return min_score
+    return RELEVANCE_GATE if has_vectors else None
 
 
 @dataclass(frozen=True, slots=True)
