@@ -33,6 +33,7 @@ from ..llm.chat import ChatModel
 from ..longterm import LongTermMemory, MemoryEntry
 from ..longterm.similar import normalise_text
 from ..longterm.validate import check_metadata, new_id
+from ..search.evidence import relevance_gate
 from . import cursor
 from .keys import DreamKeys
 from .parse import MODEL_FAILURES, Decision, ProposedFact, parse_decisions, parse_facts
@@ -186,7 +187,12 @@ def run_extract(dreamer: _Pass, *, sessions: Sequence[str] | None) -> Extraction
     asked = [*messages]
     try:
         facts = parse_facts(dreamer.ask(messages))
-        similar = [memory.search(f.content, limit=SIMILAR) if f.content.strip() else [] for f in facts]
+        # a search with vectors has no floor: the model is shown only memories above the gate
+        gate = relevance_gate(memory.embedder is not None)
+        similar = [
+            memory.search(f.content, limit=SIMILAR, min_score=gate) if f.content.strip() else []
+            for f in facts
+        ]
         shown = [[hit.entry for hit in hits] for hits in similar]
         decisions: list[Decision] = []
         if any(shown):
