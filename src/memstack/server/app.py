@@ -25,7 +25,7 @@ from ..errors import InvalidConfiguration
 from ..lifecycle.retention import Retention
 from ..lifecycle.sweeper import RetentionSweeper
 from ..longterm.backfill import VectorFollower
-from ..search.embedders import Embedder
+from ..search.embedders import Embedder, start_loading
 from . import docs_assets, health, metrics, problems, ui
 from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
@@ -211,6 +211,8 @@ def create_app(
     backfill = (
         None if settings.embedder is None else VectorFollower(engine, settings.embedder, reembed_stale=True)
     )
+    if settings.embedder is not None:
+        start_loading(settings.embedder)  # the first request's search does not wait for the model
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
 

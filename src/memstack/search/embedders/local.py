@@ -130,6 +130,7 @@ class LocalEmbedder:
         self._threads = threads or _available_cores()
         self._lock = threading.Lock()
         self._session: Any = None
+        self._loading = False  # start_loading() was called: one loading thread at most
         self._tokenizer: Any = None
         self._inputs: frozenset[str] = frozenset()
 
@@ -148,8 +149,11 @@ class LocalEmbedder:
 
         Not a daemon: an interpreter exiting while the model loads waits for it instead of ending the
         thread inside onnxruntime (which aborts the process)."""
-        if self._session is None:
-            threading.Thread(target=self._load_quietly, name="memstack-model-load").start()
+        with self._lock:
+            if self._session is not None or self._loading:
+                return
+            self._loading = True
+        threading.Thread(target=self._load_quietly, name="memstack-model-load").start()
 
     def _load_quietly(self) -> None:
         with contextlib.suppress(EmbeddingError):  # the first embed() loads again and raises it
