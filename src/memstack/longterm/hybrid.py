@@ -79,7 +79,7 @@ def embed_query(embedder: Embedder | None, query: str | None) -> Matrix | None:
     try:
         vectors = embed_queries(embedder, [text] if own == text else [text, own])
         vector: Matrix = vectors.sum(axis=0)
-    except Exception:  # any embedder failure degrades to BM25, as the seed does
+    except Exception:  # any embedder failure degrades to BM25, as RockBot does
         log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
         return None
     return vector

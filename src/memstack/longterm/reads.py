@@ -46,7 +46,7 @@ class LongTermReads:
     reranker: Reranker | None
     _worker: EmbeddingWorker | None
 
-    def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id everywhere in the seed
+    def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id in RockBot's API
         """The memory with this id (case-insensitive), or None.
 
         Raises:

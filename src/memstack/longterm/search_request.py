@@ -9,7 +9,7 @@
 | ``created_after`` / ``created_before`` | time | inclusive creation-time bounds |
 | ``metadata`` | object | every top-level key must equal the given JSON value |
 | ``filter`` | object | the filter language (:mod:`memstack.search.filters`), ANDed with the above |
-| ``limit`` | int >= 1 | how many hits at most (the library also accepts the seed's ``max_results``) |
+| ``limit`` | int >= 1 | how many hits at most (the library also accepts RockBot's ``max_results``) |
 | ``offset`` | int 0..:data:`MAX_OFFSET` | hits to skip first (paging) |
 | ``min_score`` | number | drop ranked hits whose final score is below it |
 | ``include_history`` | bool | also superseded entries (default: current ones only) |

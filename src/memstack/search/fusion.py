@@ -20,7 +20,7 @@
     ``0.5 * bm25 / max_bm25 + 0.5 * cosine`` (cosines below 0.3 ignored). BM25 reaches 1 while a cosine
     rarely exceeds 0.7, so vectors weighed less than their 0.5.
 ``rockbot``
-    The seed's ``HybridRanker`` exactly (spec items 24-28): BM25 scores divided by the maximum, a vector
+    RockBot's ``HybridRanker`` exactly: BM25 scores divided by the maximum, a vector
     score kept only if ``>= min_similarity`` (0.5), the mean when both retrievers scored an id, the single
     score otherwise, sorted descending; ids are matched case-insensitively. Averaging demotes entries
     both retrievers found (BM25 1.0 alone beats BM25 1.0 + cosine 0.6 = 0.8); kept for identical rankings.
@@ -102,7 +102,7 @@ class Hit:
 class FusionProfile:
     """How :func:`fuse` combines the two result lists.
 
-    ``method``: ``"mean"`` (the seed), ``"weighted"`` or ``"rrf"``; ``bm25_weight`` / ``vector_weight``
+    ``method``: ``"mean"`` (RockBot), ``"weighted"`` or ``"rrf"``; ``bm25_weight`` / ``vector_weight``
     weigh the retrievers in ``"weighted"`` and ``"rrf"``; ``min_similarity``: vector scores below it are
     ignored; ``rrf_k``: the rank offset of ``"rrf"``; ``fold_ids``: match ids case-insensitively;
     ``normalise`` (``"mean"`` and ``"weighted"``): ``"bm25-max"`` divides BM25 scores by their maximum and
@@ -326,7 +326,7 @@ def _rows(
 
 
 def cosine(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.ArrayLike) -> float:
-    """Cosine similarity as the seed computes it: 0.0 when the lengths differ, either vector is empty,
+    """Cosine similarity as RockBot computes it: 0.0 when the lengths differ, either vector is empty,
     or either has zero magnitude; otherwise ``dot / (|a|·|b|)`` (may be negative). Never raises on
     those cases."""
     x = np.asarray(a, dtype=np.float64).ravel()
