@@ -19,6 +19,8 @@ or ``$MEMSTACK_LOCOMO``). Every set has a tune part (parameters were chosen on i
 the tables show both, the ``RESULT`` lines the report part. On LoCoMo turns the session-level recall
 (the share of a question's evidence sessions among the first k distinct sessions of the ranking) is
 printed too. ``empty`` counts searches that returned nothing from a scope holding entries.
+The share of the memories an agent's prompt would get (the default search's top 8 at or above the
+relevance gate of the context builder) that are evidence is printed under each table.
 ``--quick``: the report part only. ``--smoke``: a tiny made-up set, any embedder (the figures mean
 nothing).
 """
@@ -44,10 +46,13 @@ from _recall_sets import Question, Scope, add_smoke_observations, locomo_facts, 
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_recall import DATA_VARIABLE
 from memstack import Memory
+from memstack.longterm import SearchHit
 from memstack.search.embedders import Embedder, available_embedder, embed_queries
 from memstack.search.embedders.fake import FakeEmbedder
+from memstack.search.evidence import RELEVANCE_GATE
 
 KS = (1, 3, 5, 10, 20)
+INJECTED = 8  # the context builder's recall_limit
 SYSTEMS = ("default", "cosine", "bm25")
 SETS = ("paraphrase", "locomo-turns", "locomo-facts")
 
@@ -59,6 +64,15 @@ class Tally:
         self.sums: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0] * len(KS))
         self.counts: dict[tuple[str, str, str], int] = defaultdict(int)
         self.empty: dict[str, int] = defaultdict(int)
+        # per part: [questions, injected, evidence among them, questions with evidence injected]
+        self.injected: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+
+    def add_injected(self, part: str, hits: Sequence[SearchHit], q: Question) -> None:
+        """What an agent-facing recall injects: the top :data:`INJECTED` hits at or above the gate."""
+        kept = [h.entry.id for h in hits[:INJECTED] if h.score >= RELEVANCE_GATE]
+        row = self.injected[part]
+        found = sum(i in q.relevant for i in kept)
+        row[0], row[1], row[2], row[3] = row[0] + 1, row[1] + len(kept), row[2] + found, row[3] + bool(found)
 
     def add(self, key: tuple[str, str, str], ranked: Sequence[str], q: Question) -> None:
         for cat in (key[2], "all"):
@@ -94,8 +108,10 @@ def run_scope(mem: Memory, scope: Scope, embedder: Embedder, tally: Tally, sessi
     for q in scope.questions:
         vector = embed_queries(embedder, [q.text])[0].astype(np.float32)
         order = np.argsort(-(matrix @ vector), kind="stable")[: max(KS)]
+        hits = writer.search(q.text, limit=max(KS))
+        tally.add_injected(scope.part, hits, q)
         answers = {
-            "default": [h.entry.id for h in writer.search(q.text, limit=max(KS))],
+            "default": [h.entry.id for h in hits],
             "cosine": [ids[n] for n in order.tolist()],
             "bm25": [h.entry.id for h in bm25.search(q.text, limit=max(KS))],
         }
@@ -119,7 +135,16 @@ def print_tally(title: str, tally: Tally, parts: Sequence[str]) -> None:
                 if n:
                     row = " ".join(f"{tally.recall(system, part, k, cat):6.3f}" for k in KS)
                     print(f"{part:<7} {cat:<12} {n:>4} {system:<8} {row}")
-    print(f"empty answers: {dict(tally.empty) or 0}\n")
+    print(f"empty answers: {dict(tally.empty) or 0}")
+    for part in parts:
+        n, injected, evidence, answered = tally.injected.get(part, [0, 0, 0, 0])
+        if n:
+            print(
+                f"{part}: top {INJECTED} at fused score >= {RELEVANCE_GATE} (what the context builder gets):"
+                f" {injected / n:.2f} per question, {evidence / max(1, injected):.3f} of them evidence,"
+                f" evidence injected for {answered / n:.3f} of the questions"
+            )
+    print()
 
 
 def result_line(name: str, tally: Tally, part: str, extra: str, tag: str) -> str:
