@@ -27,7 +27,7 @@ from typing import Any
 
 from locomo_choices import HALVES, REPORT, TUNE  # bench/ is on sys.path when the script runs
 from locomo_recall import CATEGORIES, DIA_ID, entry_id, load, session_time
-from memstack.longterm import MemoryEntry
+from memstack.tiers.longterm import MemoryEntry
 
 __all__ = ["PARAPHRASE_DIR", "Question", "Scope", "add_smoke_observations", "locomo_facts", "locomo_turns",
            "paraphrase"]  # fmt: skip

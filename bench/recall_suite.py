@@ -46,10 +46,10 @@ from _recall_sets import Question, Scope, add_smoke_observations, locomo_facts, 
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_recall import DATA_VARIABLE
 from memstack import Memory
-from memstack.longterm import SearchHit
 from memstack.search.embedders import Embedder, available_embedder, embed_queries
 from memstack.search.embedders.fake import FakeEmbedder
 from memstack.search.evidence import RELEVANCE_GATE
+from memstack.tiers.longterm import SearchHit
 
 KS = (1, 3, 5, 10, 20)
 INJECTED = 8  # the context builder's recall_limit

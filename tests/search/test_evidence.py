@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search import Bm25Index
 from memstack.search.evidence import Background, evidence_rows
 from memstack.search.fusion import FusionProfile, fuse_rows

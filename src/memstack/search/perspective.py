@@ -5,7 +5,7 @@ cardiologist"); what an agent asks is about the user, in the third person ("What
 profession?"). A sentence embedder places the pronouns' perspective in the vector, so the question
 sits farther from the message than its meaning warrants. :func:`first_person` swaps the third-person
 pronouns (and the verb forms that agree with them) for first-person ones; the query vector is the sum of
-the question's and its first-person form's (:func:`memstack.longterm.hybrid.embed_query`). Names are
+the question's and its first-person form's (:func:`memstack.tiers.longterm.hybrid.embed_query`). Names are
 left alone, so a question naming someone ("What did Caroline paint?") keeps what it asks about.
 
 Measured with ``bench/recall_suite.py`` (plain cosine, MiniLM, recall@1 of the paraphrase sets):
