@@ -56,7 +56,7 @@ MODES: Final = get_args(Mode)
 MAX_SEARCH_LIMIT: Final = 1000
 """The largest ``limit`` a door accepts (the library itself has no cap)."""
 MAX_OFFSET: Final = MAX_SEARCH_OFFSET
-"""The deepest page a search reaches: ``offset`` at most this (:data:`memstack.foundation.limits.MAX_SEARCH_OFFSET`)."""
+"""The deepest page a search reaches: ``offset`` at most this (``limits.MAX_SEARCH_OFFSET``)."""
 
 
 def _doc(doc: str, **rules: object) -> dict[str, object]:
@@ -200,7 +200,8 @@ def metadata_from_text(text: str | None) -> dict[str, object] | None:
     """A metadata filter given as JSON object text (CLI ``--metadata``, HTTP ``?metadata=``);
     None or blank gives None.
 
-    The text is read by :func:`memstack.foundation.jsontext.loads`: nesting past :data:`memstack.foundation.limits.MAX_DEPTH`
+    The text is read by :func:`~memstack.foundation.jsontext.loads`: nesting past
+    :data:`~memstack.foundation.limits.MAX_DEPTH`
     (measured before parsing, so never a ``RecursionError``), lone surrogates, ``NaN`` and
     over-long integers are refused like any other value.
 
