@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
-from memstack.search.bm25_scoring import collection_stats, term_scores, top_slots
+from memstack.search.bm25_scoring import collection_stats, idf_mass, term_scores, top_slots
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
 from memstack.search.postings import Posting, live_postings
@@ -307,6 +307,12 @@ class Bm25Index:
                 raise InvalidInput(f"term weight {term!r}={weight!r} must be a str and a finite number")
         terms = {t: float(w) for t, w in weights.items() if w > 0}
         return self._search([], terms, k, candidates)
+
+    def query_mass(self, query: str) -> float:
+        """The query's IDF mass over the whole index (:func:`~memstack.search.bm25_scoring.idf_mass`)."""
+        terms = self._tokenize(query)
+        with self._lock:
+            return idf_mass(terms, self._postings, float(len(self._slot_of)))
 
     def tokenize(self, text: str) -> list[str]:
         """The terms this index makes of ``text`` (its profile's tokeniser)."""

@@ -7,7 +7,7 @@ the per-slot scores of a weighted query, and the best ``k`` slots.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +61,18 @@ def term_scores(
         norm = k1 * (1.0 - b + b * (lengths[slots] / avgdl))
         scores[slots] += (idf * (k1 + 1.0)) * tfs / (tfs + norm)
     return scores
+
+
+def idf_mass(terms: Iterable[str], postings: Mapping[str, Posting], n_docs: float) -> float:
+    """``Σ idf(t)`` over the distinct ``terms``, a term no document holds counting with ``df = 0``:
+    the BM25 score of an average-length document holding each term once (``k1`` cancels there:
+    ``(k1 + 1) · 1 / (1 + k1)``), what :mod:`memstack.search.evidence` divides by."""
+    total = 0.0
+    for term in set(terms):
+        posting = postings.get(term)
+        df = 0 if posting is None else posting.df
+        total += math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+    return total
 
 
 def top_slots(

@@ -20,10 +20,14 @@
     ``0.5 * bm25 / max_bm25 + 0.5 * cosine`` (cosines below 0.3 ignored). BM25 reaches 1 while a cosine
     rarely exceeds 0.7, so vectors weighed less than their 0.5.
 ``rockbot``
-    The seed's ``HybridRanker`` exactly (spec items 24-28): BM25 scores divided by the maximum, a vector
+    RockBot's ``HybridRanker`` exactly: BM25 scores divided by the maximum, a vector
     score kept only if ``>= min_similarity`` (0.5), the mean when both retrievers scored an id, the single
     score otherwise, sorted descending; ids are matched case-insensitively. Averaging demotes entries
     both retrievers found (BM25 1.0 alone beats BM25 1.0 + cosine 0.6 = 0.8); kept for identical rankings.
+``evidence``
+    Each retriever's score as evidence comparable across queries (:mod:`memstack.search.evidence`):
+    BM25 over the query's IDF mass, the cosine in standard deviations over the scope's background;
+    no similarity floor. The ``default`` search profile's fusion.
 ``rrf``
     Reciprocal-rank fusion: ``Σ weight / (rrf_k + rank)`` over the retrievers that found the id.
 
@@ -76,6 +80,7 @@ import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
+from memstack.search.evidence import Background, evidence_rows
 
 __all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
 
@@ -97,7 +102,7 @@ class Hit:
 class FusionProfile:
     """How :func:`fuse` combines the two result lists.
 
-    ``method``: ``"mean"`` (the seed), ``"weighted"`` or ``"rrf"``; ``bm25_weight`` / ``vector_weight``
+    ``method``: ``"mean"`` (RockBot), ``"weighted"`` or ``"rrf"``; ``bm25_weight`` / ``vector_weight``
     weigh the retrievers in ``"weighted"`` and ``"rrf"``; ``min_similarity``: vector scores below it are
     ignored; ``rrf_k``: the rank offset of ``"rrf"``; ``fold_ids``: match ids case-insensitively;
     ``normalise`` (``"mean"`` and ``"weighted"``): ``"bm25-max"`` divides BM25 scores by their maximum and
@@ -105,18 +110,25 @@ class FusionProfile:
     """
 
     name: str
-    method: Literal["mean", "weighted", "rrf"]
+    method: Literal["mean", "weighted", "rrf", "evidence"]
     min_similarity: float = 0.0
     bm25_weight: float = 0.5
     vector_weight: float = 0.5
     rrf_k: float = 60.0
     fold_ids: bool = False
     normalise: Literal["bm25-max", "min-max"] = "bm25-max"
+    vector_scale: float = 3.0
+    vector_shift: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.method not in ("mean", "weighted", "rrf"):
+        if self.method not in ("mean", "weighted", "rrf", "evidence"):
             raise InvalidConfiguration(
-                f"FusionProfile {self.name!r}: method={self.method!r} must be 'mean', 'weighted' or 'rrf'"
+                f"FusionProfile {self.name!r}: method={self.method!r} must be 'mean', 'weighted', 'rrf'"
+                " or 'evidence'"
+            )
+        if not (math.isfinite(self.vector_scale) and self.vector_scale > 0):
+            raise InvalidConfiguration(
+                f"FusionProfile {self.name!r}: vector_scale={self.vector_scale!r} must be > 0"
             )
         for field in ("bm25_weight", "vector_weight"):
             value = getattr(self, field)
@@ -145,6 +157,14 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
     "weighted-raw": FusionProfile(name="weighted-raw", method="weighted", min_similarity=0.3),
     "rockbot": FusionProfile(name="rockbot", method="mean", min_similarity=0.5, fold_ids=True),
     "rrf": FusionProfile(name="rrf", method="rrf", min_similarity=0.3),
+    "evidence": FusionProfile(
+        name="evidence",
+        method="evidence",
+        min_similarity=-1.0,
+        bm25_weight=0.46,
+        vector_weight=0.54,
+        vector_shift=1.5,
+    ),
 }
 
 
@@ -199,7 +219,7 @@ def fuse(
     prof = _resolved(profile, min_similarity)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise InvalidInput(f"k={k!r} must be None or an int >= 0")
-    rows = _rows(bm25, vector, prof, depth)
+    rows = fuse_rows(bm25, vector, prof, depth=depth)
     return [Hit(*row) for row in (rows if k is None else rows[:k])]
 
 
@@ -210,6 +230,8 @@ def fuse_rows(
     *,
     min_similarity: float | None = None,
     depth: int | None = None,
+    mass: float | None = None,
+    background: Background | None = None,
 ) -> list[Row]:
     """:func:`fuse` as tuples (:data:`Row`), every fused result: for callers that keep only a few
     of ~200 results (creating a frozen :class:`Hit` costs ~1 us, a tuple ~0.02).
@@ -218,7 +240,21 @@ def fuse_rows(
         InvalidConfiguration: unknown profile name.
         InvalidInput: ``min_similarity`` is NaN.
     """
-    return _rows(bm25, vector, _resolved(profile, min_similarity), depth)
+    prof = _resolved(profile, min_similarity)
+    if prof.method == "evidence":
+        # ``mass``: the query's IDF mass; ``background``: its cosines over the scope (module evidence)
+        kept = [(i, s) for i, s in vector if s >= prof.min_similarity]
+        return evidence_rows(
+            bm25,
+            kept,
+            bm25_weight=prof.bm25_weight,
+            vector_weight=prof.vector_weight,
+            vector_scale=prof.vector_scale,
+            vector_shift=prof.vector_shift,
+            mass=mass,
+            background=background,
+        )
+    return _rows(bm25, vector, prof, depth)
 
 
 def _resolved(profile: str | FusionProfile, min_similarity: float | None) -> FusionProfile:
@@ -290,7 +326,7 @@ def _rows(
 
 
 def cosine(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.ArrayLike) -> float:
-    """Cosine similarity as the seed computes it: 0.0 when the lengths differ, either vector is empty,
+    """Cosine similarity as RockBot computes it: 0.0 when the lengths differ, either vector is empty,
     or either has zero magnitude; otherwise ``dot / (|a|·|b|)`` (may be negative). Never raises on
     those cases."""
     x = np.asarray(a, dtype=np.float64).ravel()

@@ -167,10 +167,11 @@ class SearchProfile:
 SEARCH_PROFILES: dict[str, SearchProfile] = {
     "default": SearchProfile(
         name="default",
+        fusion="evidence",
         context_window=2,
         context_weight=0.5,
         context_vector_weight=0.5,
-        neighbour_weight=0.3,
+        neighbour_weight=0.5,
         session_weight=0.3,
         speaker_weight=0.3,
     ),

@@ -130,6 +130,10 @@ def open(  # noqa: A001 - the library's entry point, like io.open
     from ..search.embedders.setting import resolve_embedder
 
     resolved = resolve_embedder(embedder)
+    if resolved is not None:
+        from ..search.embedders import start_loading
+
+        start_loading(resolved)  # a search soon after opening does not wait for the model
     if isinstance(retention, str):
         retention = parse_retention(retention)
     engine = open_engine(url, clock=clock or SystemClock())

@@ -75,6 +75,7 @@ def test_recall_takes_the_search_parameters_of_every_surface(mem: Memory) -> Non
         ({"mode": "semantic"}, "mode"),
         ({"tags": ["x" * 300]}, "tags"),
         ({"metadata": {"k": float("nan")}}, "metadata"),
+        ({"limt": 3}, "limt"),  # a misspelt parameter is refused, not ignored
     ],
 )
 def test_bad_search_parameters_are_refused_when_the_block_is_made(

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from ...engines.base import Engine
 from ...foundation.errors import InvalidValue
 from ...foundation.limits import MAX_COUNT, MAX_VALUE_BYTES, check_text, short_repr
+from ...search.evidence import relevance_gate
 from ...services.memory import Memory
 from ...tiers.longterm import InjectionTracker, LongTermMemory, SearchHit
 from ...tiers.longterm.entry import current_at
@@ -208,7 +209,8 @@ class ContextBuilder:
         if self.recall_limit == 0:
             return [], False
         now = self.engine.clock.now()
-        hits = _current(self.long_term.search(message, max_results=self.recall_limit), now)
+        gate = relevance_gate(self.long_term.embedder is not None)  # memstack.search.evidence
+        hits = _current(self.long_term.search(message, max_results=self.recall_limit, min_score=gate), now)
         if not hits and first_turn and self.first_turn_fallback > 0:
             return _current(self.long_term.search(None, max_results=self.first_turn_fallback), now), True
         return hits, False

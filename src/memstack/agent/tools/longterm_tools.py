@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from ...foundation.errors import EntryNotFound, InvalidKey
+from ...search.evidence import relevance_gate
 from ...tiers.longterm import LongTermMemory, MemoryEntry
 from .refusals import refused
 from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs, UpdateMemoryArgs
@@ -101,7 +102,9 @@ def update_memory(memory: LongTermMemory, args: UpdateMemoryArgs) -> str:
 
 def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
     """``Found {n} memory entries:`` and one line each, or the seed's no-result text."""
-    hits = memory.search(**args.options())
+    options = args.options()  # the agent's own gate unless it set min_score (memstack.search.evidence)
+    options["min_score"] = relevance_gate(memory.embedder is not None, options["min_score"])
+    hits = memory.search(**options)
     if not hits:
         return "No memories found matching the search criteria."
     now = memory.engine.clock.now()

@@ -7,43 +7,43 @@ the latest user message by BM25 (or hybrid, if the long-term memory has an embed
     memory = Memory.from_defaults(session_id="s1", memory_blocks=[
         MemstackMemoryBlock(name="memstack", long_term=mem.long_term("alice"))])
 
-The recall takes the search parameters every surface takes (README: search parameters), as the
-block's fields with the same names: ``mode``, ``category``, ``tags``, ``created_after``,
-``created_before``, ``metadata``, ``limit`` (``max_results`` is its old name) and ``min_score``;
-the query is the latest user message. They are checked when the block is made.
+The recall takes the search parameters every surface takes
+(:class:`~memstack.tiers.longterm.search_request.SearchRequest`), as the block's keywords with the same
+names: ``mode``, ``category``, ``tags``, ``created_after``, ``created_before``, ``metadata``,
+``limit`` (``max_results`` is its old name; 5 by default), ``min_score`` and the others; the query is
+the latest user message. They are checked when the block is made.
 """
 
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory.memory import BaseMemoryBlock
-from pydantic import AliasChoices, Field
+from pydantic import ConfigDict, Field
 
 from ...tiers.longterm import LongTermMemory
 from ...tiers.longterm.search_request import search_request
 
-__all__ = ["MemstackMemoryBlock"]
+__all__ = ["RECALL_LIMIT", "MemstackMemoryBlock"]
+
+RECALL_LIMIT: Final = 5
+"""Entries recalled per ``get`` when the block is given no ``limit``."""
 
 
 class MemstackMemoryBlock(BaseMemoryBlock[str]):
-    """LlamaIndex memory block over a :class:`~memstack.tiers.longterm.LongTermMemory`."""
+    """LlamaIndex memory block over a :class:`~memstack.tiers.longterm.LongTermMemory`.
+
+    Its recall options are the long-term search parameters, given by name as extra fields
+    (``mode=``, ``category=``, ``limit=``…: the fields of
+    :class:`~memstack.tiers.longterm.search_request.SearchRequest`, declared there and not here), with
+    ``limit`` 5 unless given; ``max_results`` is the old name of ``limit``."""
+
+    model_config = ConfigDict(extra="allow")
 
     long_term: Any = Field(description="The memstack LongTermMemory that stores and recalls entries.")
     save_category: str = Field(default="conversation", description="Category given to saved messages.")
-    mode: str = Field(default="auto", description="auto, bm25 or hybrid.")
-    category: str | None = Field(default=None, description="Recall only this category and below.")
-    tags: list[str] | None = Field(default=None, description="Recall only entries with every tag.")
-    created_after: datetime | None = Field(default=None, description="Recall only entries created after.")
-    created_before: datetime | None = Field(default=None, description="Recall only entries created before.")
-    metadata: dict[str, Any] | None = Field(default=None, description="Metadata every entry recalled has.")
-    limit: int = Field(
-        default=5, ge=1, validation_alias=AliasChoices("limit", "max_results"), description="Entries per get."
-    )
-    min_score: float | None = Field(default=None, description="Drop entries scoring below this.")
 
     def model_post_init(self, context: Any) -> None:
         if not isinstance(self.long_term, LongTermMemory):
@@ -53,16 +53,11 @@ class MemstackMemoryBlock(BaseMemoryBlock[str]):
         search_request(None, **self._search_options())  # InvalidValue now rather than at the first get
 
     def _search_options(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "category": self.category,
-            "tags": self.tags,
-            "created_after": self.created_after,
-            "created_before": self.created_before,
-            "metadata": self.metadata,
-            "limit": self.limit,
-            "min_score": self.min_score,
-        }
+        options = dict(self.model_extra or {})
+        if "max_results" in options:
+            options["limit"] = options.pop("max_results")
+        options.setdefault("limit", RECALL_LIMIT)
+        return options
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         query = next(

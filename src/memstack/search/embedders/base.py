@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "embed_queries", "l2_normalise"]
+__all__ = ["Embedder", "embed_queries", "l2_normalise", "start_loading"]
 
 
 @runtime_checkable
@@ -47,3 +47,12 @@ def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.fl
     method = getattr(embedder, "embed_queries", None)
     out: npt.NDArray[np.float32] = method(texts) if callable(method) else embedder.embed(texts)
     return out
+
+
+def start_loading(embedder: Embedder) -> None:
+    """Have an embedder whose model loads lazily (a ``start_loading`` method: the local models) begin
+    loading it in the background now, so the first save's vector and the first search's query vector do
+    not wait for it; any other embedder is left as it is."""
+    method = getattr(embedder, "start_loading", None)
+    if callable(method):
+        method()

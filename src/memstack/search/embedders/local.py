@@ -21,6 +21,7 @@ threads that sleep instead of spinning between runs (the process shares its core
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import threading
@@ -129,6 +130,7 @@ class LocalEmbedder:
         self._threads = threads or _available_cores()
         self._lock = threading.Lock()
         self._session: Any = None
+        self._loading = False  # start_loading() was called: one loading thread at most
         self._tokenizer: Any = None
         self._inputs: frozenset[str] = frozenset()
 
@@ -141,6 +143,21 @@ class LocalEmbedder:
     def dim(self) -> int:
         """The vector size (384 for the default model)."""
         return self._spec.dim
+
+    def start_loading(self) -> None:
+        """Load the model on a thread of its own now (a failure is raised again by the first embed).
+
+        Not a daemon: an interpreter exiting while the model loads waits for it instead of ending the
+        thread inside onnxruntime (which aborts the process)."""
+        with self._lock:
+            if self._session is not None or self._loading:
+                return
+            self._loading = True
+        threading.Thread(target=self._load_quietly, name="memstack-model-load").start()
+
+    def _load_quietly(self) -> None:
+        with contextlib.suppress(EmbeddingError):  # the first embed() loads again and raises it
+            self._load()
 
     def _load(self) -> tuple[Any, Any]:
         with self._lock:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 from ...engines.base import Batch
 from ...foundation.errors import InvalidConfiguration, InvalidValue
 from ...llm.chat import ChatModel
+from ...search.evidence import relevance_gate
 from ...tiers.conversation.turns import message_id_of
 from ...tiers.longterm import LongTermMemory, MemoryEntry
 from ...tiers.longterm.similar import normalise_text
@@ -186,7 +187,12 @@ def run_extract(dreamer: _Pass, *, sessions: Sequence[str] | None) -> Extraction
     asked = [*messages]
     try:
         facts = parse_facts(dreamer.ask(messages))
-        similar = [memory.search(f.content, limit=SIMILAR) if f.content.strip() else [] for f in facts]
+        # a search with vectors has no floor: the model is shown only memories above the gate
+        gate = relevance_gate(memory.embedder is not None)
+        similar = [
+            memory.search(f.content, limit=SIMILAR, min_score=gate) if f.content.strip() else []
+            for f in facts
+        ]
         shown = [[hit.entry for hit in hits] for hits in similar]
         decisions: list[Decision] = []
         if any(shown):

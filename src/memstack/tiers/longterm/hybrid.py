@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...search.embedders import Embedder, embed_queries
+from ...search.perspective import first_person
 from .index_cache import ScopeCache
 from .vectors import MAX_INPUT_CHARS, Matrix, text_hash
 
@@ -69,12 +70,16 @@ def vector_matrix(cache: ScopeCache, embedder: Embedder) -> tuple[list[str], Mat
 
 
 def embed_query(embedder: Embedder | None, query: str | None) -> Matrix | None:
-    """The query's vector, or None (no embedder, blank query, or a failure: then BM25 alone)."""
+    """The query's vector, or None (no embedder, blank query, or a failure: then BM25 alone): the sum
+    of the query's and its first-person form's vectors (:mod:`memstack.search.perspective`)."""
     if embedder is None or query is None or not query.strip():
         return None
+    text = query[:MAX_INPUT_CHARS]
+    own = first_person(text)  # the user's perspective (memstack.search.perspective)
     try:
-        vector: Matrix = embed_queries(embedder, [query[:MAX_INPUT_CHARS]])[0]
-    except Exception:  # any embedder failure degrades to BM25, as the seed does
+        vectors = embed_queries(embedder, [text] if own == text else [text, own])
+        vector: Matrix = vectors.sum(axis=0)
+    except Exception:  # any embedder failure degrades to BM25, as RockBot does
         log.warning("embedding the query failed; searching with BM25 only", exc_info=True)
         return None
     return vector

@@ -7,9 +7,7 @@ concept: the store writes, this reads.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...engines import Engine
 from ...foundation.errors import InvalidConfiguration, InvalidValue
@@ -21,10 +19,10 @@ from .history import HistoryEvent
 from .index_cache import ScopeCache, scope_cache
 from .layout import ScopeKeys
 from .query import distinct_sorted, most_recent
-from .search_request import search_request
+from .search_request import SearchRequest, search_request
 from .validate import normalise_id
 from .validity import View
-from .vectors import EmbeddingWorker
+from .vectors import EmbeddingWorker, Matrix, wait_pending
 
 if TYPE_CHECKING:
     from ...search.embedders import Embedder
@@ -48,7 +46,7 @@ class LongTermReads:
     reranker: Reranker | None
     _worker: EmbeddingWorker | None
 
-    def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id everywhere in the seed
+    def get(self, id: str) -> MemoryEntry | None:  # noqa: A002 - the field is called id in RockBot's API
         """The memory with this id (case-insensitive), or None.
 
         Raises:
@@ -104,33 +102,21 @@ class LongTermReads:
 
     # -- search ------------------------------------------------------------------------------
     def search(
-        self,
-        query: str | None = None,
-        *,
-        mode: str = "auto",
-        category: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        created_after: datetime | float | None = None,
-        created_before: datetime | float | None = None,
-        metadata: Mapping[str, object] | None = None,
-        filter: Mapping[str, object] | None = None,  # noqa: A002 - the filter language's public name
-        limit: int | None = None,
-        offset: int = 0,
-        min_score: float | None = None,
-        max_results: int | None = None,
-        include_history: bool = False,
-        include_expired: bool = False,
-        as_of: datetime | float | None = None,
+        self, query: str | None = None, *, max_results: int | None = None, **options: Any
     ) -> list[SearchHit]:
         """Search the scope: filters, then BM25 (hybrid with an embedder).
 
-        The parameters are the ones every surface takes (see
-        :mod:`memstack.tiers.longterm.search_request`); ``max_results`` is the seed's name for ``limit``
-        (default 20). ``filter`` is the filter language (:mod:`memstack.search.filters`) on the
-        built-in fields and ``metadata``, ANDed with ``category``, ``tags``, the time bounds and
-        ``metadata`` (which are a part of it); ``offset`` skips that many hits first. A blank or
-        None query lists the most recently changed entries. Zero BM25 scores are dropped. If
-        embedding the query fails, BM25 alone answers (a warning is logged).
+        The keywords are the fields of :class:`~memstack.tiers.longterm.search_request.SearchRequest`
+        (the parameters every door takes, declared there once); ``max_results`` is RockBot's name
+        for ``limit`` (default 20). ``filter`` is the filter language (:mod:`memstack.search.filters`)
+        on the built-in fields and ``metadata``, ANDed with ``category``, ``tags``, the time bounds
+        and ``metadata``; ``offset`` skips that many hits first. A blank or None query lists the most
+        recently changed entries. Without an embedder zero BM25 scores are dropped; with one, every
+        entry with a vector is a candidate, so the search answers ``min(limit, entries)`` hits unless
+        ``min_score`` is set (the fused score: :mod:`memstack.search.evidence`). If embedding the query
+        fails, BM25 alone answers (a warning is logged). Vectors this process is still computing for
+        the scope are waited for, up to :data:`~memstack.tiers.longterm.vectors.READ_YOUR_WRITES_WAIT`
+        seconds, so a save followed by a search ranks the new entry with its vector.
 
         Only current entries are searched: neither superseded (``valid_to`` passed) nor expired.
         ``include_history`` adds the superseded ones, ``include_expired`` the expired ones not
@@ -138,66 +124,76 @@ class LongTermReads:
         (:mod:`memstack.tiers.longterm.validity`).
 
         Raises:
-            InvalidValue: a parameter breaking its rule (names it): ``limit``/``max_results`` below 1
-                or both given with different values, an ``offset`` outside 0..10,000, an unknown
-                ``mode``, ``mode="hybrid"`` without an embedder, a bad time, tag or metadata value,
-                a ``query`` or ``category`` that is not a string (or None) or holds a lone surrogate,
-                a flag that is not a bool, a bad ``as_of``, ``as_of`` with ``include_history``.
+            InvalidValue: a parameter breaking its rule (names it), or an unknown one:
+                ``limit``/``max_results`` below 1 or both given with different values, an ``offset``
+                outside 0..10,000, an unknown ``mode``, ``mode="hybrid"`` without an embedder, a bad
+                time, tag or metadata value, a ``query`` or ``category`` that is not a string (or
+                None) or holds a lone surrogate, a flag that is not a bool, a bad ``as_of``, ``as_of``
+                with ``include_history``.
             InvalidFilter: a ``filter`` breaking the filter language (names the field and operator).
         """
-        if limit is not None and max_results is not None and limit != max_results:
-            raise InvalidValue(
-                f"limit {short_repr(limit)} and max_results {short_repr(max_results)}: give one of them"
-            )
-        wanted = limit if limit is not None else max_results
-        request = search_request(
-            query,
-            mode=mode,
-            category=category,
-            tags=tags,
-            created_after=created_after,
-            created_before=created_before,
-            metadata=metadata,
-            limit=20 if wanted is None else wanted,
-            min_score=min_score,
-            limit_name="limit" if limit is not None else "max_results",
-            filter=filter,
-            offset=offset,
-            include_history=include_history,
-            include_expired=include_expired,
-            as_of=as_of,
-        )
+        if options.get("limit", 0) is None:  # None: the default, as for max_results
+            options = {k: v for k, v in options.items() if k != "limit"}
+        if max_results is not None:
+            limit = options.get("limit")
+            if limit is not None and limit != max_results:
+                raise InvalidValue(
+                    f"limit {short_repr(limit)} and max_results {short_repr(max_results)}: give one of them"
+                )
+            options = {**options, "limit": max_results, "limit_name": "max_results"}
+        return self.search_with(search_request(query, **options))
+
+    def search_with(self, request: SearchRequest) -> list[SearchHit]:
+        """:meth:`search` for a request already built (and so already checked).
+
+        Raises:
+            InvalidValue: ``mode="hybrid"`` without an embedder.
+        """
         if request.mode == "hybrid" and self.embedder is None:
             raise InvalidValue(f"mode 'hybrid': scope {short_repr(self.scope)} has no embedder configured")
         embedder = None if request.mode == "bm25" else self.embedder
-        flt, total = request.filter, request.offset + request.limit
-        query_vector = hybrid.embed_query(embedder, query) if request.ranked else None  # before the lock
+        query_vector = None
+        if request.ranked and embedder is not None:
+            query_vector = hybrid.embed_query(embedder, request.query)  # before the lock
+            wait_pending(self.keys)  # this process's own writes, ranked with their vectors
+        if request.ranked and embedder is None and request.where is None and request.view.default:
+            hits = self._cold(request)
+            if hits is not None:
+                return self._finish(request, hits)
+        return self._finish(request, self._cached(request, embedder, query_vector))
+
+    def _cold(self, request: SearchRequest) -> list[SearchHit] | None:
+        """BM25 hits from the scope's snapshot before the full cache is built, or None (no snapshot,
+        or a hidden entry among the hits: then the full cache answers, its hits excluding it)."""
+        assert request.query is not None  # request.ranked says so
+        keep = max(request.offset + request.limit, 0 if self.reranker is None else self.reranker.depth)
         cache = scope_cache(self.engine, self.scope)
-        keep = max(total, 0 if self.reranker is None else self.reranker.depth)
+        found = cold.search(self.engine, self.keys, cache, request.query, SEARCH_PROFILES[self.profile], keep)
         now = self.engine.clock.now()
-        view = request.view
-        cold_hits = (
-            cold.search(self.engine, self.keys, cache, query, SEARCH_PROFILES[self.profile], keep)
-            if request.ranked and query is not None and embedder is None and flt is None and view.default
-            else None
-        )
-        if cold_hits is not None and all(current_at(e, now) for e, _ in cold_hits) and query is not None:
-            # (a hidden entry among them: the full cache answers, its hits exclude it)
-            hits = [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in cold_hits]
-            return self._finish(query, hits, total, request.min_score)[request.offset :]
+        if found is None or not all(current_at(e, now) for e, _ in found):
+            return None
+        return [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in found]
+
+    def _cached(
+        self, request: SearchRequest, embedder: Embedder | None, query_vector: Matrix | None
+    ) -> list[SearchHit]:
+        """The hits from the scope's full cache: ranked for a query, the most recent without one."""
+        total, flt = request.offset + request.limit, request.where
+        cache = scope_cache(self.engine, self.scope)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
             allowed, allowed_key = cache.shown(
-                cache.filters.allowed(flt), view, now, None if flt is None else flt.key
+                cache.filters.allowed(flt),
+                request.view,
+                self.engine.clock.now(),
+                None if flt is None else flt.key,
             )
-            if not request.ranked:
+            if request.query is None or not request.ranked:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
-                recent = most_recent(pool, total)[request.offset :]
-                return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in recent]
-            assert query is not None  # request.ranked says so
-            hits = retrieve.ranked(
+                return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, total)]
+            return retrieve.ranked(
                 cache,
-                query,
+                request.query,
                 SEARCH_PROFILES[self.profile],
                 embedder=embedder,
                 query_vector=query_vector,
@@ -208,16 +204,16 @@ class LongTermReads:
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
                 allowed_key=allowed_key,
             )
-        return self._finish(query, hits, total, request.min_score)[request.offset :]
 
-    def _finish(
-        self, query: str, hits: list[SearchHit], limit: int, min_score: float | None
-    ) -> list[SearchHit]:
-        if self.reranker is not None:
-            hits = retrieve.reranked(self.reranker, query, hits, limit)
-        if min_score is not None:
-            hits = [h for h in hits if h.score >= min_score]
-        return hits
+    def _finish(self, request: SearchRequest, hits: list[SearchHit]) -> list[SearchHit]:
+        """Rerank (ranked hits only), drop those under ``min_score``, skip ``offset``."""
+        total = request.offset + request.limit
+        if request.ranked and request.query is not None:
+            if self.reranker is not None:
+                hits = retrieve.reranked(self.reranker, request.query, hits, total)
+            if request.min_score is not None:
+                hits = [h for h in hits if h.score >= request.min_score]
+        return hits[request.offset : total]
 
     # -- vectors -----------------------------------------------------------------------------
     def stale_vectors(self) -> int:

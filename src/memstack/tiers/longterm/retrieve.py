@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from ...search import Bm25Index, thread_table
 from ...search.embedders import Embedder
+from ...search.evidence import Background
 from ...search.feedback import rm3_weights, rocchio
 from ...search.fusion import Row, fuse_rows
 from ...search.rerank import Reranker
@@ -98,7 +99,8 @@ def _vector_hits(
     profile: SearchProfile,
     allowed: set[str] | None,
     depth: int,
-) -> list[tuple[str, float]]:
+) -> tuple[list[tuple[str, float]], Background | None]:
+    """The ``depth`` best ``(id, cosine)`` and the background of the cosines (None: no vector)."""
     ids, scores = hybrid.cosines(cache, embedder, query_vector)
     row_of = hybrid.row_index(cache, embedder)
     if profile.rocchio_docs > 0 and ids:
@@ -110,7 +112,8 @@ def _vector_hits(
     if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
         neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
         scores = hybrid.with_neighbours(scores, neighbours, profile.context_vector_weight)
-    return hybrid.top_hits(ids, scores, allowed, depth, row_of)
+    background = Background(float(scores.mean()), float(scores.std())) if len(scores) else None
+    return hybrid.top_hits(ids, scores, allowed, depth, row_of), background
 
 
 def ranked(
@@ -143,9 +146,13 @@ def ranked(
         # BM25 alone ranks as a hybrid search whose vectors found nothing: fused, then propagated
         # (the choice and its figures: bench/locomo_choices.py, "propagation in BM25-alone searches").
         vector: list[tuple[str, float]] = []
+        background = None
     else:
-        vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
-    fused = fuse_rows(bm25, vector, fusion, min_similarity=min_similarity, depth=depth)
+        vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+    mass = cache.index(profile.bm25).query_mass(query)
+    fused = fuse_rows(
+        bm25, vector, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
+    )
     fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
     return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
 

@@ -1,9 +1,10 @@
-"""The search parameters of long-term memory as the doors take them: one pydantic model.
+"""The search parameters of long-term memory as the doors take them: one pydantic model, derived.
 
-``GET /v1/memories``, ``memstack memories search`` and the ``search_memory`` tool are all built
-from :class:`SearchParams`, so their names, types, defaults and limits cannot drift apart. The
-library's :meth:`~memstack.tiers.longterm.LongTermMemory.search` takes the same names as keyword
-arguments and checks them with :func:`~memstack.tiers.longterm.search_request.search_request`.
+The parameters are declared once, as the fields of
+:class:`~memstack.tiers.longterm.search_request.SearchRequest` (name, default, description, bounds);
+:class:`SearchParams` is generated from them with their JSON types. ``GET /v1/memories``,
+``memstack memories search`` and the ``search_memory`` tool are all built from it, so their names,
+types, defaults and limits cannot drift from the library's.
 
 | name | type | rule |
 |---|---|---|
@@ -26,8 +27,9 @@ Kept apart from :mod:`.search_request` so that the library does not import pydan
 
 from __future__ import annotations
 
+from dataclasses import Field as DataclassField
 from datetime import UTC, datetime
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import (
     AfterValidator,
@@ -38,16 +40,14 @@ from pydantic import (
     GetJsonSchemaHandler,
     TypeAdapter,
     WithJsonSchema,
+    create_model,
 )
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from ...foundation.limits import MAX_SEARCH_OFFSET
+from .search_request import MAX_SEARCH_LIMIT, Mode, SearchRequest
 
 __all__ = ["MAX_SEARCH_LIMIT", "CommaList", "SearchParams", "Tags", "Time", "split_tags", "utc"]
-
-MAX_SEARCH_LIMIT: Final = 1000
-"""The largest ``limit`` a door accepts (the library itself has no cap)."""
 
 _DATETIME: Final = TypeAdapter(datetime)
 
@@ -105,43 +105,46 @@ Time = Annotated[
 ]
 
 
-class SearchParams(BaseModel):
-    """The long-term search parameters (module table)."""
+class _Params(BaseModel):
+    """What every door's search request shares: the fields come from
+    :class:`~memstack.tiers.longterm.search_request.SearchRequest`."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
-    query: str | None = Field(
-        None, max_length=4000, description="Words to search for; blank or absent lists the newest."
-    )
-    mode: Literal["auto", "bm25", "hybrid"] = Field(
-        "auto", description="auto (hybrid when an embedder is configured), bm25 or hybrid."
-    )
-    category: str | None = Field(
-        None, max_length=512, description="Only this category and its sub-categories."
-    )
-    tags: Tags = Field(None, description="Only memories with every one of these tags.")
-    created_after: Time = Field(None, description="Only memories created at or after this time.")
-    created_before: Time = Field(None, description="Only memories created at or before this time.")
-    metadata: dict[str, Any] | None = Field(
-        None, description='Only memories whose metadata has these values ({"k": 1}).'
-    )
-    limit: int = Field(20, ge=1, le=MAX_SEARCH_LIMIT, description=f"Most hits (1-{MAX_SEARCH_LIMIT}).")
-    min_score: float | None = Field(None, description="Drop ranked hits scoring below this.")
-    filter: dict[str, Any] | None = Field(
-        None,
-        description='The filter language, ANDed with the above: {"field": value} or '
-        '{"field": {"$gte": 3}} ($eq $ne $gt $gte $lt $lte $in $nin $contains $exists; $and $or $not).',
-    )
-    offset: int = Field(
-        0, ge=0, le=MAX_SEARCH_OFFSET, description=f"Hits to skip first, for paging (0-{MAX_SEARCH_OFFSET})."
-    )
-
-    include_history: bool = Field(
-        False, description="Also superseded entries (valid_to passed); default: only current ones."
-    )
-    include_expired: bool = Field(False, description="Also entries past their expires_at (audits).")
-    as_of: Time = Field(None, description="Only what was valid at this time (the past's view).")
-
     def options(self) -> dict[str, Any]:
         """The parameters as keyword arguments of :meth:`~memstack.tiers.longterm.LongTermMemory.search`."""
-        return {name: getattr(self, name) for name in SearchParams.model_fields}
+        return {name: getattr(self, name) for name in _NAMES}
+
+
+_WIRE: Final[dict[str, Any]] = {
+    # the library's types (annotations of SearchRequest) as JSON carries them
+    "str | None": str | None,
+    "Mode": Mode,
+    "Iterable[str] | str | None": Tags,
+    "datetime | float | None": Time,
+    "Mapping[str, object] | None": dict[str, Any] | None,
+    "int": int,
+    "float | None": float | None,
+    "bool": bool,
+}
+_NAMES: Final = tuple(f.name for f in SearchRequest.parameters())
+
+
+def _wire_field(param: DataclassField[Any]) -> tuple[Any, Any]:
+    rules = dict(param.metadata["rules"])
+    return _WIRE[str(param.type)], Field(param.default, description=param.metadata["doc"], **rules)
+
+
+if TYPE_CHECKING:
+
+    class SearchParams(_Params):
+        """The long-term search parameters (module table)."""
+
+else:
+    SearchParams = create_model(
+        "SearchParams",
+        __base__=_Params,
+        __doc__="The long-term search parameters (module table).",
+        __module__=__name__,
+        **{param.name: _wire_field(param) for param in SearchRequest.parameters()},
+    )

@@ -9,7 +9,7 @@
 | ``created_after`` / ``created_before`` | time | inclusive creation-time bounds |
 | ``metadata`` | object | every top-level key must equal the given JSON value |
 | ``filter`` | object | the filter language (:mod:`memstack.search.filters`), ANDed with the above |
-| ``limit`` | int >= 1 | how many hits at most (the library also accepts the seed's ``max_results``) |
+| ``limit`` | int >= 1 | how many hits at most (the library also accepts RockBot's ``max_results``) |
 | ``offset`` | int 0..:data:`MAX_OFFSET` | hits to skip first (paging) |
 | ``min_score`` | number | drop ranked hits whose final score is below it |
 | ``include_history`` | bool | also superseded entries (default: current ones only) |
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field, fields
 from datetime import datetime
-from typing import Final
+from typing import Any, Final, Literal, get_args
 
 from ...foundation.errors import InvalidFilter, InvalidValue
 from ...foundation.jsontext import loads
@@ -40,7 +40,9 @@ from .validity import View, check_view
 
 __all__ = [
     "MAX_OFFSET",
+    "MAX_SEARCH_LIMIT",
     "MODES",
+    "Mode",
     "SearchRequest",
     "filter_from_text",
     "metadata_from_text",
@@ -48,29 +50,127 @@ __all__ = [
     "search_request",
 ]
 
-MODES: Final = ("auto", "bm25", "hybrid")
+Mode = Literal["auto", "bm25", "hybrid"]
+MODES: Final = get_args(Mode)
 """Search modes, in the order surfaces list them."""
+MAX_SEARCH_LIMIT: Final = 1000
+"""The largest ``limit`` a door accepts (the library itself has no cap)."""
 MAX_OFFSET: Final = MAX_SEARCH_OFFSET
 """The deepest page a search reaches: ``offset`` at most this (``limits.MAX_SEARCH_OFFSET``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class SearchRequest:
-    """A checked search: what to rank, how, under which filters, and how many to keep."""
+def _doc(doc: str, **rules: object) -> dict[str, object]:
+    """A parameter's description (every door's help text) and the bounds a door checks before the
+    request is built (``max_length``, ``ge``, ``le``), as the field's metadata."""
+    return {"doc": doc, "rules": rules}
 
-    query: str | None
-    mode: str
-    filters: Filters
-    limit: int
-    min_score: float | None
-    filter: Filter | None = None  # the parameters' filters and ``filter=`` as one filter
-    offset: int = 0
-    view: View = field(default_factory=View)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchRequest:
+    """The long-term search parameters, declared once and checked once (module table).
+
+    Built by :meth:`~memstack.tiers.longterm.LongTermMemory.search` from its keywords and by every door
+    from its request (:class:`~memstack.tiers.longterm.search_params.SearchParams` is derived from these
+    fields: names, defaults, descriptions, bounds). Building it checks every parameter; the checked
+    forms are ``filters``, ``where`` (the parameters' filters and ``filter`` as one filter) and ``view``.
+
+    Raises:
+        InvalidValue: a parameter breaking its rule (the message names it).
+        InvalidFilter: a ``filter`` breaking the filter language.
+    """
+
+    query: str | None = field(
+        default=None, metadata=_doc("Words to search for; blank or absent lists the newest.", max_length=4000)
+    )
+    mode: Mode = field(
+        default="auto", metadata=_doc("auto (hybrid when an embedder is configured), bm25 or hybrid.")
+    )
+    category: str | None = field(
+        default=None, metadata=_doc("Only this category and its sub-categories.", max_length=512)
+    )
+    tags: Iterable[str] | str | None = field(
+        default=None, metadata=_doc("Only memories with every one of these tags.")
+    )
+    created_after: datetime | float | None = field(
+        default=None, metadata=_doc("Only memories created at or after this time.")
+    )
+    created_before: datetime | float | None = field(
+        default=None, metadata=_doc("Only memories created at or before this time.")
+    )
+    metadata: Mapping[str, object] | None = field(
+        default=None, metadata=_doc('Only memories whose metadata has these values ({"k": 1}).')
+    )
+    limit: int = field(
+        default=20, metadata=_doc(f"Most hits (1-{MAX_SEARCH_LIMIT}).", ge=1, le=MAX_SEARCH_LIMIT)
+    )
+    min_score: float | None = field(default=None, metadata=_doc("Drop ranked hits scoring below this."))
+    filter: Mapping[str, object] | None = field(
+        default=None,
+        metadata=_doc(
+            'The filter language, ANDed with the above: {"field": value} or '
+            '{"field": {"$gte": 3}} ($eq $ne $gt $gte $lt $lte $in $nin $contains $exists; $and $or $not).'
+        ),
+    )
+    offset: int = field(
+        default=0, metadata=_doc(f"Hits to skip first, for paging (0-{MAX_OFFSET}).", ge=0, le=MAX_OFFSET)
+    )
+    include_history: bool = field(
+        default=False, metadata=_doc("Also superseded entries (valid_to passed); default: only current ones.")
+    )
+    include_expired: bool = field(
+        default=False, metadata=_doc("Also entries past their expires_at (audits).")
+    )
+    as_of: datetime | float | None = field(
+        default=None, metadata=_doc("Only what was valid at this time (the past's view).")
+    )
+    limit_name: str = field(default="limit", repr=False, compare=False, metadata={"internal": True})
+    filters: Filters = field(init=False, repr=False, metadata={"internal": True})
+    where: Filter | None = field(init=False, repr=False, metadata={"internal": True})
+    view: View = field(init=False, repr=False, metadata={"internal": True})
+
+    def __post_init__(self) -> None:
+        self._check_scalars()
+        filters = Filters(
+            category=self.category.strip() if self.category is not None and self.category.strip() else None,
+            tags=check_tags(self.tags),
+            created_after=check_time(self.created_after, "created_after"),
+            created_before=check_time(self.created_before, "created_before"),
+            metadata=metadata_pairs(self.metadata),
+        )
+        view = check_view(self.include_history, self.include_expired, self.as_of)
+        where = combine(filters.to_node(), parse_filter(self.filter, LONG_TERM_FIELDS))
+        object.__setattr__(self, "filters", filters)
+        object.__setattr__(self, "view", view)
+        object.__setattr__(self, "where", where)
+        if self.min_score is not None:
+            object.__setattr__(self, "min_score", float(self.min_score))
+
+    def _check_scalars(self) -> None:
+        if self.query is not None:
+            check_text(self.query, "query")
+        if not isinstance(self.mode, str) or self.mode not in MODES:
+            raise InvalidValue(f"mode {short_repr(self.mode)}: must be one of {', '.join(MODES)}")
+        if self.category is not None:
+            check_text(self.category, "category")
+        limit, offset, min_score = self.limit, self.offset, self.min_score
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidValue(f"{self.limit_name} {short_repr(limit)}: must be an int >= 1")
+        if min_score is not None and (
+            isinstance(min_score, bool) or not isinstance(min_score, int | float) or min_score != min_score
+        ):
+            raise InvalidValue(f"min_score {short_repr(min_score)}: must be a number or None")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidValue(f"offset {short_repr(offset)}: must be an int from 0 to {MAX_OFFSET}")
 
     @property
     def ranked(self) -> bool:
         """True when there is a non-blank query to rank by (else a recency listing)."""
         return self.query is not None and bool(self.query.strip())
+
+    @classmethod
+    def parameters(cls) -> tuple[Field[Any], ...]:
+        """The public parameters in their declared order (the doors' schemas are built from them)."""
+        return tuple(f for f in fields(cls) if not f.metadata.get("internal"))
 
 
 def metadata_pairs(metadata: object) -> tuple[tuple[str, str], ...]:
@@ -138,60 +238,17 @@ def _object_from_text(
     return value
 
 
-def search_request(
-    query: str | None = None,
-    *,
-    mode: str = "auto",
-    category: str | None = None,
-    tags: Iterable[str] | str | None = None,
-    created_after: datetime | float | None = None,
-    created_before: datetime | float | None = None,
-    metadata: Mapping[str, object] | None = None,
-    limit: int = 20,
-    min_score: float | None = None,
-    limit_name: str = "limit",
-    filter: Mapping[str, object] | None = None,  # noqa: A002 - the filter language's public name
-    offset: int = 0,
-    include_history: bool = False,
-    include_expired: bool = False,
-    as_of: datetime | float | None = None,
-) -> SearchRequest:
-    """Check every parameter and build the request (``limit_name`` names ``limit`` in errors).
+def search_request(query: str | None = None, **options: Any) -> SearchRequest:
+    """``SearchRequest(query=query, **options)``, an unknown keyword refused as a bad value.
 
     Raises:
-        InvalidValue: a parameter breaking its rule in the module table (the message names it).
+        InvalidValue: a parameter breaking its rule in the module table, or an unknown one.
         InvalidFilter: a ``filter`` breaking the filter language.
     """
-    if query is not None:
-        check_text(query, "query")
-    if not isinstance(mode, str) or mode not in MODES:
-        raise InvalidValue(f"mode {short_repr(mode)}: must be one of {', '.join(MODES)}")
-    if category is not None:
-        check_text(category, "category")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidValue(f"{limit_name} {short_repr(limit)}: must be an int >= 1")
-    if min_score is not None and (
-        isinstance(min_score, bool) or not isinstance(min_score, int | float) or min_score != min_score
-    ):
-        raise InvalidValue(f"min_score {short_repr(min_score)}: must be a number or None")
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
-        raise InvalidValue(f"offset {short_repr(offset)}: must be an int from 0 to {MAX_OFFSET}")
-    view = check_view(include_history, include_expired, as_of)
-    parsed = parse_filter(filter, LONG_TERM_FIELDS)
-    filters = Filters(
-        category=category.strip() if category is not None and category.strip() else None,
-        tags=check_tags(tags),
-        created_after=check_time(created_after, "created_after"),
-        created_before=check_time(created_before, "created_before"),
-        metadata=metadata_pairs(metadata),
-    )
-    return SearchRequest(
-        query,
-        mode,
-        filters,
-        limit,
-        None if min_score is None else float(min_score),
-        combine(filters.to_node(), parsed),
-        offset,
-        view,
-    )
+    known = {f.name for f in fields(SearchRequest) if f.init}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InvalidValue(
+            f"search parameter {short_repr(unknown[0])}: unknown; known: {', '.join(sorted(known))}"
+        )
+    return SearchRequest(query=query, **options)

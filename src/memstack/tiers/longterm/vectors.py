@@ -12,6 +12,7 @@ import atexit
 import hashlib
 import logging
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Sequence
@@ -121,6 +122,10 @@ class EmbeddingWorker:
                 self._thread = threading.Thread(target=self._run, name="memstack-embed", daemon=True)
                 self._thread.start()
 
+    def serves(self, keys: ScopeKeys) -> bool:
+        """True when this worker writes the vectors of the scope of ``keys``."""
+        return self._keys.ids == keys.ids
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued vector is written (or given up); False on timeout."""
         with self._cond:
@@ -188,6 +193,21 @@ class _Stoppable(Protocol):
 
 
 _running: weakref.WeakSet[_Stoppable] = weakref.WeakSet()
+
+
+READ_YOUR_WRITES_WAIT: Final = 2.0
+"""How long a search waits, at most, for the vectors its own process is computing for its scope."""
+
+
+def wait_pending(keys: ScopeKeys, timeout: float = READ_YOUR_WRITES_WAIT) -> bool:
+    """Wait up to ``timeout`` seconds in all for this process's embedding workers of the scope of
+    ``keys`` to write their queued vectors (a search then ranks a just-saved entry with its vector);
+    False when some were still computing. Workers of other scopes are not waited for."""
+    deadline = time.monotonic() + timeout
+    for worker in [w for w in list(_running) if isinstance(w, EmbeddingWorker) and w.serves(keys)]:
+        if not worker.flush(max(0.0, deadline - time.monotonic())):
+            return False
+    return True
 
 
 def track(background: _Stoppable) -> None:

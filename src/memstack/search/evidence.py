@@ -1,0 +1,113 @@
+"""Evidence fusion: BM25 and vector scores made comparable across queries, then added.
+
+The ``evidence`` fusion profile (the ``default`` search profile's) weighs what each retriever found
+as evidence, not as a rank in its own list:
+
+BM25 evidence ``b``
+    the entry's BM25 score divided by the query's *IDF mass*, ``Σ idf(t)`` over the query's
+    distinct terms (a term the scope never saw counts with the largest IDF, ``df = 0``):
+    the score an average-length entry holding every query term once would get. An entry matching
+    only a common word of the query explains a small share of it (``"What music does she like?"``
+    against ``"I like cilantro"``: ``like`` is a small part of the mass, ``music`` the large part),
+    however it ranks among BM25's hits. About 1 for a full match, 0 when nothing matches.
+vector evidence ``v``
+    the entry's cosine measured against the scope's background for this query:
+    ``(cos - mean) / std`` over every vector of the scope (the cosines are computed for all of them
+    anyway), divided by ``vector_scale`` (3): a cosine three standard deviations above what the
+    scope's entries score on average counts as much as a full BM25 match. A cosine below the
+    background mean gives a negative ``v``, so the tail of the list stays ordered by cosine.
+fused score
+    ``bm25_weight · b + vector_weight · v`` (a retriever that did not return the entry adds 0).
+    There is no similarity floor: every entry the vector retriever returned is a candidate, so a
+    search with vectors answers ``min(limit, entries)`` hits unless the caller sets ``min_score``.
+
+The score means the same thing from one query to the next (a share of the query explained, plus
+standard deviations over the background), so ``min_score`` and the relevance gates of the context
+builder and agent tools can be fixed numbers. The weights were chosen on the tune parts of
+``bench/recall_suite.py`` (two paraphrase personas, LoCoMo half A); the figures are in
+``docs/recall.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["NO_BACKGROUND", "RELEVANCE_GATE", "Background", "evidence_rows", "relevance_gate"]
+
+RELEVANCE_GATE: Final = 0.1
+"""The fused score below which the context builder and the agent tools leave a memory out of an
+agent's prompt (a search itself has no floor). Chosen on the tune parts of ``bench/recall_suite.py``
+as the highest gate keeping at least 90 % of the questions whose evidence the top 8 held (the
+share of injected memories that are evidence, before and after, is in docs/recall.md)."""
+
+
+def relevance_gate(has_vectors: bool, min_score: float | None = None) -> float | None:
+    """The ``min_score`` an agent-facing recall uses: the caller's, else :data:`RELEVANCE_GATE` for a
+    scope searched with vectors (fused scores); a BM25-only search keeps its own rule (no zero
+    scores) and no gate."""
+    if min_score is not None:
+        return min_score
+    return RELEVANCE_GATE if has_vectors else None
+
+
+@dataclass(frozen=True, slots=True)
+class Background:
+    """The cosines of a query against every vector of a scope: their mean and standard deviation."""
+
+    mean: float
+    std: float
+
+
+NO_BACKGROUND: Final = Background(0.0, 1.0)
+"""Used when the caller measured none: ``v`` is then the cosine over ``vector_scale``."""
+
+TAIL_SLOPE: Final = 0.01
+"""Below ``vector_shift`` a cosine is no evidence; this small slope only keeps the tail in cosine order."""
+
+Row = tuple[str, float, float | None, float | None, tuple[str, ...]]
+
+_SOURCES: dict[tuple[bool, bool], tuple[str, ...]] = {
+    (True, True): ("bm25", "vector"),
+    (True, False): ("bm25",),
+    (False, True): ("vector",),
+    (False, False): (),
+}
+
+
+def evidence_rows(
+    bm25: Sequence[tuple[str, float]],
+    vector: Sequence[tuple[str, float]],
+    *,
+    bm25_weight: float,
+    vector_weight: float,
+    vector_scale: float,
+    vector_shift: float = 0.0,
+    mass: float | None,
+    background: Background | None,
+) -> list[Row]:
+    """Fused rows (id, score, raw BM25, raw cosine, sources), best first; ties keep first appearance
+    (BM25 list first). ``mass``: the query's IDF mass (None or 0: BM25 scores over their maximum)."""
+    if not mass or mass <= 0:
+        mass = max((s for _, s in bm25), default=0.0) or 1.0
+    bg = background or NO_BACKGROUND
+    spread = bg.std * vector_scale if bg.std > 0 else vector_scale
+    raw_b: dict[str, float] = {}
+    for doc_id, score in bm25:
+        raw_b.setdefault(doc_id, score)
+    raw_v: dict[str, float] = {}
+    for doc_id, score in vector:
+        raw_v.setdefault(doc_id, score)
+    rows: list[Row] = []
+    for doc_id in dict.fromkeys([*raw_b, *raw_v]):
+        b, v = raw_b.get(doc_id), raw_v.get(doc_id)
+        score = 0.0
+        if b is not None:
+            score += bm25_weight * b / mass
+        if v is not None:
+            z = (v - bg.mean) / spread - vector_shift / vector_scale
+            score += vector_weight * (z if z > 0 else TAIL_SLOPE * z)
+        rows.append((doc_id, score, b, v, _SOURCES[b is not None, v is not None]))
+    rows.sort(key=lambda row: -row[1])
+    return rows
