@@ -28,7 +28,7 @@ from memstack.server import ServerSettings, create_app
 from memstack.server.keys import ApiKeyStore
 from memstack.server.mcp import build_server
 
-from ._scenarios import SCENARIOS, expand, seed
+from ._scenarios import SCENARIOS, expand, populate
 
 # The HTTP doors that are not operations on one tenant's memory: the tool door (generated from the
 # registry's tools), the server's own state, key and tenant administration (keys mode only), the
@@ -172,7 +172,7 @@ def keyspace(mem: Memory) -> list[tuple[str, str, str, bool]]:
 def test_an_operation_that_reads_never_writes(mem: Memory) -> None:
     readers = [op for op in OPERATIONS.values() if op.reads]
     assert len(readers) >= 25
-    ids = seed(mem)
+    ids = populate(mem)
     before = keyspace(mem)
     for op in readers:
         call(op, mem, expand(SCENARIOS[op.name].args, ids))

@@ -2,11 +2,11 @@
 windows and turn memory with its log.
 
 * :class:`ConversationStore` — messages with ``parent_message_id`` branches and the active thread's
-  token-limited history (Dify ``TokenBufferMemory``, seed ``002``).
+  token-limited history (Dify ``TokenBufferMemory``).
 * :class:`NodeMemory` — the memory of one workflow node inside a conversation (Dify
-  ``NodeTokenBufferMemory``, design A).
+  ``NodeTokenBufferMemory``, kept on the engine).
 * :class:`SlidingWindows` — per-workflow-session windows of the last N messages with idle expiry
-  (hetumind / n8n Simple Memory, seed ``004``).
+  (hetumind / n8n Simple Memory).
 * :class:`TurnMemory` — turns per session and the turn log (RockBot conversation tier).
 
 Async faces (:mod:`memstack.conversation.aio`): ``store.aio``, ``windows.aio``, ``node.aio`` offer

@@ -2,7 +2,7 @@
 
 A stored message is ONE role (``user``, ``assistant``, ``system`` or ``tool``), not Dify's
 query + answer row: a regenerated answer is then simply a new assistant message whose parent is
-the user message it answers again, which is exactly the branch shape of seed ``002``. A Dify row
+the user message it answers again, which is exactly the branch shape Dify's regeneration makes. A Dify row
 is a user message followed by its assistant message (see :mod:`memstack.conversation.history` for
 how ``message_limit`` counts).
 """

@@ -162,7 +162,7 @@ def consolidation_plan(
     make_id: Callable[[], str] = new_id,
     supersede: bool = True,
 ) -> Plan:
-    """The plan of a consolidation answer (spec 66-67).
+    """The plan of a consolidation answer.
 
     Every id of ``to_delete`` and every item's source id that is among ``inputs`` (matched
     case-insensitively; other ids are reported in ``unknown``) leaves the current entries. With
@@ -222,7 +222,7 @@ def _with_sources(
 def preference_plan(
     to_save: Sequence[ProposedEntry], now: datetime, *, make_id: Callable[[], str] = new_id
 ) -> Plan:
-    """The plan of a preference answer (spec 69): ``inferred`` tag first, ``source=inferred``.
+    """The plan of a preference answer: ``inferred`` tag first, ``source=inferred``.
 
     Raises:
         InvalidValue, InvalidCategory: an item breaks an entry rule.

@@ -62,7 +62,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         scope: whose memories; ``[A-Za-z0-9_.@-]{1,128}``. Scopes never see each other's entries.
         profile: search profile, a name of :data:`memstack.search.SEARCH_PROFILES`: ``"default"``,
             ``"plain"`` (Lucene BM25 with stemming, no option: the previous default), ``"rockbot"``
-            (the seed), ``"conversation"``, ``"rm3"``, ``"rocchio"``.
+            (RockBot), ``"conversation"``, ``"rm3"``, ``"rocchio"``.
         embedder: optional; vectors are then computed in the background and searches are hybrid.
         fusion: fusion profile for hybrid search (None: the search profile's), a name of
             :data:`memstack.search.FUSION_PROFILES`.
@@ -118,7 +118,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         category: str | None = None,
         tags: Iterable[str] | str | None = None,
         metadata: dict[str, Any] | None = None,
-        id: str | None = None,  # noqa: A002 - the field is called id everywhere in the seed
+        id: str | None = None,  # noqa: A002 - the field is called id everywhere in RockBot
         created_at: datetime | float | None = None,
         dedupe: DedupeMode | None = None,
         subject: str | None = None,
