@@ -127,6 +127,7 @@ SCENARIOS: dict[str, Scenario] = {
     "memories.delete": Scenario({"scope": "alice", "id": "a1"}),
     "memories.categories": Scenario({"scope": "alice"}),
     "memories.tags": Scenario({"scope": "alice"}),
+    "memories.count": Scenario({"scope": "alice"}),
     "working.namespaces": Scenario({}),
     "working.list": Scenario({"prefix": "session"}),
     "working.search": Scenario({"query": "bob", "namespace": "session/s1"}),
