@@ -177,19 +177,42 @@ def consolidation_plan(
         InvalidValue, InvalidCategory: an item breaks an entry rule (too long, bad tags, bad path).
     """
     known = {e.id.lower(): e for e in inputs}
-    named: dict[str, None] = {}
-    for raw in [*to_delete, *(s for item in to_save for s in item.source_ids)]:
-        if raw.strip():
-            named.setdefault(raw.strip().lower(), None)
+    named = _named_ids([*to_delete, *(s for item in to_save for s in item.source_ids)])
     gone = tuple(i for i in named if i in known)
     unknown = tuple(i for i in named if i not in known)
+    created, dropped = _new_entries(to_save, known, now, make_id)
+    if not supersede:
+        return Plan(kind, gone, created, unknown, dropped, tuple(known[i] for i in gone))
+    made, replaced = [], set[str]()
+    for new in created:
+        mine = tuple(i for i in new.source_ids if i in known and i not in replaced)
+        replaced.update(mine)
+        entry = replace(new.entry, valid_from=now) if mine else new.entry
+        made.append(NewEntry(entry, new.source_ids, mine))
+    retire = tuple(i for i in gone if i not in replaced)
+    return Plan(kind, retire, tuple(made), unknown, dropped, tuple(known[i] for i in gone))
+
+
+def _named_ids(ids: Sequence[str]) -> tuple[str, ...]:
+    """``ids`` trimmed and lower-cased, blanks and repeats left out, in order."""
+    return tuple(dict.fromkeys(i.strip().lower() for i in ids if i.strip()))
+
+
+def _new_entries(
+    to_save: Sequence[ProposedEntry],
+    known: dict[str, MemoryEntry],
+    now: datetime,
+    make_id: Callable[[], str],
+) -> tuple[tuple[NewEntry, ...], int]:
+    """The entries of the non-blank items, an item repeating an earlier one (same normalised
+    content and category) merged into it; and how many items were dropped so."""
     created: dict[tuple[str, str | None], NewEntry] = {}
     dropped = 0
     for item in to_save:
         if not item.content.strip():
             dropped += 1
             continue
-        sources = tuple(dict.fromkeys(s.strip().lower() for s in item.source_ids if s.strip()))
+        sources = _named_ids(item.source_ids)
         category = proposed_category(item.category)
         key = (normalise_text(item.content), None if category is None else category.lower())
         if key in created:
@@ -200,16 +223,7 @@ def consolidation_plan(
             continue
         entry = proposed_entry(item, now, make_id, updated_at=now)
         created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
-    if not supersede:
-        return Plan(kind, gone, tuple(created.values()), unknown, dropped, tuple(known[i] for i in gone))
-    made, replaced = [], set[str]()
-    for new in created.values():
-        mine = tuple(i for i in new.source_ids if i in known and i not in replaced)
-        replaced.update(mine)
-        entry = replace(new.entry, valid_from=now) if mine else new.entry
-        made.append(NewEntry(entry, new.source_ids, mine))
-    retire = tuple(i for i in gone if i not in replaced)
-    return Plan(kind, retire, tuple(made), unknown, dropped, tuple(known[i] for i in gone))
+    return tuple(created.values()), dropped
 
 
 def _with_sources(
