@@ -10,7 +10,7 @@ an extracted fact updating a known one) the old entry is superseded, not retired
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
@@ -206,23 +206,43 @@ def _new_entries(
 ) -> tuple[tuple[NewEntry, ...], int]:
     """The entries of the non-blank items, an item repeating an earlier one (same normalised
     content and category) merged into it; and how many items were dropped so."""
-    created: dict[tuple[str, str | None], NewEntry] = {}
+
+    def key_of(item: ProposedEntry) -> tuple[str, str | None]:
+        category = proposed_category(item.category)
+        return normalise_text(item.content), None if category is None else category.lower()
+
+    def new(item: ProposedEntry) -> NewEntry:
+        entry = proposed_entry(item, now, make_id, updated_at=now)
+        return _with_sources(NewEntry(entry, ()), _named_ids(item.source_ids), known, now)
+
+    def again(earlier: NewEntry, item: ProposedEntry) -> NewEntry:
+        merged = tuple(dict.fromkeys([*earlier.source_ids, *_named_ids(item.source_ids)]))
+        return _with_sources(earlier, merged, known, now)
+
+    return _fold(to_save, key_of, new, again)
+
+
+def _fold(
+    to_save: Sequence[ProposedEntry],
+    key_of: Callable[[ProposedEntry], Hashable],
+    new: Callable[[ProposedEntry], NewEntry],
+    again: Callable[[NewEntry, ProposedEntry], NewEntry],
+) -> tuple[tuple[NewEntry, ...], int]:
+    """One entry per distinct key of the non-blank items, in order: ``new`` of the first item with
+    a key, ``again`` of the entry so far and each later one; and how many items were dropped (the
+    blank ones and the repeats)."""
+    created: dict[Hashable, NewEntry] = {}
     dropped = 0
     for item in to_save:
         if not item.content.strip():
             dropped += 1
             continue
-        sources = _named_ids(item.source_ids)
-        category = proposed_category(item.category)
-        key = (normalise_text(item.content), None if category is None else category.lower())
+        key = key_of(item)
         if key in created:
             dropped += 1
-            earlier = created[key]
-            merged = tuple(dict.fromkeys([*earlier.source_ids, *sources]))
-            created[key] = _with_sources(earlier, merged, known, now)
-            continue
-        entry = proposed_entry(item, now, make_id, updated_at=now)
-        created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
+            created[key] = again(created[key], item)
+        else:
+            created[key] = new(item)
     return tuple(created.values()), dropped
 
 
@@ -241,16 +261,8 @@ def preference_plan(
     Raises:
         InvalidValue, InvalidCategory: an item breaks an entry rule.
     """
-    created: dict[str, NewEntry] = {}
-    dropped = 0
-    for item in to_save:
-        if not item.content.strip():
-            dropped += 1
-            continue
-        key = normalise_text(item.content)
-        if key in created:
-            dropped += 1
-            continue
+
+    def new(item: ProposedEntry) -> NewEntry:
         tags = list(item.tags)
         if not any(t.lower() == INFERRED_TAG for t in tags):
             tags.insert(0, INFERRED_TAG)
@@ -265,8 +277,12 @@ def preference_plan(
             updated_at=now,
             metadata=check_metadata(metadata),
         )
-        created[key] = NewEntry(entry)
-    return Plan("preferences", (), tuple(created.values()), (), dropped)
+        return NewEntry(entry)
+
+    created, dropped = _fold(
+        to_save, lambda item: normalise_text(item.content), new, lambda earlier, _: earlier
+    )
+    return Plan("preferences", (), created, (), dropped)
 
 
 def dedupe_plan(groups: Sequence[Sequence[MemoryEntry]], now: datetime) -> Plan:
