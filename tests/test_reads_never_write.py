@@ -29,7 +29,7 @@ def keyspace(mem: Memory) -> list[tuple[str, str, Any, bool]]:
     )
 
 
-def seed(mem: Memory) -> None:
+def populate(mem: Memory) -> None:
     mem.sessions.create("s1")
     mem.sessions.put("s1", "k", {"v": 1})
     mem.sessions.increment("s1", "n", 2)
@@ -113,7 +113,7 @@ def _extract_dry_run(mem: Memory) -> Any:
 
 @pytest.mark.parametrize(("name", "read"), READS, ids=[name for name, _ in READS])
 def test_a_read_leaves_the_keyspace_unchanged(mem: Memory, name: str, read: Callable[[Memory], Any]) -> None:
-    seed(mem)
+    populate(mem)
     before = keyspace(mem)
     with contextlib.suppress(MemstackError):  # a typed refusal is a read too; it must not write either
         read(mem)
@@ -121,7 +121,7 @@ def test_a_read_leaves_the_keyspace_unchanged(mem: Memory, name: str, read: Call
 
 
 def test_the_snapshot_sees_a_write(mem: Memory) -> None:
-    seed(mem)
+    populate(mem)
     before = keyspace(mem)
     mem.long_term("bob").save(content="x")
     assert keyspace(mem) != before

@@ -38,7 +38,7 @@ def url(redis_urls: tuple[str, str] | None) -> str:
 def pool(url: str) -> Callable[[], Any]:
     """A factory of connections to the shared server, as the engine's transport builds them."""
     target = parse(url)
-    options = {**target.node_options(target.seeds[0]), "decode_responses": True}
+    options = {**target.node_options(target.startup_nodes[0]), "decode_responses": True}
     return lambda: redis_py.Connection(**options)
 
 

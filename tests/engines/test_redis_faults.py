@@ -200,12 +200,12 @@ def test_wait_ms_must_stay_below_the_socket_timeout(urls: tuple[str, str]) -> No
         RedisEngine(urls[0] + "?wait_replicas=1&wait_ms=5000", socket_timeout=2.0)
 
 
-def test_a_cluster_opens_from_any_seed_that_answers(urls: tuple[str, str], clock: ManualClock) -> None:
+def test_a_cluster_opens_from_any_named_node_that_answers(urls: tuple[str, str], clock: ManualClock) -> None:
     dead = free_port()
     live = urls[1].removeprefix("redis+cluster://")
     engine: Engine
     with open_engine(f"redis+cluster://127.0.0.1:{dead},{live}", clock=clock) as engine:
-        key = engine.tag("seeds") + "k"
+        key = engine.tag("nodes") + "k"
         assert engine.set(key, "v")
         assert engine.get(key) == "v"
 

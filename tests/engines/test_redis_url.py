@@ -17,10 +17,10 @@ from memstack.foundation.errors import InvalidUrl
 from memstack.foundation.keyspace.pattern import hash_tag
 
 
-def test_a_cluster_url_takes_several_seeds() -> None:
+def test_a_cluster_url_takes_several_nodes() -> None:
     url = parse("redis+cluster://127.0.0.1:30006,127.0.0.1:30001,[::1]:7000,other")
     assert url.clustered
-    assert url.seeds == (("127.0.0.1", 30006), ("127.0.0.1", 30001), ("::1", 7000), ("other", 6379))
+    assert url.startup_nodes == (("127.0.0.1", 30006), ("127.0.0.1", 30001), ("::1", 7000), ("other", 6379))
     assert url.node_options(("h", 1)) == {"host": "h", "port": 1}
     assert (url.wait_replicas, url.wait_ms) == (0, 0)
 
@@ -28,15 +28,15 @@ def test_a_cluster_url_takes_several_seeds() -> None:
 def test_standalone_urls_keep_auth_database_and_tls() -> None:
     url = parse("rediss://user:p%40ss@example.org:6380/3?ssl_cert_reqs=none")
     assert not url.clustered
-    assert url.seeds == (("example.org", 6380),)
-    options = url.node_options(url.seeds[0])
+    assert url.startup_nodes == (("example.org", 6380),)
+    options = url.node_options(url.startup_nodes[0])
     assert options["connection_class"] is SSLConnection
     assert (options["username"], options["password"], options["db"]) == ("user", "p@ss", 3)
     assert options["ssl_cert_reqs"] == "none"
     unix = parse("unix:///tmp/redis.sock?db=2")
-    assert unix.node_options(unix.seeds[0])["connection_class"] is UnixDomainSocketConnection
-    assert unix.node_options(unix.seeds[0])["path"] == "/tmp/redis.sock"
-    assert unix.node_options(unix.seeds[0])["db"] == 2
+    assert unix.node_options(unix.startup_nodes[0])["connection_class"] is UnixDomainSocketConnection
+    assert unix.node_options(unix.startup_nodes[0])["path"] == "/tmp/redis.sock"
+    assert unix.node_options(unix.startup_nodes[0])["db"] == 2
 
 
 def test_durability_parameters() -> None:

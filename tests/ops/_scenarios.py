@@ -1,4 +1,4 @@
-"""One request per registered operation, on data every door's tenant is seeded with alike.
+"""One request per registered operation, on data every door's tenant is filled with alike.
 
 Every operation must have a scenario (tests/ops/test_doors.py fails otherwise): adding an
 operation means saying here what a call of it looks like.
@@ -22,7 +22,7 @@ class Scenario:
     """A call of one operation.
 
     Attributes:
-        args: the request (``{record}`` in a text stands for the seeded dream record's id).
+        args: the request (``{record}`` in a text stands for the filled-in dream record's id).
         volatile: result fields each call makes anew (generated ids), compared by presence only.
         text_ids: a text result holds generated ids (``'3f2a…'``), compared with ids blanked.
         clocked: texts say how long until an entry expires, which moves with the clock of the
@@ -35,8 +35,8 @@ class Scenario:
     clocked: bool = False
 
 
-def seed(mem: Memory) -> dict[str, str]:
-    """The data every door starts from; the ids the seed could not choose."""
+def populate(mem: Memory) -> dict[str, str]:
+    """The data every door starts from; the ids it could not choose."""
     mem.sessions.create("s1")
     mem.sessions.put("s1", "k", {"v": 1})
     mem.sessions.increment("s1", "n", 2)
@@ -67,7 +67,7 @@ def seed(mem: Memory) -> dict[str, str]:
 
 
 def expand(args: dict[str, Any], ids: dict[str, str]) -> dict[str, Any]:
-    """``args`` with ``{record}`` replaced by the seeded id."""
+    """``args`` with ``{record}`` replaced by the filled-in id."""
     return {k: v.format(**ids) if isinstance(v, str) and "{" in v else v for k, v in args.items()}
 
 
@@ -127,6 +127,7 @@ SCENARIOS: dict[str, Scenario] = {
     "memories.delete": Scenario({"scope": "alice", "id": "a1"}),
     "memories.categories": Scenario({"scope": "alice"}),
     "memories.tags": Scenario({"scope": "alice"}),
+    "memories.count": Scenario({"scope": "alice"}),
     "working.namespaces": Scenario({}),
     "working.list": Scenario({"prefix": "session"}),
     "working.search": Scenario({"query": "bob", "namespace": "session/s1"}),

@@ -3,7 +3,7 @@ the library (the registry's call), the CLI (``python -m memstack … --json`` in
 HTTP (its route, and ``POST /v1/tools/{name}`` for a tool) and MCP (``structuredContent``; the text
 for the original systems' tools).
 
-Each door works on its own tenant of the test's engine, seeded alike at the same instant of the
+Each door works on its own tenant of the test's engine, filled alike at the same instant of the
 manual clock, so a write through one door never shows through another. The CLI runs on the system
 clock: for writes, times are compared by presence (the call stamps its own). memory:// lives in
 one process, so it has no CLI door.
@@ -29,7 +29,7 @@ from memstack.engines.prefixed import tenant_engine
 from memstack.ops import OPERATIONS, Op, call, operation
 
 from ._doors import TIME_FIELDS, CliDriver, McpDoor, cli_argv, cli_driver, http_request, masked, tool_call
-from ._scenarios import SCENARIOS, Scenario, blank_durations, blank_ids, expand, seed
+from ._scenarios import SCENARIOS, Scenario, blank_durations, blank_ids, expand, populate
 
 DOORS = ("library", "cli", "http", "tools", "mcp")
 
@@ -65,7 +65,7 @@ class Doors:
         self.count = 0
 
     def views(self, op: Op[Any]) -> dict[str, tuple[str, Memory]]:
-        """A fresh tenant for each door ``op`` opens, seeded alike."""
+        """A fresh tenant for each door ``op`` opens, filled alike."""
         self.count += 1
         wanted = ["library"]
         wanted += ["cli"] if op.cli is not None and self.url is not None else []
@@ -78,7 +78,7 @@ class Doors:
 
     def run(self, op: Op[Any], scenario: Scenario) -> dict[str, Any]:
         views = self.views(op)
-        ids = {door: seed(view) for door, (_, view) in views.items()}
+        ids = {door: populate(view) for door, (_, view) in views.items()}
         args = {door: expand(scenario.args, ids[door]) for door in views}
         results: dict[str, Any] = {"library": call(op, views["library"][1], args["library"])}
         if "cli" in views:

@@ -26,7 +26,7 @@ from memstack.ops import OPERATIONS, Op
 from memstack.services.transfer.dump import dump_lines
 
 from ._doors import McpDoor, http_request
-from ._scenarios import SCENARIOS, expand, seed
+from ._scenarios import SCENARIOS, expand, populate
 
 BODY_OPS = [op for op in OPERATIONS.values() if any(h.has_body for h in op.http)]
 QUERY_OPS = [op for op in OPERATIONS.values() if op.http and not op.http[0].has_body]
@@ -42,7 +42,7 @@ def keyspace(engine: Engine, tenant: str) -> list[tuple[str, str, str, bool]]:
 
 
 def _request(op: Op[Any], tenant: str, engine: Engine) -> tuple[Any, str, list[tuple[str, str]], Any]:
-    args = expand(SCENARIOS[op.name].args, seed(Memory(tenant_engine(engine, tenant))))
+    args = expand(SCENARIOS[op.name].args, populate(Memory(tenant_engine(engine, tenant))))
     body_binding = next((h for h in op.http if h.has_body), op.http[0])
     body_args = {
         k: v
@@ -133,7 +133,7 @@ REFUSED: list[tuple[str, str, dict[str, str], Any, str]] = [
 
 
 def test_wrong_types_and_coercions_are_refused(engine: Engine) -> None:
-    seed(Memory(tenant_engine(engine, "default")))
+    populate(Memory(tenant_engine(engine, "default")))
     before = keyspace(engine, "default")
     with TestClient(create_app(engine, mcp=False)) as client:
         for method, path, query, body, field in REFUSED:
@@ -158,7 +158,7 @@ CLI_REFUSED: list[tuple[list[str], str]] = [
 def test_the_command_line_refuses_with_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     url = f"sqlite:///{tmp_path / 'strict.db'}"
     with open_engine(url) as engine:
-        seed(Memory(tenant_engine(engine, "default")))
+        populate(Memory(tenant_engine(engine, "default")))
         before = keyspace(engine, "default")
     result = subprocess.run(
         [sys.executable, "-m", "memstack", "--url", url, *args],
@@ -192,7 +192,7 @@ MCP_REFUSED: list[tuple[str, dict[str, Any], str]] = [
 def test_mcp_tools_refuse_with_a_tool_error(
     mem: Memory, name: str, arguments: dict[str, Any], message: str
 ) -> None:
-    seed(mem)
+    populate(mem)
     before = list(dump_lines(mem.engine))
     mcp = McpDoor(mem)
     try:

@@ -1,4 +1,4 @@
-"""Bm25Index: the seed's reference scores, the default profile against a brute-force reference, updates."""
+"""Bm25Index: RockBot's reference scores, the default profile against a brute-force reference, updates."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _rounded(hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
     return [(doc, round(score, 4)) for doc, score in hits]
 
 
-# -- the seed's formula (rockbot profile) ------------------------------------------------------------
+# -- RockBot's formula (rockbot profile) ------------------------------------------------------------
 
 
 def test_rockbot_reference_scores_concert_music() -> None:
@@ -277,7 +277,7 @@ def test_add_while_a_posting_view_is_alive() -> None:
 
 
 def _rockbot_reference(texts: list[tuple[str, str]], query: str) -> list[tuple[str, float]]:
-    """The seed's Bm25Ranker formula written out directly over an ordered candidate list."""
+    """RockBot's Bm25Ranker formula written out directly over an ordered candidate list."""
     k1, b = 1.5, 0.75
     toks = [tokenize(t, "rockbot") for _, t in texts]
     q = tokenize(query, "rockbot")

@@ -16,7 +16,7 @@ def _scores(hits: list[Hit]) -> list[tuple[str, float]]:
     return [(h.id, round(h.score, 6)) for h in hits]
 
 
-# -- rockbot: the seed's HybridRanker ------------------------------------------------------------------
+# -- rockbot: RockBot's HybridRanker ------------------------------------------------------------------
 
 
 def test_rockbot_normalises_bm25_by_max_and_averages() -> None:
@@ -99,7 +99,7 @@ def test_default_single_or_equal_scores_normalise_to_one() -> None:
     assert fuse([("a", 0.0)], [("b", 0.1)]) == []  # no positive BM25 score, cosine below 0.3
 
 
-def test_min_max_with_the_seed_mean() -> None:
+def test_min_max_with_the_rockbot_mean() -> None:
     prof = FusionProfile(name="mm-mean", method="mean", normalise="min-max")
     hits = fuse([("a", 4.0), ("b", 2.0)], [("b", 0.8), ("c", 0.6)], prof)
     # b: BM25 (2 - 2) / (4 - 2) = 0 and cosine (0.8 - 0.6) / (0.8 - 0.6) = 1, averaged
@@ -153,7 +153,7 @@ def test_bad_fusion_arguments() -> None:
         FusionProfile(name="x", method="weighted", bm25_weight=-1)
 
 
-# -- cosine (spec item 27) ------------------------------------------------------------------------------
+# -- cosine ------------------------------------------------------------------------------
 
 
 def test_cosine_values() -> None:

@@ -1,4 +1,4 @@
-"""Tokeniser profiles: the seed's exact rules and the Unicode-aware default."""
+"""Tokeniser profiles: RockBot's exact rules and the Unicode-aware default."""
 
 from __future__ import annotations
 

@@ -3,6 +3,9 @@
 //   openapi.ts     the types of every route (openapi-typescript, the version pinned in package.json)
 //   operations.ts  each operation's method, path, parameters, retry rule and client method
 //   problems.ts    one error class per name a problem can carry (the Python exception tree)
+//   methods.ts     the client's tier methods of every registry operation, with their doc comments
+//                  (src/tiers/ adds the hand-written ones: streams, a route chosen per call, offset
+//                  paging, and the routes outside the registry)
 //
 //   node scripts/generate.mjs                 write the files
 //   node scripts/generate.mjs --check         exit 1 (and show the difference) when they are stale
@@ -73,6 +76,18 @@ function retryOf(method, operation) {
   return key ? { kind: "key", field: key } : { kind: "never" };
 }
 
+/** The request's fields outside the path, `?` marking the optional ones. */
+function fieldsOf(parameters, bodySchema) {
+  const fields = parameters
+    .filter((p) => p.in === "query")
+    .map((p) => `${p.name}${p.required ? "" : "?"}`);
+  const required = new Set(bodySchema?.required ?? []);
+  for (const name of Object.keys(bodySchema?.properties ?? {})) {
+    fields.push(`${name}${required.has(name) ? "" : "?"}`);
+  }
+  return fields;
+}
+
 export function operationsTable(doc) {
   const rows = [];
   for (const path of Object.keys(doc.paths ?? {}).sort()) {
@@ -98,7 +113,9 @@ export function operationsTable(doc) {
         stream,
         retry: retryOf(method, operation),
         client: operation["x-memstack-client"] ?? null,
+        registry: operation["x-memstack-operation"] ?? null,
         summary: operation.summary ?? "",
+        fields: fieldsOf(parameters, bodySchema),
       });
     }
   }
@@ -133,6 +150,62 @@ function operationsSource(doc) {
   out += "} as const satisfies Record<string, OperationSpec>;\n\n";
   out += "/** An operation's id (its operationId in the OpenAPI document). */\n";
   out += "export type OperationId = keyof typeof OPERATIONS;\n";
+  return out;
+}
+
+/**
+ * The generated client methods: each registry operation with one route, answering JSON, and not
+ * paged by offset (those are written by hand in src/tiers/), as a tree of namespaces.
+ */
+export function methodTree(doc) {
+  const rows = operationsTable(doc).filter((row) => row.registry !== null && row.client !== null);
+  const routes = new Map();
+  for (const row of rows) routes.set(row.client, (routes.get(row.client) ?? 0) + 1);
+  const tree = {};
+  for (const row of rows) {
+    const byHand = row.stream || routes.get(row.client) > 1 || row.query.some(([n]) => n === "start");
+    if (byHand) continue;
+    const parts = row.client.split(".");
+    let node = tree;
+    for (const part of parts.slice(0, -1)) node = node[part] ??= {};
+    node[parts[parts.length - 1]] = row;
+  }
+  return tree;
+}
+
+function methodLines(node, indent) {
+  let out = "";
+  for (const name of Object.keys(node).sort()) {
+    const value = node[name];
+    if (value.id === undefined) {
+      out += `${indent}${name}: {\n${methodLines(value, indent + "  ")}${indent}},\n`;
+      continue;
+    }
+    const fields = value.fields.length ? ` (\`{ ${value.fields.join(", ")} }\`)` : "";
+    const args = value.pathNames.length ? `; path: ${value.pathNames.join(", ")}` : "";
+    const retry =
+      value.retry.kind === "key" ? ` Sent again after a 503 when \`${value.retry.field}\` is given.` : "";
+    out += docComment(`${value.summary}${fields}${args}.${retry} \`${value.method} ${value.path}\``, indent);
+    const id = jsString(value.id);
+    const paged = value.query.some(([n]) => n === "cursor");
+    out += paged
+      ? `${indent}${name}: cursorPaged<${id}, ItemOf<${id}>>(t, ${id}),\n`
+      : `${indent}${name}: method(t, ${id}),\n`;
+  }
+  return out;
+}
+
+function methodsSource(doc) {
+  const tree = methodTree(doc);
+  let out = HEADER + "\n";
+  out += 'import { cursorPaged, method, type ItemOf } from "../method.js";\n';
+  out += 'import type { Transport } from "../transport.js";\n';
+  for (const namespace of Object.keys(tree).sort()) {
+    out += `\n/** The generated methods of the \`${namespace}\` namespace (src/tiers/ adds the hand-written ones). */\n`;
+    out += `export function ${namespace}Methods(t: Transport) {\n  return {\n`;
+    out += methodLines(tree[namespace], "    ");
+    out += "  };\n}\n";
+  }
   return out;
 }
 
@@ -188,6 +261,7 @@ export async function generate(doc) {
   return {
     "openapi.ts": await typesSource(doc),
     "operations.ts": operationsSource(doc),
+    "methods.ts": methodsSource(doc),
     "problems.ts": problemsSource(doc),
   };
 }

@@ -25,6 +25,9 @@ export interface PagedMethod<K extends OperationId, Item> {
   readonly operation: K;
 }
 
+/** The item of a listing operation's page (`{ items: Item[], next_cursor }`). */
+export type ItemOf<K extends OperationId> = Output<K> extends { items: Array<infer I> } ? I : unknown;
+
 /** The request of a call made with `args`, and its options. */
 export function inputOf(id: OperationId, args: readonly unknown[]): [Record<string, unknown>, CallOptions] {
   const names = OPERATIONS[id].pathNames;

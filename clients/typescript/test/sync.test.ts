@@ -50,6 +50,22 @@ test("a route's request schema changed without regenerating fails the check", ()
   assert.match(output, /npm run generate/);
 });
 
+test("a new registry operation fails the check until the client's methods are regenerated", () => {
+  const added = structuredClone(document);
+  const tags = added.paths["/v1/memory-tags"].get;
+  added.paths["/v1/memory-labels"] = {
+    get: {
+      ...tags,
+      operationId: "memories_labels",
+      "x-memstack-client": "memories.labels",
+      "x-memstack-operation": "memories.labels",
+    },
+  };
+  const { status, output } = check(added);
+  assert.equal(status, 1);
+  assert.match(output, /methods\.ts: differs/);
+});
+
 test("a new route, a changed result and a new error each fail the check", () => {
   const route = structuredClone(document);
   route.paths["/v1/sessions/{session_id}/rename"] = {

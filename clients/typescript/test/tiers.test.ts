@@ -89,7 +89,12 @@ describe("memories", () => {
     assert.deepEqual((await mem.memories.categories({ scope: "alice" })).items.sort(), ["hobby", "home"]);
     assert.deepEqual((await mem.memories.tags({ scope: "alice" })).items, ["music"]);
     assert.ok((await mem.memories.scopes()).items.includes("alice"));
+    const counted = await mem.memories.count({ scope: "alice" });
+    assert.equal(counted.scope, "alice");
+    assert.ok(counted.stored >= counted.current && counted.current >= 1, JSON.stringify(counted));
     await mem.memories.delete("home", { scope: "alice" });
+    const left = await mem.memories.count({ scope: "alice" });
+    assert.equal(left.stored, counted.stored - 1);
     await assert.rejects(mem.memories.get("home", { scope: "alice" }), EntryNotFound);
   });
 });

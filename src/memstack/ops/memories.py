@@ -40,6 +40,12 @@ class Deleted(TypedDict):
     deleted: bool
 
 
+class MemoryCount(TypedDict):
+    scope: str
+    stored: int
+    current: int
+
+
 class ListScopes(PageRequest):
     """Which page of the scopes that hold memories."""
 
@@ -153,6 +159,15 @@ def _categories(mem: Memory, r: OfScope) -> Names:
 def _tags(mem: Memory, r: OfScope) -> Names:
     """The tags in use in a scope."""
     return {"items": mem.long_term(r.scope).list_tags()}
+
+
+@ops("memories.count", "len(mem.long_term(scope)); .current_count()", tool="count_memories")
+@http("GET /v1/memory-count")
+@cli("memories count")
+def _count(mem: Memory, r: OfScope) -> MemoryCount:
+    """How many memories a scope stores, and how many of them are current (what searches show)."""
+    memories = mem.long_term(r.scope)
+    return {"scope": r.scope, "stored": len(memories), "current": memories.current_count()}
 
 
 OPS = tuple(ops.all)

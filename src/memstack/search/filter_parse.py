@@ -111,30 +111,35 @@ class _Parser:
             )
         assert isinstance(op, str)
         _check_json(operand, f"filter {field!r} {op}", 0)
-        if op == "$exists":
-            if not isinstance(operand, bool):
-                raise InvalidFilter(f"filter {field!r} $exists {short_repr(operand)}: must be true or false")
-        elif op in ("$in", "$nin"):
-            if not isinstance(operand, list | tuple):
-                raise InvalidFilter(f"filter {field!r} {op} {short_repr(operand)}: must be a list")
-            operand = tuple(_normal(item, kind, field, op) for item in operand)
-        elif op == "$contains":
-            if kind in ("time", "category") or (kind == "text" and not isinstance(operand, str)):
-                raise InvalidFilter(f"filter {field!r} {op}: {short_repr(operand)} cannot be contained in it")
-            items = operand if isinstance(operand, list | tuple) else None
-            operand = tuple(_normal(i, kind, field, op) for i in items) if items is not None else (
-                _normal(operand, kind, field, op)
-            )  # fmt: skip
-        else:
-            operand = _normal(operand, kind, field, op)
-            if op in COMPARISONS and not (
-                isinstance(operand, str)
-                or (isinstance(operand, int | float) and not isinstance(operand, bool))
-            ):
-                raise InvalidFilter(
-                    f"filter {field!r} {op} {short_repr(operand)}: must be a number or a string"
-                )
-        return Condition(op, operand, builtin, kind, path)
+        return Condition(op, _operand(op, operand, kind, field), builtin, kind, path)
+
+
+def _operand(op: str, operand: Any, kind: str, field: str) -> Any:
+    """``operand`` as operator ``op`` on a field of ``kind`` takes it (a list's items each).
+
+    Raises:
+        InvalidFilter: an operand the operator cannot take.
+    """
+    if op == "$exists":
+        if not isinstance(operand, bool):
+            raise InvalidFilter(f"filter {field!r} $exists {short_repr(operand)}: must be true or false")
+        return operand
+    if op in ("$in", "$nin"):
+        if not isinstance(operand, list | tuple):
+            raise InvalidFilter(f"filter {field!r} {op} {short_repr(operand)}: must be a list")
+        return tuple(_normal(item, kind, field, op) for item in operand)
+    if op == "$contains":
+        if kind in ("time", "category") or (kind == "text" and not isinstance(operand, str)):
+            raise InvalidFilter(f"filter {field!r} {op}: {short_repr(operand)} cannot be contained in it")
+        if isinstance(operand, list | tuple):
+            return tuple(_normal(i, kind, field, op) for i in operand)
+        return _normal(operand, kind, field, op)
+    operand = _normal(operand, kind, field, op)
+    if op in COMPARISONS and not (
+        isinstance(operand, str) or (isinstance(operand, int | float) and not isinstance(operand, bool))
+    ):
+        raise InvalidFilter(f"filter {field!r} {op} {short_repr(operand)}: must be a number or a string")
+    return operand
 
 
 def _check_json(value: Any, where: str, depth: int) -> None:

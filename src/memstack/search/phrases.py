@@ -1,6 +1,6 @@
-"""The seed's phrase bonus: consecutive query-token pairs matched as substrings of the raw text.
+"""RockBot's phrase bonus: consecutive query-token pairs matched as substrings of the raw text.
 
-Pure functions, used by the ``rockbot`` BM25 profile (spec items 18-20, 22): phrase df and frequency are
+Pure functions, used by the ``rockbot`` BM25 profile: phrase df and frequency are
 case-insensitive, non-overlapping substring counts in the raw text, not token matches, so ``rock music``
 also matches inside ``brock music`` (a documented quirk of the original, kept for identical rankings).
 """
@@ -25,7 +25,7 @@ def query_phrases(tokens: Sequence[str]) -> list[str]:
 def phrase_counts(lowered: Sequence[str], slots: Iterable[int], phrase: str) -> list[tuple[int, int]]:
     """``(slot, count)`` for every slot whose lower-cased text contains ``phrase`` (non-overlapping count).
 
-    ``phrase`` must already be lower-case (query tokens of the seed's tokeniser are).
+    ``phrase`` must already be lower-case (query tokens of RockBot's tokeniser are).
     """
     found = []
     for slot in slots:

@@ -5,7 +5,7 @@
     ``tf = f·(k1 + 1) / (f + k1·(1 - b + b·len/avgdl))``, statistics (N, avgdl, df) over the whole index,
     distinct query terms, the ``default`` tokeniser.
 ``rockbot``
-    The seed's ``Bm25Ranker`` exactly: k1 = 1.5, b = 0.75, the same idf and tf shapes, the ``rockbot``
+    RockBot's ``Bm25Ranker`` exactly: k1 = 1.5, b = 0.75, the same idf and tf shapes, the ``rockbot``
     tokeniser, plus a phrase bonus ``2·idf·tf`` for every distinct consecutive query-token pair, whose df
     and frequency are case-insensitive, non-overlapping substring counts in the raw text; N, avgdl and df
     are computed over the candidate set of each search.
@@ -27,8 +27,8 @@ class Bm25Profile:
     """Parameters of one BM25 variant.
 
     ``stats`` says over which documents N, avgdl and df are computed when a search is restricted to
-    candidates: ``"index"`` (all documents) or ``"candidates"`` (only the candidates, as the seed does).
-    ``phrase_weight`` > 0 enables the seed's substring phrase bonus.
+    candidates: ``"index"`` (all documents) or ``"candidates"`` (only the candidates, as RockBot does).
+    ``phrase_weight`` > 0 enables RockBot's substring phrase bonus.
     """
 
     name: str

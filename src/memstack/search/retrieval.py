@@ -61,7 +61,7 @@ on the report half):
 ``plain``
     the previous default: ``default`` BM25, ``equal`` fusion (0.5 / 0.5), no option.
 ``rockbot``
-    the seed's BM25 and fusion exactly.
+    RockBot's BM25 and fusion exactly.
 ``conversation``
     ``plain``'s equal fusion plus the context field, to measure the field alone.
 ``rm3``, ``rocchio``

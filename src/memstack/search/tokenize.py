@@ -5,7 +5,7 @@
     each Han / kana character is a token of its own (those scripts do not separate words with spaces),
     English stop words dropped, Snowball English stemming (PyStemmer, C-backed).
 ``rockbot``
-    The seed's tokeniser exactly: lower-case, split on ``[^a-z0-9]+``, keep tokens of 3+ characters.
+    RockBot's tokeniser exactly: lower-case, split on ``[^a-z0-9]+``, keep tokens of 3+ characters.
     Non-ASCII letters are separators (``café`` → ``caf``; CJK text yields no tokens).
 
 Tokenising is thread-safe: the stemmer is called under a lock (PyStemmer objects keep a cache).

@@ -1,4 +1,4 @@
-"""The seed's context texts (spec items 34-36), without an engine."""
+"""RockBot's context texts, without an engine."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_inventory_lines_never_carry_values() -> None:
     assert fmt.inventory_line("k", 5, None, ["urgent"]) == "- k: expires in 5s, tags: urgent"
 
 
-def test_headers_are_the_seeds() -> None:
+def test_headers_are_rockbots() -> None:
     assert fmt.WORKING_HEADER == (
         "Working memory (scratch space — use search_working_memory or get_from_working_memory to retrieve):"
     )

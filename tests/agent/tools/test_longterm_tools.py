@@ -1,4 +1,4 @@
-"""Long-term memory tools: the seed's exact texts (spec items 54-57) and failure texts."""
+"""Long-term memory tools: RockBot's exact texts and failure texts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Working-memory tools: the seed's exact texts (spec items 48-52) and failure texts."""
+"""Working-memory tools: RockBot's exact texts and failure texts."""
 
 from __future__ import annotations
 

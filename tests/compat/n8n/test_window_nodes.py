@@ -1,4 +1,4 @@
-"""Node isolation of sliding windows on every engine (spec 5 item 23, n8n's N8N-9916): two memory
+"""Node isolation of sliding windows on every engine (n8n's N8N-9916): two memory
 nodes of one workflow with one session id keep separate buffers unless a node opts into sharing."""
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ def test_two_nodes_with_one_session_keep_separate_buffers(windows: SlidingWindow
     assert windows.messages("wf", "s1", node_id="agent_a")[0]["content"] == "q-a"
 
 
-def test_shared_across_nodes_is_the_seed_buffer(windows: SlidingWindows) -> None:
-    say(windows, "seed", None)  # no node id: the seed's {workflowId}__{sessionId} buffer
+def test_shared_across_nodes_is_the_workflow_buffer(windows: SlidingWindows) -> None:
+    say(windows, "wide", None)  # no node id: hetumind's {workflowId}__{sessionId} buffer
     say(windows, "q-a", "agent_a", SHARED)
     say(windows, "q-b", "agent_b", SHARED)
-    expected = ["SEED", "q-a", "Q-A", "q-b", "Q-B"]
+    expected = ["WIDE", "q-a", "Q-A", "q-b", "Q-B"]
     assert contents(windows, "agent_a", SHARED) == expected
     assert contents(windows, None) == expected
     assert contents(windows, "agent_a") == []  # agent_a's own buffer was never written
@@ -65,10 +65,10 @@ def test_node_execute_output_and_clear(windows: SlidingWindows) -> None:
 
 
 def test_a_session_id_with_double_underscores_never_reaches_a_node_buffer(windows: SlidingWindows) -> None:
-    # Seed key "wf__n1__s1" (session "n1__s1") and node key (node n1, session s1) stay apart.
-    windows.save("wf", {"session_id": "n1__s1", "input": "seed"}, {"output": "x"})
+    # Workflow key "wf__n1__s1" (session "n1__s1") and node key (node n1, session s1) stay apart.
+    windows.save("wf", {"session_id": "n1__s1", "input": "wide"}, {"output": "x"})
     say(windows, "node", "n1")
-    assert [m["content"] for m in windows.messages("wf", "n1__s1")] == ["seed", "x"]
+    assert [m["content"] for m in windows.messages("wf", "n1__s1")] == ["wide", "x"]
     assert contents(windows, "n1") == ["node", "NODE"]
 
 

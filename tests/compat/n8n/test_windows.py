@@ -1,5 +1,5 @@
 """SlidingWindows on every engine: window of messages, idle expiry (lazy and swept), isolation,
-config validation, session ids, the seed's node output."""
+config validation, session ids, hetumind's node output."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def test_config_validation_messages(fields: dict[str, Any], message: str) -> Non
     assert message in str(info.value)
 
 
-def test_config_defaults_are_the_seeds() -> None:
+def test_config_defaults_are_hetuminds() -> None:
     assert SimpleMemoryConfig().to_dict() == {
         "session_id_type": "from_input", "custom_session_key": None, "context_window_length": 5,
         "input_key": "input", "memory_key": "chat_history", "output_key": "output",

@@ -1,4 +1,4 @@
-"""The seed's file layout: export, import, round trip, malformed files, no path escape."""
+"""RockBot's file layout: export, import, round trip, malformed files, no path escape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seed's working-memory files (spec item 47): export and import keep the remaining TTL."""
+"""RockBot's working-memory files: export and import keep the remaining TTL."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pipeline node: lanes, no mutation, profiles, lifecycle (spec items 35-40)."""
+"""The pipeline node: lanes, no mutation, profiles, lifecycle."""
 
 from __future__ import annotations
 

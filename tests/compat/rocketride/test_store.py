@@ -1,4 +1,4 @@
-"""The seed's facade: result dictionaries, constructor, auto-summarisation (spec items 5-26)."""
+"""RocketRide's node's facade: result dictionaries, constructor, auto-summarisation."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ def run(url: str, *args: str, as_json: bool = False) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def seed_002(url: str) -> None:
+def dify_regeneration(url: str) -> None:
     for args in (
         ("user", "A", "--id", "A"),
         ("assistant", "A1", "--id", "A1"),
@@ -39,7 +39,7 @@ def seed_002(url: str) -> None:
 
 
 def test_thread_and_history_as_json(url: str) -> None:
-    seed_002(url)
+    dify_regeneration(url)
     thread = json.loads(run(url, "thread", "c1", as_json=True)[1])["items"]
     assert [m["message_id"] for m in thread] == ["A", "A2", "C", "C1"]
     assert thread[1]["parent_message_id"] == "A"
@@ -61,7 +61,7 @@ def test_human_output(url: str) -> None:
     code, _, err = run(url, "history", "c1")
     assert (code, err.strip()) == (EXIT["not_found"], "error: EntryNotFound: no conversation 'c1'")
     assert run(url, "list")[1].strip() == "no conversations"
-    seed_002(url)
+    dify_regeneration(url)
     assert (
         run(url, "history", "c1", "--message", "B1")[1].strip()
         == "Human: A\nAssistant: A1\nHuman: B\nAssistant: B1"
@@ -72,14 +72,14 @@ def test_human_output(url: str) -> None:
 
 
 def test_new_thread_with_an_empty_parent(url: str) -> None:
-    seed_002(url)
+    dify_regeneration(url)
     assert run(url, "add", "c1", "user", "fresh", "--id", "F", "--parent", "")[0] == 0
     thread = json.loads(run(url, "thread", "c1", as_json=True)[1])["items"]
     assert [m["message_id"] for m in thread] == ["F"]
 
 
 def test_errors_map_to_exit_codes(url: str) -> None:
-    seed_002(url)
+    dify_regeneration(url)
     code, _, err = run(url, "thread", "c1", "--message", "ghost", as_json=True)
     assert code == EXIT["not_found"]
     assert json.loads(err)["error"] == "EntryNotFound"

@@ -98,6 +98,7 @@ def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any,
     sign_in(page, live, "memories")
     page.get_by_role("list", name="Scopes").get_by_role("button", name="ana").click()
     expect(page.locator("#memory-summary")).to_have_text("Scope ana · 2 newest memories")
+    expect(page.locator("#memory-count")).to_have_text("2 stored · 2 current")
     page.get_by_label("Query").fill("tea")
     page.get_by_role("button", name="Search").click()
     expect(page.locator("#memory-summary")).to_contain_text("Scope ana · 1 result for “tea”")
@@ -121,6 +122,7 @@ def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any,
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name=f"Delete memory {memory_id}").click()
     expect(page.locator("#memory-results tbody tr")).to_have_count(0)
+    expect(page.locator("#memory-count")).to_have_text("1 stored · 1 current")
     assert live.api.get(f"/v1/memories/{memory_id}?scope=ana").status_code == 404
 
 

@@ -9,7 +9,7 @@ from memstack import ManualClock, Memory
 from memstack.tiers.longterm import LongTermMemory, MemoryEntry
 
 
-def seeded(mem: Memory, n: int = 4, scope: str = "u1") -> tuple[LongTermMemory, list[MemoryEntry]]:
+def with_entries(mem: Memory, n: int = 4, scope: str = "u1") -> tuple[LongTermMemory, list[MemoryEntry]]:
     """``n`` entries saved one minute apart (the first is the oldest)."""
     memory = mem.long_term(scope)
     clock = mem.clock

@@ -1,4 +1,4 @@
-"""The consolidation pass (spec 2 items 64-67, 71) on every engine, with ``ScriptedChatModel``."""
+"""The consolidation pass on every engine, with ``ScriptedChatModel``."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from memstack.foundation.errors import DreamRefused, InvalidConfiguration
 from memstack.llm.scripted import ScriptedChatModel
 from memstack.services.dream import Dreamer, driver
 
-from ._helpers import answer, seeded
+from ._helpers import answer, with_entries
 
 
 def test_fewer_than_two_entries_skips_without_calling_the_model(mem: Memory) -> None:
-    memory, _ = seeded(mem, 1)
+    memory, _ = with_entries(mem, 1)
     model = ScriptedChatModel([])
     assert Dreamer(memory, model=model).consolidate() is None
     assert model.calls == []
@@ -26,7 +26,7 @@ def test_prompt_numbers_the_most_recent_entries_with_ids_categories_and_tags(
     mem: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(driver, "CONSOLIDATION_INPUT", 3)  # the rule of 1000, on a scope of 4
-    memory, entries = seeded(mem, 4)
+    memory, entries = with_entries(mem, 4)
     memory.save(content="untagged\nsecond line")
     model = ScriptedChatModel([answer()])
     Dreamer(memory, model=model).consolidate()
@@ -41,7 +41,7 @@ def test_prompt_numbers_the_most_recent_entries_with_ids_categories_and_tags(
 
 
 def test_feedback_of_the_last_seven_days_at_most_fifty(mem: Memory) -> None:
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     dreamer = Dreamer(memory, model=ScriptedChatModel([answer()]))
     clock = mem.clock
     assert isinstance(clock, ManualClock)
@@ -59,7 +59,7 @@ def test_feedback_of_the_last_seven_days_at_most_fifty(mem: Memory) -> None:
 
 
 def test_exhaustive_deletion_union_case_insensitive_and_oldest_source_time(mem: Memory) -> None:
-    memory, e = seeded(mem, 5)
+    memory, e = with_entries(mem, 5)
     reply = answer(
         [e[0].id.upper()],
         [
@@ -100,7 +100,7 @@ def test_exhaustive_deletion_union_case_insensitive_and_oldest_source_time(mem: 
 
 
 def test_unknown_ids_are_noops_and_blank_items_are_dropped(mem: Memory) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     reply = answer(
         [e[0].id, "nosuchid", "NOSUCHID"],
         [
@@ -130,7 +130,7 @@ def test_unknown_ids_are_noops_and_blank_items_are_dropped(mem: Memory) -> None:
     ],
 )
 def test_an_invalid_answer_skips_the_cycle_and_is_recorded(mem: Memory, reply: str) -> None:
-    memory, e = seeded(mem, 3)
+    memory, e = with_entries(mem, 3)
     dreamer = Dreamer(memory, model=ScriptedChatModel([reply]))
     record = dreamer.consolidate()
     assert record is not None and record.status == "skipped" and record.reason
@@ -139,13 +139,13 @@ def test_an_invalid_answer_skips_the_cycle_and_is_recorded(mem: Memory, reply: s
 
 
 def test_a_model_error_skips_the_cycle(mem: Memory) -> None:
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     record = Dreamer(memory, model=ScriptedChatModel([])).consolidate()
     assert record is not None and record.status == "skipped" and "ScriptExhausted" in (record.reason or "")
 
 
 def test_guard_rails_refuse_too_much_and_only_unknown_unless_forced(mem: Memory) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     too_much = answer([x.id for x in e[:3]])
     dreamer = Dreamer(memory, model=ScriptedChatModel([too_much, answer(["ghost"]), too_much]))
     with pytest.raises(DreamRefused, match="3 of 4 entries"):
@@ -159,7 +159,7 @@ def test_guard_rails_refuse_too_much_and_only_unknown_unless_forced(mem: Memory)
 
 
 def test_dry_run_returns_the_plan_and_writes_nothing(mem: Memory) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     dreamer = Dreamer(
         memory, model=ScriptedChatModel([answer([e[0].id], [{"content": "n", "sourceIds": [e[1].id]}])])
     )
@@ -175,7 +175,7 @@ def test_dry_run_returns_the_plan_and_writes_nothing(mem: Memory) -> None:
 
 
 def test_archived_entries_are_not_searchable_and_come_back_on_undo(mem: Memory) -> None:
-    memory, e = seeded(mem, 3)
+    memory, e = with_entries(mem, 3)
     dreamer = Dreamer(memory, model=ScriptedChatModel([answer([e[0].id])]))
     record = dreamer.consolidate()
     assert record is not None
@@ -189,7 +189,7 @@ def test_archived_entries_are_not_searchable_and_come_back_on_undo(mem: Memory) 
 
 
 def test_records_and_archive_expire_after_the_retention(mem: Memory) -> None:
-    memory, e = seeded(mem, 3)
+    memory, e = with_entries(mem, 3)
     dreamer = Dreamer(memory, model=ScriptedChatModel([answer([e[0].id])]), retention=3600)
     record = dreamer.consolidate()
     assert record is not None
@@ -203,7 +203,7 @@ def test_records_and_archive_expire_after_the_retention(mem: Memory) -> None:
 
 
 def test_anti_pattern_convention_is_in_the_directive_and_corrections_reach_the_model(mem: Memory) -> None:
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     anti = {
         "content": "Don't use tabs for Python — instead use 4 spaces",
         "category": "anti-patterns/code",
@@ -224,7 +224,7 @@ def test_a_replaced_directive_is_used(mem: Memory, tmp_path: object) -> None:
 
     path = Path(str(tmp_path)) / "mine.md"
     path.write_text("MY DIRECTIVE", encoding="utf-8")
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     model = ScriptedChatModel([answer()])
     Dreamer(memory, model=model, directive=path).consolidate()
     assert model.calls[0]["messages"][0]["content"] == "MY DIRECTIVE"
@@ -235,7 +235,7 @@ def test_a_replaced_directive_is_used(mem: Memory, tmp_path: object) -> None:
 
 
 def test_an_entry_edited_while_the_model_thinks_skips_the_cycle(mem: Memory) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
 
     def edit_then_answer(messages: object, tools: object) -> str:
         memory.save(id=e[0].id, content="edited by the user meanwhile")

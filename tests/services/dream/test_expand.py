@@ -1,4 +1,4 @@
-"""The save_memory expansion (spec 54) through ``save_hook``, on every engine."""
+"""The save_memory expansion through ``save_hook``, on every engine."""
 
 from __future__ import annotations
 

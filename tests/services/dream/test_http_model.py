@@ -12,7 +12,7 @@ from memstack.foundation.errors import DreamRefused
 from memstack.llm.chat import ChatClient
 from memstack.services.dream import Dreamer
 
-from ._helpers import answer, seeded
+from ._helpers import answer, with_entries
 from ._openai_server import Step, fake_openai
 
 
@@ -22,7 +22,7 @@ def client(url: str, **options: object) -> ChatClient:
 
 
 def test_a_well_formed_pass_over_http_records_the_model(mem: Memory) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     reply = "<think>let me see {}</think>" + answer(
         [e[0].id], [{"content": "apples", "sourceIds": [e[1].id]}]
     )
@@ -35,7 +35,7 @@ def test_a_well_formed_pass_over_http_records_the_model(mem: Memory) -> None:
 
 
 def test_unknown_duplicate_and_case_variant_ids(mem: Memory) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     ids = [e[0].id, e[0].id.upper(), e[0].id, "zzzzzz", e[1].id.title()]
     reply = answer(ids, [{"content": "x", "sourceIds": [e[1].id.upper(), e[1].id]}])
     with fake_openai([reply]) as server:
@@ -48,7 +48,7 @@ def test_unknown_duplicate_and_case_variant_ids(mem: Memory) -> None:
 
 
 def test_blank_and_repeated_items_create_nothing_twice(mem: Memory) -> None:
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     items = [
         {"content": ""},
         {"content": " \n "},
@@ -63,14 +63,14 @@ def test_blank_and_repeated_items_create_nothing_twice(mem: Memory) -> None:
 
 
 def test_a_huge_list_is_refused_as_an_answer_and_skipped(mem: Memory) -> None:
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     with fake_openai([answer([f"id{i}" for i in range(6000)])]) as server:
         record = Dreamer(memory, model=client(server.url)).consolidate()
     assert record is not None and record.status == "skipped" and "5000" in (record.reason or "")
 
 
 def test_a_long_list_of_unknown_ids_is_refused(mem: Memory) -> None:
-    memory, _ = seeded(mem, 2)
+    memory, _ = with_entries(mem, 2)
     with (
         fake_openai([answer([f"id{i}" for i in range(3000)])]) as server,
         pytest.raises(DreamRefused, match="only unknown ids"),
@@ -105,7 +105,7 @@ def test_a_long_list_of_unknown_ids_is_refused(mem: Memory) -> None:
     ],
 )
 def test_hostile_answers_skip_the_cycle_and_change_nothing(mem: Memory, step: Step) -> None:
-    memory, e = seeded(mem, 3)
+    memory, e = with_entries(mem, 3)
     with fake_openai([step]) as server:
         dreamer = Dreamer(memory, model=client(server.url, timeout=0.3))
         record = dreamer.consolidate()

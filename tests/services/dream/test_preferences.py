@@ -1,4 +1,4 @@
-"""The preference inference pass (spec 2 items 68-70) and the DESIGN §6 decision on the seed's
+"""The preference inference pass and why it does not share RockBot's
 early return, on every engine."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from memstack import Memory
 from memstack.llm.scripted import ScriptedChatModel
 from memstack.services.dream import Dreamer
 
-from ._helpers import answer, seeded
+from ._helpers import answer, with_entries
 
 
 def prefs(*items: dict[str, object]) -> str:
@@ -91,9 +91,9 @@ def test_dry_run_keeps_the_log_and_writes_nothing(mem: Memory) -> None:
 
 
 def test_each_pass_runs_on_its_own_conditions_with_fewer_than_two_memories(mem: Memory) -> None:
-    """DESIGN §6: the seed returns early below 2 memories, skipping preferences and keeping the
+    """RockBot returns early below 2 memories, skipping preferences and keeping the
     log; memstack skips only consolidation."""
-    memory, _ = seeded(mem, 1)
+    memory, _ = with_entries(mem, 1)
     mem.turns.add("s1", "user", "I hate long answers! Stop it!")
     model = ScriptedChatModel([prefs({"content": "Wants short answers"})])
     records = Dreamer(memory, model=model, turns=mem.turns).run()
@@ -104,7 +104,7 @@ def test_each_pass_runs_on_its_own_conditions_with_fewer_than_two_memories(mem: 
 
 
 def test_run_does_both_passes_in_order(mem: Memory) -> None:
-    memory, e = seeded(mem, 3)
+    memory, e = with_entries(mem, 3)
     mem.turns.add("s1", "user", "hi")
     model = ScriptedChatModel([answer([e[0].id]), prefs({"content": "Says hi"})])
     records = Dreamer(memory, model=model, turns=mem.turns).run()

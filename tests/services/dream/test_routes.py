@@ -24,7 +24,7 @@ def client(engine: Engine) -> Iterator[TestClient]:
         yield test_client
 
 
-def _seed(client: TestClient) -> list[str]:
+def _populate(client: TestClient) -> list[str]:
     texts = [
         "Zoe likes hiking in the Alps",
         "zoe likes hiking in the alps!",
@@ -35,7 +35,7 @@ def _seed(client: TestClient) -> list[str]:
 
 
 def test_dedupe_run_history_show_undo(client: TestClient) -> None:
-    ids = _seed(client)
+    ids = _populate(client)
     dry = client.post("/v1/dream/runs?scope=zoe", json={"passes": ["dedupe"], "dry_run": True})
     assert dry.status_code == 200 and dry.json()["items"][0]["status"] == "dry-run"
     assert client.get("/v1/dream/records?scope=zoe").json()["items"] == []
@@ -58,7 +58,7 @@ def test_dedupe_run_history_show_undo(client: TestClient) -> None:
 def test_consolidate_refused_by_a_guard_rail_is_409(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ids = _seed(client)
+    ids = _populate(client)
     with fake_openai([answer(ids[:3])]) as server:
         monkeypatch.setenv("MEMSTACK_CHAT_URL", server.url)
         monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
@@ -72,7 +72,7 @@ def test_without_a_model_the_llm_passes_are_a_400(
 ) -> None:
     monkeypatch.delenv("MEMSTACK_CHAT_URL", raising=False)
     monkeypatch.delenv("MEMSTACK_CHAT_MODEL", raising=False)
-    _seed(client)
+    _populate(client)
     response = client.post("/v1/dream/runs?scope=zoe", json={"passes": ["consolidate"]})
     assert response.status_code == 400 and response.json()["error"] == "InvalidConfiguration"
 
@@ -104,7 +104,7 @@ def test_agent_tools_offer_dry_run_and_history_only(engine: Engine) -> None:
 
 
 def test_feedback_reaches_the_next_consolidation(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    _seed(client)
+    _populate(client)
     added = client.post(
         "/v1/dream/feedback?scope=zoe", json={"kind": "Correction", "text": "Never guess dates"}
     )

@@ -1,4 +1,4 @@
-"""The background scheduler (spec 63: waits while the user is active) and the per-scope lease,
+"""The background scheduler (waits while the user is active) and the per-scope lease,
 on every engine."""
 
 from __future__ import annotations

@@ -10,11 +10,11 @@ from memstack import ManualClock, Memory
 from memstack.llm.scripted import ScriptedChatModel
 from memstack.services.dream import Dreamer
 
-from ._helpers import answer, seeded
+from ._helpers import answer, with_entries
 
 
 def test_undo_restores_the_previous_validity_exactly(mem: Memory, clock: ManualClock) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     # e[1] was already superseded by e[2] (the user's own save): the pass must leave it alone
     memory.save(id=e[2].id, content=e[2].content, category="facts", tags=["t2"], supersedes=[e[1].id])
     before = {x.id: x for x in memory.entries()}
@@ -45,7 +45,7 @@ def test_undo_restores_the_previous_validity_exactly(mem: Memory, clock: ManualC
 
 
 def test_an_entry_changed_since_the_pass_is_kept_by_undo(mem: Memory, clock: ManualClock) -> None:
-    memory, e = seeded(mem, 4)
+    memory, e = with_entries(mem, 4)
     reply = answer([], [{"content": "apples, merged", "sourceIds": [e[0].id]}])
     dreamer = Dreamer(memory, model=ScriptedChatModel([reply]))
     record = dreamer.consolidate()

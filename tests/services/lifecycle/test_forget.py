@@ -49,7 +49,7 @@ def families(records: Raw) -> set[str]:
     return {found[0].name for where in records if (found := family_of(where)[1]) is not None}
 
 
-def seed_session(mem: Memory, marker: str) -> str:
+def fill_session(mem: Memory, marker: str) -> str:
     sid = f"s-{marker}"
     mem.sessions.create(sid)
     mem.sessions.put(sid, "name", f"value {marker}")
@@ -66,7 +66,7 @@ def seed_session(mem: Memory, marker: str) -> str:
     return sid
 
 
-def seed_scope(mem: Memory, marker: str) -> str:
+def fill_scope(mem: Memory, marker: str) -> str:
     scope = f"u-{marker}"
     lt = mem.long_term(scope, embedder=FakeEmbedder(dim=32))
     for n in range(3):
@@ -80,7 +80,7 @@ def seed_scope(mem: Memory, marker: str) -> str:
     return scope
 
 
-def seed_conversation(mem: Memory, marker: str) -> str:
+def fill_conversation(mem: Memory, marker: str) -> str:
     cid = f"c-{marker}"
     first = mem.conversations.append(cid, "user", f"question {marker}", message_id=f"m-{marker}")
     mem.conversations.append(cid, "assistant", f"answer {marker}", parent_message_id=first.message_id)
@@ -90,7 +90,7 @@ def seed_conversation(mem: Memory, marker: str) -> str:
     return cid
 
 
-def seed_namespace(mem: Memory, marker: str) -> str:
+def fill_namespace(mem: Memory, marker: str) -> str:
     namespace = f"agent/{marker}"
     working = mem.working(namespace)
     working.set("plan", {"step": marker})
@@ -100,7 +100,7 @@ def seed_namespace(mem: Memory, marker: str) -> str:
     return namespace
 
 
-def seed_board(mem: Memory, marker: str) -> str:
+def fill_board(mem: Memory, marker: str) -> str:
     board = f"b-{marker}"
     shared = mem.shared(board, embedder=FakeEmbedder(dim=32))
     shared[f"k-{marker}"] = {"v": marker}  # a change event on SQLite
@@ -112,7 +112,7 @@ def seed_board(mem: Memory, marker: str) -> str:
     return board
 
 
-def seed_subject(mem: Memory, marker: str) -> str:
+def fill_subject(mem: Memory, marker: str) -> str:
     """Data about one end user, in objects shared with other users (scope, namespace, board)."""
     subject = f"user-{marker}"
     mem.sessions.create(f"s-{marker}", subject=subject)
@@ -139,13 +139,13 @@ def seed_subject(mem: Memory, marker: str) -> str:
     return subject
 
 
-SEEDS: dict[str, Callable[[Memory, str], str]] = {
-    "session": seed_session,
-    "scope": seed_scope,
-    "conversation": seed_conversation,
-    "namespace": seed_namespace,
-    "board": seed_board,
-    "subject": seed_subject,
+FILLERS: dict[str, Callable[[Memory, str], str]] = {
+    "session": fill_session,
+    "scope": fill_scope,
+    "conversation": fill_conversation,
+    "namespace": fill_namespace,
+    "board": fill_board,
+    "subject": fill_subject,
 }
 DERIVED: dict[str, set[str]] = {
     "session": {"turns.log", "window.buffer", "window.node_buffer", "long_term.injected"},
@@ -155,16 +155,16 @@ DERIVED: dict[str, set[str]] = {
     "board": {"cache.entry", "documents.doc", "shared.entry"},
     "subject": {"dream.record", "dream.feedback", "cache.entry", "documents.doc", "subject.objects"},
 }
-"""Families each seed must have reached, on every engine (the engine's own: see the test)."""
+"""Families each filler must have reached, on every engine (the engine's own: see the test)."""
 
 
-@pytest.mark.parametrize("selector", list(SEEDS))
+@pytest.mark.parametrize("selector", list(FILLERS))
 def test_forget_leaves_no_trace_and_the_other_owner_intact(mem: Memory, selector: str) -> None:
     gone, kept = secrets.token_hex(6), secrets.token_hex(6)
-    target = SEEDS[selector](mem, gone)
-    SEEDS[selector](mem, kept)
+    target = FILLERS[selector](mem, gone)
+    FILLERS[selector](mem, kept)
     before = raw(mem)
-    assert holding(before, gone) and holding(before, kept)  # the seeds reached the engine
+    assert holding(before, gone) and holding(before, kept)  # the fillers reached the engine
     reached = families(holding(before, gone))
     assert DERIVED[selector] <= reached, DERIVED[selector] - reached
     if mem.engine.name.startswith("redis"):
@@ -197,7 +197,7 @@ def test_the_turn_log_keeps_the_other_sessions_entries_in_order(mem: Memory) -> 
 
 
 def test_forgetting_again_finds_nothing(mem: Memory) -> None:
-    scope = seed_scope(mem, "again")
+    scope = fill_scope(mem, "again")
     first = mem.forget(scope=scope)
     second = mem.forget(scope=scope)
     assert first.total > 0 and second.remaining == 0
@@ -229,7 +229,7 @@ def test_a_namespace_prefix_is_segment_aware(mem: Memory) -> None:
 def test_bad_selectors_are_refused_and_change_nothing(
     mem: Memory, kwargs: dict[str, Any], error: type[Exception], rule: str
 ) -> None:
-    seed_scope(mem, "keep")
+    fill_scope(mem, "keep")
     before = raw(mem)
     with pytest.raises(error, match=rule):
         mem.forget(**kwargs)
@@ -242,8 +242,8 @@ def test_an_unknown_selector_from_a_surface_is_named(mem: Memory) -> None:
 
 
 def test_a_subject_leaves_shared_objects_to_the_others(mem: Memory) -> None:
-    seed_subject(mem, "aaaa")
-    seed_subject(mem, "bbbb")
+    fill_subject(mem, "aaaa")
+    fill_subject(mem, "bbbb")
     mem.dream("common").dedupe()  # a record holding copies of both users' entries
     report = mem.forget(subject="user-aaaa")
     assert report.remaining == 0

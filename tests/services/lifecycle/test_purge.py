@@ -22,12 +22,12 @@ from memstack.foundation.keyspace import family_named
 from memstack.services.lifecycle.purge import purge_tenant
 from memstack.services.transfer.dump import dump_lines
 
-from .test_forget import seed_board, seed_conversation, seed_namespace, seed_scope, seed_session
+from .test_forget import fill_board, fill_conversation, fill_namespace, fill_scope, fill_session
 
 
 def fill(mem: Memory, marker: str) -> None:
-    for seed in (seed_session, seed_scope, seed_conversation, seed_namespace, seed_board):
-        seed(mem, marker)
+    for fill in (fill_session, fill_scope, fill_conversation, fill_namespace, fill_board):
+        fill(mem, marker)
 
 
 def raw(engine: Engine, prefix: str) -> list[tuple[str, str]]:

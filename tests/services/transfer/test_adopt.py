@@ -22,7 +22,7 @@ from memstack.services.transfer.adopt import ADOPT_TIERS, ENGINE_WIDE, adopt, gr
 from memstack.services.transfer.dump import dump_lines
 
 
-def _seed(mem: Memory) -> None:
+def _populate(mem: Memory) -> None:
     mem.sessions.create("s1", ttl_hours=1, subject="u1")
     mem.sessions.put("s1", "topic", "billing")
     mem.conversations.append("c1", "user", "hello", subject="u1")
@@ -39,7 +39,7 @@ def _records(engine: Engine, prefix: str = "") -> dict[str, Any]:
 
 def test_untenanted_data_is_counted_and_moved_exactly(engine: Engine, clock: ManualClock) -> None:
     raw = Memory(engine)
-    _seed(raw)
+    _populate(raw)
     before = _records(engine)
     counts = untenanted(engine)
     assert {"sessions", "conversations", "long_term", "working", "shared", "turn_log"} <= set(counts)

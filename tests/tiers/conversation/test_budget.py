@@ -1,4 +1,4 @@
-"""Dify's history token budget (spec 3 item 11): the pure rule, then as the token limit of
+"""Dify's history token budget: the pure rule, then as the token limit of
 ``history`` on every engine, over HTTP and through the ``conversation_history`` tool."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ def msg(
     )
 
 
-SEED_002 = [  # newest first
+DIFY_REGENERATION = [  # newest first
     msg("C1", "C", "assistant"), msg("C", "A2", "user"), msg("A2", "A", "assistant"),
     msg("B1", "B", "assistant"), msg("B", "A1", "user"), msg("A1", "A", "assistant"), msg("A", None, "user"),
 ]  # fmt: skip
@@ -37,27 +37,32 @@ def test_effective_limit(given: int | None, limit: int) -> None:
     assert effective_limit(given) == limit
 
 
-def test_seed_002_over_pages_of_any_size() -> None:
+def test_dify_regeneration_over_pages_of_any_size() -> None:
     for size in (1, 2, 3, 7):
-        history = select_history(paged(SEED_002, size, []))
+        history = select_history(paged(DIFY_REGENERATION, size, []))
         assert [m["content"] for m in history] == ["A", "A2", "C", "C1"]
-        assert [m.message_id for m in select_thread(paged(SEED_002, size, []))] == ["A", "A2", "C", "C1"]
+        assert [m.message_id for m in select_thread(paged(DIFY_REGENERATION, size, []))] == [
+            "A",
+            "A2",
+            "C",
+            "C1",
+        ]
 
 
 def test_message_limit_cuts_the_pages_before_extraction() -> None:
-    assert [m["content"] for m in select_history(paged(SEED_002, 2, []), message_limit=4)] == [
+    assert [m["content"] for m in select_history(paged(DIFY_REGENERATION, 2, []), message_limit=4)] == [
         "A2",
         "C",
         "C1",
     ]
-    assert [m.message_id for m in select_thread(paged(SEED_002, 2, []), 2)] == ["C", "C1"]
+    assert [m.message_id for m in select_thread(paged(DIFY_REGENERATION, 2, []), 2)] == ["C", "C1"]
 
 
 def test_in_flight_rules() -> None:
     question = msg("Q", "C1", "user")
     placeholder = msg("P", "Q", "assistant", "", tokens=0)
-    assert drop_in_flight([placeholder, question, *SEED_002[:1]]) == SEED_002[:1]
-    assert drop_in_flight([question, *SEED_002[:1]]) == SEED_002[:1]
+    assert drop_in_flight([placeholder, question, *DIFY_REGENERATION[:1]]) == DIFY_REGENERATION[:1]
+    assert drop_in_flight([question, *DIFY_REGENERATION[:1]]) == DIFY_REGENERATION[:1]
     answered_empty = msg("E", "Q", "assistant", "", tokens=3)  # pathological: kept, as Dify
     assert drop_in_flight([answered_empty, question]) == [answered_empty, question]
     assert drop_in_flight([]) == []

@@ -23,8 +23,8 @@ def store(engine: Engine) -> ConversationStore:
     return ConversationStore(engine, counter="estimate")
 
 
-def seed_002(store: ConversationStore, cid: str = "c1") -> None:
-    """The regeneration example of seed 002: A'' regenerates the answer to A."""
+def dify_regeneration(store: ConversationStore, cid: str = "c1") -> None:
+    """Dify's regeneration example: A'' regenerates the answer to A."""
     store.append(cid, "user", "A", message_id="A")
     store.append(cid, "assistant", "A1", message_id="A1")
     store.append(cid, "user", "B", message_id="B")
@@ -38,8 +38,8 @@ def texts(messages: list[dict[str, Any]]) -> list[str]:
     return [m["content"] for m in messages]
 
 
-def test_seed_002_regeneration_history_and_thread(store: ConversationStore) -> None:
-    seed_002(store)
+def test_dify_regeneration_regeneration_history_and_thread(store: ConversationStore) -> None:
+    dify_regeneration(store)
     assert texts(store.history("c1")) == ["A", "A2", "C", "C1"]
     assert [m["role"] for m in store.history("c1")] == ["user", "assistant", "user", "assistant"]
     assert [m.message_id for m in store.thread("c1")] == ["A", "A2", "C", "C1"]
@@ -61,7 +61,7 @@ def test_default_parent_is_the_newest_message(store: ConversationStore) -> None:
 
 
 def test_in_flight_question_and_placeholder_are_dropped(store: ConversationStore) -> None:
-    seed_002(store)
+    dify_regeneration(store)
     question = store.append("c1", "user", "D")
     assert texts(store.history("c1")) == ["A", "A2", "C", "C1"]
     assert texts(store.history("c1", question.message_id)) == ["A", "A2", "C", "C1"]
@@ -104,7 +104,7 @@ def test_message_limit_defaults_and_cap(
 
 
 def test_message_limit_counts_stored_messages_before_thread_extraction(store: ConversationStore) -> None:
-    seed_002(store)
+    dify_regeneration(store)
     # the newest 4 stored messages are C1, C, A2, B1: only C1, C, A2 are on the thread
     assert texts(store.history("c1", message_limit=4)) == ["A2", "C", "C1"]
     assert [m.message_id for m in store.thread("c1", message_limit=4)] == ["A2", "C", "C1"]
@@ -204,7 +204,7 @@ def test_extend_links_parents_within_the_call(store: ConversationStore, clock: M
 
 
 def test_conversations_listing_and_delete(store: ConversationStore) -> None:
-    seed_002(store, "c1")
+    dify_regeneration(store, "c1")
     store.append("c2", "user", "x", message_id="n")
     assert store.conversations() == ["c1", "c2"]
     assert store.delete("c1") is True

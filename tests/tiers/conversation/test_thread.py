@@ -1,4 +1,5 @@
-"""Thread extraction (pure): the branch shapes of spec section 3 items 1-5 and seed 002."""
+"""Thread extraction (pure): the branch shapes Dify's regenerations and
+edits make."""
 
 from __future__ import annotations
 
@@ -26,18 +27,18 @@ def newest_first(*pairs: tuple[str, str | None]) -> list[M]:
     return [M(i, p) for i, p in reversed(pairs)]
 
 
-SEED_002 = newest_first(
+DIFY_REGENERATION = newest_first(
     ("A", None), ("A'", "A"), ("B", "A'"), ("B'", "B"), ("A''", "A"), ("C", "A''"), ("C'", "C")
 )
 
 
-def test_seed_002_regeneration_gives_the_new_thread() -> None:
-    assert ids(extract_thread(SEED_002))[::-1] == ["A", "A''", "C", "C'"]
+def test_dify_regeneration_regeneration_gives_the_new_thread() -> None:
+    assert ids(extract_thread(DIFY_REGENERATION))[::-1] == ["A", "A''", "C", "C'"]
 
 
 def test_from_an_older_leaf_the_old_branch_is_the_thread() -> None:
     # the walk starts at the first message it is given: B' as current message
-    from_b = [m for m in SEED_002 if m.message_id not in ("C'", "C", "A''")]
+    from_b = [m for m in DIFY_REGENERATION if m.message_id not in ("C'", "C", "A''")]
     assert ids(extract_thread(from_b))[::-1] == ["A", "A'", "B", "B'"]
 
 
@@ -64,7 +65,7 @@ def test_falsy_parent_is_a_root_and_stops_the_walk() -> None:
 
 
 def test_parentless_message_of_another_branch_is_skipped_not_taken() -> None:
-    # the older upstream variant (spec item 5) would return [leaf, other-root]
+    # the older upstream variant would return [leaf, other-root]
     messages = newest_first(("p", None), ("other-root", None), ("leaf", "p"))
     assert ids(extract_thread(messages)) == ["leaf", "p"]
 

@@ -1,4 +1,4 @@
-"""Pure search logic: document text (spec item 16), filters (item 12), recency (item 13)."""
+"""Pure search logic: document text, filters (item 12), recency (item 13)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The canonical search parameters of ``LongTermMemory.search`` on every engine: mode, metadata
-equality, limit (and the seed's ``max_results``), min_score."""
+equality, limit (and RockBot's ``max_results``), min_score."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_metadata_equality_filters_ranked_and_recency_searches(memories: LongTer
     assert memories.search(None, metadata={"missing": None}) == []
 
 
-def test_limit_and_the_seed_alias(memories: LongTermMemory) -> None:
+def test_limit_and_the_rockbot_alias(memories: LongTermMemory) -> None:
     assert len(memories.search(None, limit=1)) == 1
     assert len(memories.search(None, max_results=2)) == 2
     assert len(memories.search(None, limit=2, max_results=2)) == 2

@@ -1,4 +1,5 @@
-"""``SessionStore`` on every engine: the spec's items 7-34 as DESIGN §6 adjusts them."""
+"""``SessionStore`` on every engine: RocketRide's node's behaviour, with ids
+full-string matched and expired sessions absent."""
 
 from __future__ import annotations
 
@@ -244,7 +245,7 @@ def test_replace_history(mem: Memory) -> None:
         s.replace_history("s", ["not a dict"])  # type: ignore[list-item]  # the rule under test
 
 
-def test_seed_layout(mem: Memory) -> None:
+def test_rocketride_key_layout(mem: Memory) -> None:
     s = mem.sessions
     e = mem.engine
     s.create("s1")

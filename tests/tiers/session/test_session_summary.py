@@ -1,4 +1,4 @@
-"""Summarisation as a pure function, with the spec's traces adjusted for cumulative summaries."""
+"""Summarisation as a pure function, with RocketRide's node's traces adjusted for cumulative summaries."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from memstack.tiers.session.summary import apply_plan, fold, plan_summary
 
 
 def _auto(max_history: int, puts: int) -> list[dict[str, Any]]:
-    """The seed's loop: put key0..keyN-1, summarising after each put."""
+    """RocketRide's node's loop: put key0..keyN-1, summarising after each put."""
     history: list[dict[str, Any]] = []
     for i in range(puts):
         history.append({"op": "put", "key": f"key{i}", "timestamp": float(i)})
@@ -33,7 +33,7 @@ def test_trace_max5_ten_puts() -> None:
     assert [e.get("key") for e in history[1:]] == ["key7", "key8", "key9"]
     summary = history[0]
     assert summary["op"] == "summary"
-    # seed: {4, {summary:1, put:3}, [key4..key6]}; cumulative: the first summary's 4 puts add up.
+    # RocketRide: {4, {summary:1, put:3}, [key4..key6]}; cumulative: the first summary's 4 puts add up.
     assert summary["summarized_count"] == 7
     assert summary["op_counts"] == {"put": 7}
     assert summary["keys_touched"] == _keys(7)
@@ -51,7 +51,7 @@ def test_trace_max10_eleven_puts() -> None:
 def test_trace_max4_eight_puts() -> None:
     history = _auto(4, 8)
     assert [e.get("key") for e in history[1:]] == ["key5", "key6", "key7"]
-    # seed: {3, {summary:1, put:2}, [key3, key4]}; cumulative covers key0..key4.
+    # RocketRide: {3, {summary:1, put:2}, [key3, key4]}; cumulative covers key0..key4.
     assert history[0]["summarized_count"] == 5
     assert history[0]["op_counts"] == {"put": 5}
     assert history[0]["keys_touched"] == _keys(5)

@@ -1,6 +1,6 @@
 """Whole-session TTL, alignment of every key to the meta, expiry as absence, and the session cap.
 
-Boundary (spec item 11, expired only when ``now > created + ttl``): a session created at ``c``
+Boundary (RocketRide's: expired only when ``now > created + ttl``): a session created at ``c``
 with TTL ``t`` is live at exactly ``c + t`` and gone 1 ms later.
 """
 
@@ -112,7 +112,7 @@ def test_fractional_hours_and_meta(mem: Memory, clock: ManualClock) -> None:
         s.resume("s")
 
 
-def test_meta_says_integral_ttl_like_the_seed(mem: Memory) -> None:
+def test_meta_says_integral_ttl_like_rocketride(mem: Memory) -> None:
     SessionStore(mem.engine, session_ttl_hours=24).create("s")
     assert mem.engine.hget(Layout(mem.engine.tag("s")).meta, "ttl_seconds") == "86400"
 

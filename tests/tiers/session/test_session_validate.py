@@ -96,7 +96,7 @@ def test_bad_amounts(amount: object) -> None:
         check_amount(amount)
 
 
-def test_ttl_rounding_is_the_seeds() -> None:
+def test_ttl_rounding_is_rocketrides() -> None:
     assert ttl_ms(None) is None
     assert ttl_ms(0) is None
     assert ttl_ms(0.0001) == 1

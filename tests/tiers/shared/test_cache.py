@@ -1,4 +1,4 @@
-"""The semantic cache (spec items 40-42) on every engine, with the deterministic fake embedder."""
+"""The semantic cache on every engine, with the deterministic fake embedder."""
 
 from __future__ import annotations
 

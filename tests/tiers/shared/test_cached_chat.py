@@ -1,5 +1,5 @@
-"""``SemanticCache.wrap`` around a chat call, and ``configure`` / ``stats`` / ``clear`` (spec 4
-items 40-42) on every engine, with the scripted chat model and the fake embedder."""
+"""``SemanticCache.wrap`` around a chat call, and ``configure`` / ``stats`` / ``clear`` on every
+engine, with the scripted chat model and the fake embedder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The document store of shared memory (RobotLab's newest version, spec 4 item 34) on every
+"""The document store of shared memory (RobotLab's newest version) on every
 engine: BM25 without an embedder, embeddings with one; keys, replace, delete, errors."""
 
 from __future__ import annotations

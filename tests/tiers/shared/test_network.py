@@ -1,4 +1,4 @@
-"""Networks share one memory; agents alone have their own; snapshots (spec items 31-33)."""
+"""Networks share one memory; agents alone have their own; snapshots."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The key-value surface of SharedMemory on every engine (spec section 4 items 1-11, 23-31)."""
+"""The key-value surface of SharedMemory on every engine."""
 
 from __future__ import annotations
 

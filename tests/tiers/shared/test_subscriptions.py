@@ -1,5 +1,5 @@
 """Subscriptions to keys and glob patterns: ids, order, which operations notify, isolation of
-callback errors (spec section 4 items 15-22)."""
+callback errors."""
 
 from __future__ import annotations
 

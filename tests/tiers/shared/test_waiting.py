@@ -1,5 +1,5 @@
 """Blocking reads: present keys, typed timeouts, one deadline for several keys, race-freedom,
-the async twin (spec section 4 items 13-14, DESIGN decision on multi-key deadlines)."""
+the async twin (several keys share one deadline, so a wait never outlasts the timeout asked)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pure key rules of working memory (spec items 37-38, DESIGN: whole-segment prefixes)."""
+"""Pure key rules of working memory (RockBot's, with prefixes matching whole segments)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``WorkingMemory`` on every engine: spec items 37-46 as DESIGN decides them."""
+"""``WorkingMemory`` on every engine: RockBot's working memory, with whole-segment
+prefixes and one key case."""
 
 from __future__ import annotations
 

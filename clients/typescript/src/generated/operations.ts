@@ -365,6 +365,18 @@ export const OPERATIONS = {
     retry: { kind: "safe" },
     client: "memories.categories",
   },
+  /** GET /v1/memory-count: How many memories a scope stores, and how many of them are current (what searches show) */
+  "memories_count": {
+    method: "GET",
+    path: "/v1/memory-count",
+    pathNames: [],
+    query: { "scope": "text" },
+    body: false,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "memories.count",
+  },
   /** DELETE /v1/memories/{id}: Delete a memory */
   "memories_delete": {
     method: "DELETE",

@@ -1,6 +1,7 @@
 /** Conversations: messages with branches, the active thread, the token-limited history. */
 
-import { cursorPaged, inputOf, method, type Args, type PagedMethod } from "../method.js";
+import { conversationsMethods } from "../generated/methods.js";
+import { inputOf, type Args, type PagedMethod } from "../method.js";
 import { Paged } from "../paging.js";
 import type { Transport } from "../transport.js";
 import type { Output } from "../types.js";
@@ -12,23 +13,9 @@ type Message = Messages extends { items: Array<infer M> } ? M : unknown;
 /** The `conversations` namespace of a {@link Memstack} client. */
 export function conversations(t: Transport) {
   return {
-    /** The stored conversation ids, sorted: `await` one page, `for await` every id. */
-    list: cursorPaged<"conversations_list", string>(t, "conversations_list"),
-    /**
-     * Append a message (`{ role, content, message_id?, parent_message_id?, files?, … }`). With your
-     * own `message_id` the call is retried once after a 503 (a repeat is refused as existing).
-     */
-    append: method(t, "conversations_append"),
+    ...conversationsMethods(t),
     /** Messages in order from `start` (`{ start, limit }`): `await` one page, `for await` every message. */
     messages: messages(t),
-    /** One message; `EntryNotFound` when unknown. */
-    message: method(t, "conversations_message"),
-    /** The active thread: root to the current message (`{ current_message_id }`). */
-    thread: method(t, "conversations_thread"),
-    /** The token-limited history of the active thread, as prompt messages. */
-    history: method(t, "conversations_history"),
-    /** Delete a conversation and its messages. */
-    delete: method(t, "conversations_delete"),
   };
 }
 

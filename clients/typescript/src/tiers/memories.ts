@@ -1,31 +1,18 @@
 /** Long-term memories: save, search (BM25 or hybrid, one filter language), scopes, categories, tags. */
 
-import { cursorPaged, method } from "../method.js";
+import { memoriesMethods } from "../generated/methods.js";
 import type { CallOptions, Transport } from "../transport.js";
 import type { Output, Params } from "../types.js";
 
 /** The `memories` namespace of a {@link Memstack} client. */
 export function memories(t: Transport) {
   return {
-    /** Every scope holding memories, sorted: `await` one page, `for await` every scope. */
-    scopes: cursorPaged<"memories_scopes", string>(t, "memories_scopes"),
+    ...memoriesMethods(t),
     /**
-     * Save a memory (`{ scope, content, category?, tags?, metadata?, subject? }`); with `id` it is
+     * Save a memory (`{ scope, content, category?, tags?, metadata?, subject?, … }`); with `id` it is
      * saved under that id (an update when it exists), and retried once after a 503.
      */
     save: save(t),
-    /** Search a scope (`{ query, scope, mode, tags, filter, limit, … }`): hits best first, with scores. */
-    search: method(t, "memories_search"),
-    /** One memory by id (`{ scope }`); `EntryNotFound` when unknown. */
-    get: method(t, "memories_get"),
-    /** Every recorded change of one memory, oldest first (`{ scope }`): old and new version, op, actor. */
-    history: method(t, "memories_history"),
-    /** Delete one memory by id (`{ scope }`). */
-    delete: method(t, "memories_delete"),
-    /** The category paths of a scope with their counts. */
-    categories: method(t, "memories_categories"),
-    /** The tags of a scope with their counts. */
-    tags: method(t, "memories_tags"),
   };
 }
 

@@ -1,25 +1,16 @@
 /** The per-turn operations: the context builder and forget. */
 
-import { method } from "../method.js";
+import { contextMethods, forgetMethods } from "../generated/methods.js";
 import type { Transport } from "../transport.js";
 
 /** The `context` namespace of a {@link Memstack} client. */
 export function context(t: Transport) {
-  return {
-    /**
-     * The messages an LLM sees this turn (`{ session_id, message, … }`): recalled memories,
-     * working memory, recent turns, within a token budget.
-     */
-    build: method(t, "context_build"),
-  };
+  return contextMethods(t);
 }
 
 /** The `forget` namespace of a {@link Memstack} client. */
 export function forget(t: Transport) {
-  return {
-    /** Forget exactly one thing (`{ subject }`, a session, a conversation…), verify nothing is left: the report. */
-    run: method(t, "forget"),
-  };
+  return forgetMethods(t);
 }
 
 /** The `context` namespace. */

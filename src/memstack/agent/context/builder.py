@@ -1,4 +1,4 @@
-"""``ContextBuilder``: the messages an LLM gets on one turn (seed 001, "Memory injection flow").
+"""``ContextBuilder``: the messages an LLM gets on one turn (RockBot's memory injection flow).
 
 Per turn it reads the recent turns, recalls long-term memories for the user's message (once per
 session each: delta injection), lists working-memory inventories (keys, never values) and
@@ -14,8 +14,8 @@ Message order (stable, so prompt caches stay warm: what changes least comes firs
    inventory, then (user sessions only) patrol findings and sub-agent ``-index`` outlines;
 4. the current user message, last.
 
-This differs from the seed only in placing the current message after the per-turn blocks (the
-seed replays it inside the history and appends the blocks after it); the content is the same.
+This differs from RockBot only in placing the current message after the per-turn blocks (RockBot
+replays it inside the history and appends the blocks after it); the content is the same.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class ContextBuilder:
     ) -> BuiltContext:
         """The messages for this turn of ``session_id`` answering ``user_message``.
 
-        The current message may already be recorded as the session's last turn (as the seed
+        The current message may already be recorded as the session's last turn (as RockBot
         does) or not; either way it appears once, last. Recalled memories are marked injected
         for the session, so a later turn does not repeat them; ``dry_run`` previews the turn
         without marking anything.
@@ -198,7 +198,7 @@ class ContextBuilder:
 
     def _history(self, sid: str, user_message: str) -> tuple[list[tuple[str, str]], bool]:
         """The turns before the current message (at most ``history_turns - 1``), and whether this
-        is the session's first turn (the seed's ``history.Count == 1``)."""
+        is the session's first turn (RockBot's ``history.Count == 1``)."""
         turns = [(t.role, t.content) for t in self.turns.recent(sid, max(self.history_turns, 2))]
         if turns and turns[-1] == ("user", user_message):
             turns.pop()  # the current message, already recorded: it goes last, once

@@ -1,7 +1,7 @@
-"""The seed's texts for per-turn context: block headers, line formats, remaining time. Pure.
+"""RockBot's texts for per-turn context: block headers, line formats, remaining time. Pure.
 
 Every string an LLM sees from the context builder is made here, so the wording lives in one place
-(spec items 34-36 and seed 001, "Memory injection flow").
+(RockBot's memory injection flow).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ WORKING_HEADER: Final = (
 PATROL_HEADER: Final = (
     "Patrol findings in working memory (use get_from_working_memory with the full key to read):"
 )
-# The seed names this block (step 7 of its injection flow) but gives no header text; this one
+# RockBot names this block (step 7 of its injection flow) but gives no header text; this one
 # follows the patrol header's wording.
 SUBAGENT_HEADER: Final = (
     "Subagent research outlines in working memory (use get_from_working_memory with the full key to "
@@ -36,7 +36,7 @@ SUBAGENT_HEADER: Final = (
 
 
 def format_remaining(seconds: float) -> str:
-    """Time left as the seed writes it (spec item 36): ``4m32s``, ``125m05s``, ``45s``.
+    """Time left as RockBot writes it: ``4m32s``, ``125m05s``, ``45s``.
 
     Whole seconds, rounded down; a negative time reads ``0s``.
     """
@@ -47,12 +47,12 @@ def format_remaining(seconds: float) -> str:
 
 
 def recall_line(entry_id: str, category: str | None, content: str) -> str:
-    """``- [{id}] ({category or "general"}): {content}`` (spec item 34)."""
+    """``- [{id}] ({category or "general"}): {content}``."""
     return f"- [{entry_id}] ({category or 'general'}): {content}"
 
 
 def inventory_line(key: str, remaining_seconds: float, category: str | None, tags: Sequence[str]) -> str:
-    """``- {key}: expires in {remaining}[, category: {c}][, tags: {t1, t2}]`` (spec item 35)."""
+    """``- {key}: expires in {remaining}[, category: {c}][, tags: {t1, t2}]``."""
     line = f"- {key}: expires in {format_remaining(remaining_seconds)}"
     if category:
         line += f", category: {category}"

@@ -219,20 +219,13 @@ def search(
         with cache.lock:
             cache.refresh(engine, keys.scope, seen.get(code))
             live = _live(cache, flt, now)
-            candidates = None if len(live) == len(cache.items) else set(live)
             if query is None:
                 picked = live[: max(0, end - len(pool))]
-            elif embedding is None:  # BM25 alone: a namespace's best `end` hits are all a page can use
-                hits = cache.index.search(query, max(0, end), candidates)
-                picked = [k for k, _ in hits]
-                bm25.extend((str(len(pool) + n), score) for n, (_, score) in enumerate(hits))
-            else:  # every live item is a candidate (unscored ones fill the page)
-                picked = live
-                slot = {key: str(len(pool) + n) for n, key in enumerate(live)}
-                if not cosine_only:
-                    bm25.extend((slot[k], s) for k, s in cache.index.search(query, None, candidates))
-                if query_vector is not None:
-                    cosine.extend((slot[k], s) for k, s in _cosines(cache, query_vector) if k in slot)
+            else:
+                hybrid = None if embedding is None else (query_vector, cosine_only)
+                picked, scored, near = _scored_in(cache, live, query, hybrid, len(pool), end)
+                bm25.extend(scored)
+                cosine.extend(near)
             pool.extend(Found(namespace, keys, key, cache.items[key], None) for key in picked)
         if query is None and len(pool) >= end:
             break
@@ -241,6 +234,31 @@ def search(
     if cosine_only:
         return _by_cosine(pool, cosine)[op.offset : end]
     return _ranked(pool, bm25, cosine, embedding is not None, fusion)[op.offset : end]
+
+
+def _scored_in(
+    cache: NamespaceCache,
+    live: list[str],
+    query: str,
+    hybrid: tuple[Matrix | None, bool] | None,
+    start: int,
+    end: int,
+) -> tuple[list[str], list[tuple[str, float]], list[tuple[str, float]]]:
+    """One namespace's picked keys and their BM25 and cosine scores, each by its position in the
+    pool (``start`` onwards). ``hybrid``: None for BM25 alone, where a namespace's best ``end``
+    hits are all a page can use; else the query's vector and whether cosine alone ranks, where
+    every live item is a candidate (unscored ones fill the page)."""
+    candidates = None if len(live) == len(cache.items) else set(live)
+    if hybrid is None:
+        hits = cache.index.search(query, max(0, end), candidates)
+        return [k for k, _ in hits], [(str(start + n), score) for n, (_, score) in enumerate(hits)], []
+    query_vector, cosine_only = hybrid
+    slot = {key: str(start + n) for n, key in enumerate(live)}
+    bm25 = [] if cosine_only else [(slot[k], s) for k, s in cache.index.search(query, None, candidates)]
+    near = (
+        [] if query_vector is None else [(slot[k], s) for k, s in _cosines(cache, query_vector) if k in slot]
+    )
+    return live, bm25, near
 
 
 def _cosines(cache: NamespaceCache, query_vector: Matrix) -> list[tuple[str, float]]:

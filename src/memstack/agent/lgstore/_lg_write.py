@@ -121,29 +121,45 @@ def put_item(
             expires_ms=None if px is None else engine.now_ms() + px,
             vectors=payload is not None,
         )
-        raw = encode_record(record)
         batch = engine.batch()
-        batch.require_equal(keys.item(key), seen.raw)
-        queue_prune(batch, keys, seen.expired)
         first = seen.count <= 0 and not seen.counted
-        _register(engine, keys, first, px is not None and not seen.expiring, batch)
-        batch.set(keys.item(key), raw, px=px)
-        if not seen.counted:
-            batch.sadd(keys.scope.ids, key)
-        if payload is not None:
-            batch.hset(keys.scope.vectors, {key: payload})
-        elif seen.counted and (old is None or old.vectors):
-            batch.hdel(keys.scope.vectors, key)
-        if record.expires_ms is not None:
-            batch.zadd(keys.expiry, {key: float(record.expires_ms)})
-        elif seen.counted and (old is None or old.ttl is not None):
-            batch.zrem(keys.expiry, key)
-        log_change(batch, keys.scope, "put", key)
+        _queue_put(engine, batch, keys, key, seen, record, payload, px)
         if batch.execute().applied:
             if cache is not None and first:
                 _warm(engine, keys, cache)
             return
     raise Conflict(f"LangGraph item {short_repr(key)}: changed concurrently {ATTEMPTS} times; put abandoned")
+
+
+def _queue_put(
+    engine: Engine,
+    batch: Batch,
+    keys: NamespaceKeys,
+    key: str,
+    seen: _Seen,
+    record: Record,
+    payload: str | None,
+    px: int | None,
+) -> None:
+    """The guarded write of ``record`` over what ``seen`` read: the item, its id, its vectors and
+    its expiry, each added or dropped as the old version had it."""
+    old = seen.old
+    batch.require_equal(keys.item(key), seen.raw)
+    queue_prune(batch, keys, seen.expired)
+    first = seen.count <= 0 and not seen.counted
+    _register(engine, keys, first, px is not None and not seen.expiring, batch)
+    batch.set(keys.item(key), encode_record(record), px=px)
+    if not seen.counted:
+        batch.sadd(keys.scope.ids, key)
+    if payload is not None:
+        batch.hset(keys.scope.vectors, {key: payload})
+    elif seen.counted and (old is None or old.vectors):
+        batch.hdel(keys.scope.vectors, key)
+    if record.expires_ms is not None:
+        batch.zadd(keys.expiry, {key: float(record.expires_ms)})
+    elif seen.counted and (old is None or old.ttl is not None):
+        batch.zrem(keys.expiry, key)
+    log_change(batch, keys.scope, "put", key)
 
 
 def _put_known(

@@ -1,4 +1,4 @@
-"""The agent memory tools: OpenAI tool schemas and one dispatcher (seed 001's tool texts).
+"""The agent memory tools: OpenAI tool schemas and one dispatcher (RockBot's tool texts).
 
 >>> import memstack
 >>> from memstack.agent.tools import MemoryTools

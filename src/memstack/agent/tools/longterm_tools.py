@@ -1,8 +1,8 @@
-"""The long-term memory tools (spec items 54-57): what each returns to the LLM, as text.
+"""The long-term memory tools: what each returns to the LLM, as text.
 
-``save_memory`` saves the raw content at once (no LLM call on the write path, DESIGN §5) and says
-so truthfully; an optional ``save_hook`` receives the saved entry for later enrichment (the dream
-issue's LLM expansion) and can never undo or falsify the save.
+``save_memory`` saves the raw content at once (no LLM call on the write path: a save must not wait
+on a model) and says so truthfully; an optional ``save_hook`` receives the saved entry for later
+enrichment (the dream issue's LLM expansion) and can never undo or falsify the save.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _blank_to_none(value: str | None) -> str | None:
 
 
 def age_text(created_at: datetime, now: float) -> str:
-    """``today``, ``1 day ago`` or ``{n} days ago``: whole days since ``created_at`` (spec item 55)."""
+    """``today``, ``1 day ago`` or ``{n} days ago``: whole days since ``created_at``."""
     # Both times on datetime's microsecond grid, so a day to the microsecond is never 0.99999 days.
     days = max(0, (datetime.fromtimestamp(now, UTC) - created_at).days)
     if days == 0:
@@ -101,7 +101,7 @@ def update_memory(memory: LongTermMemory, args: UpdateMemoryArgs) -> str:
 
 
 def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
-    """``Found {n} memory entries:`` and one line each, or the seed's no-result text."""
+    """``Found {n} memory entries:`` and one line each, or RockBot's no-result text."""
     options = args.options()  # the agent's own gate unless it set min_score (memstack.search.evidence)
     options["min_score"] = relevance_gate(memory.embedder is not None, options["min_score"])
     hits = memory.search(**options)
@@ -125,7 +125,7 @@ def delete_memory(memory: LongTermMemory, args: DeleteMemoryArgs) -> str:
     """``Deleted memory entry '{id}': "{content}"``.
 
     Raises:
-        EntryNotFound: no entry with that id (the seed's unknown-id text), so every surface
+        EntryNotFound: no entry with that id (RockBot's unknown-id text), so every surface
             flags it as a failure: ``Error:`` text, 404 over HTTP, ``isError`` over MCP.
     """
     entry_id = args.id.strip()
@@ -142,7 +142,7 @@ def delete_memory(memory: LongTermMemory, args: DeleteMemoryArgs) -> str:
 
 
 def list_memory_categories(memory: LongTermMemory, args: NoArgs) -> str:
-    """``Memory categories:`` and one ``- {cat}`` line each, or the seed's empty text."""
+    """``Memory categories:`` and one ``- {cat}`` line each, or RockBot's empty text."""
     categories = memory.list_categories()
     if not categories:
         return "No categories yet. Save a memory with a category to create one."

@@ -1,4 +1,4 @@
-"""The working-memory tools (spec items 48-52): what each returns to the LLM, as text.
+"""The working-memory tools: what each returns to the LLM, as text.
 
 Each function takes the caller's :class:`WorkingMemory` (bound to its own namespace) and the
 validated arguments, and returns the tool's text. Refusals the LLM can act on (a full namespace, a
@@ -35,11 +35,11 @@ __all__ = [
 
 PREVIEW_CHARS: Final = 120
 LISTING_LIMIT: Final = 500
-"""Most entries one listing shows (the seed's later versions list at least 500)."""
+"""Most entries one listing shows (RockBot's later versions list at least 500)."""
 
 
 def split_tags(tags: str | None) -> list[str] | None:
-    """Comma-split, trimmed, blanks removed; None when nothing is left (spec item 48)."""
+    """Comma-split, trimmed, blanks removed; None when nothing is left."""
     if tags is None:
         return None
     parts = [t.strip() for t in tags.split(",") if t.strip()]
@@ -105,7 +105,7 @@ def get_from_working_memory(wm: WorkingMemory, args: KeyArgs) -> str:
 
 
 def delete_from_working_memory(wm: WorkingMemory, args: KeyArgs) -> str:
-    """``Working memory entry '{fullKey}' deleted.`` (also when it was already gone, as the seed).
+    """``Working memory entry '{fullKey}' deleted.`` (also when it was already gone, as RockBot).
 
     Raises:
         InvalidKey: a key outside the caller's own namespace, or malformed.
@@ -124,7 +124,7 @@ def _prefix(wm: WorkingMemory, namespace: str | None) -> tuple[str, bool]:
 
 
 def list_working_memory(wm: WorkingMemory, args: ListWorkingMemoryArgs) -> str:
-    """The keys under a prefix with their expiry, category and tags (spec item 51)."""
+    """The keys under a prefix with their expiry, category and tags."""
     prefix, own = _prefix(wm, args.namespace)
     entries = wm.list(prefix, with_values=False)[:LISTING_LIMIT]
     if not entries:
@@ -150,7 +150,7 @@ def _preview(value: object) -> str:
 
 
 def search_working_memory(wm: WorkingMemory, args: SearchWorkingMemoryArgs) -> str:
-    """Matching entries with a 120-character preview of each value (spec item 52)."""
+    """Matching entries with a 120-character preview of each value."""
     query, category, tags = (
         _blank_to_none(args.query),
         _blank_to_none(args.category),

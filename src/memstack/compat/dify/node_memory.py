@@ -1,6 +1,6 @@
-"""``NodeMemory``: the memory of one workflow node inside one conversation (Dify, seed ``002``).
+"""``NodeMemory``: the memory of one workflow node inside one conversation (Dify).
 
-Design A of spec 3 item 16, kept in the engine instead of object storage: per node, one turn per
+Dify's node memory, kept in the engine instead of object storage: per node, one turn per
 workflow run ``{user_content, user_files, assistant_content, assistant_files}``, stored as one
 hash field per run id under ``conv:{t}:node:{app_id}:{node_id}`` — the conversation's hash tag,
 so a node's memory lives in its conversation's cluster slot and dies with it in :meth:`clear`.
@@ -170,7 +170,7 @@ class NodeMemory:
         return self.conversations.engine.exists(self._key)
 
     def document(self) -> dict[str, Any]:
-        """Design A's JSON document: ``{"version": 1, "turns": {run_id: turn}}`` (stored + buffered)."""
+        """The node's JSON document: ``{"version": 1, "turns": {run_id: turn}}`` (stored + buffered)."""
         stored = self.conversations.engine.hgetall(self._key)
         turns = {run_id: json.loads(text) for run_id, text in sorted(stored.items())}
         with self._lock:

@@ -1,9 +1,9 @@
-"""``SimpleMemoryConfig``: the sliding-window settings of hetumind's SimpleMemory node (seed ``004``).
+"""``SimpleMemoryConfig``: the sliding-window settings of hetumind's SimpleMemory node.
 
-Defaults are those of ``SimpleMemoryConfig::new()`` (spec 5 item 1), not the broken ``Default``
-derive (item 2). :meth:`SimpleMemoryConfig.validate` checks in the seed's order and raises
+Defaults are those of ``SimpleMemoryConfig::new()``, not the broken ``Default``
+derive. :meth:`SimpleMemoryConfig.validate` checks in hetumind's order and raises
 :class:`~memstack.foundation.errors.InvalidConfiguration` with ``"Invalid SimpleMemory configuration: {msg}"``
-and the seed's messages (item 3).
+and hetumind's messages.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class SimpleMemoryConfig:
         return_messages: ``load`` returns message dicts (True) or one ``Human:/AI:`` string.
         buffer_expiry_minutes: idle minutes after which a window is dropped (None: never).
         shared_across_nodes: with a node id, use the workflow's shared
-            ``{workflow_id}__{session_id}`` buffer as the seed did, instead of the node's own
+            ``{workflow_id}__{session_id}`` buffer as hetumind did, instead of the node's own
             buffer (the default: nodes are isolated, n8n's N8N-9916).
     """
 
@@ -51,7 +51,7 @@ class SimpleMemoryConfig:
         """Return self when valid.
 
         Raises:
-            InvalidConfiguration: the first broken rule, in the seed's order.
+            InvalidConfiguration: the first broken rule, in hetumind's order.
         """
         problem = self._problem()
         if problem is not None:

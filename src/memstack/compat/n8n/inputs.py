@@ -31,7 +31,7 @@ def is_idle(seen_ms: int, expiry_ms: int, now_ms: int) -> bool:
 
 
 def parse_input_messages(data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The input's messages, first match wins (spec 5 item 6): ``messages`` → ``chat_history``
+    """The input's messages, first match wins: ``messages`` → ``chat_history``
     arrays, then ``prompt`` → ``content`` strings (one user message), else none.
 
     Raises:

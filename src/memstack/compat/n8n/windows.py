@@ -1,7 +1,7 @@
-"""``SlidingWindows``: per-workflow-session message windows with idle expiry (seed ``004``, design A).
+"""``SlidingWindows``: per-workflow-session message windows with idle expiry (hetumind's SimpleMemory node).
 
 One buffer per workflow session (or per node of it); the keys: :mod:`.window_keys`.
-A node whose config says ``shared_across_nodes=True`` uses the workflow's shared buffer, as in the seed.
+A node whose config says ``shared_across_nodes=True`` uses the workflow's shared buffer, as in hetumind.
 
 The window is the last ``context_window_length`` MESSAGES (hetumind's unit). A window idle for
 more than ``buffer_expiry_minutes`` is gone: checked lazily on every access (reads and writes
@@ -70,7 +70,7 @@ class SlidingWindows:
         return AsyncSlidingWindows(self)
 
     # -- scope -------------------------------------------------------------------------------
-    def session_id(self, input: Mapping[str, Any], config: Config = None) -> str:  # noqa: A002 - the seed's name
+    def session_id(self, input: Mapping[str, Any], config: Config = None) -> str:  # noqa: A002 - hetumind's name
         """The session id: the input's ``session_id`` field, or the configured custom key.
 
         Raises:
@@ -179,7 +179,7 @@ class SlidingWindows:
     def load(
         self,
         workflow_id: str,
-        input: Mapping[str, Any],  # noqa: A002 - the seed's name
+        input: Mapping[str, Any],  # noqa: A002 - hetumind's name
         config: Config = None,
         *,
         node_id: str | None = None,
@@ -205,7 +205,7 @@ class SlidingWindows:
     def save(
         self,
         workflow_id: str,
-        input: Mapping[str, Any],  # noqa: A002 - the seed's name
+        input: Mapping[str, Any],  # noqa: A002 - hetumind's name
         output: Mapping[str, Any],
         config: Config = None,
         *,
@@ -235,11 +235,11 @@ class SlidingWindows:
         base, node = self._scope(workflow_id, session, node_id, cfg)
         self._touch(base, cfg, workflow_id, session, pair, node, subject)
 
-    # -- node API (spec 5 items 6-9) ---------------------------------------------------------
+    # -- node API ---------------------------------------------------------
     def execute(
         self,
         workflow_id: str,
-        input: Mapping[str, Any],  # noqa: A002 - the seed's name
+        input: Mapping[str, Any],  # noqa: A002 - hetumind's name
         config: Config = None,
         *,
         node_id: str | None = None,

@@ -1,4 +1,4 @@
-"""The seed's file layout: one indented camelCase JSON file per memory.
+"""RockBot's file layout: one indented camelCase JSON file per memory.
 
 ``{dir}/{category}/{id}.json`` (nested categories are sub-directories), ``{dir}/{id}.json`` for
 an entry without category. Field names are read case-insensitively; malformed files are skipped

@@ -1,4 +1,4 @@
-"""The seed's working-memory files (spec item 47): export to and import from a directory.
+"""RockBot's working-memory files: export to and import from a directory.
 
 One JSON file per top-level key segment (``session.json``, ``patrol.json``, ``subagent.json``;
 a key without ``/`` would go to ``_other.json``), each a list of

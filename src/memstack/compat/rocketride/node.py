@@ -36,7 +36,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class NodeConfig:
-    """The node's settings (the seed's fields, plus ``url`` and ``strict``)."""
+    """The node's settings (RocketRide's node's fields, plus ``url`` and ``strict``)."""
 
     backend: str = "memory"
     redis_host: str = "localhost"
@@ -226,7 +226,7 @@ class PersistentMemoryNode:
             return False
         except EngineUnavailable:
             raise
-        except MemstackError as exc:  # e.g. the session cap: like the seed, the item goes on without
+        except MemstackError as exc:  # e.g. the session cap: like RocketRide's node, the item goes on without
             log.warning("PersistentMemoryNode: cannot create session %r: %s", sid, exc)
             return False
         return True
@@ -254,7 +254,7 @@ def _copy(item: T) -> T | None:
 
 
 def _text(item: Any) -> str:
-    """The answer's text, as the seed takes it.
+    """The answer's text, as RocketRide's node takes it.
 
     Raises:
         InvalidValue: the text cannot be made a string (an int past Python's digit limit, a value

@@ -1,11 +1,11 @@
-"""``PersistentMemoryStore``: the seed's facade and result dictionaries over :class:`SessionStore`.
+"""``PersistentMemoryStore``: RocketRide's facade and result dictionaries over :class:`SessionStore`.
 
 For users of the RocketRide node: same constructor, same methods, same ``{'ok': ...}`` results.
-Differences, as DESIGN §6 decides: ids and keys are full-string matched; an expired session
-answers ``not found`` on every method and backend; increments are logged as ``increment``;
-summaries are cumulative; ``clear`` history carries ``cleared`` everywhere. Malformed ids and
-keys raise (``ValueError`` subclasses) like the seed; a non-numeric increment raises
-:class:`~memstack.foundation.errors.NotANumber` (a ``TypeError``).
+Deliberate differences (each fixes an accident of the original): ids and keys are full-string
+matched; an expired session answers ``not found`` on every method and backend; increments are logged
+as ``increment``; summaries are cumulative; ``clear`` history carries ``cleared`` everywhere.
+Malformed ids and keys raise (``ValueError`` subclasses) like RocketRide's node; a non-numeric
+increment raises :class:`~memstack.foundation.errors.NotANumber` (a ``TypeError``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def engine_url(
     redis_port: int = 6379,
     redis_password: str | None = None,
 ) -> str:
-    """The engine URL a seed-style backend choice means (``url`` wins when given).
+    """The engine URL a RocketRide-style backend choice means (``url`` wins when given).
 
     Raises:
         InvalidConfiguration: unknown backend, Redis with an empty host, PostgreSQL without ``url``.
@@ -69,7 +69,7 @@ def engine_url(
 
 
 class PersistentMemoryStore:
-    """The seed's ``PersistentMemoryStore`` on a memstack engine.
+    """RocketRide's node's ``PersistentMemoryStore`` on a memstack engine.
 
     Args:
         backend: ``memory``, ``sqlite``, ``redis`` or ``postgres`` (which needs ``url``).
@@ -194,10 +194,10 @@ class PersistentMemoryStore:
             return False
 
     def close(self) -> None:
-        """Close the engine; a failure is logged at DEBUG, never raised (like the seed)."""
+        """Close the engine; a failure is logged at DEBUG, never raised (like RocketRide's node)."""
         try:
             self.backend.close()
-        except Exception as exc:  # the seed's close() swallows every failure
+        except Exception as exc:  # RocketRide's node's close() swallows every failure
             log.debug("PersistentMemoryStore.close failed: %s", exc)
 
     def _call(self, run: Any, session_id: str) -> Result:

@@ -27,7 +27,7 @@ SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an ag
 
 
 def export_command(directory: Path, scope: str = SCOPE) -> None:
-    """Write every memory as DIR/{category}/{id}.json (the seed's file layout)."""
+    """Write every memory as DIR/{category}/{id}.json (RockBot's file layout)."""
     from ...compat.rockbot.longterm_files import export_dir  # the store loads with the commands that use it
 
     with tenant_memory() as mem:

@@ -112,18 +112,7 @@ def limits_and_logs(
                 if wait:
                     await _answer(_throttled(wait), scope, logging_send)
                     return
-            headers = dict(scope.get("headers") or [])
-            declared = headers.get(b"content-length")
-            if declared is not None and declared.isdigit() and int(declared) > max_body:
-                raise _TooLarge
-            if str(scope.get("path", "")).startswith(_STREAMED):
-                receive = _limited(receive, max_body)
-            elif scope.get("method") in ("POST", "PUT", "PATCH", "DELETE"):
-                body = await _read_body(receive, max_body)
-                if is_json(headers.get(b"content-type", b"").decode("latin-1")):
-                    check_body(body)
-                receive = _replay(body, receive)
-            await app(scope, receive, logging_send)
+            await app(scope, await _bounded(scope, receive, max_body), logging_send)
         except _TooLarge:
             if status["started"]:
                 raise
@@ -138,18 +127,46 @@ def limits_and_logs(
                 await _answer(problems.error_response(exc), scope, logging_send)
         finally:
             # A failed authentication presented a credential: a request without one guesses nothing.
-            failed = guarded and status["code"] == 401 and _presents_credentials(scope)
-            if failed and throttle is not None and throttle.failed(client):
-                _log.warning(
-                    "client %s failed to authenticate %d times: refused with 429 until its allowance "
-                    "comes back (%g a minute)",
-                    client,
-                    throttle.settings.burst,
-                    throttle.settings.per_minute,
-                )
+            if guarded and throttle is not None and status["code"] == 401 and _presents_credentials(scope):
+                _failed_authentication(throttle, client)
             access_log.write(scope, status["code"], (time.perf_counter() - started) * 1000)
 
     return middleware
+
+
+async def _bounded(scope: Scope, receive: Receive, max_body: int) -> Receive:
+    """``receive`` held to ``max_body`` bytes: a streamed route's counted as it is read, any other
+    write's read at once (a JSON body checked) and replayed.
+
+    Raises:
+        _TooLarge: the declared or the read body is larger.
+        InvalidInput: a JSON body breaking :mod:`memstack.foundation.limits`.
+    """
+    headers = dict(scope.get("headers") or [])
+    declared = headers.get(b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_body:
+        raise _TooLarge
+    if str(scope.get("path", "")).startswith(_STREAMED):
+        return _limited(receive, max_body)
+    if scope.get("method") not in ("POST", "PUT", "PATCH", "DELETE"):
+        return receive
+    body = await _read_body(receive, max_body)
+    if is_json(headers.get(b"content-type", b"").decode("latin-1")):
+        check_body(body)
+    return _replay(body, receive)
+
+
+def _failed_authentication(throttle: FailureThrottle, client: str) -> None:
+    """Count a failed authentication that presented a credential (one without guesses nothing);
+    the one that exhausts the client's allowance is logged."""
+    if throttle.failed(client):
+        _log.warning(
+            "client %s failed to authenticate %d times: refused with 429 until its allowance "
+            "comes back (%g a minute)",
+            client,
+            throttle.settings.burst,
+            throttle.settings.per_minute,
+        )
 
 
 def _presents_credentials(scope: Scope) -> bool:

@@ -110,7 +110,7 @@ class RedisEngine(Engine):
         self._topology: Topology | None = None
         try:
             if self.clustered:
-                self._topology = Topology(self._transport, target.seeds)
+                self._topology = Topology(self._transport, target.startup_nodes)
             self._runner = ScriptRunner(
                 self._transport, self._topology, target.wait_replicas, target.wait_ms, socket_timeout
             )
@@ -124,15 +124,14 @@ class RedisEngine(Engine):
     def _nodes(self) -> list[Address]:
         """Every primary (the one server of a standalone engine)."""
         if self._topology is None:
-            return [self._transport.target.seeds[0]]
+            return [self._transport.target.startup_nodes[0]]
         return self._topology.primaries()
 
     def _pubsub_client(self) -> redis_py.Redis:
         # A cluster broadcasts PUBLISH over its bus, which orders nothing between nodes. Every
         # engine listens on, and publishes its publish-only batches to, one node: that of slot 0.
-        node = (
-            self._transport.target.seeds[0] if self._topology is None else self._topology.node(_PUBSUB_SLOT)
-        )
+        topology = self._topology
+        node = self._transport.target.startup_nodes[0] if topology is None else topology.node(_PUBSUB_SLOT)
         return self._transport.client(node)
 
     def _guard(self, call: Callable[[], Any]) -> Any:
@@ -263,10 +262,10 @@ class RedisEngine(Engine):
             EngineUnavailable: Redis cannot be reached.
         """
         topology = self._topology
-        seed = self._transport.target.seeds[0]
+        first = self._transport.target.startup_nodes[0]
 
         def node_of(key: str) -> Address:
-            return seed if topology is None else topology.node(key_slot(key.encode()))
+            return first if topology is None else topology.node(key_slot(key.encode()))
 
         return int(self._guard(partial(drop_replies, self._admin, node_of, list(wheres))))
 

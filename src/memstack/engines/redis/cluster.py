@@ -1,6 +1,6 @@
 """The slot map of a Redis Cluster, as the engine's transport routes by it.
 
-The map is read with ``CLUSTER SLOTS`` from any node the engine knows: the URL's seeds and every
+The map is read with ``CLUSTER SLOTS`` from any node the engine knows: the URL's startup nodes and every
 node (primary or replica) any answer named since. Nodes are never forgotten, so losing the node
 named in the URL costs nothing once the cluster has failed over: the map is re-read from another.
 A re-read happens after a request failed on the wire (the failed node is asked last), when a
@@ -34,22 +34,22 @@ class Topology:
 
     Args:
         transport: asks the nodes.
-        seeds: the nodes named in the URL.
+        startup_nodes: the nodes named in the URL.
         monotonic: seconds, to ask nodes that failed most recently last.
 
     Raises:
-        EngineUnavailable: (on creation) no seed answered ``CLUSTER SLOTS``.
+        EngineUnavailable: (on creation) no startup node answered ``CLUSTER SLOTS``.
     """
 
     def __init__(
         self,
         transport: Transport,
-        seeds: tuple[Address, ...],
+        startup_nodes: tuple[Address, ...],
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._transport = transport
         self._now = monotonic
-        self._failed: dict[Address, float] = dict.fromkeys(seeds, 0.0)  # node -> when it last failed
+        self._failed: dict[Address, float] = dict.fromkeys(startup_nodes, 0.0)  # node -> when it last failed
         self._slots: list[Address | None] = [None] * SLOTS
         self._primaries: list[Address] = []
         self._turn = itertools.count()
@@ -60,7 +60,7 @@ class Topology:
 
     @property
     def known(self) -> list[Address]:
-        """Every node learned so far, seeds first."""
+        """Every node learned so far, startup nodes first."""
         return list(self._failed)
 
     def node(self, slot: int) -> Address:

@@ -79,7 +79,7 @@ class ScriptRunner:
     ) -> None:
         self._transport = transport
         self._topology = topology
-        self._standalone = transport.target.seeds[0]
+        self._standalone = transport.target.startup_nodes[0]
         self._wait = ("WAIT", str(wait_replicas), str(wait_ms)) if wait_replicas else None
         self._replicas = wait_replicas
         self._patience = patience

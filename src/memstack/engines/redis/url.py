@@ -4,7 +4,7 @@
 |---|---|
 | ``redis://[user:password@]host[:port][/db]`` | a standalone server (``rediss://``: TLS) |
 | ``unix:///path/to/socket[?db=N]`` | a standalone server on a Unix socket |
-| ``redis+cluster://host1:port1[,host2:port2…]`` | a Redis Cluster from these seeds (TLS: ``rediss+``) |
+| ``redis+cluster://host1:port1[,host2:port2…]`` | a Redis Cluster found from these nodes (TLS: ``rediss+``) |
 
 Query parameters: ``db`` (standalone), ``wait_replicas`` and ``wait_ms`` (durability: ``WAIT`` after
 each write batch), and for TLS ``ssl_cert_reqs``, ``ssl_ca_certs``, ``ssl_certfile``,
@@ -45,7 +45,7 @@ class RedisUrl:
 
     Attributes:
         clustered: a ``+cluster`` scheme.
-        seeds: the nodes named in the URL, in order (one for a standalone server).
+        startup_nodes: the nodes named in the URL, in order (one for a standalone server).
         options: redis-py connection settings shared by every node (class, auth, TLS, database),
             without host and port.
         wait_replicas: replicas ``WAIT`` must hear from after a write batch (0: no ``WAIT``).
@@ -53,7 +53,7 @@ class RedisUrl:
     """
 
     clustered: bool
-    seeds: tuple[Address, ...]
+    startup_nodes: tuple[Address, ...]
     options: dict[str, Any] = field(default_factory=dict)
     wait_replicas: int = 0
     wait_ms: int = 0
@@ -92,18 +92,18 @@ def parse(url: str) -> RedisUrl:
         options = _redis_py_options(shown, f"unix://{parts.netloc}{parts.path}?{urlencode(query)}")
         return RedisUrl(False, ((str(options.get("path", "")), 0),), options, replicas, wait_ms)
     userinfo, _, hosts = parts.netloc.rpartition("@")
-    seeds = tuple(_address(shown, host) for host in hosts.split(","))
-    if len(seeds) > 1 and not clustered:
+    startup_nodes = tuple(_address(shown, host) for host in hosts.split(","))
+    if len(startup_nodes) > 1 and not clustered:
         raise InvalidUrl(f"engine URL {shown!r}: several hosts need a redis+cluster:// URL")
     if clustered and parts.path.strip("/") not in ("", "0"):
         raise InvalidUrl(f"engine URL {shown!r}: a Redis Cluster has only database 0")
     auth = f"{userinfo}@" if userinfo else ""
-    host, port = seeds[0]
+    host, port = startup_nodes[0]
     netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     options = _redis_py_options(shown, f"{base}://{auth}{netloc}{parts.path}?{urlencode(query)}")
     options.pop("host", None)
     options.pop("port", None)
-    return RedisUrl(clustered, seeds, options, replicas, wait_ms)
+    return RedisUrl(clustered, startup_nodes, options, replicas, wait_ms)
 
 
 def _query(url: str, text: str, base: str, clustered: bool) -> dict[str, str]:

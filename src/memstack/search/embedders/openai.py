@@ -28,7 +28,7 @@ __all__ = ["OpenAIEmbedder"]
 
 log = logging.getLogger(__name__)
 
-MAX_INPUT_CHARS = 30_000  # the seed's MaxInputChars: longer texts are truncated before embedding
+MAX_INPUT_CHARS = 30_000  # RockBot's MaxInputChars: longer texts are truncated before embedding
 
 
 class OpenAIEmbedder:

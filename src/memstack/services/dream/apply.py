@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
 from ...engines.base import Batch
 from ...foundation.errors import Conflict
@@ -71,22 +71,10 @@ def apply_plan(
             ``Plan.basis``), or the scope kept changing under the pass.
         EngineError: the engine failed; nothing was applied.
     """
-    engine, keys = memory.engine, memory.keys
+    engine = memory.engine
     records = RecordStore(engine, memory.scope)
     for _ in range(APPLY_ATTEMPTS):
-        touched = [*plan.retire, *plan.superseded]
-        found = engine.mget([keys.entry(i) for i in touched]) if touched else []
-        stored = {i: raw for i, raw in zip(touched, found, strict=True) if raw is not None}
-        vectors = engine.hmget(keys.vectors, list(plan.retire)) if plan.retire else []
-        present = [(i, stored[i], v) for i, v in zip(plan.retire, vectors, strict=True) if i in stored]
-        vanished = tuple(i for i in touched if i not in stored)
-        basis = {e.id: e for e in plan.basis}
-        changed = [i for i, raw in stored.items() if i in basis and from_json(raw) != basis[i]]
-        if changed:
-            raise Conflict(
-                f"scope {memory.scope!r}: {', '.join(changed[:5])} changed since the {plan.kind} plan was "
-                "made; nothing applied (run the pass again)"
-            )
+        stored, present, vanished = _touched(memory, plan)
         create = tuple(
             replace(n, supersedes=tuple(i for i in n.supersedes if i in stored)) for n in plan.create
         )
@@ -95,14 +83,7 @@ def apply_plan(
         )
         check_plan(effective, memory.current_count(), force=force)
         at = engine.clock.now()
-        now = datetime.fromtimestamp(at, UTC)
-        sources = {e.id: e.subject for e in plan.basis} | {i: from_json(r).subject for i, r in stored.items()}
-        made = [owned_by(n.entry, n.source_ids, sources) for n in create]
-        closed = [
-            (i, stored[i], _superseded(from_json(stored[i]), entry, now))
-            for entry, n in zip(made, create, strict=True)
-            for i in n.supersedes
-        ]
+        made, closed = _changes(plan, create, stored, datetime.fromtimestamp(at, UTC))
         record = DreamRecord(
             id=new_record_id(),
             scope=memory.scope,
@@ -128,6 +109,47 @@ def apply_plan(
                 memory.embed_later(new.entry.id, document_text(new.entry))
             return record
     raise Conflict(f"scope {memory.scope!r}: changed under the {plan.kind} pass {APPLY_ATTEMPTS} times")
+
+
+def _touched(
+    memory: LongTermMemory, plan: Plan
+) -> tuple[dict[str, str], list[tuple[str, str, Any]], tuple[str, ...]]:
+    """What the plan retires or supersedes as stored now: the stored JSON by id, the entries to
+    retire with their vectors, and the ids gone meanwhile.
+
+    Raises:
+        Conflict: an entry changed since the plan was made (see ``Plan.basis``).
+    """
+    engine, keys = memory.engine, memory.keys
+    touched = [*plan.retire, *plan.superseded]
+    found = engine.mget([keys.entry(i) for i in touched]) if touched else []
+    stored = {i: raw for i, raw in zip(touched, found, strict=True) if raw is not None}
+    vectors = engine.hmget(keys.vectors, list(plan.retire)) if plan.retire else []
+    present = [(i, stored[i], v) for i, v in zip(plan.retire, vectors, strict=True) if i in stored]
+    vanished = tuple(i for i in touched if i not in stored)
+    basis = {e.id: e for e in plan.basis}
+    changed = [i for i, raw in stored.items() if i in basis and from_json(raw) != basis[i]]
+    if changed:
+        raise Conflict(
+            f"scope {memory.scope!r}: {', '.join(changed[:5])} changed since the {plan.kind} plan was "
+            "made; nothing applied (run the pass again)"
+        )
+    return stored, present, vanished
+
+
+def _changes(
+    plan: Plan, create: tuple[NewEntry, ...], stored: dict[str, str], now: datetime
+) -> tuple[list[MemoryEntry], list[tuple[str, str, MemoryEntry]]]:
+    """The entries to create (each owned by its sources' subject) and the stored entries they
+    supersede, each as its id, its stored JSON and its closed version."""
+    sources = {e.id: e.subject for e in plan.basis} | {i: from_json(r).subject for i, r in stored.items()}
+    made = [owned_by(n.entry, n.source_ids, sources) for n in create]
+    closed = [
+        (i, stored[i], _superseded(from_json(stored[i]), entry, now))
+        for entry, n in zip(made, create, strict=True)
+        for i in n.supersedes
+    ]
+    return made, closed
 
 
 def _superseded(old: MemoryEntry, new: MemoryEntry, now: datetime) -> MemoryEntry:

@@ -1,11 +1,11 @@
 """``Dreamer``: the passes over one scope (consolidation, preferences, dedupe, extract) and their
 records.
 
-Each pass runs on its own conditions (DESIGN §6): consolidation needs at least 2 entries and a
-model; preference inference needs a turn log with entries and a model, and clears the log after
-it whatever happens; dedupe needs neither a model nor anything else; extract needs a model and
-new turns in the turn log (it reads them from where this scope stopped, and leaves the log as it
-is: run it before ``preferences`` when both run).
+Each pass runs on its own conditions (so one pass's missing input never blocks another):
+consolidation needs at least 2 entries and a model; preference inference needs a turn log with
+entries and a model, and clears the log after it whatever happens; dedupe needs neither a model nor
+anything else; extract needs a model and new turns in the turn log (it reads them from where this
+scope stopped, and leaves the log as it is: run it before ``preferences`` when both run).
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ __all__ = ["CONSOLIDATION_INPUT", "MIN_ENTRIES", "PASSES", "Dreamer", "prompt_di
 log = logging.getLogger("memstack.services.dream")
 
 CONSOLIDATION_INPUT: Final = 1000
-"""The most recent entries shown to the consolidation model (spec 64)."""
+"""The most recent entries shown to the consolidation model."""
 MIN_ENTRIES: Final = 2
-"""Consolidation is skipped below this many entries (spec 64)."""
+"""Consolidation is skipped below this many entries."""
 PASSES: Final = ("consolidate", "preferences", "dedupe", "extract")
 
 
@@ -185,7 +185,7 @@ class Dreamer:
 
     # -- passes ------------------------------------------------------------------------------
     def consolidate(self, *, dry_run: bool = False, force: bool = False) -> DreamRecord | None:
-        """Merge, refine and retire entries (spec 64-67, 71); None when not run (< 2 entries).
+        """Merge, refine and retire entries; None when not run (< 2 entries).
 
         An answer that cannot be used (model error, no JSON, bad shape) skips the cycle: the
         returned record says ``skipped`` and why.
@@ -213,7 +213,7 @@ class Dreamer:
         return self.finish("consolidate", plan, digest, dry_run=dry_run, force=force)
 
     def infer_preferences(self, *, dry_run: bool = False) -> DreamRecord | None:
-        """Infer preferences from the turn log (spec 68-70); None when the log is empty.
+        """Infer preferences from the turn log; None when the log is empty.
 
         The log is cleared afterwards whatever happens (not on a dry run).
 

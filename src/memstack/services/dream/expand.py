@@ -1,10 +1,10 @@
-"""The LLM expansion of ``save_memory`` (spec 54), run in the background through ``save_hook``.
+"""The LLM expansion of ``save_memory``, run in the background through ``save_hook``.
 
-The tool saves the raw content at once (no LLM call on a write path, DESIGN §5). Afterwards a
-worker asks the chat model to rewrite it as one or more self-contained entries; when it does,
-the raw entry is retired and the new ones created through a dream plan, so the expansion has a
-record and can be undone like any pass. The seed's fallback holds: a model error, an
-unparseable answer or ``[]`` leave the raw content saved once, as it is.
+The tool saves the raw content at once (no LLM call on a write path: a save must not wait on, or
+fail with, a model). Afterwards a worker asks the chat model to rewrite it as one or more
+self-contained entries; when it does, the raw entry is retired and the new ones created through a
+dream plan, so the expansion has a record and can be undone like any pass. RockBot's fallback holds:
+a model error, an unparseable answer or ``[]`` leave the raw content saved once, as it is.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Feedback signals of one scope: what the user said about the assistant's answers.
 
 The consolidation and preference passes show the last 7 days of them (at most 50) to the model
-(spec 64, 68); ``correction`` signals are where anti-patterns come from (spec 71).
+(the consolidation and preference prompts); ``correction`` signals are where anti-patterns come from.
 """
 
 from __future__ import annotations

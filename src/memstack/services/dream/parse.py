@@ -1,6 +1,6 @@
-"""Reading a model's answer: strip ``<think>`` blocks, take the outermost JSON span (spec 54, 65).
+"""Reading a model's answer: strip ``<think>`` blocks, take the outermost JSON span.
 
-Models wrap JSON in prose, code fences or reasoning preambles; the seed's contract is to drop
+Models wrap JSON in prose, code fences or reasoning preambles; RockBot's contract is to drop
 ``<think>…</think>`` blocks and parse from the first opening bracket to the last closing one.
 Everything here is pure and raises :class:`~memstack.foundation.errors.InvalidValue` on an answer that does
 not hold the expected shape, so a driver can record the cycle as skipped.
@@ -143,7 +143,7 @@ def _items(value: object, what: str) -> list[object]:
 
 
 def parse_consolidation(text: str) -> tuple[tuple[str, ...], list[ProposedEntry]]:
-    """``(toDelete, toSave)`` of a consolidation answer (spec 65); keys are case-insensitive.
+    """``(toDelete, toSave)`` of a consolidation answer; keys are case-insensitive.
 
     Raises:
         InvalidValue: no JSON object, or fields of the wrong shape.
@@ -160,7 +160,7 @@ def parse_consolidation(text: str) -> tuple[tuple[str, ...], list[ProposedEntry]
 
 
 def parse_preferences(text: str) -> list[ProposedEntry]:
-    """The ``toSave`` items of a preference answer (spec 68).
+    """The ``toSave`` items of a preference answer.
 
     Raises:
         InvalidValue: no JSON object, or fields of the wrong shape.
@@ -169,7 +169,7 @@ def parse_preferences(text: str) -> list[ProposedEntry]:
 
 
 def parse_expansion(text: str) -> list[ProposedEntry]:
-    """The ``[{content, category, tags}]`` array of a save_memory expansion answer (spec 54).
+    """The ``[{content, category, tags}]`` array of a save_memory expansion answer.
 
     Raises:
         InvalidValue: no JSON array, or items of the wrong shape.

@@ -10,7 +10,7 @@ an extracted fact updating a known one) the old entry is superseded, not retired
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Final
@@ -162,7 +162,7 @@ def consolidation_plan(
     make_id: Callable[[], str] = new_id,
     supersede: bool = True,
 ) -> Plan:
-    """The plan of a consolidation answer (spec 66-67).
+    """The plan of a consolidation answer.
 
     Every id of ``to_delete`` and every item's source id that is among ``inputs`` (matched
     case-insensitively; other ids are reported in ``unknown``) leaves the current entries. With
@@ -177,39 +177,73 @@ def consolidation_plan(
         InvalidValue, InvalidCategory: an item breaks an entry rule (too long, bad tags, bad path).
     """
     known = {e.id.lower(): e for e in inputs}
-    named: dict[str, None] = {}
-    for raw in [*to_delete, *(s for item in to_save for s in item.source_ids)]:
-        if raw.strip():
-            named.setdefault(raw.strip().lower(), None)
+    named = _named_ids([*to_delete, *(s for item in to_save for s in item.source_ids)])
     gone = tuple(i for i in named if i in known)
     unknown = tuple(i for i in named if i not in known)
-    created: dict[tuple[str, str | None], NewEntry] = {}
-    dropped = 0
-    for item in to_save:
-        if not item.content.strip():
-            dropped += 1
-            continue
-        sources = tuple(dict.fromkeys(s.strip().lower() for s in item.source_ids if s.strip()))
-        category = proposed_category(item.category)
-        key = (normalise_text(item.content), None if category is None else category.lower())
-        if key in created:
-            dropped += 1
-            earlier = created[key]
-            merged = tuple(dict.fromkeys([*earlier.source_ids, *sources]))
-            created[key] = _with_sources(earlier, merged, known, now)
-            continue
-        entry = proposed_entry(item, now, make_id, updated_at=now)
-        created[key] = _with_sources(NewEntry(entry, ()), sources, known, now)
+    created, dropped = _new_entries(to_save, known, now, make_id)
     if not supersede:
-        return Plan(kind, gone, tuple(created.values()), unknown, dropped, tuple(known[i] for i in gone))
+        return Plan(kind, gone, created, unknown, dropped, tuple(known[i] for i in gone))
     made, replaced = [], set[str]()
-    for new in created.values():
+    for new in created:
         mine = tuple(i for i in new.source_ids if i in known and i not in replaced)
         replaced.update(mine)
         entry = replace(new.entry, valid_from=now) if mine else new.entry
         made.append(NewEntry(entry, new.source_ids, mine))
     retire = tuple(i for i in gone if i not in replaced)
     return Plan(kind, retire, tuple(made), unknown, dropped, tuple(known[i] for i in gone))
+
+
+def _named_ids(ids: Sequence[str]) -> tuple[str, ...]:
+    """``ids`` trimmed and lower-cased, blanks and repeats left out, in order."""
+    return tuple(dict.fromkeys(i.strip().lower() for i in ids if i.strip()))
+
+
+def _new_entries(
+    to_save: Sequence[ProposedEntry],
+    known: dict[str, MemoryEntry],
+    now: datetime,
+    make_id: Callable[[], str],
+) -> tuple[tuple[NewEntry, ...], int]:
+    """The entries of the non-blank items, an item repeating an earlier one (same normalised
+    content and category) merged into it; and how many items were dropped so."""
+
+    def key_of(item: ProposedEntry) -> tuple[str, str | None]:
+        category = proposed_category(item.category)
+        return normalise_text(item.content), None if category is None else category.lower()
+
+    def new(item: ProposedEntry) -> NewEntry:
+        entry = proposed_entry(item, now, make_id, updated_at=now)
+        return _with_sources(NewEntry(entry, ()), _named_ids(item.source_ids), known, now)
+
+    def again(earlier: NewEntry, item: ProposedEntry) -> NewEntry:
+        merged = tuple(dict.fromkeys([*earlier.source_ids, *_named_ids(item.source_ids)]))
+        return _with_sources(earlier, merged, known, now)
+
+    return _fold(to_save, key_of, new, again)
+
+
+def _fold(
+    to_save: Sequence[ProposedEntry],
+    key_of: Callable[[ProposedEntry], Hashable],
+    new: Callable[[ProposedEntry], NewEntry],
+    again: Callable[[NewEntry, ProposedEntry], NewEntry],
+) -> tuple[tuple[NewEntry, ...], int]:
+    """One entry per distinct key of the non-blank items, in order: ``new`` of the first item with
+    a key, ``again`` of the entry so far and each later one; and how many items were dropped (the
+    blank ones and the repeats)."""
+    created: dict[Hashable, NewEntry] = {}
+    dropped = 0
+    for item in to_save:
+        if not item.content.strip():
+            dropped += 1
+            continue
+        key = key_of(item)
+        if key in created:
+            dropped += 1
+            created[key] = again(created[key], item)
+        else:
+            created[key] = new(item)
+    return tuple(created.values()), dropped
 
 
 def _with_sources(
@@ -222,21 +256,13 @@ def _with_sources(
 def preference_plan(
     to_save: Sequence[ProposedEntry], now: datetime, *, make_id: Callable[[], str] = new_id
 ) -> Plan:
-    """The plan of a preference answer (spec 69): ``inferred`` tag first, ``source=inferred``.
+    """The plan of a preference answer: ``inferred`` tag first, ``source=inferred``.
 
     Raises:
         InvalidValue, InvalidCategory: an item breaks an entry rule.
     """
-    created: dict[str, NewEntry] = {}
-    dropped = 0
-    for item in to_save:
-        if not item.content.strip():
-            dropped += 1
-            continue
-        key = normalise_text(item.content)
-        if key in created:
-            dropped += 1
-            continue
+
+    def new(item: ProposedEntry) -> NewEntry:
         tags = list(item.tags)
         if not any(t.lower() == INFERRED_TAG for t in tags):
             tags.insert(0, INFERRED_TAG)
@@ -251,8 +277,12 @@ def preference_plan(
             updated_at=now,
             metadata=check_metadata(metadata),
         )
-        created[key] = NewEntry(entry)
-    return Plan("preferences", (), tuple(created.values()), (), dropped)
+        return NewEntry(entry)
+
+    created, dropped = _fold(
+        to_save, lambda item: normalise_text(item.content), new, lambda earlier, _: earlier
+    )
+    return Plan("preferences", (), created, (), dropped)
 
 
 def dedupe_plan(groups: Sequence[Sequence[MemoryEntry]], now: datetime) -> Plan:

@@ -1,4 +1,5 @@
-"""The prompts of the dream passes (spec 64, 68, and the extract pass): pure text assembly."""
+"""The prompts of the dream passes (RockBot's consolidation and preference prompts, and the extract
+pass): pure text assembly."""
 
 from __future__ import annotations
 
@@ -82,7 +83,7 @@ EXPANSION_DIRECTIVE = (
 
 
 def expansion_prompt(content: str, category: str | None, tags: Sequence[str]) -> list[dict[str, Any]]:
-    """The save_memory expansion request (spec 54)."""
+    """The save_memory expansion request."""
     note = f"Note: {content}\nCategory: {category or '(none)'}\nTags: {', '.join(tags) or '(none)'}"
     return [{"role": "system", "content": EXPANSION_DIRECTIVE}, {"role": "user", "content": note}]
 

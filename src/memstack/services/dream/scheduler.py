@@ -2,7 +2,7 @@
 
 Every ``interval`` seconds each scope of the engine's long-term tier is due. A due scope whose
 user was active in the last :data:`ACTIVITY_WINDOW` seconds (a turn in the turn log, or a change
-to the scope) waits, checked again every :data:`POLL` seconds (spec 63). A pass holds the scope's
+to the scope) waits, checked again every :data:`POLL` seconds. A pass holds the scope's
 lease in the engine, so several service processes on one engine never run two passes on one
 scope at the same time; a scope whose lease is held elsewhere is retried at the next poll.
 """

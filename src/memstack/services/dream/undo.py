@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...engines.base import Batch
 from ...foundation.errors import Conflict
 from ...tiers.longterm import LongTermMemory, writes
 from ...tiers.longterm.entry import from_json
@@ -79,7 +80,8 @@ def _undo_once(
     batch.require_equal(records.keys.record(record.id), record_raw)
     for entry_id, raw in current.items():
         batch.require_equal(keys.entry(entry_id), raw)
-    removed, kept, restored = [], [], []
+    removed: list[str] = []
+    kept: list[str] = []
     for created, entry_id in zip(record.created, created_ids, strict=True):
         if current[entry_id] == created.raw:
             removed.append(entry_id)
@@ -87,20 +89,7 @@ def _undo_once(
             kept.append(entry_id)
     # an entry the pass rewrote in place (retired and created under one id) is restored, not dropped
     writes.drop(batch, keys, [i for i in removed if i not in retired_ids])
-    for archived in record.retired:
-        entry = from_json(archived.raw)
-        if entry.id in kept:
-            continue
-        old = current.get(entry.id) if entry.id in removed else None
-        writes.put(
-            engine, batch, keys, memory.scope, entry, archived.raw,
-            old_raw=old, op="restore", actor=actor, at=at,
-        )  # fmt: skip
-        if archived.vector is not None:
-            batch.hset(keys.vectors, {entry.id: archived.vector})
-        else:
-            batch.hdel(keys.vectors, entry.id)
-        restored.append(entry.id)
+    restored = _restore_retired(memory, batch, record, current, removed, kept, actor, at)
     for superseded, entry_id in zip(record.superseded, superseded_ids, strict=True):
         if current[entry_id] != superseded.after:
             kept.append(entry_id)  # changed (or deleted) since the pass: the newer version wins
@@ -119,3 +108,34 @@ def _undo_once(
         if archived.vector is None and entry.id in restored:
             memory.embed_later(entry.id, document_text(entry))
     return UndoReport(record.id, tuple(restored), tuple(removed), tuple(kept))
+
+
+def _restore_retired(
+    memory: LongTermMemory,
+    batch: Batch,
+    record: DreamRecord,
+    current: dict[str, str | None],
+    removed: list[str],
+    kept: list[str],
+    actor: str,
+    at: float,
+) -> list[str]:
+    """Queue the return of the entries the pass retired, with their vectors (but those changed
+    since the pass, in ``kept``): their ids."""
+    engine, keys = memory.engine, memory.keys
+    restored = []
+    for archived in record.retired:
+        entry = from_json(archived.raw)
+        if entry.id in kept:
+            continue
+        old = current.get(entry.id) if entry.id in removed else None
+        writes.put(
+            engine, batch, keys, memory.scope, entry, archived.raw,
+            old_raw=old, op="restore", actor=actor, at=at,
+        )  # fmt: skip
+        if archived.vector is not None:
+            batch.hset(keys.vectors, {entry.id: archived.vector})
+        else:
+            batch.hdel(keys.vectors, entry.id)
+        restored.append(entry.id)
+    return restored

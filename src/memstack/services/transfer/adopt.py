@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ...engines import Engine
+from ...engines.base import Batch
 from ...engines.prefixed import check_tenant
 from ...foundation.errors import Conflict, InvalidValue
 from ...foundation.keyspace import FAMILIES, Tag, family_of, no_tag, tenant_prefix
@@ -186,25 +187,10 @@ def _move_chunk(
 ) -> list[str] | Literal[False] | None:
     """Move ``keys`` in one guarded batch: the keys moved, None on a conflict, False when the
     guard failed (read again)."""
-    plan: list[tuple[str, str, Any, str]] = []  # key, kind, value, what to do with the target
-    replaced = 0
-    for key in keys:
-        found = read_key(engine, key)
-        if found is None:
-            continue  # gone since the scan
-        kind, value = found
-        there = read_key(engine, prefix + key)
-        if there is None:
-            plan.append((key, kind, value, "write"))
-        elif there == found:
-            plan.append((key, kind, value, "same"))
-        elif kind == "set" and there[0] == "set":
-            plan.append((key, kind, value, "merge"))
-        elif overwrite:
-            plan.append((key, kind, value, "replace"))
-            replaced += 1
-        else:
-            return None
+    plan = _chunk_plan(engine, prefix, keys, overwrite=overwrite)
+    if plan is None:
+        return None
+    replaced = sum(1 for *_, action in plan if action == "replace")
     if dry_run or not plan:
         report.overwritten += replaced if dry_run else 0
         return [key for key, *_ in plan]
@@ -213,7 +199,16 @@ def _move_chunk(
         report.overwritten += replaced if outcome else 0
         return outcome
     batch = engine.batch()
-    for key, kind, value, action in plan:  # guards come before every write
+    _queue_moves(batch, prefix, plan)
+    if not batch.execute().applied:
+        return False
+    report.overwritten += replaced
+    return [key for key, *_ in plan]
+
+
+def _queue_moves(batch: Batch, prefix: str, plan: list[tuple[str, str, Any, str]]) -> None:
+    """The guards (every one before any write), then the writes of ``plan``'s moves."""
+    for key, kind, value, action in plan:
         if kind == "string":
             batch.require_equal(key, value)
         else:
@@ -232,10 +227,32 @@ def _move_chunk(
         elif action == "merge":
             batch.sadd(target, *value)  # the tenant's set keeps its own expiry
     batch.delete(*[key for key, *_ in plan])
-    if not batch.execute().applied:
-        return False
-    report.overwritten += replaced
-    return [key for key, *_ in plan]
+
+
+def _chunk_plan(
+    engine: Engine, prefix: str, keys: Sequence[str], *, overwrite: bool
+) -> list[tuple[str, str, Any, str]] | None:
+    """Each key still there with its kind, its value and what to do with its tenant copy
+    (``write``, ``same``, ``merge`` or ``replace``); None when a copy differs and may not be
+    overwritten."""
+    plan: list[tuple[str, str, Any, str]] = []
+    for key in keys:
+        found = read_key(engine, key)
+        if found is None:
+            continue  # gone since the scan
+        kind, value = found
+        there = read_key(engine, prefix + key)
+        if there is None:
+            plan.append((key, kind, value, "write"))
+        elif there == found:
+            plan.append((key, kind, value, "same"))
+        elif kind == "set" and there[0] == "set":
+            plan.append((key, kind, value, "merge"))
+        elif overwrite:
+            plan.append((key, kind, value, "replace"))
+        else:
+            return None
+    return plan
 
 
 def _move_untagged(

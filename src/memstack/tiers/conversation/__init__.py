@@ -1,7 +1,7 @@
 """The conversation tier: threads with branches, token-limited history, turn memory with its log.
 
 * :class:`ConversationStore` — messages with ``parent_message_id`` branches and the active thread's
-  token-limited history (Dify ``TokenBufferMemory``, seed ``002``).
+  token-limited history (Dify ``TokenBufferMemory``).
 * :class:`TurnMemory` — turns per session and the turn log (RockBot conversation tier).
 
 Async face (:mod:`memstack.tiers.conversation.aio`): ``store.aio`` offers the same methods as

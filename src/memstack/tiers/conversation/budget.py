@@ -1,4 +1,4 @@
-"""The history token budget, computed as Dify does before it reads a history (spec 3 item 11).
+"""The history token budget, computed as Dify does before it reads a history.
 
 Dify's ``PromptTransform`` gives the history whatever the model's context window leaves:
 ``context_size - max_output_tokens - prompt_tokens``, floored at 0; a model with no known

@@ -5,7 +5,7 @@ message, including those of other branches — like Dify's rows it is applied be
 extraction and before the in-flight message is dropped. A Dify window of N rows (Q/A pairs)
 corresponds to ``message_limit=2N``. None, 0 or a negative number mean 500; more is capped at 500.
 
-The in-flight message (spec 3 item 7.4): when the thread's newest message is an assistant
+The in-flight message: when the thread's newest message is an assistant
 placeholder (empty content and ``token_count == 0``) it is dropped, and then so is a newest user
 message: the question of the current request, which the caller sends as its own prompt.
 

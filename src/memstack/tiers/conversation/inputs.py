@@ -20,7 +20,7 @@ MAX_ID_BYTES: Final = 1024
 
 
 def id_text(value: object, field: str) -> str:
-    """``str(value)`` of a string or number id (as the seeds turn ids into text), checked as text.
+    """``str(value)`` of a string or number id (as Dify and hetumind turn ids into text), checked as text.
 
     Raises:
         InvalidValue: not a str, int or float, an int of more than about 1000 digits (``str()``

@@ -2,7 +2,7 @@
 
 A stored message is ONE role (``user``, ``assistant``, ``system`` or ``tool``), not Dify's
 query + answer row: a regenerated answer is then simply a new assistant message whose parent is
-the user message it answers again, which is exactly the branch shape of seed ``002``. A Dify row
+the user message it answers again, which is exactly the branch shape Dify's regeneration makes. A Dify row
 is a user message followed by its assistant message (see :mod:`memstack.tiers.conversation.history` for
 how ``message_limit`` counts).
 """
@@ -33,6 +33,7 @@ __all__ = [
     "check_message_id",
     "check_role",
     "draft_message",
+    "link_drafts",
 ]
 
 ROLES: Final = ("user", "assistant", "system", "tool")
@@ -275,3 +276,21 @@ def draft_message(
         "token_count": tokens,
         "workflow_run_id": run_id,
     }
+
+
+def link_drafts(
+    drafts: Sequence[dict[str, Any]], previous: str | None, now: float
+) -> tuple[list[Message], set[str]]:
+    """The messages of one extend call, each default parent resolved (the message before it, the
+    conversation's last for the first), and the parents outside the call (checked ids)."""
+    ids = [d["message_id"] for d in drafts]
+    built: list[Message] = []
+    external: set[str] = set()
+    for offset, draft in enumerate(drafts):
+        parent = draft["parent_message_id"]
+        if parent == LATEST:
+            parent = built[-1].message_id if built else previous
+        elif parent and parent != UUID_NIL and parent not in ids[:offset]:
+            external.add(check_message_id(parent, "parent_message_id"))
+        built.append(Message(**{**draft, "parent_message_id": parent, "created_at": now}))
+    return built, external

@@ -7,7 +7,8 @@ answer, tool messages…); messages before the first user message form a turn of
 first, so a history never starts with an orphaned answer. When even the newest turn alone does
 not fit, its messages are dropped oldest first down to the last one: an assistant message leads
 only when it is all that fits, and at least one message is always returned (Dify's guarantee).
-Dify pruned single messages (spec 3 item 7.8); memstack prunes whole turns (DESIGN section 6).
+Dify pruned single messages; memstack prunes whole turns (a
+user message without its answer would mislead the model).
 
 :func:`older_is_pruned` lets a reader walking the history newest first stop early: once the
 complete turns it has seen already exceed the limit, nothing older can survive :func:`prune`.

@@ -34,9 +34,16 @@ from ...llm.tokens import TokenCounter, token_counter
 from .budget import TokenBudget, resolve_token_limit
 from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, select_history, select_thread
 from .inputs import check_positions
-from .message import LATEST, FileRef, Message, check_conversation_id, check_message_id, draft_message
+from .message import (
+    LATEST,
+    FileRef,
+    Message,
+    check_conversation_id,
+    check_message_id,
+    draft_message,
+    link_drafts,
+)
 from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
-from .thread import UUID_NIL
 from .twins import Face, Twin
 
 __all__ = [
@@ -153,26 +160,9 @@ class ConversationStore:
                 # Lost a race: back off a random, growing while, so contending writers stop
                 # retrying in lockstep (test_store.py::test_concurrent_appends_lose_nothing).
                 time.sleep(random.uniform(0, min(0.05, 0.0005 * 2**attempt)))
-            tail = self._tails.get(base)
-            if tail is None:
-                with self.engine.batch() as read:
-                    read.get(base + _COUNT)
-                    read.lindex(base + _LOG, -1)
-                assert read.result is not None
-                count_text, last = read.result.results
-                tail = (count_text, Message.from_json(last).message_id if last is not None else None)
-            count_text, previous = tail
+            count_text, previous = self._tail(base)
             count = int(count_text) if count_text is not None else 0
-            now = self.engine.clock.now()
-            built: list[Message] = []
-            external: set[str] = set()
-            for offset, draft in enumerate(drafts):
-                parent = draft["parent_message_id"]
-                if parent == LATEST:
-                    parent = built[-1].message_id if built else previous
-                elif parent and parent != UUID_NIL and parent not in ids[:offset]:
-                    external.add(check_message_id(parent, "parent_message_id"))
-                built.append(Message(**{**draft, "parent_message_id": parent, "created_at": now}))
+            built, external = link_drafts(drafts, previous, self.engine.clock.now())
             batch = self.engine.batch()
             batch.require_equal(base + _COUNT, count_text)
             if previous is not None:
@@ -194,6 +184,18 @@ class ConversationStore:
         raise Conflict(
             f"conversation {conversation_id!r}: gave up appending after {_RETRIES} concurrent writes"
         )
+
+    def _tail(self, base: str) -> tuple[str | None, str | None]:
+        """The conversation's message count (as stored) and last message id, cached or read."""
+        tail = self._tails.get(base)
+        if tail is not None:
+            return tail
+        with self.engine.batch() as read:
+            read.get(base + _COUNT)
+            read.lindex(base + _LOG, -1)
+        assert read.result is not None
+        count_text, last = read.result.results
+        return count_text, Message.from_json(last).message_id if last is not None else None
 
     def _remember(self, base: str, tail: tuple[str | None, str | None]) -> None:
         with self._tails_lock:

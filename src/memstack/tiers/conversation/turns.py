@@ -1,7 +1,7 @@
 """``TurnMemory``: per-session conversation turns and the turn log (RockBot conversation tier).
 
 Each session keeps its last ``max_turns_per_session`` turns (50: a sliding window of messages,
-oldest evicted; spec 2 items 58-62); ``recent()`` gives the injection window (the last 20). Every
+oldest evicted, as RockBot); ``recent()`` gives the injection window (the last 20). Every
 added turn is also appended to the turn log, an append-only list of
 ``{session_id, role, content, timestamp, message_id}`` that the dream passes replay (the extract
 pass cites ``message_id`` as the provenance of what it learns); it can be mirrored to a JSONL file.

@@ -37,7 +37,7 @@ class LongTermDeletes:
     scope: str
     keys: ScopeKeys
 
-    def delete(self, id: str) -> bool:  # noqa: A002 - the field is called id everywhere in the seed
+    def delete(self, id: str) -> bool:  # noqa: A002 - the field is called id everywhere in RockBot
         """Delete a memory with its vector and history; False when the id is unknown.
 
         Raises:

@@ -1,12 +1,12 @@
 """The long-term data model: :class:`MemoryEntry`, :class:`SearchHit`, and their JSON form.
 
-One JSON form serves the engine and the seed's file layout: camelCase fields
+One JSON form serves the engine and RockBot's file layout: camelCase fields
 ``id, content, category, tags, createdAt, updatedAt, metadata`` with ISO 8601 UTC times, and
 ``subject`` on a version labelled with the end user it is about. The validity fields
 ``validFrom, validTo, supersededBy, expiresAt`` are written only when set, so an entry that has
-none keeps the seed's file shape.
+none keeps RockBot's file shape.
 
-Validity (DESIGN §8): an entry holds from ``valid_from`` (default: its creation) until
+Validity: an entry holds from ``valid_from`` (default: its creation) until
 ``valid_to`` (set when another entry supersedes it, ``superseded_by`` naming that entry), and
 lives until ``expires_at``. :func:`current_at` and :func:`valid_at` are the two rules every search,
 listing and context uses.
@@ -183,7 +183,7 @@ def _time_from_str(value: object, name: str) -> datetime:
 
 def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
     """The camelCase JSON object of ``entry`` (``subject`` only on a labelled version, so an
-    unlabelled entry keeps the seed's file shape)."""
+    unlabelled entry keeps RockBot's file shape)."""
     data = {
         "id": entry.id,
         "content": entry.content,
@@ -204,7 +204,7 @@ def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
 
 
 def entry_from_dict(data: object) -> MemoryEntry:
-    """Read a JSON object (field names case-insensitive, as the seed reads its files).
+    """Read a JSON object (field names case-insensitive, as RockBot reads its files).
 
     Only the shape is checked here; :mod:`.validate` checks the rules before a save.
 

@@ -100,29 +100,43 @@ class FilterIndex:
         items: tuple[Any, ...] | None = (
             operand if op == "$in" else (operand,) if op == "$eq" else None
         )  # fmt: skip
-        if cond.builtin == "tags" and op in ("$eq", "$in", "$contains"):
-            if op == "$contains":
-                wanted = operand if isinstance(operand, tuple) else (operand,)
-                return _intersection(self._tags.get(t, set()) for t in wanted)
-            return _union(self._tags.get(t, set()) for t in items or ())
-        if cond.builtin == "category" and items is not None:
-            return _union(
-                ids for c, ids in self._categories.items() for w in items if c == w or c.startswith(w + "/")
-            )
+        if cond.builtin == "tags":
+            return self._tag_ids(op, operand, items)
         if cond.builtin == "created_at" and (op in ("$gt", "$gte", "$lt", "$lte") or items is not None):
             return self._times(op, operand)
-        if cond.builtin == "id" and items is not None:
+        if items is None:
+            return None  # the other postings answer equality and membership only
+        if cond.builtin == "category":
+            return self._category_ids(items)
+        if cond.builtin == "id":
             return {i for i in items if isinstance(i, str) and i in self._of}
-        if cond.builtin is None and len(cond.path) == 1 and "." not in cond.path[0] and items is not None:
-            if any(i is None for i in items):
-                return None  # a missing key equals null: the postings do not list absences
-            key, members = cond.path[0], op == "$in"  # $in: a list value passes by one of its items
-            return _union(
-                self._metadata.get(pair, set())
-                for i in items
-                for pair in ((key, canonical(i)), (key, (_ITEM, canonical(i))))[: 2 if members else 1]
-            )
+        if cond.builtin is None and len(cond.path) == 1 and "." not in cond.path[0]:
+            return self._metadata_ids(cond.path[0], items, members=op == "$in")
         return None
+
+    def _tag_ids(self, op: str, operand: Any, items: tuple[Any, ...] | None) -> Collection[str] | None:
+        if op == "$contains":
+            wanted = operand if isinstance(operand, tuple) else (operand,)
+            return _intersection(self._tags.get(t, set()) for t in wanted)
+        if items is None:
+            return None
+        return _union(self._tags.get(t, set()) for t in items)
+
+    def _category_ids(self, items: tuple[Any, ...]) -> set[str]:
+        """A category passes as itself or as a sub-path of one of ``items``."""
+        return _union(
+            ids for c, ids in self._categories.items() for w in items if c == w or c.startswith(w + "/")
+        )
+
+    def _metadata_ids(self, key: str, items: tuple[Any, ...], *, members: bool) -> set[str] | None:
+        """``members``: ``$in``, where a list value passes by one of its items."""
+        if any(i is None for i in items):
+            return None  # a missing key equals null: the postings do not list absences
+        return _union(
+            self._metadata.get(pair, set())
+            for i in items
+            for pair in ((key, canonical(i)), (key, (_ITEM, canonical(i))))[: 2 if members else 1]
+        )
 
     def _times(self, op: str, operand: Any) -> set[str]:
         times = self._created

@@ -1,6 +1,6 @@
 """Pure search logic over plain entries: the BM25 document text, structural filters, recency.
 
-Spec items 12, 13 and 16 of the RockBot long-term store.
+The rules of RockBot's long-term store: the same document text, filters and recency order.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def most_recent(entries: Iterable[MemoryEntry], limit: int) -> list[MemoryEntry]
 
 
 def distinct_sorted(values: Sequence[str]) -> list[str]:
-    """Distinct case-insensitively (first spelling kept), sorted case-insensitively (spec item 11)."""
+    """Distinct case-insensitively (first spelling kept), sorted case-insensitively."""
     seen: dict[str, str] = {}
     for value in values:
         seen.setdefault(value.casefold(), value)

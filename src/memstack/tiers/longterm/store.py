@@ -62,7 +62,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         scope: whose memories; ``[A-Za-z0-9_.@-]{1,128}``. Scopes never see each other's entries.
         profile: search profile, a name of :data:`memstack.search.SEARCH_PROFILES`: ``"default"``,
             ``"plain"`` (Lucene BM25 with stemming, no option: the previous default), ``"rockbot"``
-            (the seed), ``"conversation"``, ``"rm3"``, ``"rocchio"``.
+            (RockBot), ``"conversation"``, ``"rm3"``, ``"rocchio"``.
         embedder: optional; vectors are then computed in the background and searches are hybrid.
         fusion: fusion profile for hybrid search (None: the search profile's), a name of
             :data:`memstack.search.FUSION_PROFILES`.
@@ -118,7 +118,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         category: str | None = None,
         tags: Iterable[str] | str | None = None,
         metadata: dict[str, Any] | None = None,
-        id: str | None = None,  # noqa: A002 - the field is called id everywhere in the seed
+        id: str | None = None,  # noqa: A002 - the field is called id everywhere in RockBot
         created_at: datetime | float | None = None,
         dedupe: DedupeMode | None = None,
         subject: str | None = None,
@@ -177,21 +177,8 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
                 raise InvalidValue(f"save(dedupe={dedupe!r}): only for a new entry (no id, no MemoryEntry)")
             existing = self._duplicate_of(check_content(content), dedupe)
             if existing is not None:
-                merged: dict[str, str] = {}
-                for tag in (*existing.tags, *check_tags(tags)):
-                    merged.setdefault(tag.lower(), tag)
-                return self.save(
-                    content=existing.content,
-                    category=existing.category,
-                    tags=list(merged.values()),
-                    metadata=existing.metadata,
-                    id=existing.id,
-                    created_at=existing.created_at,
-                    subject=subject,
-                    supersedes=superseded,
-                    valid_from=given_valid,
-                    expires_at=expiry or existing.expires_at,
-                    actor=actor,
+                return self._save_over(
+                    existing, tags, subject, superseded, given_valid, expiry or existing.expires_at, actor
                 )
         if entry is not None:
             if content is not None or id is not None:
@@ -215,6 +202,19 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             subject=subject,
             expires_at=expiry,
         )
+        return self._upsert(template, superseded, given_created, given_valid, actor)
+
+    def _upsert(
+        self,
+        template: MemoryEntry,
+        superseded: tuple[str, ...],
+        given_created: datetime | None,
+        given_valid: datetime | None,
+        actor: str,
+    ) -> MemoryEntry:
+        """Write ``template`` over its stored version (keeping what an update keeps) and close the
+        entries it supersedes, in one guarded batch, again while concurrent writers win."""
+        entry_id = template.id
         key = self.keys.entry(entry_id)
         for _ in range(SAVE_ATTEMPTS):
             raws = self.engine.mget([key, *(self.keys.entry(i) for i in superseded)])
@@ -237,6 +237,35 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
                 return new.copy()
         raise Conflict(
             f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
+        )
+
+    def _save_over(
+        self,
+        existing: MemoryEntry,
+        tags: Iterable[str] | str | None,
+        subject: str | None,
+        superseded: tuple[str, ...],
+        valid_from: datetime | None,
+        expires_at: datetime | None,
+        actor: str,
+    ) -> MemoryEntry:
+        """A deduplicated save: ``existing`` again, with ``tags`` merged into its own (first
+        spelling kept, case-insensitively)."""
+        merged: dict[str, str] = {}
+        for tag in (*existing.tags, *check_tags(tags)):
+            merged.setdefault(tag.lower(), tag)
+        return self.save(
+            content=existing.content,
+            category=existing.category,
+            tags=list(merged.values()),
+            metadata=existing.metadata,
+            id=existing.id,
+            created_at=existing.created_at,
+            subject=subject,
+            supersedes=superseded,
+            valid_from=valid_from,
+            expires_at=expires_at,
+            actor=actor,
         )
 
     def restore(self, entry: MemoryEntry, *, actor: str = "import") -> MemoryEntry:

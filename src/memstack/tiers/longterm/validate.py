@@ -46,7 +46,7 @@ MAX_CATEGORY_LENGTH: Final = 256
 
 
 def new_id() -> str:
-    """A fresh id: the first 12 lower-case hex characters of a uuid4 (the seed's rule)."""
+    """A fresh id: the first 12 lower-case hex characters of a uuid4 (RockBot's rule)."""
     return uuid.uuid4().hex[:12]
 
 
@@ -83,7 +83,7 @@ def check_session_id(session_id: object) -> str:
 
 
 def check_category(category: object) -> str | None:
-    """``category`` (None allowed), checked segment by segment (spec item 8).
+    """``category`` (None allowed), checked segment by segment.
 
     Raises:
         InvalidCategory: empty or whitespace, absolute, containing ``..``, a segment that is

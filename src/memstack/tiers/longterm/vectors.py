@@ -43,7 +43,7 @@ __all__ = [
 log = logging.getLogger("memstack.tiers.longterm")
 
 MAX_INPUT_CHARS: Final = 30_000
-"""Embedding input is truncated to this many characters (the seed's ``MaxInputChars``)."""
+"""Embedding input is truncated to this many characters (RockBot's ``MaxInputChars``)."""
 BATCH_SIZE: Final = 64
 """Texts sent to the embedder in one call by the background worker: small enough that stopping
 the worker (at close, at exit) waits for well under a second of model time."""

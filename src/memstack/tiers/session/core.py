@@ -20,7 +20,7 @@ from .validate import DEFAULT_MAX_VALUE_BYTES, check_session_id, encode_entry
 __all__ = ["DEFAULT_MEMORY_SESSION_CAP", "SessionCore"]
 
 DEFAULT_MEMORY_SESSION_CAP: Final = 1000
-"""Live sessions the in-process (``memory``) engine holds by default (the seed's cap)."""
+"""Live sessions the in-process (``memory``) engine holds by default (RocketRide's node's cap)."""
 _LAYOUTS_KEPT: Final = 1024
 """Layouts of recently used sessions kept (validated id -> key names), then forgotten at once."""
 

@@ -1,4 +1,4 @@
-"""Where the session tier keeps its data: the seed's Redis key layout, from the keyspace registry.
+"""Where the session tier keeps its data: RocketRide's node's Redis key layout, from the keyspace registry.
 
 | key (family) | type | holds |
 |---|---|---|

@@ -2,7 +2,7 @@
 
 Every operation is one atomic ``engine.batch()`` guarded by the session's meta key (one round
 trip on Redis); reads that decide a write (clear, delete, summarise) take one read batch first.
-The key layout is the seed's (:mod:`.layout`); summarisation is pure (:mod:`.summary`).
+The key layout is RocketRide's node's (:mod:`.layout`); summarisation is pure (:mod:`.summary`).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class SessionStore(SessionHistory):
             check_subject(subject)
         hours = self.session_ttl_hours if ttl_hours is None else _check_hours(ttl_hours)
         if isinstance(hours, float) and hours.is_integer():
-            hours = int(hours)  # meta says "86400" for 24 h, like the seed
+            hours = int(hours)  # meta says "86400" for 24 h, like RocketRide's node
         self._create(session_id, hours * 3600 if hours else None, subject)
 
     def _create(self, session_id: str, ttl_seconds: float | None, subject: str | None = None) -> None:
@@ -85,7 +85,7 @@ class SessionStore(SessionHistory):
         batch.delete(*lay.structural(), *(lay.data(k) for k in stale))
         batch.hset(lay.meta, {"created_at": str(self._now()), "ttl_seconds": str(ttl_seconds)})
         if ms is not None:
-            # Spec item 11: expired only when now > created + ttl, so live at exactly created + ttl;
+            # RocketRide's boundary: expired only when now > created + ttl, so live at exactly created + ttl;
             # the seam's keys die at now >= expire-at, hence the extra millisecond.
             batch.pexpire(lay.meta, ms + 1)
         if not self.engine.clustered:

@@ -1,7 +1,8 @@
 """History summarisation, pure: which prefix of a history to fold into one summary entry.
 
-Summaries are cumulative (DESIGN §6): folding an earlier summary adds its ``summarized_count``,
-``op_counts`` and ``keys_touched`` into the new one instead of counting it as one ``summary`` op.
+Summaries are cumulative (so the counts stay true after many folds): folding an earlier summary adds
+its ``summarized_count``, ``op_counts`` and ``keys_touched`` into the new one instead of counting it
+as one ``summary`` op.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Input rules of the session tier: ids, keys, values, TTLs (pure, no storage).
 
-Full-string matches (DESIGN §6: ``"abc\\n"`` is invalid, unlike the seed's ``re.match`` + ``$``).
+Full-string matches: ``"abc\\n"`` is invalid (RocketRide's node lets it through with ``re.match`` +
+``$``, an accident no caller relies on).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def check_amount(amount: object) -> int | float:
 
 
 def ttl_ms(ttl_seconds: float | None, field: str = "session TTL") -> int | None:
-    """The seed's TTL rounding: ``max(1, ceil(ttl * 1000))`` ms, or None for no TTL (0/None).
+    """RocketRide's node's TTL rounding: ``max(1, ceil(ttl * 1000))`` ms, or None for no TTL (0/None).
 
     Raises:
         InvalidValue: a negative, non-finite or longer than :data:`MAX_TTL_SECONDS` TTL.

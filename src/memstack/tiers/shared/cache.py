@@ -1,5 +1,5 @@
-"""``SemanticCache``: answers to earlier queries, found again by embedding similarity (spec 4
-items 40-42, RubyLLM's ``SemanticCache`` as RobotLab's ``memory.cache``).
+"""``SemanticCache``: answers to earlier queries, found again by embedding similarity
+(RubyLLM's ``SemanticCache`` as RobotLab's ``memory.cache``).
 
 Entries live on the engine (:mod:`memstack.tiers.shared.cache_store`: layout, writes, the live lookup),
 so every process using the same cache name shares them. Only entries embedded with the cache's

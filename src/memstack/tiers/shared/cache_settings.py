@@ -1,4 +1,4 @@
-"""Settings of the semantic cache and their checks (RubyLLM's validation, spec 4 item 40)."""
+"""Settings of the semantic cache and their checks (RubyLLM's validation, as RobotLab uses it)."""
 
 from __future__ import annotations
 

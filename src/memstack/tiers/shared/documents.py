@@ -1,5 +1,5 @@
 """``DocumentStore``: texts stored under keys and searched by meaning (RobotLab's newest
-``store_document`` / ``search_documents`` / ``document_keys`` / ``delete_document``, spec 4 item 34).
+``store_document`` / ``search_documents`` / ``document_keys`` / ``delete_document``).
 
 Documents live on the engine, one per key, visible to every process using the same shared
 memory name (``T`` = ``engine.tag(name)``)::

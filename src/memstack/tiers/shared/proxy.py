@@ -2,7 +2,7 @@
 
 A live view, not a copy: every read fetches the stored ``data`` dict and every write is one
 atomic read-modify-write of it in storage, so ``memory.data.x = 1`` is seen by every process
-opening the same memory (memstack writes through, unlike the seed's copy). Keys are ``str``;
+opening the same memory (memstack writes through, unlike RobotLab's copy). Keys are ``str``;
 values are JSON (see :mod:`memstack.tiers.shared.serialize`).
 
 Attribute access: ``proxy.name`` reads key ``name`` and raises ``AttributeError`` when it is

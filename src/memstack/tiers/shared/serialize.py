@@ -9,7 +9,7 @@ Rules:
   apply too (:mod:`memstack.foundation.limits`): no lone surrogates, nesting at most 100 deep, integers of
   at most 4,000 digits, at most 1 MiB of JSON.
 * A **key** is a ``str`` of 1-256 characters without control characters (``\\x00``-``\\x1f``,
-  ``\\x7f``) nor lone surrogates. Python has no symbols: ``"k"`` is the key the seed spells ``:k``.
+  ``\\x7f``) nor lone surrogates. Python has no symbols: ``"k"`` is the key RobotLab spells ``:k``.
 * A **name** (of a shared memory, network or cache) is 1-128 characters of ``[A-Za-z0-9_.-]``:
   it is embedded in storage keys and in the Redis Cluster hash tag.
 """

@@ -104,6 +104,6 @@ def pairs_of(snapshot: Mapping[str, Any]) -> dict[str, Any]:
 
 def write_into(memory: _Memory, pairs: Mapping[str, Any], *, notify: bool) -> None:
     """Make ``memory`` hold exactly ``pairs`` (checked by :func:`pairs_of`): a reset, then one
-    batch (custom keys notify, as the seed's ``[]=`` does, unless ``notify`` is False)."""
+    batch (custom keys notify, as RobotLab's ``[]=`` does, unless ``notify`` is False)."""
     memory.reset()
     memory.merge(pairs, notify=notify)

@@ -6,7 +6,7 @@ custom keys notify subscribers and wake blocked readers in any process (through 
 ``cache``) follow :mod:`memstack.tiers.shared.reserved` and never notify. Rules for keys, names and
 values: :mod:`memstack.tiers.shared.serialize`.
 
-Reading a missing key gives None (``m["k"]``, ``m.get("k")``), as in the seed; ``"k" in m``
+Reading a missing key gives None (``m["k"]``, ``m.get("k")``), as in RobotLab; ``"k" in m``
 tells a missing key from a stored None. Each key carries a version: 1 when created, +1 per
 write; :meth:`SharedMemory.set_if` writes only when the version is the expected one.
 """
@@ -325,7 +325,7 @@ class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
     ) -> SharedMemory:
         """Open memory ``name`` holding exactly ``snapshot`` (see :mod:`memstack.tiers.shared.snapshot`):
         everything is checked before anything is written, then the content is written in one batch
-        after a :meth:`reset` (custom keys notify, as the seed's ``[]=`` does).
+        after a :meth:`reset` (custom keys notify, as RobotLab's ``[]=`` does).
 
         Raises:
             InvalidValue, InvalidKey, InvalidInput: a bad snapshot (nothing is written).

@@ -159,7 +159,7 @@ def decode_meta(key: str, meta: str | dict[str, Any], value: str | None) -> Work
 
 
 def category_matches(wanted: str, category: str | None) -> bool:
-    """The seed's category filter: exact or a sub-path, case-insensitive; no category never passes."""
+    """RockBot's category filter: exact or a sub-path, case-insensitive; no category never passes."""
     if category is None:
         return False
     have, want = category.lower(), wanted.lower().rstrip("/")
@@ -173,7 +173,7 @@ def tags_match(wanted: Iterable[str], tags: Iterable[str]) -> bool:
 
 
 def document_text(entry: WorkingEntry) -> str:
-    """What BM25 sees (spec item 46): key with ``_ - /`` as spaces, value, tags, category."""
+    """What BM25 sees: key with ``_ - /`` as spaces, value, tags, category."""
     value = entry.value if isinstance(entry.value, str) else json.dumps(entry.value, ensure_ascii=False)
     parts = [entry.key.translate(_TO_SPACE_KEY), value]
     if entry.tags:

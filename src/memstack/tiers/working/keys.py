@@ -1,7 +1,7 @@
 """Working-memory key rules: pure functions over strings, no storage.
 
 A key is a ``/``-separated path such as ``session/abc/emails``. Its *namespace* is its first two
-segments (``session/abc``); a key of one or two segments is its own namespace (spec item 38).
+segments (``session/abc``); a key of one or two segments is its own namespace.
 Keys are compared case-insensitively, so every key is normalised to lower case once, here, and
 stored and shown in that form (one rule everywhere).
 
@@ -125,5 +125,5 @@ def resolve_write(namespace: str, key: object) -> str:
 
 
 def is_user_namespace(namespace: str) -> bool:
-    """True for a user session's namespace (``session/…``, any case), per spec item 35."""
+    """True for a user session's namespace (``session/…``, any case): the ones RockBot injects."""
     return namespace.lower().startswith("session/")

@@ -150,7 +150,7 @@ class WorkingReads:
     ) -> builtins.list[WorkingEntry]:
         """Live entries under ``prefix`` (as :meth:`list`) that pass the filters, best first.
 
-        Filters (spec item 46): ``category`` exact or a sub-path, case-insensitive; every tag of
+        Filters: ``category`` exact or a sub-path, case-insensitive; every tag of
         ``tags`` present. A blank or None ``query`` orders by store time, newest first; otherwise
         BM25 over key, value, tags and category, zero scores dropped.
 

@@ -35,9 +35,9 @@ from .reads import WorkingReads, expiry
 __all__ = ["DEFAULT_MAX_ENTRIES", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL", "WorkingMemory"]
 
 DEFAULT_TTL: Final = 300.0
-"""Seconds an entry lives when ``set`` gets no ``ttl`` (the seed's 5 minutes)."""
+"""Seconds an entry lives when ``set`` gets no ``ttl`` (RockBot's 5 minutes)."""
 DEFAULT_MAX_ENTRIES: Final = 50
-"""Live entries one namespace may hold (the seed's ``MaxEntriesPerNamespace``)."""
+"""Live entries one namespace may hold (RockBot's ``MaxEntriesPerNamespace``)."""
 DEFAULT_MAX_VALUE_BYTES: Final = 1 << 20
 """Largest value (its UTF-8 JSON text) one entry may hold: 1 MiB, for chunked tool results."""
 MAX_WRITE_ATTEMPTS: Final = 200

@@ -176,7 +176,11 @@ def _openapi(op: Op[Any], binding: Http) -> dict[str, Any]:
                     "schema": schema,
                 }
             )
-    extra: dict[str, Any] = {"parameters": parameters, "x-memstack-client": client_method(op.name)}
+    extra: dict[str, Any] = {
+        "parameters": parameters,
+        "x-memstack-client": client_method(op.name),
+        "x-memstack-operation": op.name,  # the client generates the methods of registry operations
+    }
     if op.name in _IDEMPOTENCY_KEYS:
         extra["x-memstack-idempotency-key"] = _IDEMPOTENCY_KEYS[op.name]
     if binding.method == "PUT" or op.name.split(".", 1)[0] in _SAFE_TIERS:

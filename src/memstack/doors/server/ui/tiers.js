@@ -102,10 +102,11 @@ async function searchMemories(event) {
   const turn = ++searchTurn;
   const params = { scope: scope(), query: $("memory-query").value.trim(), category: $("memory-category").value.trim(), limit: 50,
     include_history: $("memory-history").checked || null, include_expired: $("memory-expired").checked || null, as_of: $("memory-as-of").value.trim() };
-  const [page, cats, tags] = await Promise.all([
+  const [page, cats, tags, counted] = await Promise.all([
     api("GET", "/v1/memories?" + q(params)),
     api("GET", "/v1/memory-categories?" + q({ scope: scope() })),
     api("GET", "/v1/memory-tags?" + q({ scope: scope() })),
+    api("GET", "/v1/memory-count?" + q({ scope: scope() })),
   ]);
   if (turn !== searchTurn) return;  // a newer search was started meanwhile: its answer wins
   const mode = page.items.length ? [...new Set(page.items.flatMap((hit) => hit.sources))].sort().join(" + ") : "";
@@ -117,6 +118,7 @@ async function searchMemories(event) {
     onclick: () => { $("memory-category").value = c; searchMemories().catch(fail); } }))));
   $("category-options").replaceChildren(...cats.items.map((c) => h("option", { value: c })));
   $("memory-tags").replaceChildren(...tags.items.map((t) => h("li", { class: "chip", text: t })));
+  $("memory-count").textContent = counted.stored + " stored · " + counted.current + " current";
   document.body.dataset.searchMs = String(Math.round(performance.now() - started));
 }
 
