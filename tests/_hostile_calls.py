@@ -1,6 +1,6 @@
 """The call catalogue of the hostile-input fuzz (``tests/test_hostile_inputs.py``).
 
-A call is drawn once, as plain data (a name and its arguments), from a seeded RNG: the same
+A call is drawn once, as plain data (a name and its arguments), from a fixed random state: the same
 sequence then runs on every engine. Arguments come from :mod:`_hostile_values`.
 """
 
@@ -371,7 +371,7 @@ def _node_add(tiers: Tiers, app: Any, run_id: Any, user: Any, files: Any, answer
 
 
 def draw_calls(seed: int, count: int) -> list[Call]:
-    """``count`` calls drawn from ``seed``: the same list on every engine."""
+    """``count`` calls drawn from one random state: the same list on every engine."""
     rng = random.Random(seed)
     names = sorted(OPS)
     calls = []

@@ -1,4 +1,4 @@
-"""A seeded fuzz of hostile inputs over the public library API, on every engine.
+"""A reproducible fuzz (a fixed random state) of hostile inputs over the public library API, every engine.
 
 About 3,000 calls per engine over sessions, conversations, windows, node memory, turns,
 long-term, working and shared memory and the context builder (catalogue:

@@ -1,4 +1,4 @@
-"""A seeded fuzz over the seam: hostile arguments, random batches, every engine side by side.
+"""A reproducible fuzz over the seam: hostile arguments, random batches, every engine side by side.
 
 Each batch runs on memory, SQLite, Redis, Redis Cluster and PostgreSQL (the same manual clock), through raw
 ``execute`` or through the ``Commands`` methods. Every failure must be a ``MemstackError``, the
@@ -48,7 +48,7 @@ _FAMILIES = ["string", "hash", "set", "list", "zset"]  # keys a-b, c-d, e-f, g-h
 
 
 class Fuzzer:
-    """Random ops and batches from one seeded generator."""
+    """Random ops and batches from one generator with a fixed state."""
 
     def __init__(self, seed: int, tag: str) -> None:
         self.rng = random.Random(seed)

@@ -1,5 +1,5 @@
 """The filter postings answer exactly what testing every entry answers, through adds, updates and
-removals (random entries and filters, seeded)."""
+removals (random entries and filters, reproducible)."""
 
 from __future__ import annotations
 
