@@ -29,10 +29,12 @@ from ..conversation.message import check_conversation_id
 from ..errors import AlreadyExists, Conflict, InvalidValue
 from ..keyspace import check_subject
 from ..limits import short_repr
-from .openai_agents_tools import memory_tools
 
 if TYPE_CHECKING:
+    from agents import FunctionTool
+
     from .. import Memory
+    from ..longterm import LongTermMemory
 
 __all__ = ["MemstackSession", "memory_tools"]
 
@@ -40,6 +42,17 @@ _POPPED: Final = "popped "
 """Content of a pop marker (an item's content is always a JSON object, so never starts so)."""
 _RETRIES: Final = 50
 _ITEM_ROLES: Final = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+
+
+def memory_tools(
+    long_term: LongTermMemory, *, subject: str | None = None, limit: int = 5
+) -> list[FunctionTool]:
+    """``save_memory`` and ``search_memory`` function tools over ``long_term``
+    (:func:`memstack.integrations.openai_agents_tools.memory_tools`; the session itself does not
+    need the SDK)."""
+    from .openai_agents_tools import memory_tools as make
+
+    return make(long_term, subject=subject, limit=limit)
 
 
 def _role_of(item: dict[str, Any]) -> str:
