@@ -51,7 +51,7 @@ import uuid
 import pytest
 
 import memstack
-from memstack.integrations.adk import MemstackSessionService
+from memstack.doors.integrations.adk import MemstackSessionService
 
 
 def pytest_configure(config):

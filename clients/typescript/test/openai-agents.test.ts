@@ -66,7 +66,7 @@ describe("MemstackSession", () => {
       `
 import json
 import memstack
-from memstack.integrations.openai_agents import MemstackSession
+from memstack.doors.integrations.openai_agents import MemstackSession
 mem = memstack.open(${JSON.stringify(server.url)}, tenant="default")
 session = MemstackSession("ts-run", mem)
 popped = session.pop()

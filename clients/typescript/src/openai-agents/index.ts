@@ -1,6 +1,6 @@
 /**
  * An OpenAI Agents SDK (`@openai/agents`) session kept in a memstack conversation, the twin of
- * Python's `memstack.integrations.openai_agents.MemstackSession` (same layout: either reads and
+ * Python's `memstack.doors.integrations.openai_agents.MemstackSession` (same layout: either reads and
  * writes the other's sessions):
  *
  * ```ts
