@@ -48,12 +48,14 @@ class Memory(Tiers):
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:
         """The dream passes of one long-term scope (``options``: see :class:`memstack.dream.Dreamer`;
-        ``embedder``/``profile`` go to the scope). The turn log is this memory's; the archive keeps
+        ``embedder``/``profile`` go to the scope). The conversations and the turn log are this memory's
+        (the passes read only those of ``user``, by default the scope's name); the archive keeps
         this memory's ``archive_max_age`` (:mod:`memstack.lifecycle.retention`)."""
         from .dream import Dreamer  # the passes pull in numpy and the search package: on first use
 
         lt_options = {k: options.pop(k) for k in ("embedder", "profile", "fusion") if k in options}
         options.setdefault("turns", self.turns)
+        options.setdefault("conversations", self.conversations)
         if self.retention.archive_max_age is not None:
             options.setdefault("retention", self.retention.archive_max_age)
         return Dreamer(self.long_term(scope, **lt_options), **options)
