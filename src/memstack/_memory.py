@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from .dream import Dreamer
     from .lifecycle import ForgetReport
     from .lifecycle.selectors import Selector
+    from .llm.chat import ChatModel
+    from .loop import MemoryLoop, Recalled, Remembered
     from .search.embedders import Embedder
 
 __all__ = ["CLOSE_WAIT", "DEFAULT_TENANT", "SCOPES_KEPT", "Memory", "open"]
@@ -45,6 +47,42 @@ class Memory(Tiers):
     ) -> None:
         super().__init__(engine, **options)
         self.retention = retention if retention is not None else Retention()
+        self._loop: MemoryLoop | None = None
+
+    def loop(
+        self, *, model: ChatModel | None = None, debounce: float | None = None, background: bool = True
+    ) -> MemoryLoop:
+        """The memory loop (:mod:`memstack.loop`): made on the first call, with ``model`` (default:
+        the chat model of ``MEMSTACK_CHAT_URL``/``MEMSTACK_CHAT_MODEL``, else none: nothing is
+        extracted), ``debounce`` seconds (default 30) and, with a model and ``background``, a
+        thread running the due extract passes; later calls return it as it is.
+
+        Raises:
+            InvalidConfiguration: half a chat model in the environment, or a debounce below 0.
+        """
+        from .llm.chat import chat_model_from_env
+        from .loop import DEBOUNCE, MemoryLoop
+
+        with self._lock:
+            if self._loop is None:
+                chosen = model if model is not None else chat_model_from_env()
+                made = MemoryLoop(self, model=chosen, debounce=DEBOUNCE if debounce is None else debounce)
+                if background:
+                    made.start()
+                self._closables.append(made)
+                self._loop = made
+            return self._loop
+
+    def remember(self, messages: object, *, user: str, conversation: str | None = None) -> Remembered:
+        """Append ``messages`` to ``user``'s conversation and make them searchable in their scope
+        at once; with a chat model, queue their extract pass (see
+        :meth:`memstack.loop.MemoryLoop.remember`)."""
+        return self.loop().remember(messages, user=user, conversation=conversation)
+
+    def recall(self, query: str, *, user: str, limit: int = 10) -> list[Recalled]:
+        """The user's best memories, extracted facts and turns for ``query``, each with its
+        provenance (see :meth:`memstack.loop.MemoryLoop.recall`)."""
+        return self.loop().recall(query, user=user, limit=limit)
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:
         """The dream passes of one long-term scope (``options``: see :class:`memstack.dream.Dreamer`;
