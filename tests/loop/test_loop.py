@@ -8,12 +8,11 @@ import json
 
 import pytest
 
+from dream._openai_server import fake_openai
+from dream.test_http_model import client
 from memstack import ManualClock, Memory
 from memstack.errors import AlreadyExists, InvalidValue
 from memstack.loop import MemoryLoop
-
-from dream._openai_server import fake_openai
-from dream.test_http_model import client
 
 PIN = "9911-PIN-OF-BOB"
 ADD = json.dumps({"decisions": [{"fact": 1, "action": "add"}]})
@@ -73,7 +72,7 @@ def test_two_users_extract_reads_only_its_users_conversation_then_forget(
     assert "I moved to Berlin last week" in extract  # her own conversation reaches her pass...
     assert PIN not in extract and PIN not in decide  # ...and bob's never does
     assert PIN in json.dumps(server.requests[2]["messages"])  # bob's own pass reads his
-    assert [(r.scope, r.kind, r.status) for r in records][0] == ("alice", "extract", "applied")
+    assert (records[0].scope, records[0].kind, records[0].status) == ("alice", "extract", "applied")
     for entry in mem.long_term("alice").entries():
         cited = set((entry.metadata or {}).get("message_ids", []))
         assert entry.subject == "alice" and PIN not in entry.content
