@@ -13,6 +13,7 @@ import pytest
 from memstack import ManualClock, Memory
 from memstack.dream import Dreamer
 from memstack.errors import DreamRefused, EntryNotFound, InvalidConfiguration
+from memstack.llm.scripted import ScriptedChatModel
 from memstack.longterm import LongTermMemory
 
 from ._openai_server import Step, fake_openai
@@ -106,7 +107,11 @@ def test_add_update_duplicate_with_provenance_then_undo(mem: Memory, clock: Manu
     assert {e.id: e for e in memory.entries()} == before  # the previous validity, exactly
     assert memory.history(berlin.id) == []
     assert [e.op for e in memory.history("lisbon")] == ["create", "supersede", "restore"]
-    assert dreamer.extract() is None  # undo does not re-read the turns
+    again = ScriptedChatModel([facts()])  # the undone pass's turns are read again, only those
+    assert Dreamer(memory, model=again, turns=mem.turns).extract() is not None
+    shown = again.calls[0]["messages"][1]["content"]
+    assert "[ID:m1]" in shown and "[ID:m4]" in shown and "[ID:m2]" not in shown and "[ID:m3]" not in shown
+    assert Dreamer(memory, model=again, turns=mem.turns).extract() is None
 
 
 @pytest.mark.parametrize(
