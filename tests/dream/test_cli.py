@@ -35,7 +35,7 @@ def test_dedupe_history_show_undo(tmp_path: Path) -> None:
     with default_tenant(url) as mem:
         memory = mem.long_term("bob")
         memory.save(content="Bob likes the colour blue a lot")
-        memory.save(content="bob likes the colour blue a lot!")
+        memory.save(id="dup", content="bob likes the colour blue a lot!")  # an id: an exact duplicate
         memory.save(content="Bob owns two cats")
     assert "nothing" not in run(url, "dream", "run", "--scope", "bob", "--pass", "dedupe", "--dry-run")
     (record,) = json.loads(run(url, "--json", "dream", "run", "--scope", "bob", "--pass", "dedupe"))["items"]
