@@ -97,7 +97,7 @@ for n in range(users):
     for _ in range(queries):
         query = " ".join(rng.choice(words) for _ in range(3))
         start = time.perf_counter()
-        mem.search(query, user_id=f"u{n}", limit=10)
+        mem.search(query, filters={"user_id": f"u{n}"}, limit=10)
         search.append(time.perf_counter() - start)
 p50 = lambda v: sorted(v)[len(v) // 2] * 1000
 print(json.dumps({"add_p50_ms": p50(add), "search_p50_ms": p50(search)}))

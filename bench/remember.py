@@ -123,7 +123,14 @@ def mem0_row(python: str | None, users: int, turns: int, queries: int) -> tuple[
     if check.returncode != 0:
         return {}, f"mem0 not measured: {python} cannot import mem0/faiss ({check.stderr.strip()[-200:]})"
     with embedding_server() as url, tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "MEM0_DIR": home, "HOME": home, "OPENAI_API_KEY": "local"}
+        # MEM0_TELEMETRY off: mem0 would otherwise send usage events out of the machine
+        env = {
+            **os.environ,
+            "MEM0_DIR": home,
+            "HOME": home,
+            "OPENAI_API_KEY": "local",
+            "MEM0_TELEMETRY": "False",
+        }
         argv = [python, "-c", MEM0_SCRIPT, url, home, str(users), str(turns), str(queries)]
         done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:
