@@ -5,11 +5,11 @@ from __future__ import annotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..errors import InvalidValue
-from ..wire import RecalledJSON, RememberedJSON, recalled_json, remembered_json
+from ..foundation.errors import InvalidValue
+from ..services.memory import Memory
 from .fields import ConversationId
 from .spec import Ops, Request, Tool, cli, http
+from .wire import RecalledJSON, RememberedJSON, recalled_json, remembered_json
 
 __all__ = ["OPS"]
 
