@@ -173,6 +173,11 @@ SCENARIOS: dict[str, Scenario] = {
         {"session_id": "s1", "message": "violin?", "scope": "alice", "dry_run": True}, clocked=True
     ),
     "forget": Scenario({"subject": "u1"}),
+    "loop.remember": Scenario(
+        {"user": "u1", "content": "I keep bees in Porto"},
+        frozenset({"message_id", "parent_message_id", "id", "metadata"}),
+    ),
+    "loop.recall": Scenario({"query": "violin", "user": "alice"}),
     "agent.save_memory": Scenario(
         {"content": "Alice lives in Denver", "tags": "home", "supersedes": "a3", "scope": "alice"},
         text_ids=True,

@@ -161,7 +161,7 @@ def test_the_command_line_saves_searches_and_extracts(
     with memstack.open(url) as mem:
         mem.long_term("u").save(content="The user likes jazz")  # a pass may supersede at most half
         mem.long_term("u").save(content="The user has a cat")
-        mem.turns.add("s1", "user", "I moved again, to Madrid", message_id="m1")
+        mem.turns.add("s1", "user", "I moved again, to Madrid", message_id="m1", subject="u")
     facts = json.dumps({"facts": [{"content": "The user lives in Madrid", "sourceIds": ["m1"]}]})
     update = json.dumps({"decisions": [{"fact": 1, "action": "update", "ids": [berlin["id"]]}]})
     monkeypatch.delenv("MEMSTACK_CHAT_URL", raising=False)
@@ -197,7 +197,7 @@ def test_the_extract_pass_over_http(
     mem = Memory(tenant_engine(engine, "default"))  # the keyless server's tenant
     for n, fact in enumerate(("The user lives in Lisbon", "The user likes jazz", "The user has a cat")):
         mem.long_term("u").save(id=("lisbon", "jazz", "cat")[n], content=fact)
-    mem.turns.add("s1", "user", "We moved to Berlin", message_id="m1")
+    mem.turns.add("s1", "user", "We moved to Berlin", message_id="m1", subject="u")
     facts = json.dumps({"facts": [{"content": "The user lives in Berlin", "sourceIds": ["m1"]}]})
     update = json.dumps({"decisions": [{"fact": 1, "action": "update", "ids": ["lisbon"]}]})
     with fake_openai([facts, update]) as server:

@@ -3,6 +3,7 @@
 import { conversations } from "./tiers/conversations.js";
 import { dream } from "./tiers/dream.js";
 import { memories } from "./tiers/memories.js";
+import { loop } from "./tiers/loop.js";
 import { info, tools } from "./tiers/service.js";
 import { sessions } from "./tiers/sessions.js";
 import { shared } from "./tiers/shared.js";
@@ -35,6 +36,7 @@ export class Memstack {
   readonly tools;
   readonly dream;
   readonly forget;
+  readonly loop;
   readonly info;
   readonly store;
 
@@ -51,6 +53,7 @@ export class Memstack {
     this.tools = tools(t);
     this.dream = dream(t);
     this.forget = forget(t);
+    this.loop = loop(t);
     this.info = info(t);
     this.store = store(t);
   }

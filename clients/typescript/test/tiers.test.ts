@@ -188,6 +188,20 @@ describe("context, tools, dream, forget, info", () => {
     assert.deepEqual((await mem.memories.search({ scope: "erin", query: "phone" })).items, []);
   });
 
+  test("loop: remember a user's messages, recall them with their sources, forget the user", async () => {
+    const done = await mem.loop.remember({ user: "finn", messages: [{ role: "user", content: "I keep bees in Porto" }] });
+    assert.equal(done.conversation, "user-finn");
+    assert.equal(done.messages.length, 1);
+    const [first] = (await mem.loop.recall({ query: "bees", user: "finn" })).items;
+    assert.ok(first !== undefined && done.messages[0] !== undefined);
+    assert.equal(first.kind, "turn");
+    assert.deepEqual(first.message_ids, [done.messages[0].message_id]);
+    assert.deepEqual(first.conversations, ["user-finn"]);
+    assert.deepEqual((await mem.loop.recall({ query: "bees", user: "gil" })).items, []);
+    assert.equal((await mem.forget.run({ subject: "finn" })).remaining, 0);
+    assert.deepEqual((await mem.loop.recall({ query: "bees", user: "finn" })).items, []);
+  });
+
   test("info names the engine", async () => {
     const info = await mem.info.get();
     assert.equal(info.engine, "sqlite");

@@ -68,6 +68,11 @@ class Run(Request):
     )
     dry_run: bool = Field(False, description="Compute the plans; write nothing.")
     force: bool = Field(False, description="Apply plans the guard rails refuse.")
+    user: Subject = Field(
+        None,
+        description="Whose conversations preferences and extract read (default: the scope's name); "
+        "never another user's.",
+    )
 
 
 class ReadHistory(Request):
@@ -126,7 +131,9 @@ def _run(mem: Memory, r: Run) -> Records:
 
     passes = list(dict.fromkeys(r.passes))
     model = _chat_model() if set(passes) - {"dedupe"} else None
-    dreamer = Dreamer(mem.long_term(r.scope), model=model, turns=mem.turns)
+    dreamer = Dreamer(
+        mem.long_term(r.scope), model=model, turns=mem.turns, conversations=mem.conversations, user=r.user
+    )
     records = dreamer.run(passes, dry_run=r.dry_run, force=r.force)
     return {"items": [dream_record_json(record) for record in records]}
 

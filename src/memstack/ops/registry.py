@@ -12,7 +12,19 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from . import agent, conversations, dream, memories, sessions, shared, shared_cache, store, turn, working
+from . import (
+    agent,
+    conversations,
+    dream,
+    loop,
+    memories,
+    sessions,
+    shared,
+    shared_cache,
+    store,
+    turn,
+    working,
+)
 from .spec import Op
 
 __all__ = ["GROUPS", "OPERATIONS", "check", "client_method", "operation", "tool_operation"]
@@ -29,7 +41,7 @@ GROUPS: Mapping[str, str] = MappingProxyType(
 )
 """The command groups of the generated commands, with their help (in the order shown)."""
 
-_MODULES = (sessions, conversations, memories, working, shared, shared_cache, store, dream, turn, agent)
+_MODULES = (sessions, conversations, memories, working, shared, shared_cache, store, dream, turn, loop, agent)
 
 
 def check(ops: Iterable[Op[Any]]) -> dict[str, Op[Any]]:

@@ -6,7 +6,7 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..services.memory import Memory
-from .fields import Board, ConversationId, Scope, SessionId
+from .fields import Board, ConversationId, Scope, SessionId, Subject
 from .spec import Ops, Request, cli, http
 from .wire import ContextJSON, context_json
 
@@ -33,6 +33,11 @@ class BuildContext(Request):
     token_budget: int | None = Field(None, ge=1, description="Token budget of the whole context.")
     system_prompt: str | None = Field(None, description="A system prompt to put first.")
     record_turn: bool = Field(False, description="Append the message to the session's turns first.")
+    user: Subject = Field(
+        None,
+        description="The end user of the turn: recalls from their scope (unless scope is given), and a "
+        "recorded turn is theirs (only their dream passes read it).",
+    )
     dry_run: bool = Field(False, description="Preview: mark no recalled memory as injected.")
 
 
@@ -68,16 +73,17 @@ def _build(mem: Memory, r: BuildContext) -> ContextJSON:
     """The messages the context builder gives one turn, with why each item is in or out."""
     from ..agent.context import ContextBuilder
 
+    scope = r.user if r.user is not None and "scope" not in r.model_fields_set else r.scope
     builder = ContextBuilder(
         mem,
-        scope=r.scope,
+        scope=scope,
         history_turns=r.history_turns,
         recall_limit=r.recall_limit,
         token_budget=r.token_budget,
         system_prompt=r.system_prompt,
     )
     if r.record_turn:
-        mem.turns.add(r.session_id, "user", r.message)
+        mem.turns.add(r.session_id, "user", r.message, subject=r.user)
     return context_json(builder.build(r.session_id, r.message, namespace=r.namespace, dry_run=r.dry_run))
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..agent.context.budget import ExplainItem
     from ..agent.context.builder import BuiltContext
     from ..services.dream.record import DreamRecord
+    from ..services.loop import Recalled, Remembered
     from ..tiers.conversation.message import Message
     from ..tiers.longterm.entry import MemoryEntry, SearchHit
     from ..tiers.longterm.history import HistoryEvent
@@ -39,6 +40,8 @@ __all__ = [
     "MemoryEventJSON",
     "MemoryJSON",
     "MessageJSON",
+    "RecalledJSON",
+    "RememberedJSON",
     "WorkingJSON",
     "api_key_json",
     "context_json",
@@ -51,6 +54,8 @@ __all__ = [
     "memory_event_json",
     "memory_json",
     "message_json",
+    "recalled_json",
+    "remembered_json",
     "working_json",
 ]
 
@@ -230,6 +235,50 @@ def message_json(message: Message) -> MessageJSON:
     data = message.to_dict()
     data["created_at"] = iso_utc(message.created_at)
     return cast("MessageJSON", data)
+
+
+class RememberedJSON(TypedDict):
+    """What ``remember`` did: the user's conversation, the messages appended, the entries that make
+    them searchable, and whether an extract pass is queued."""
+
+    user: str
+    conversation: str
+    messages: list[MessageJSON]
+    entries: list[MemoryJSON]
+    queued: bool
+
+
+class RecalledJSON(TypedDict):
+    """One recalled item: the entry, its score, its ``kind`` (``fact``, ``turn``, ``memory``) and
+    the conversations and message ids it comes from."""
+
+    entry: MemoryJSON
+    score: float
+    kind: str
+    conversations: list[str]
+    message_ids: list[str]
+
+
+def remembered_json(done: Remembered) -> RememberedJSON:
+    """What one ``remember`` did."""
+    return {
+        "user": done.user,
+        "conversation": done.conversation,
+        "messages": [message_json(m) for m in done.messages],
+        "entries": [memory_json(e) for e in done.entries],
+        "queued": done.queued,
+    }
+
+
+def recalled_json(item: Recalled) -> RecalledJSON:
+    """One recalled item."""
+    return {
+        "entry": memory_json(item.entry),
+        "score": item.score,
+        "kind": item.kind,
+        "conversations": list(item.conversations),
+        "message_ids": list(item.message_ids),
+    }
 
 
 def working_json(entry: WorkingEntry) -> WorkingJSON:

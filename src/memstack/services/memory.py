@@ -18,10 +18,12 @@ from .lifecycle.retention import Retention, parse_retention
 from .tiers import CLOSE_WAIT, SCOPES_KEPT, TierOptions, Tiers
 
 if TYPE_CHECKING:
+    from ..llm.chat import ChatModel
     from ..search.embedders import Embedder
     from .dream import Dreamer
     from .lifecycle import ForgetReport
     from .lifecycle.selectors import Selector
+    from .loop import MemoryLoop, Recalled, Remembered
 
 __all__ = ["CLOSE_WAIT", "DEFAULT_TENANT", "SCOPES_KEPT", "Memory", "open"]
 
@@ -45,15 +47,53 @@ class Memory(Tiers):
     ) -> None:
         super().__init__(engine, **options)
         self.retention = retention if retention is not None else Retention()
+        self._loop: MemoryLoop | None = None
+
+    def loop(
+        self, *, model: ChatModel | None = None, debounce: float | None = None, background: bool = True
+    ) -> MemoryLoop:
+        """The memory loop (:mod:`memstack.services.loop`): made on the first call, with ``model`` (default:
+        the chat model of ``MEMSTACK_CHAT_URL``/``MEMSTACK_CHAT_MODEL``, else none: nothing is
+        extracted), ``debounce`` seconds (default 30) and, with a model and ``background``, a
+        thread running the due extract passes; later calls return it as it is.
+
+        Raises:
+            InvalidConfiguration: half a chat model in the environment, or a debounce below 0.
+        """
+        from ..llm.chat import chat_model_from_env
+        from .loop import DEBOUNCE, MemoryLoop
+
+        with self._lock:
+            if self._loop is None:
+                chosen = model if model is not None else chat_model_from_env()
+                made = MemoryLoop(self, model=chosen, debounce=DEBOUNCE if debounce is None else debounce)
+                if background:
+                    made.start()
+                self._closables.append(made)
+                self._loop = made
+            return self._loop
+
+    def remember(self, messages: object, *, user: str, conversation: str | None = None) -> Remembered:
+        """Append ``messages`` to ``user``'s conversation and make them searchable in their scope
+        at once; with a chat model, queue their extract pass (see
+        :meth:`memstack.services.loop.MemoryLoop.remember`)."""
+        return self.loop().remember(messages, user=user, conversation=conversation)
+
+    def recall(self, query: str, *, user: str, limit: int = 10) -> list[Recalled]:
+        """The user's best memories, extracted facts and turns for ``query``, each with its
+        provenance (see :meth:`memstack.services.loop.MemoryLoop.recall`)."""
+        return self.loop().recall(query, user=user, limit=limit)
 
     def dream(self, scope: str = "default", **options: Any) -> Dreamer:
         """The dream passes of one long-term scope (``options``: see :class:`memstack.services.dream.Dreamer`;
-        ``embedder``/``profile`` go to the scope). The turn log is this memory's; the archive keeps
+        ``embedder``/``profile`` go to the scope). The conversations and the turn log are this memory's
+        (the passes read only those of ``user``, by default the scope's name); the archive keeps
         this memory's ``archive_max_age`` (:mod:`memstack.services.lifecycle.retention`)."""
         from .dream import Dreamer  # the passes pull in numpy and the search package: on first use
 
         lt_options = {k: options.pop(k) for k in ("embedder", "profile", "fusion") if k in options}
         options.setdefault("turns", self.turns)
+        options.setdefault("conversations", self.conversations)
         if self.retention.archive_max_age is not None:
             options.setdefault("retention", self.retention.archive_max_age)
         return Dreamer(self.long_term(scope, **lt_options), **options)

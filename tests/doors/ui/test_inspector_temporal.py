@@ -44,7 +44,7 @@ def test_extract_from_the_dream_view_then_validity_and_history(
         live.api.post("/v1/memories?scope=u", json={"content": other}).raise_for_status()
     clock.advance(3600)
     tenant = Memory(tenant_engine(engine, live.tenant))
-    tenant.turns.add("s1", "user", "I moved to Berlin last week!", message_id="m1")
+    tenant.turns.add("s1", "user", "I moved to Berlin last week!", message_id="m1", subject="u")
     update = json.dumps({"decisions": [{"fact": 1, "action": "update", "ids": [lisbon["id"]]}]})
     found = json.dumps({"facts": [BERLIN]})
     with fake_openai([found, update, found, update]) as server:

@@ -35,7 +35,7 @@ def test_dedupe_history_show_undo(tmp_path: Path) -> None:
     with default_tenant(url) as mem:
         memory = mem.long_term("bob")
         memory.save(content="Bob likes the colour blue a lot")
-        memory.save(content="bob likes the colour blue a lot!")
+        memory.save(id="dup", content="bob likes the colour blue a lot!")  # an id: an exact duplicate
         memory.save(content="Bob owns two cats")
     assert "nothing" not in run(url, "dream", "run", "--scope", "bob", "--pass", "dedupe", "--dry-run")
     (record,) = json.loads(run(url, "--json", "dream", "run", "--scope", "bob", "--pass", "dedupe"))["items"]
@@ -103,3 +103,23 @@ def test_the_chat_model_comes_from_the_options_or_a_clear_error(
             "m",
         )
     assert "consolidate: applied" in out and server.requests[0]["model"] == "m"
+
+
+def test_a_pass_whose_model_is_unreachable_exits_5_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    with default_tenant(url) as mem:
+        mem.remember("I moved to Berlin", user="amy")
+    with socket.socket() as probe:  # a port nothing listens on: the model is unreachable
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("MEMSTACK_CHAT_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
+    out = run(url, "--json", "dream", "run", "--scope", "amy", "--pass", "extract", code=5)
+    (record,) = json.loads(out)["items"]
+    assert record["status"] == "skipped" and record["reason"]
+    with fake_openai([json.dumps({"facts": []})]):  # another port: still unreachable, still 5
+        run(url, "dream", "run", "--scope", "amy", "--pass", "extract", code=5)

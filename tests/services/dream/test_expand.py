@@ -92,7 +92,7 @@ def test_the_service_tools_expand_when_a_chat_model_is_configured(
 
 
 def test_mem_dream_accessor(mem: Memory) -> None:
-    mem.turns.add("s", "user", "I told you twice: no emojis!")
+    mem.turns.add("s", "user", "I told you twice: no emojis!", subject="acc")
     dreamer = mem.dream("acc", model=ScriptedChatModel(['{"toSave": [{"content": "No emojis"}]}']))
     record = dreamer.infer_preferences()
     assert record is not None and dreamer.scope == "acc"

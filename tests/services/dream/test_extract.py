@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from memstack import ManualClock, Memory
-from memstack.foundation.errors import DreamRefused, InvalidConfiguration
+from memstack.foundation.errors import DreamRefused, EntryNotFound, InvalidConfiguration
+from memstack.llm.scripted import ScriptedChatModel
 from memstack.services.dream import Dreamer
 from memstack.tiers.longterm import LongTermMemory
 
@@ -38,10 +39,10 @@ def scope(mem: Memory, clock: ManualClock) -> LongTermMemory:
     memory.save(id="tea", content="The user drinks green tea")
     memory.save(id="cat", content="The user has a cat named Tom")
     clock.advance(10 * DAY)
-    mem.turns.add("s1", "user", "I moved to Berlin five days ago!", message_id="m1")
-    mem.turns.add("s1", "assistant", "Congratulations on the move.", message_id="m2")
-    mem.turns.add("s1", "user", "I still listen to jazz every day", message_id="m3")
-    mem.turns.add("s1", "user", "My sister Ana visits next week", message_id="m4")
+    mem.turns.add("s1", "user", "I moved to Berlin five days ago!", message_id="m1", subject="u")
+    mem.turns.add("s1", "assistant", "Congratulations on the move.", message_id="m2", subject="u")
+    mem.turns.add("s1", "user", "I still listen to jazz every day", message_id="m3", subject="u")
+    mem.turns.add("s1", "user", "My sister Ana visits next week", message_id="m4", subject="u")
     return memory
 
 
@@ -106,7 +107,11 @@ def test_add_update_duplicate_with_provenance_then_undo(mem: Memory, clock: Manu
     assert {e.id: e for e in memory.entries()} == before  # the previous validity, exactly
     assert memory.history(berlin.id) == []
     assert [e.op for e in memory.history("lisbon")] == ["create", "supersede", "restore"]
-    assert dreamer.extract() is None  # undo does not re-read the turns
+    again = ScriptedChatModel([facts()])  # the undone pass's turns are read again, only those
+    assert Dreamer(memory, model=again, turns=mem.turns).extract() is not None
+    shown = again.calls[0]["messages"][1]["content"]
+    assert "[ID:m1]" in shown and "[ID:m4]" in shown and "[ID:m2]" not in shown and "[ID:m3]" not in shown
+    assert Dreamer(memory, model=again, turns=mem.turns).extract() is None
 
 
 @pytest.mark.parametrize(
@@ -199,22 +204,40 @@ def test_contradictory_updates_supersede_an_entry_once(mem: Memory, clock: Manua
     assert by_entry == {"lisbon": berlin, "cat": paris, "jazz": ana, "tea": ana}
 
 
-def test_subjects_of_the_turns_label_what_is_learnt(mem: Memory, clock: ManualClock) -> None:
+def test_a_pass_reads_only_its_users_turns_and_labels_what_is_learnt(mem: Memory, clock: ManualClock) -> None:
     memory = mem.long_term("family")
     mem.turns.add("alice-chat", "user", "I play the violin", subject="alice", message_id="a1")
     mem.turns.add("bob-chat", "user", "I play the drums", subject="bob", message_id="b1")
+    mem.conversations.append("alice-c", "user", "My PIN is 1234", subject="alice", message_id="a2")
+    mem.conversations.append("bob-c", "user", "My PIN is 9911", subject="bob", message_id="b2")
+    mem.conversations.append("nobody", "user", "An unlabelled word", message_id="n1")
     found = facts(
         {"content": "Alice plays the violin", "sourceIds": ["a1"]},
-        {"content": "Bob plays the drums", "sourceIds": ["b1"]},
+        {"content": "Bob plays the drums", "sourceIds": ["b1"]},  # never shown: dropped
         {"content": "Both play music", "sourceIds": ["a1", "b1"]},
+        {"content": "Alice and nobody", "sourceIds": ["a2", "n1"]},  # n1 never shown: a2 alone
     )
     with fake_openai([found]) as server:
-        record = Dreamer(memory, model=client(server.url), turns=mem.turns).extract()
-    assert record is not None and [c.entry.subject for c in record.created] == ["alice", "bob", None]
+        record = mem.dream("family", model=client(server.url), user="alice").extract()
+    shown = server.requests[0]["messages"][1]["content"]
+    assert "violin" in shown and "1234" in shown
+    assert "drums" not in shown and "9911" not in shown and "unlabelled" not in shown
+    assert record is not None and [c.entry.subject for c in record.created] == ["alice"] * 3
+    assert [c.message_ids for c in record.created] == [("a1",), ("a1",), ("a2",)]
     report = mem.forget(subject="alice")
-    assert report.remaining == 0
-    assert sorted(e.content for e in memory.entries()) == ["Bob plays the drums", "Both play music"]
-    assert "violin" not in json.dumps(Dreamer(memory).show(record.id).to_dict())
+    assert report.remaining == 0 and memory.entries() == []
+    with pytest.raises(EntryNotFound):  # the record held only her words: it went with them
+        Dreamer(memory).show(record.id)
+
+
+def test_a_fact_citing_two_users_is_refused() -> None:
+    from memstack.services.dream.extract import extraction_plan
+    from memstack.services.dream.parse import ProposedFact
+
+    turns = {"a": {"subject": "alice", "timestamp": 1.0}, "b": {"subject": "bob", "timestamp": 1.0}}
+    both = ProposedFact("They both play", source_ids=("a", "b"))
+    plan = extraction_plan([both], [[]], [], turns, datetime.now(UTC))
+    assert plan.create == () and plan.dropped == 1
 
 
 def test_sessions_and_batches(mem: Memory, clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -119,7 +119,7 @@ def test_extraction_plan_rules() -> None:
 def test_the_scheduler_and_run_take_the_extract_pass(mem: Memory, clock: ManualClock) -> None:
     memory = mem.long_term("pat")
     memory.save(content="Pat walks the dog")
-    mem.turns.add("s1", "user", "I got a second dog, Rex", message_id="m1")
+    mem.turns.add("s1", "user", "I got a second dog, Rex", message_id="m1", subject="pat")
     reply = json.dumps({"facts": [{"content": "Pat has a second dog named Rex", "sourceIds": ["m1"]}]})
     decide = json.dumps({"decisions": [{"fact": 1, "action": "add"}]})
     scheduler = DreamScheduler(

@@ -20,9 +20,9 @@ def prefs(*items: dict[str, object]) -> str:
 
 
 def test_prompt_groups_the_log_by_session_with_feedback(mem: Memory) -> None:
-    mem.turns.add("s1", "user", "Stop using emojis!")
-    mem.turns.add("s2", "user", "hello")
-    mem.turns.add("s1", "assistant", "Sorry.")
+    mem.turns.add("s1", "user", "Stop using emojis!", subject="u1")
+    mem.turns.add("s2", "user", "hello", subject="u1")
+    mem.turns.add("s1", "assistant", "Sorry.", subject="u1")
     model = ScriptedChatModel([prefs()])
     dreamer = Dreamer(mem.long_term("u1"), model=model, turns=mem.turns)
     dreamer.feedback.add("correction", "no emojis")
@@ -36,7 +36,7 @@ def test_prompt_groups_the_log_by_session_with_feedback(mem: Memory) -> None:
 
 
 def test_saved_preferences_carry_inferred_tag_source_and_default_category(mem: Memory) -> None:
-    mem.turns.add("s1", "user", "never send my card number")
+    mem.turns.add("s1", "user", "never send my card number", subject="u1")
     reply = prefs(
         {
             "content": " Never share card numbers ",
@@ -62,12 +62,16 @@ def test_saved_preferences_carry_inferred_tag_source_and_default_category(mem: M
 
 
 @pytest.mark.parametrize("reply", ["not json", '{"toSave": 3}', None])
-def test_the_log_is_cleared_whatever_happens(mem: Memory, reply: str | None) -> None:
-    mem.turns.add("s1", "user", "hi")
+def test_an_unusable_answer_skips_and_the_turns_are_read_again(mem: Memory, reply: str | None) -> None:
+    mem.turns.add("s1", "user", "hi", subject="u1")
     model = ScriptedChatModel([] if reply is None else [reply])  # None: the model fails
     record = Dreamer(mem.long_term("u1"), model=model, turns=mem.turns).infer_preferences()
     assert record is not None and record.status == "skipped"
-    assert mem.turns.log_entries() == []
+    again = ScriptedChatModel([prefs({"content": "Says hi"})])
+    record = Dreamer(mem.long_term("u1"), model=again, turns=mem.turns).infer_preferences()
+    assert record is not None and record.status == "applied"
+    assert "hi" in again.calls[0]["messages"][1]["content"]
+    assert Dreamer(mem.long_term("u1"), model=again, turns=mem.turns).infer_preferences() is None  # all read
 
 
 def test_an_empty_log_skips_the_pass(mem: Memory) -> None:
@@ -77,7 +81,7 @@ def test_an_empty_log_skips_the_pass(mem: Memory) -> None:
 
 
 def test_dry_run_keeps_the_log_and_writes_nothing(mem: Memory) -> None:
-    mem.turns.add("s1", "user", "hi")
+    mem.turns.add("s1", "user", "hi", subject="u1")
     memory = mem.long_term("u1")
     record = Dreamer(
         memory, model=ScriptedChatModel([prefs({"content": "p"})]), turns=mem.turns
@@ -94,18 +98,17 @@ def test_each_pass_runs_on_its_own_conditions_with_fewer_than_two_memories(mem: 
     """RockBot returns early below 2 memories, skipping preferences and keeping the
     log; memstack skips only consolidation."""
     memory, _ = with_entries(mem, 1)
-    mem.turns.add("s1", "user", "I hate long answers! Stop it!")
+    mem.turns.add("s1", "user", "I hate long answers! Stop it!", subject="u1")
     model = ScriptedChatModel([prefs({"content": "Wants short answers"})])
     records = Dreamer(memory, model=model, turns=mem.turns).run()
     assert [r.kind for r in records] == ["preferences"]
     assert len(model.calls) == 1  # consolidation never asked the model
     assert "Wants short answers" in {e.content for e in memory.entries()}
-    assert mem.turns.log_entries() == []
 
 
 def test_run_does_both_passes_in_order(mem: Memory) -> None:
     memory, e = with_entries(mem, 3)
-    mem.turns.add("s1", "user", "hi")
+    mem.turns.add("s1", "user", "hi", subject="u1")
     model = ScriptedChatModel([answer([e[0].id]), prefs({"content": "Says hi"})])
     records = Dreamer(memory, model=model, turns=mem.turns).run()
     assert [(r.kind, r.status) for r in records] == [("consolidate", "applied"), ("preferences", "applied")]

@@ -31,7 +31,11 @@ def _populate(client: TestClient) -> list[str]:
         "Zoe reads poetry",
         "Zoe has a bike",
     ]
-    return [client.post("/v1/memories?scope=zoe", json={"content": t}).json()["id"] for t in texts]
+    # ids: the exact duplicate is kept (as data saved before equal saves were one entry holds it)
+    made = [
+        client.post("/v1/memories?scope=zoe", json={"content": t, "id": f"z{n}"}) for n, t in enumerate(texts)
+    ]
+    return [r.json()["id"] for r in made]
 
 
 def test_dedupe_run_history_show_undo(client: TestClient) -> None:
@@ -87,7 +91,7 @@ def test_agent_tools_offer_dry_run_and_history_only(engine: Engine) -> None:
     mem = Memory(engine)
     memory = mem.long_term("kim")
     memory.save(content="Kim drinks coffee every single morning")
-    memory.save(content="kim drinks coffee every single morning.")
+    memory.save(id="dup", content="kim drinks coffee every single morning.")  # an id: an exact duplicate
     assert json.loads(run_tool(mem, "dream_history", {}, scope="kim")) == {"items": []}
     dry = run_tool(mem, "dream_dry_run", {"passes": ["dedupe"]}, scope="kim")
     assert '"status": "dry-run"' in dry and len(memory) == 2

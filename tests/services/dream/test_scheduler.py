@@ -19,7 +19,7 @@ def _clock(mem: Memory) -> ManualClock:
 def _dupes(mem: Memory, scope: str) -> None:
     memory = mem.long_term(scope)
     memory.save(content="Pat walks the dog at seven every evening")
-    memory.save(content="pat walks the dog at seven every evening!")
+    memory.save(id="dup", content="pat walks the dog at seven every evening!")  # an id: an exact duplicate
     memory.save(content="Pat has two sisters")
 
 
@@ -36,7 +36,7 @@ def test_waits_while_the_user_is_active_then_runs_once_per_interval(mem: Memory)
     clock.advance(ACTIVITY_WINDOW)
     (record,) = scheduler.run_once()
     assert record.kind == "dedupe" and record.status == "applied"
-    mem.long_term("pat").save(content="Pat has two sisters.")
+    mem.long_term("pat").save(id="dup2", content="Pat has two sisters.")  # an id: an exact duplicate
     clock.advance(ACTIVITY_WINDOW + POLL)
     assert scheduler.run_once() == []  # not due before the interval
     clock.advance(3600)

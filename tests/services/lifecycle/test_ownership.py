@@ -47,9 +47,9 @@ def test_an_unlabelled_version_over_alices_is_nobodys_and_stays(mem: Memory) -> 
 def test_alices_archived_versions_go_and_bobs_archive_stays(mem: Memory) -> None:
     memories = mem.long_term("team", embedder=FakeEmbedder(dim=16))
     memories.save(content="Alice likes jazz", subject="alice")
-    memories.save(content="alice likes jazz", subject="alice")
+    memories.save(id="dup-a", content="alice likes jazz", subject="alice")  # an id: an exact duplicate
     memories.save(content="Bob likes rock", subject="bob")
-    memories.save(content="bob likes rock", subject="bob")
+    memories.save(id="dup-b", content="bob likes rock", subject="bob")  # an id: an exact duplicate
     record = mem.dream("team").dedupe()  # one record: both pairs retired, one entry made per pair
     assert record is not None and len(record.retired) == 4 and len(record.created) == 2
 
@@ -67,7 +67,7 @@ def test_alices_archived_versions_go_and_bobs_archive_stays(mem: Memory) -> None
 def test_a_consolidated_entry_is_its_sources_subject_when_they_agree(mem: Memory) -> None:
     memories = mem.long_term("team")
     memories.save(content="Alice likes jazz", subject="alice")
-    memories.save(content="alice likes jazz", subject="alice")
+    memories.save(id="dup-a", content="alice likes jazz", subject="alice")  # an id: an exact duplicate
     mem.dream("team").dedupe()
     (survivor,) = memories.entries()
     assert survivor.subject == "alice"

@@ -70,7 +70,7 @@ def test_the_archive_policy_sets_the_dream_records_ttl(engine: Engine, clock: Ma
     mem = Memory(engine, retention=Retention(archive_max_age=DAY))
     lt = mem.long_term("u")
     lt.save(content="Bob likes blue a lot")
-    lt.save(content="bob likes blue a lot!")
+    lt.save(id="dup", content="bob likes blue a lot!")  # an id: an exact duplicate
     record = mem.dream("u").dedupe()
     assert record is not None and mem.dream("u").history()
     clock.advance(DAY + 1)

@@ -397,6 +397,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/recall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A user's best memories, extracted facts and turns for a query, each with its sources */
+        post: operations["loop_recall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/remember": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Append a user's messages to their conversation and make them searchable in their scope */
+        post: operations["loop_remember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -1475,10 +1509,48 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        /**
+         * RecalledJSON
+         * @description One recalled item: the entry, its score, its ``kind`` (``fact``, ``turn``, ``memory``) and
+         *     the conversations and message ids it comes from.
+         */
+        RecalledJSON: {
+            /** Conversations */
+            conversations: string[];
+            entry: components["schemas"]["MemoryJSON"];
+            /** Kind */
+            kind: string;
+            /** Message Ids */
+            message_ids: string[];
+            /** Score */
+            score: number;
+        };
+        /** Recalls */
+        Recalls: {
+            /** Items */
+            items: components["schemas"]["RecalledJSON"][];
+        };
         /** Records */
         Records: {
             /** Items */
             items: components["schemas"]["DreamRecordJSON"][];
+        };
+        /**
+         * RememberedJSON
+         * @description What ``remember`` did: the user's conversation, the messages appended, the entries that make
+         *     them searchable, and whether an extract pass is queued.
+         */
+        RememberedJSON: {
+            /** Conversation */
+            conversation: string;
+            /** Entries */
+            entries: components["schemas"]["MemoryJSON"][];
+            /** Messages */
+            messages: components["schemas"]["MessageJSON"][];
+            /** Queued */
+            queued: boolean;
+            /** User */
+            user: string;
         };
         /** Report */
         Report: {
@@ -1739,6 +1811,8 @@ export interface operations {
                     system_prompt?: string | null;
                     /** @description Token budget of the whole context. */
                     token_budget?: number | null;
+                    /** @description The end user of the turn: recalls from their scope (unless scope is given), and a recorded turn is theirs (only their dream passes read it). */
+                    user?: string | null;
                 };
             };
         };
@@ -3590,6 +3664,8 @@ export interface operations {
                     force?: boolean;
                     /** @description consolidate, preferences, dedupe or extract (new conversation turns become memories), in order (default: the first two). */
                     passes?: ("consolidate" | "preferences" | "dedupe" | "extract")[];
+                    /** @description Whose conversations preferences and extract read (default: the scope's name); never another user's. */
+                    user?: string | null;
                 };
             };
         };
@@ -5477,6 +5553,341 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Names"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    loop_recall: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Most items (1-100).
+                     * @default 10
+                     */
+                    limit?: number;
+                    /** @description What to look for. */
+                    query: string;
+                    /** @description The end user: their conversation, scope and subject. */
+                    user: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A user's best memories, extracted facts and turns for a query, each with its sources. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recalls"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    loop_remember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One message (instead of messages). */
+                    content?: string | null;
+                    /** @description The user's conversation (default: theirs, user-{user}). */
+                    conversation?: string | null;
+                    /** @description The messages, oldest first. */
+                    messages?: {
+                        /**
+                         * Content
+                         * @description The message text.
+                         */
+                        content: string;
+                        /**
+                         * Message Id
+                         * @description Its id (default: a new UUID).
+                         */
+                        message_id?: string | null;
+                        /**
+                         * Role
+                         * @description user, assistant, system or tool
+                         * @default user
+                         */
+                        role?: string;
+                    }[];
+                    /**
+                     * @description The role of content.
+                     * @default user
+                     */
+                    role?: string;
+                    /** @description The end user: their conversation, scope and subject. */
+                    user: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Append a user's messages to their conversation and make them searchable in their scope. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RememberedJSON"];
                 };
             };
             /** @description Invalid input: the detail names the field or value and the rule. */

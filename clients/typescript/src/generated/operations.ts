@@ -353,6 +353,30 @@ export const OPERATIONS = {
     retry: { kind: "safe" },
     client: "tools.list",
   },
+  /** POST /v1/recall: A user's best memories, extracted facts and turns for a query, each with its sources */
+  "loop_recall": {
+    method: "POST",
+    path: "/v1/recall",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "never" },
+    client: "loop.recall",
+  },
+  /** POST /v1/remember: Append a user's messages to their conversation and make them searchable in their scope */
+  "loop_remember": {
+    method: "POST",
+    path: "/v1/remember",
+    pathNames: [],
+    query: {},
+    body: true,
+    status: 201,
+    stream: false,
+    retry: { kind: "never" },
+    client: "loop.remember",
+  },
   /** GET /v1/memory-categories: The categories in use in a scope */
   "memories_categories": {
     method: "GET",

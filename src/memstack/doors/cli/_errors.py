@@ -9,6 +9,7 @@ The rule (documented in README.md):
 | 2 | invalid usage or input (unknown option, bad value, bad URL, missing directory): retrying cannot help |
 | 3 | not found: a session, key, entry or id that does not exist |
 | 4 | the engine is unavailable: unreachable, out of memory or disk |
+| 5 | ``dream run``: a pass was skipped (its model unreachable, its answer unusable); the records say why |
 
 The line reads ``error: <ErrorName>: <message>``; under ``--json`` it is one JSON object
 ``{"error": ..., "message": ..., "exit_code": ...}`` instead. ``MEMSTACK_DEBUG=1`` lets an
@@ -35,7 +36,7 @@ from ._state import state
 
 __all__ = ["EXIT", "GuardedGroup", "exit_code", "fail", "report"]
 
-EXIT: Final = {"error": 1, "usage": 2, "not_found": 3, "unavailable": 4}
+EXIT: Final = {"error": 1, "usage": 2, "not_found": 3, "unavailable": 4, "skipped": 5}
 
 # Most specific first: the first class an error is an instance of decides its exit code.
 _CODES: Final[list[tuple[type[BaseException], int]]] = [

@@ -200,6 +200,8 @@ TEXT: Final[dict[str, Renderer]] = {
 EXIT_CODES: Final[dict[str, Callable[[Any], int]]] = {
     # The verification scan still found something: run it again to finish.
     "forget": lambda r: 1 if r["remaining"] else 0,
+    # A pass skipped for a failure (model unreachable, unusable answer): cron and CI must notice.
+    "dream.run": lambda r: 5 if any(x["status"] in ("skipped", "refused") for x in r["items"]) else 0,
 }
 
 

@@ -164,6 +164,16 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family(
         "dream.cursor", "dream", DREAM, "cursor", "string", "index", "scope", doc="turns extracted so far"
     ),
+    Family(
+        "dream.pref_cursor",
+        "dream",
+        DREAM,
+        "pcursor",
+        "string",
+        "index",
+        "scope",
+        doc="turns read so far",
+    ),
     # -- working memory ----------------------------------------------------------------------
     Family(
         "working.meta", "working", WORKING, "m", "hash", "index", "scope", labelled=True, doc="key -> meta"

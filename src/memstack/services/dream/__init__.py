@@ -9,7 +9,7 @@ record, whose copy of every retired entry is the archive; ``undo`` puts the scop
 >>> with memstack.open("memory://") as mem:
 ...     memories = mem.long_term("alice")
 ...     _ = memories.save(content="Alice likes jazz.")
-...     _ = memories.save(content="alice likes jazz")
+...     _ = memories.save(id="again", content="alice likes jazz")  # an id: an exact duplicate
 ...     dreamer = Dreamer(memories)
 ...     record = dreamer.dedupe()
 ...     print(len(memories), record.status)

@@ -1,11 +1,10 @@
 """``Dreamer``: the passes over one scope (consolidation, preferences, dedupe, extract) and their
 records.
 
-Each pass runs on its own conditions (so one pass's missing input never blocks another):
-consolidation needs at least 2 entries and a model; preference inference needs a turn log with
-entries and a model, and clears the log after it whatever happens; dedupe needs neither a model nor
-anything else; extract needs a model and new turns in the turn log (it reads them from where this
-scope stopped, and leaves the log as it is: run it before ``preferences`` when both run).
+Each pass runs on its own conditions: consolidation needs at least 2 entries and a model;
+preference inference and extract need a model and new turns of the pass's user (their
+conversations and turn-log entries, never another user's: :mod:`.sources`), each pass reading from
+where it stopped in this scope (its cursor); dedupe needs neither a model nor anything else.
 """
 
 from __future__ import annotations
@@ -18,24 +17,27 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...engines.base import Batch
 from ...foundation.errors import Conflict, DreamRefused, InvalidConfiguration, InvalidInput
+from ...foundation.keyspace import check_subject
 from ...llm.chat import ChatModel, message_text
 from ...tiers.longterm import LongTermMemory, hybrid
 from ...tiers.longterm.entry import current_at
 from ...tiers.longterm.index_cache import scope_cache
 from ...tiers.longterm.similar import DedupeMode, check_mode, duplicate_groups
-from . import lease
+from . import cursor, lease
 from .apply import apply_plan, skip_record
 from .directives import CONSOLIDATION, EXTRACTION, EXTRACTION_DECISIONS, PREFERENCES, load_directive
 from .extract import run_extract
 from .feedback import FeedbackLog
+from .keys import DreamKeys
 from .parse import MODEL_FAILURES, parse_consolidation, parse_preferences
 from .plan import Plan, consolidation_plan, dedupe_plan, preference_plan
 from .prompt import consolidation_prompt, preference_prompt, prompt_digest
 from .record import DEFAULT_RETENTION, DreamRecord, RecordStore, new_record_id
+from .sources import pass_turns
 from .undo import UndoReport, undo
 
 if TYPE_CHECKING:
-    from ...tiers.conversation import TurnMemory
+    from ...tiers.conversation import ConversationStore, TurnMemory
 
 __all__ = ["CONSOLIDATION_INPUT", "MIN_ENTRIES", "PASSES", "Dreamer", "prompt_digest"]
 
@@ -55,7 +57,11 @@ class Dreamer:
         memory: the scope's :class:`~memstack.tiers.longterm.LongTermMemory`.
         model: a chat model (:class:`~memstack.llm.chat.ChatClient`, ``ScriptedChatModel``); the
             LLM passes need one, ``dedupe`` does not.
-        turns: the turn log the preference pass reads (and clears) and the extract pass reads.
+        turns: the turn log; its entries labelled with ``user`` are the user's turns too.
+        conversations: the conversation store: the conversations registered for ``user`` are
+            what the preferences and extract passes read.
+        user: whose turns the preferences and extract passes read (default: the scope's name,
+            as a user's memories live in the scope named after them); never another user's.
         directive, preference_directive, extract_directive, decision_directive: paths replacing
             the packaged ``dream.md``, ``pref-dream.md``, ``extract.md``, ``extract-decide.md``.
         retention: seconds records and archived entries are kept (default 30 days).
@@ -70,6 +76,8 @@ class Dreamer:
         *,
         model: ChatModel | None = None,
         turns: TurnMemory | None = None,
+        conversations: ConversationStore | None = None,
+        user: str | None = None,
         directive: str | Path | None = None,
         preference_directive: str | Path | None = None,
         extract_directive: str | Path | None = None,
@@ -79,6 +87,8 @@ class Dreamer:
         if not retention > 0:
             raise InvalidConfiguration(f"retention {retention!r}: must be > 0 seconds")
         self.memory, self.model, self.turns, self.retention = memory, model, turns, float(retention)
+        self.conversations = conversations
+        self.user = check_subject(user if user is not None else memory.scope)
         self.directive = load_directive(CONSOLIDATION, directive)
         self.preference_directive = load_directive(PREFERENCES, preference_directive)
         self.extract_directive = load_directive(EXTRACTION, extract_directive)
@@ -213,29 +223,32 @@ class Dreamer:
         return self.finish("consolidate", plan, digest, dry_run=dry_run, force=force)
 
     def infer_preferences(self, *, dry_run: bool = False) -> DreamRecord | None:
-        """Infer preferences from the turn log; None when the log is empty.
-
-        The log is cleared afterwards whatever happens (not on a dry run).
+        """Infer preferences from the user's turns this scope has not read for them yet; None when
+        there is none. The pass's cursor moves with the plan it applies; an answer that cannot be
+        used skips the pass (recorded) and the same turns are read again next time.
 
         Raises:
-            InvalidConfiguration: no model or no turn log.
+            InvalidConfiguration: no model, or neither a turn log nor conversations.
         """
-        if self.model is None or self.turns is None:
-            raise InvalidConfiguration("infer_preferences needs a chat model and a turn log (turns=...)")
-        entries = self.turns.log_entries()
+        if self.model is None or (self.turns is None and self.conversations is None):
+            raise InvalidConfiguration(
+                "infer_preferences needs a chat model and conversations (conversations=...)"
+            )
+        keys = DreamKeys.of(self.memory.engine, self.scope)
+        read, raw = cursor.read(self.memory.engine, self.scope, key=keys.pref_cursor)
+        readable = pass_turns(self.user, None, conversations=self.conversations, turns=self.turns)
+        entries = cursor.new_turns(readable, read)
         if not entries:
             return None
+        messages = preference_prompt(self.preference_directive, entries, self.feedback.recent())
+        digest = prompt_digest(messages)
         try:
-            messages = preference_prompt(self.preference_directive, entries, self.feedback.recent())
-            digest = prompt_digest(messages)
-            try:
-                plan: Plan | str = preference_plan(parse_preferences(self.ask(messages)), self._now())
-            except MODEL_FAILURES as exc:
-                plan = f"{type(exc).__name__}: {exc}"
-            return self.finish("preferences", plan, digest, dry_run=dry_run, force=False)
-        finally:
-            if not dry_run:
-                self.turns.clear_log()
+            plan: Plan | str = preference_plan(parse_preferences(self.ask(messages)), self._now())
+        except MODEL_FAILURES as exc:
+            plan = f"{type(exc).__name__}: {exc}"
+        moved = cursor.advanced(read, entries)
+        also = (lambda batch: moved.write(batch, keys, raw, key=keys.pref_cursor)) if not dry_run else None
+        return self.finish("preferences", plan, digest, dry_run=dry_run, force=False, also=also)
 
     def dedupe(
         self, *, mode: DedupeMode = "near", dry_run: bool = False, force: bool = False

@@ -1,6 +1,7 @@
 """The ``extract`` pass: what the new conversation turns teach, decided against what is known.
 
-1. The turns of the turn log this scope has not read yet (:mod:`.cursor`), at most
+1. The turns of the pass's user (:mod:`.sources`: their conversations and turn-log entries,
+   never another user's) this scope has not read yet (:mod:`.cursor`), at most
    :data:`EXTRACT_INPUT` of them, go to the chat model, which answers with candidate facts, each
    citing the message ids it comes from (``extract.md``).
 2. Each candidate is searched in the scope (current entries; no model): the :data:`SIMILAR` best
@@ -11,9 +12,11 @@
 3. :func:`extraction_plan` (pure) makes the plan: new entries with their message ids as
    provenance (in the record and in ``metadata``: ``{"source": "extracted", "message_ids": …,
    "session_ids": …}``), valid from the time the turns say or the time they were said, labelled
-   with the subject of their turns. The plan passes the guard rails of every pass (no more than
-   half of the scope superseded; a plan naming only ids that do not exist is refused), and is
-   applied with its record and the moved cursor in one batch. An answer that cannot be used skips
+   with the user of their turns (a fact citing turns of two users, or of a user and an unlabelled
+   conversation, is dropped: it would belong to nobody forget can find). The plan passes the
+   guard rails of every pass (no more than half of the scope superseded; a plan naming only ids
+   that do not exist is refused), and is applied with its record and the moved cursor in one
+   batch. An answer that cannot be used skips
    the pass (recorded), and the cursor stays: the same turns are read again next time.
 
 Only what the model may name is named: message ids of the turns shown, entry ids of the matches
@@ -22,7 +25,7 @@ shown under the fact; anything else is reported (``unknown``) and never touched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
@@ -30,7 +33,6 @@ from ...engines.base import Batch
 from ...foundation.errors import InvalidConfiguration, InvalidValue
 from ...llm.chat import ChatModel
 from ...search.evidence import relevance_gate
-from ...tiers.conversation.turns import message_id_of
 from ...tiers.longterm import LongTermMemory, MemoryEntry
 from ...tiers.longterm.similar import normalise_text
 from ...tiers.longterm.validate import check_metadata, new_id
@@ -39,9 +41,10 @@ from .keys import DreamKeys
 from .parse import MODEL_FAILURES, Decision, ProposedFact, parse_decisions, parse_facts
 from .plan import NewEntry, Plan, proposed_category, proposed_entry
 from .prompt import decision_prompt, extraction_prompt, prompt_digest
+from .sources import pass_turns
 
 if TYPE_CHECKING:
-    from ...tiers.conversation import TurnMemory
+    from ...tiers.conversation import ConversationStore, TurnMemory
 
 
 class _Pass(Protocol):
@@ -50,6 +53,8 @@ class _Pass(Protocol):
     memory: LongTermMemory
     model: ChatModel | None
     turns: TurnMemory | None
+    conversations: ConversationStore | None
+    user: str
     extract_directive: str
     decision_directive: str
 
@@ -85,6 +90,48 @@ def _time(text: str | None) -> datetime | None:
     return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).astimezone(UTC)
 
 
+def _dropped(
+    fact: ProposedFact, messages: Sequence[str], decision: Decision, shown: Iterable[MemoryEntry]
+) -> bool:
+    """Whether ``fact`` saves nothing: empty, citing no turn shown, decided a duplicate or
+    unrelated, or saying exactly what a match says."""
+    text = normalise_text(fact.content)
+    return (
+        not fact.content.strip()
+        or not messages
+        or decision.action in ("duplicate", "unrelated")
+        or any(normalise_text(e.content) == text for e in shown)
+    )
+
+
+def _entry(
+    fact: ProposedFact,
+    messages: Sequence[str],
+    turns: Mapping[str, Mapping[str, Any]],
+    subject: str | None,
+    now: datetime,
+    make_id: Callable[[], str],
+) -> MemoryEntry:
+    """The entry a kept fact becomes: its turns as provenance, labelled with their user, valid
+    from the time the fact names (when not in the future) or the time its turns were said."""
+    said = max(float(turns[m].get("timestamp", 0)) for m in messages)
+    told = _time(fact.valid_from)
+    sessions = dict.fromkeys(str(turns[m].get("session_id", "")) for m in messages)
+    metadata: dict[str, Any] = {
+        "source": SOURCE,
+        "message_ids": list(messages),
+        "session_ids": list(sessions),
+    }
+    return proposed_entry(
+        fact,
+        now,
+        make_id,
+        metadata=check_metadata(metadata),
+        subject=subject,
+        valid_from=told if told is not None and told <= now else datetime.fromtimestamp(said, UTC),
+    )
+
+
 def extraction_plan(
     facts: Sequence[ProposedFact],
     similar: Sequence[Sequence[MemoryEntry]],
@@ -99,7 +146,8 @@ def extraction_plan(
     fact counts) and the turns shown, by message id.
 
     A fact without content or without one message id of ``turns`` is dropped, as are duplicates
-    (decided, exact, or repeating an earlier fact) and unrelated facts. An ``update`` supersedes
+    (decided, exact, or repeating an earlier fact), unrelated facts, and facts citing turns of
+    more than one user (or of a user and an unlabelled conversation). An ``update`` supersedes
     the named entries shown for that fact (each by the first fact naming it); every other id named
     is ``unknown``.
 
@@ -119,41 +167,17 @@ def extraction_plan(
         named = list(dict.fromkeys(i.strip().lower() for i in decision.ids if i.strip()))
         unknown.update((i, None) for i in named if i not in shown)
         messages = tuple(dict.fromkeys(i.strip() for i in fact.source_ids if i.strip() in turns))
-        text = normalise_text(fact.content)
-        if (
-            not fact.content.strip()
-            or not messages
-            or decision.action in ("duplicate", "unrelated")
-            or any(normalise_text(e.content) == text for e in shown.values())
-        ):
-            dropped += 1
-            continue
         category = proposed_category(fact.category)
-        key = (text, None if category is None else category.lower())
-        if key in created:
+        key = (normalise_text(fact.content), None if category is None else category.lower())
+        subjects = {turns[m].get("subject") for m in messages}
+        if _dropped(fact, messages, decision, shown.values()) or key in created or len(subjects) != 1:
             dropped += 1
             continue
         supersedes: tuple[str, ...] = ()
         if decision.action == "update":
             supersedes = tuple(i for i in named if i in shown and i not in replaced)
             replaced.update((i, shown[i]) for i in supersedes)
-        said = max(float(turns[m].get("timestamp", 0)) for m in messages)
-        told = _time(fact.valid_from)
-        subjects = {turns[m].get("subject") for m in messages}
-        entry = proposed_entry(
-            fact,
-            now,
-            make_id,
-            metadata=check_metadata(
-                {
-                    "source": SOURCE,
-                    "message_ids": list(messages),
-                    "session_ids": list(dict.fromkeys(str(turns[m].get("session_id", "")) for m in messages)),
-                }
-            ),
-            subject=subjects.pop() if len(subjects) == 1 else None,
-            valid_from=told if told is not None and told <= now else datetime.fromtimestamp(said, UTC),
-        )
+        entry = _entry(fact, messages, turns, subjects.pop(), now, make_id)
         created[key] = NewEntry(entry, (), supersedes, messages)
     return Plan("extract", (), tuple(created.values()), tuple(unknown), dropped, tuple(replaced.values()))
 
@@ -167,22 +191,17 @@ def run_extract(dreamer: _Pass, *, sessions: Sequence[str] | None) -> Extraction
         InvalidConfiguration: no chat model or no turn log.
         InvalidValue: ``sessions`` is not a list of session ids.
     """
-    if dreamer.model is None or dreamer.turns is None:
-        raise InvalidConfiguration("extract needs a chat model and a turn log (turns=...)")
+    if dreamer.model is None or (dreamer.turns is None and dreamer.conversations is None):
+        raise InvalidConfiguration("extract needs a chat model and conversations (conversations=...)")
     if isinstance(sessions, str) or not (sessions is None or all(isinstance(s, str) for s in sessions)):
         raise InvalidValue(f"sessions {sessions!r}: must be a list of session ids")
     memory, engine = dreamer.memory, dreamer.memory.engine
     read, raw = cursor.read(engine, memory.scope)
-    log = [{**entry, "message_id": message_id_of(entry)} for entry in dreamer.turns.log_entries()]
-    fresh = cursor.new_turns(log, read)
-    wanted = None if sessions is None else set(sessions)
-    taken = [t for t in fresh if wanted is None or t.get("session_id") in wanted][:EXTRACT_INPUT]
+    readable = pass_turns(dreamer.user, sessions, conversations=dreamer.conversations, turns=dreamer.turns)
+    taken = cursor.new_turns(readable, read)[:EXTRACT_INPUT]
     if not taken:
         return None
-    # the cursor passes every fresh turn up to the last one taken: other sessions' turns in between
-    # are not this scope's
-    passed = fresh[: fresh.index(taken[-1]) + 1]
-    moved = cursor.advanced(read, passed)
+    moved = cursor.advanced(read, taken)
     messages = extraction_prompt(dreamer.extract_directive, taken)
     asked = [*messages]
     try:

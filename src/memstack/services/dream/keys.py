@@ -9,7 +9,8 @@ its archive are ONE atomic batch, also on Redis Cluster.
 | ``dream:{scope}:fb`` (``feedback``) | list | signals (JSON, labelled), the last :data:`FEEDBACK_MAX` |
 | ``dream:{scope}:fbver`` (``feedback_version``) | string | +1 per feedback change (guards a rewrite) |
 | ``dream:{scope}:lease`` (``lease``) | string | the token of the process running a pass now (TTL) |
-| ``dream:{scope}:cursor`` (``cursor``) | string | how far the extract pass has read the turn log |
+| ``dream:{scope}:cursor`` (``cursor``) | string | how far the extract pass has read its user's turns |
+| ``dream:{scope}:pcursor`` (``pref_cursor``) | string | how far the preferences pass has read them |
 
 A record's TTL is the retention period.
 """
@@ -49,3 +50,4 @@ class DreamKeys:
     feedback_version = KeyUnder("dream.feedback_version")
     lease = KeyUnder("dream.lease")
     cursor = KeyUnder("dream.cursor")
+    pref_cursor = KeyUnder("dream.pref_cursor")

@@ -101,7 +101,12 @@ class DreamScheduler:
             if self.active(scope):
                 self._next[scope] = now + POLL
                 continue
-            dreamer = Dreamer(self.memory.long_term(scope), model=self.model, turns=self.memory.turns)
+            dreamer = Dreamer(
+                self.memory.long_term(scope),
+                model=self.model,
+                turns=self.memory.turns,
+                conversations=self.memory.conversations,
+            )
             try:
                 done += dreamer.run(self.passes)
             except Conflict as exc:  # another process holds the lease, or the scope kept changing

@@ -1,5 +1,6 @@
 """Undoing a pass: every retired entry back exactly, every superseded entry back to its version
-before the pass (its validity exactly as it was), every created entry removed unless changed since."""
+before the pass (its validity exactly as it was), every created entry removed unless changed since;
+the turns an undone extract pass learnt from are read again by the next one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from ...foundation.errors import Conflict
 from ...tiers.longterm import LongTermMemory, writes
 from ...tiers.longterm.entry import from_json
 from ...tiers.longterm.query import document_text
+from . import cursor
 from .apply import APPLY_ATTEMPTS
+from .keys import DreamKeys
 from .record import DreamRecord, RecordStore
 
 __all__ = ["UndoReport", "undo"]
@@ -66,6 +69,17 @@ def undo(memory: LongTermMemory, record_id: str) -> UndoReport:
     raise Conflict(f"scope {memory.scope!r}: changed under the undo of {record_id!r} {APPLY_ATTEMPTS} times")
 
 
+def _read_again(batch: Batch, memory: LongTermMemory, record: DreamRecord) -> None:
+    """Queue marking the turns an undone extract pass learnt from as unread, guarded by the
+    cursor as read: the next pass reads them again."""
+    ids = [m for created in record.created for m in created.message_ids]
+    if not ids:
+        return
+    read, raw = cursor.read(memory.engine, memory.scope)
+    again = cursor.Cursor(read.at, read.ids, tuple(dict.fromkeys((*read.again, *ids))))
+    again.write(batch, DreamKeys.of(memory.engine, memory.scope), raw)
+
+
 def _undo_once(
     memory: LongTermMemory, records: RecordStore, record: DreamRecord, record_raw: str
 ) -> UndoReport | None:
@@ -80,6 +94,8 @@ def _undo_once(
     batch.require_equal(records.keys.record(record.id), record_raw)
     for entry_id, raw in current.items():
         batch.require_equal(keys.entry(entry_id), raw)
+    if record.kind == "extract":
+        _read_again(batch, memory, record)  # its guard, then its write: before the others' writes
     removed: list[str] = []
     kept: list[str] = []
     for created, entry_id in zip(record.created, created_ids, strict=True):

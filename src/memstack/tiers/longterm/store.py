@@ -27,6 +27,7 @@ from .history import check_actor
 from .layout import ScopeKeys
 from .query import document_text
 from .reads import LongTermReads
+from .repeats import equal_current, same_version
 from .similar import DedupeMode, check_mode, find_duplicate
 from .snapshotter import snapshotter, take
 from .supersede import check_supersedes, expiry_of, superseded_versions
@@ -180,6 +181,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
                 return self._save_over(
                     existing, tags, subject, superseded, given_valid, expiry or existing.expires_at, actor
                 )
+        fresh = entry is None and id is None and not superseded
         if entry is not None:
             if content is not None or id is not None:
                 raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
@@ -202,6 +204,10 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             subject=subject,
             expires_at=expiry,
         )
+        if fresh and dedupe is None:
+            equal = self._equal_current(template.content)
+            if equal is not None:  # the same words again: that entry, nothing written
+                return equal
         return self._upsert(template, superseded, given_created, given_valid, actor)
 
     def _upsert(
@@ -233,6 +239,8 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
                     superseded_by=old.superseded_by,
                 )
             closed = superseded_versions(new, list(zip(superseded, raws[1:], strict=True)), now, self.scope)
+            if old is not None and not closed and same_version(old, new):
+                return old  # a retried save: no new version
             if self._write(new, old_raw, old, closed, actor=actor, op=None, related=superseded):
                 return new.copy()
         raise Conflict(
@@ -302,6 +310,12 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         raise Conflict(
             f"memory {short_repr(new.id)}: changed concurrently {SAVE_ATTEMPTS} times; restore abandoned"
         )
+
+    def _equal_current(self, content: str) -> MemoryEntry | None:
+        cache = self._fresh_cache()
+        with cache.lock:
+            found = equal_current(cache.entries.values(), content, self.engine.clock.now())
+            return None if found is None else found.copy()
 
     def _duplicate_of(self, content: str, mode: DedupeMode | None) -> MemoryEntry | None:
         if mode is None:

@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from ....agent.tools.schemas import inline_refs
-from ....foundation.errors import InvalidRequest
+from ....foundation.errors import AlreadyExists, InvalidRequest
 from ....ops import OPERATIONS, Http, Op, arun, field_kind, from_text, parse
 from ....ops.registry import client_method
 from ..app import TenantMemory
@@ -117,6 +117,21 @@ async def _read(request: Request, op: Op[Any], binding: Http) -> Any:
     raise _fail(issues)
 
 
+def _create_once(mem: Any, request: Any) -> None:
+    """``POST /v1/memories`` with an id creates (the id is its idempotency key; PUT updates): a
+    retry with the same content changes nothing; over other content, written since by anyone, it
+    is refused rather than overwriting it.
+
+    Raises:
+        AlreadyExists: the id holds other content.
+    """
+    found = mem.long_term(request.scope).get(request.id)
+    if found is not None and found.content != request.content:
+        raise AlreadyExists(
+            f"memory {request.id!r}: holds other content; a POST with an id creates it (PUT updates it)"
+        )
+
+
 def _endpoint(op: Op[Any], binding: Http) -> Any:
     async def endpoint(request: Request, mem: TenantMemory) -> Any:
         parsed = await _read(request, op, binding)
@@ -124,6 +139,10 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
         if isinstance(wait, float | int):  # long polls are cut at the server's limit
             cap = float(request.app.state.settings.max_wait_seconds)
             parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
+        if binding.method == "POST" and op.name == "memories.save" and parsed.id is not None:
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(_create_once, mem, parsed)
         # The result is JSON already (memstack.ops.wire, typed by op.output): no second validation.
         return JSONResponse(await arun(op, mem, parsed), status_code=binding.status)
 

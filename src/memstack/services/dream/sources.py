@@ -1,0 +1,95 @@
+"""The turns one pass may read: its user's, never another user's.
+
+A pass over a scope reads the turns of ONE user (its ``user``; by default the scope's own name, as
+a user's memories live in the scope named after them):
+
+- every conversation of the conversation store registered for that user (``subject=user`` on
+  its messages: :mod:`memstack.foundation.keyspace.subjects`), and every turn-log entry labelled with them;
+- the conversations and turn-log sessions the caller names (``sessions``), which is the only way
+  a conversation without a subject is ever read.
+
+Turns of another user never come in, so nothing learnt in a scope cites another user's words. Each
+turn is a mapping ``{session_id, role, content, timestamp, message_id, subject?}`` (the shape of a
+turn-log entry), oldest first; a message id repeated across two conversations is qualified with its
+conversation (``conversation:message``) so the model cites each turn unambiguously.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ...engines import Engine
+from ...foundation.keyspace.subjects import subject_key
+from ...tiers.conversation.message import CONVERSATION_RULE
+from ...tiers.conversation.turns import message_id_of
+
+if TYPE_CHECKING:
+    from ...tiers.conversation import ConversationStore, TurnMemory
+
+__all__ = ["Turns", "pass_turns", "user_conversations"]
+
+Turns = list[dict[str, Any]]
+
+
+def user_conversations(engine: Engine, user: str) -> list[str]:
+    """The ids of the conversations registered for ``user``, sorted."""
+    found = set()
+    for name in engine.smembers(subject_key(engine, user)):
+        kind, _, rest = name.partition("\t")
+        if kind == "conversation" and "\t" not in rest:
+            found.add(rest)
+    return sorted(found)
+
+
+def _conversation_turns(store: ConversationStore, conversation_id: str, subject: str | None) -> Turns:
+    out: Turns = []
+    for message in store.messages(conversation_id):
+        turn: dict[str, Any] = {
+            "session_id": conversation_id,
+            "conversation_id": conversation_id,
+            "role": message.role,
+            "content": message.content,
+            "timestamp": message.created_at,
+            "message_id": message.message_id,
+        }
+        if subject is not None:
+            turn["subject"] = subject
+        out.append(turn)
+    return out
+
+
+def pass_turns(
+    user: str | None,
+    sessions: Sequence[str] | None,
+    *,
+    conversations: ConversationStore | None,
+    turns: TurnMemory | None,
+) -> Turns:
+    """Every turn a pass of ``user`` naming ``sessions`` may read, oldest first (see the module
+    docstring). With ``sessions``, only the turns of those sessions or conversations: the user's,
+    and the unlabelled ones (a turn labelled with another user never)."""
+    named = set(sessions or ())
+    found: Turns = []
+    if conversations is not None:
+        mine = set(user_conversations(conversations.engine, user)) if user is not None else set()
+        wanted = (mine & named if named else mine) | {s for s in named if CONVERSATION_RULE.fullmatch(s)}
+        for conversation_id in sorted(wanted):
+            label = user if conversation_id in mine else None
+            found += _conversation_turns(conversations, conversation_id, label)
+    if turns is not None:
+        for entry in turns.log_entries():
+            label = entry.get("subject")
+            session = entry.get("session_id")
+            if (label is None and session in named) or (
+                user is not None and label == user and (not named or session in named)
+            ):
+                found.append({**entry, "message_id": message_id_of(entry)})
+    found.sort(key=lambda t: float(t.get("timestamp", 0)))
+    counts: dict[str, int] = {}
+    for turn in found:
+        counts[turn["message_id"]] = counts.get(turn["message_id"], 0) + 1
+    for turn in found:
+        if counts[turn["message_id"]] > 1:
+            turn["message_id"] = f"{turn['session_id']}:{turn['message_id']}"
+    return found
