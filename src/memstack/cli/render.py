@@ -36,6 +36,11 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _count(n: int, one: str, many: str) -> str:
+    """``1 entry``, ``2 entries``: a count with its noun in the right number."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def _lines(empty: str) -> Renderer:
     def render(result: Mapping[str, Any]) -> str:
         return "\n".join(result["items"]) or empty
@@ -195,7 +200,7 @@ TEXT: Final[dict[str, Renderer]] = {
     "sessions.list": _lines("no sessions"),
     "sessions.create": lambda r: f"created session {r['session_id']}",
     "sessions.show": _show,
-    "sessions.delete": lambda r: f"deleted {r['session_id']} ({len(r['cleared'])} keys)",
+    "sessions.delete": lambda r: f"deleted {r['session_id']} ({_count(len(r['cleared']), 'key', 'keys')})",
     "sessions.keys": lambda r: "\n".join(r["keys"]) or f"session {r['session_id']} has no keys",
     "sessions.clear": lambda r: f"cleared {', '.join(r['cleared']) or 'nothing'}",
     "sessions.get": lambda r: _value(r["value"]),
@@ -218,7 +223,7 @@ TEXT: Final[dict[str, Renderer]] = {
     "working.namespaces": _lines("no namespaces"),
     "working.list": _working(with_value=False),
     "working.search": _working(with_value=True),
-    "working.clear": lambda r: f"cleared {r['cleared']} entries",
+    "working.clear": lambda r: f"cleared {_count(r['cleared'], 'entry', 'entries')}",
     "working.set": lambda r: f"saved {r['key']}",
     "working.get": lambda r: _value(r["value"]),
     "working.delete": lambda r: f"deleted {r['key']}",

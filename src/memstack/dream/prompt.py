@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..longterm import MemoryEntry
+from ..longterm.entry import NO_CATEGORY
 from .feedback import FeedbackSignal
 
 __all__ = [
@@ -33,7 +34,7 @@ def entry_lines(entries: Sequence[MemoryEntry]) -> list[str]:
     lines = []
     for i, entry in enumerate(entries, 1):
         tags = ", ".join(entry.tags) if entry.tags else "(none)"
-        lines.append(f"{i}. [ID:{entry.id}] category={entry.category or 'uncategorized'} tags=[{tags}]")
+        lines.append(f"{i}. [ID:{entry.id}] category={entry.category or NO_CATEGORY} tags=[{tags}]")
         lines.extend(f"   {line}" for line in entry.content.splitlines() or [""])
     return lines
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from ..errors import EntryNotFound, InvalidKey
 from ..longterm import LongTermMemory, MemoryEntry
+from ..longterm.entry import NO_CATEGORY
 from .refusals import refused
 from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs, UpdateMemoryArgs
 from .working_tools import split_tags
@@ -100,17 +101,18 @@ def update_memory(memory: LongTermMemory, args: UpdateMemoryArgs) -> str:
 
 
 def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
-    """``Found {n} memory entries:`` and one line each, or the seed's no-result text."""
+    """``Found {n} memory entries:`` (``1 memory entry``) and one line each, or the original's
+    no-result text."""
     hits = memory.search(**args.options())
     if not hits:
         return "No memories found matching the search criteria."
     now = memory.engine.clock.now()
-    lines = [f"Found {len(hits)} memory entries:", ""]
+    lines = [f"Found {len(hits)} memory {'entry' if len(hits) == 1 else 'entries'}:", ""]
     for hit in hits:
         entry = hit.entry
         created = entry.created_at.astimezone(UTC)
         lines.append(
-            f"- [{entry.id}] ({entry.category or 'uncategorized'}, remembered {age_text(created, now)}): "
+            f"- [{entry.id}] ({entry.category or NO_CATEGORY}, remembered {age_text(created, now)}): "
             f"{entry.content}"
         )
         if entry.tags:
