@@ -16,9 +16,9 @@ embedded text one vector, an item scoring its best one) with ``score`` the cosin
 TTL configuration and sweeper, the attributes LangGraph code reads, and ``setup()`` /
 ``from_conn_string()`` as its SQL stores have them. Without an index a query is ignored, as
 LangGraph's stores ignore it; memstack's own ranking (BM25, fused with the vectors) is
-``ranking="fused"`` (see :mod:`memstack.lgstore._lg_read`). ``list_namespaces`` lists a namespace while it holds items,
-as LangGraph's Postgres store does. The async methods run the same code in a worker thread, so
-engine calls and embedding never block the event loop.
+``ranking="fused"`` (see :mod:`memstack.lgstore._lg_read`). ``list_namespaces`` lists a
+namespace while it holds items, as LangGraph's Postgres store does. The async methods run the
+same code in a worker thread, so engine calls and embedding never block the event loop.
 """
 
 from __future__ import annotations
