@@ -116,7 +116,7 @@ function enter(who) {
   const keyless = who.auth === "none";
   $("signin").hidden = true; $("tabs").hidden = false; $("signout").hidden = keyless;
   $("who").textContent = "Tenant: " + who.tenant + (keyless ? " (this server needs no key)" : "");
-  show(location.hash.slice(1) || "sessions");
+  show(location.hash.slice(1) || "overview");
 }
 
 async function start() {
@@ -135,7 +135,7 @@ async function start() {
 // Each view's loader; the views live in tiers.js and lifecycle.js (loaded after this file). A Map,
 // not an object: a hash such as #constructor or #__proto__ names no view.
 const loaders = new Map(Object.entries({
-  sessions: () => loadSessions(), conversations: () => loadConversations(), memories: () => loadScopes(),
+  overview: () => loadOverview(), sessions: () => loadSessions(), conversations: () => loadConversations(), memories: () => loadScopes(),
   working: () => loadNamespaces(), shared: () => loadBoards(), dream: () => loadDreamScopes(), forget: () => loadForgetOptions(),
 }));
 

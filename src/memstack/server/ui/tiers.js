@@ -112,7 +112,8 @@ async function searchMemories(event) {
   $("memory-summary").textContent = "Scope " + params.scope + " · " + (params.query
     ? count(page.items.length, "result") + " for “" + params.query + "”" + (mode ? " · mode: " + mode : "")
     : count(page.items.length, "newest memory", "newest memories"));
-  $("memory-results").tBodies[0].replaceChildren(...page.items.map(memoryRow));
+  // Scores exist only where a search made them: a blank query lists the newest, unranked.
+  $("memory-results").tBodies[0].replaceChildren(...page.items.map((hit) => memoryRow(hit, Boolean(params.query))));
   $("memory-categories").replaceChildren(...cats.items.map((c) => h("li", {}, h("button", { type: "button", class: "chip", text: c,
     onclick: () => { $("memory-category").value = c; searchMemories().catch(fail); } }))));
   $("category-options").replaceChildren(...cats.items.map((c) => h("option", { value: c })));
@@ -128,15 +129,15 @@ function validity(e) {
   return parts.join(" · ");
 }
 
-function memoryRow(hit) {
+function memoryRow(hit, searched) {
   const e = hit.entry;
   const state = e.superseded_by ? h("span", { class: "badge state-superseded", text: "superseded" }) : null;
   const row = h("tr", { "data-memory-id": e.id, class: e.superseded_by ? "superseded" : null },
     h("td", {}, h("div", {}, state, state ? " " : "", e.content), h("div", { class: "hint", text: e.id }),
       h("div", { class: "hint validity", text: validity(e) })),
     h("td", {}, e.category ? h("span", { class: "badge", text: e.category }) : null, " ", e.tags.map((t) => h("span", { class: "chip", text: t }))),
-    h("td", { class: "num", text: num(hit.score) }), h("td", { class: "num", text: num(hit.bm25) }),
-    h("td", { class: "num", text: num(hit.vector) }), h("td", { class: "num", text: iso(e.created_at) }),
+    h("td", { class: "num", text: searched ? num(hit.score) : "–" }), h("td", { class: "num", text: searched ? num(hit.bm25) : "–" }),
+    h("td", { class: "num", text: searched ? num(hit.vector) : "–" }), h("td", { class: "num", text: iso(e.created_at) }),
     h("td", { class: "actions" }, h("button", { type: "button", "aria-label": "Edit memory " + e.id, text: "Edit", onclick: () => editMemory(row, e) }), " ",
       h("button", { type: "button", "aria-label": "History of memory " + e.id, text: "History", onclick: () => memoryHistory(row, e).catch(fail) }), " ",
       h("button", { type: "button", class: "danger", "aria-label": "Delete memory " + e.id, text: "Delete", onclick: () => deleteMemory(e).catch(fail) })));

@@ -1,0 +1,77 @@
+"""The inspector opens on what matters: an overview of every tier (counts, links, the command that
+adds data to an empty tier), and scores only where a search made them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from _serving import serving
+from memstack.engines import Engine
+from memstack.server import ServerSettings, create_app
+
+pytest.importorskip("playwright")
+
+from playwright.sync_api import expect
+
+
+@pytest.fixture
+def keyless(engine: Engine) -> Iterator[str]:
+    with serving(create_app(engine, ServerSettings(auth="none"), mcp=False)) as url:
+        yield url
+
+
+def test_an_empty_store_opens_on_an_overview_saying_how_to_add_data(
+    keyless: str, page: Any, shoot: Any
+) -> None:
+    page.goto(f"{keyless}/ui/")
+    expect(page.get_by_role("heading", name="Overview", exact=True)).to_be_visible()
+    expect(page.locator("#overview-empty")).to_contain_text("This tenant holds nothing yet.")
+    tiers = page.get_by_role("table", name="What this tenant holds")
+    expect(tiers.get_by_role("row")).to_have_count(6)  # header + five tiers
+    expect(tiers.get_by_role("row", name="Long-term memory scopes")).to_contain_text(
+        "memories save 'Ana lives in Lisbon' --scope ana"
+    )
+    assert page.url.endswith("#overview")
+    shoot("overview-empty")
+
+
+def test_a_filled_store_shows_counts_that_link_to_their_views(keyless: str, page: Any, shoot: Any) -> None:
+    for n in range(3):
+        httpx.post(f"{keyless}/v1/sessions", json={"session_id": f"s{n}"}).raise_for_status()
+    saved = httpx.post(
+        f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": "Ana lives in Lisbon"}
+    )
+    saved.raise_for_status()
+    page.goto(f"{keyless}/ui/")
+    tiers = page.get_by_role("table", name="What this tenant holds")
+    expect(tiers.get_by_role("row", name="Sessions")).to_contain_text("3")
+    expect(tiers.get_by_role("row", name="Long-term memory scopes")).to_contain_text("last listed: ana")
+    expect(tiers.get_by_role("row", name="Conversations")).to_contain_text("conversations add c1 user")
+    expect(page.locator("#overview-empty")).to_be_hidden()
+    shoot("overview-filled")
+    tiers.get_by_role("link", name="Sessions").click()
+    expect(page.get_by_role("heading", name="Sessions", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="s2")).to_be_visible()
+
+
+def test_scores_show_only_where_a_search_made_them(keyless: str, page: Any, shoot: Any) -> None:
+    for content in ("Ana lives in Lisbon", "Ana plays the violin"):
+        httpx.post(
+            f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": content}
+        ).raise_for_status()
+    page.goto(f"{keyless}/ui/#memories")
+    page.get_by_role("button", name="ana").click()
+    results = page.locator("#memory-results tbody tr")
+    expect(results).to_have_count(2)
+    expect(results.first).not_to_contain_text("0.000")
+    shoot("newest-unscored")
+    page.get_by_label("Query").fill("violin")
+    page.get_by_role("button", name="Search").click()
+    expect(results).to_have_count(1)
+    expect(results.first).to_contain_text("violin")
+    expect(results.first.locator("td.num").first).not_to_have_text("–")
+    shoot("searched-scored")
