@@ -75,3 +75,44 @@ def test_scores_show_only_where_a_search_made_them(keyless: str, page: Any, shoo
     expect(results.first).to_contain_text("violin")
     expect(results.first.locator("td.num").first).not_to_have_text("–")
     shoot("searched-scored")
+
+
+def test_deep_links_open_a_memory_a_dream_record_and_a_conversation(
+    engine: Engine, keyless: str, page: Any, shoot: Any
+) -> None:
+    from dream._openai_server import fake_openai
+    from memstack import Memory
+    from memstack.engines.prefixed import tenant_engine
+    from memstack.llm.chat import ChatClient
+
+    mem = Memory(tenant_engine(engine, "default"))
+    try:
+        notes = mem.long_term("ana")
+        lisbon = notes.save(content="Ana lives in Lisbon")
+        notes.save(content="Ana lives in Lisbon!")
+        notes.save(content="Ana plays the violin")
+        with fake_openai(["this is not JSON"]) as model:
+            (skipped,) = mem.dream("ana", model=ChatClient(model.url, "m")).run(["consolidate"])
+        (applied,) = mem.dream("ana").run(["dedupe"])
+        message = mem.conversations.append("support-1", "user", "hello there")
+    finally:
+        mem.close()
+    assert skipped.status == "skipped" and skipped.reason
+
+    page.goto(f"{keyless}/ui/#memories/ana/{lisbon.id}")
+    rows = page.locator("#memory-results tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Ana lives in Lisbon")
+    expect(page.locator("#memory-summary")).to_have_text(f"Scope ana · memory {lisbon.id}")
+    shoot("memory-link")
+
+    page.goto(f"{keyless}/ui/#dream/ana/{applied.id}")
+    expect(page.get_by_role("heading", name=f"Record {applied.id} · dedupe · applied")).to_be_visible()
+    skipped_row = page.locator(f'#dream-records tr[data-record-id="{skipped.id}"]')
+    expect(skipped_row.locator("td.reason")).to_have_text(skipped.reason)
+    shoot("dream-link")
+
+    page.goto(f"{keyless}/ui/#conversations/support-1")
+    expect(page.locator("#conversation-detail")).to_contain_text("hello there")
+    assert page.url.endswith("#conversations/support-1") and message.message_id
+    shoot("conversation-link")

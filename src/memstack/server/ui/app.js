@@ -139,17 +139,31 @@ const loaders = new Map(Object.entries({
   working: () => loadNamespaces(), shared: () => loadBoards(), dream: () => loadDreamScopes(), forget: () => loadForgetOptions(),
 }));
 
-function show(name) {
-  if (!loaders.has(name)) name = "sessions";
+// A hash is a view, or a deep link into one: #memories/SCOPE/ID, #dream/SCOPE/RECORD,
+// #conversations/ID, #sessions/ID (each part percent-encoded).
+function show(hash) {
+  const [first, ...rest] = String(hash).split("/");
+  const name = loaders.has(first) ? first : "sessions";
+  const parts = loaders.has(first) ? rest.map(decodeURIComponent) : [];
   document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== "view-" + name; });
   document.querySelectorAll("#tabs button").forEach((b) => {
     if (b.dataset.view === name) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
   });
-  if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
+  const canonical = [name, ...parts.map(enc)].join("/");
+  if (location.hash !== "#" + canonical) history.replaceState(null, "", "#" + canonical);
   if (name !== "shared") stopBoard();
   if (name !== "working" && ttlTimer) { clearInterval(ttlTimer); ttlTimer = null; }
   const load = loaders.get(name);
-  if (load) load().catch(fail);
+  if (load) load().then(() => (parts.length ? openLink(name, parts) : null)).catch(fail);
+}
+
+// What a deep link opens once its view is loaded.
+function openLink(name, [id, inner]) {
+  if (name === "sessions") return openSession(id);
+  if (name === "conversations") return openConversation(id);
+  if (name === "memories") { picked.scope = id; return inner ? showMemory(inner) : searchMemories(); }
+  if (name === "dream") { picked.dreamScope = id; return loadDream().then(() => (inner ? openDream(inner) : null)); }
+  return null;
 }
 
 function pickable(list, id, label, onPick) {

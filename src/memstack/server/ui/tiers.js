@@ -129,6 +129,13 @@ function validity(e) {
   return parts.join(" · ");
 }
 
+// One memory by its id (a deep link): the only row, unscored.
+async function showMemory(id) {
+  const entry = await api("GET", "/v1/memories/" + enc(id) + "?" + q({ scope: scope() }));
+  $("memory-summary").textContent = "Scope " + scope() + " · memory " + id;
+  $("memory-results").tBodies[0].replaceChildren(memoryRow({ entry, score: null, bm25: null, vector: null, sources: [] }, false));
+}
+
 function memoryRow(hit, searched) {
   const e = hit.entry;
   const state = e.superseded_by ? h("span", { class: "badge state-superseded", text: "superseded" }) : null;
