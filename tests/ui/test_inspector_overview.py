@@ -88,9 +88,9 @@ def test_deep_links_open_a_memory_a_dream_record_and_a_conversation(
     mem = Memory(tenant_engine(engine, "default"))
     try:
         notes = mem.long_term("ana")
-        lisbon = notes.save(content="Ana lives in Lisbon")
-        notes.save(content="Ana lives in Lisbon!")
-        notes.save(content="Ana plays the violin")
+        notes.save(content="Ana lives in Lisbon")
+        notes.save(content="Ana lives in Lisbon!")  # a duplicate for the dedupe pass
+        violin = notes.save(content="Ana plays the violin")
         with fake_openai(["this is not JSON"]) as model:
             (skipped,) = mem.dream("ana", model=ChatClient(model.url, "m")).run(["consolidate"])
         (applied,) = mem.dream("ana").run(["dedupe"])
@@ -99,11 +99,11 @@ def test_deep_links_open_a_memory_a_dream_record_and_a_conversation(
         mem.close()
     assert skipped.status == "skipped" and skipped.reason
 
-    page.goto(f"{keyless}/ui/#memories/ana/{lisbon.id}")
+    page.goto(f"{keyless}/ui/#memories/ana/{violin.id}")
     rows = page.locator("#memory-results tbody tr")
     expect(rows).to_have_count(1)
-    expect(rows.first).to_contain_text("Ana lives in Lisbon")
-    expect(page.locator("#memory-summary")).to_have_text(f"Scope ana · memory {lisbon.id}")
+    expect(rows.first).to_contain_text("Ana plays the violin")
+    expect(page.locator("#memory-summary")).to_have_text(f"Scope ana · memory {violin.id}")
     shoot("memory-link")
 
     page.goto(f"{keyless}/ui/#dream/ana/{applied.id}")
