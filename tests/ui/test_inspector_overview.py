@@ -104,6 +104,9 @@ def test_deep_links_open_a_memory_a_dream_record_and_a_conversation(
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("Ana plays the violin")
     expect(page.locator("#memory-summary")).to_have_text(f"Scope ana · memory {violin.id}")
+    expect(page.get_by_role("list", name="Scopes").get_by_role("button", name="ana")).to_have_attribute(
+        "aria-current", "true"
+    )
     shoot("memory-link")
 
     page.goto(f"{keyless}/ui/#dream/ana/{applied.id}")

@@ -153,6 +153,9 @@ function show(hash) {
   if (location.hash !== "#" + canonical) history.replaceState(null, "", "#" + canonical);
   if (name !== "shared") stopBoard();
   if (name !== "working" && ttlTimer) { clearInterval(ttlTimer); ttlTimer = null; }
+  // A linked scope is picked before its list loads, so the list marks it as the current one.
+  if (parts.length && name === "memories") picked.scope = parts[0];
+  if (parts.length && name === "dream") picked.dreamScope = parts[0];
   const load = loaders.get(name);
   if (load) load().then(() => (parts.length ? openLink(name, parts) : null)).catch(fail);
 }
