@@ -119,3 +119,28 @@ def test_deep_links_open_a_memory_a_dream_record_and_a_conversation(
     expect(page.locator("#conversation-detail")).to_contain_text("hello there")
     assert page.url.endswith("#conversations/support-1") and message.message_id
     shoot("conversation-link")
+
+
+def test_a_board_shows_its_reserved_keys_apart_and_only_when_set(
+    engine: Engine, keyless: str, page: Any, shoot: Any
+) -> None:
+    from memstack import Memory
+    from memstack.engines.prefixed import tenant_engine
+
+    httpx.put(f"{keyless}/v1/shared/team/keys/plan", json={"value": ["research", "write"]}).raise_for_status()
+    page.goto(f"{keyless}/ui/#shared")
+    page.get_by_role("button", name="team").click()
+    expect(page.locator("#board-state")).to_have_text("live: team (1 key)")
+    expect(page.locator("#board-keys tbody tr")).to_have_count(1)  # plan: no data/results/messages/session_id
+    expect(page.locator("#board-reserved-section")).to_be_hidden()
+    shoot("board-user-keys")
+    mem = Memory(tenant_engine(engine, "default"))
+    try:
+        mem.shared("team").append_result({"answer": 42})  # a reserved key, written by an agent
+    finally:
+        mem.close()
+    page.get_by_role("button", name="Watch").click()
+    expect(page.locator('#board-reserved tr[data-key="results"]')).to_contain_text("42")
+    expect(page.locator("#board-reserved-section")).to_be_visible()
+    expect(page.locator('#board-keys tr[data-key="results"]')).to_have_count(0)
+    shoot("board-reserved-keys")

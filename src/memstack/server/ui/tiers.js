@@ -241,8 +241,18 @@ function boardRow(key, value, when) {
   return h("tr", { "data-key": key }, h("th", { scope: "row", text: key }), h("td", {}, h("pre", { text: json(value) })), h("td", { class: "num", text: when || "" }));
 }
 
+// The keys every board has (memstack's own, from the original systems' shared memory), shown apart
+// from the keys the user wrote, and only when they hold something.
+const RESERVED_KEYS = new Set(["data", "results", "messages", "session_id"]);
+const boardTable = (key) => $(RESERVED_KEYS.has(key) ? "board-reserved" : "board-keys");
+const unset = (value) => value === null || (Array.isArray(value) ? !value.length : typeof value === "object" && !Object.keys(value).length);
+
+function showReserved() {
+  $("board-reserved-section").hidden = !$("board-reserved").tBodies[0].rows.length;
+}
+
 function applyChange(change) {
-  const body = $("board-keys").tBodies[0];
+  const body = boardTable(change.key).tBodies[0];
   const existing = [...body.rows].find((r) => r.dataset.key === change.key);
   const deleted = !("value" in change);
   if (deleted) existing?.remove();
@@ -252,6 +262,7 @@ function applyChange(change) {
     row.dataset.at = String(Date.now());  // when it reached the screen (the benchmark reads it)
     if (existing) existing.replaceWith(row); else body.append(row);
   }
+  showReserved();
   const log = $("board-log");
   log.prepend(h("li", { text: iso(change.timestamp) + " " + change.key + (deleted ? " deleted" : " = " + JSON.stringify(change.value)).slice(0, 200) }));
   while (log.children.length > 50) log.lastElementChild.remove();
@@ -294,8 +305,12 @@ async function watchBoard(event) {
         if (!data) continue;
         const payload = JSON.parse(data);
         if (kind === "snapshot") {
-          $("board-keys").tBodies[0].replaceChildren(...Object.entries(payload.snapshot).map(([k, v]) => boardRow(k, v, "")));
-          state.textContent = "live: " + name + " (" + Object.keys(payload.snapshot).length + " keys)";
+          const entries = Object.entries(payload.snapshot);
+          const own = entries.filter(([k]) => !RESERVED_KEYS.has(k));
+          $("board-keys").tBodies[0].replaceChildren(...own.map(([k, v]) => boardRow(k, v, "")));
+          $("board-reserved").tBodies[0].replaceChildren(...entries.filter(([k, v]) => RESERVED_KEYS.has(k) && !unset(v)).map(([k, v]) => boardRow(k, v, "")));
+          showReserved();
+          state.textContent = "live: " + name + " (" + count(own.length, "key") + ")";
           document.body.dataset.boardLive = name;
         } else if (kind === "change") applyChange(payload);
       }
