@@ -18,7 +18,7 @@ import pytest
 import memstack
 from _docblocks import DOC_FILES, KNOWN, ROOT, Block, all_blocks
 
-_OPTIONAL = ("memstack.integrations", "memstack.server")  # need extras; skipped when missing
+_OPTIONAL = ("memstack.doors.integrations", "memstack.doors.server")  # need extras; skipped when missing
 
 
 def _modules() -> list[str]:

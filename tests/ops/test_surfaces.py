@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memstack.cli import GROUPS
+from memstack.doors.cli import GROUPS
 from memstack.ops.surfaces import PAGES, rewrite, search_table, surfaces_table
 
 ROOT = Path(__file__).parents[2]
