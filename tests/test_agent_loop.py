@@ -180,7 +180,7 @@ def test_scripted_agent_loop(mem: Memory, clock: ManualClock) -> None:
         user("What music do I like, and what is on my draft list?"),
     ]
     assert tool_results(alice.transcripts[2]) == [
-        f"Found 1 memory entries:\n\n- [{jazz_id}] (user-preferences/music, remembered today): "
+        f"Found 1 memory entry:\n\n- [{jazz_id}] (user-preferences/music, remembered today): "
         "User loves jazz\n  Tags: music, jazz",
         "Chicago Jazz Festival, Saturday",
     ]
@@ -202,7 +202,7 @@ def test_scripted_agent_loop(mem: Memory, clock: ManualClock) -> None:
     ]
     assert tool_results(alice.transcripts[3]) == [
         "Working memory entry 'session/u1/draft_list' not found or has expired.",
-        f"Found 1 memory entries:\n\n- [{chicago_id}] (user-preferences/location, remembered today): "
+        f"Found 1 memory entry:\n\n- [{chicago_id}] (user-preferences/location, remembered today): "
         "User lives in Chicago",
         f"Deleted memory entry '{chicago_id}': \"User lives in Chicago\"",
         "Error: the arguments of 'save_to_working_memory' are not valid JSON "
@@ -221,6 +221,6 @@ def test_scripted_agent_loop(mem: Memory, clock: ManualClock) -> None:
     alice.model = ScriptedChatModel([tool_call("search_memory", {"query": "jazz"}), "Jazz."])
     assert alice.turn("Which music again?") == [system(SYSTEM), user("Which music again?")]
     assert tool_results(alice.transcripts[4]) == [
-        f"Found 1 memory entries:\n\n- [{jazz_id}] (user-preferences/music, remembered 1 day ago): "
+        f"Found 1 memory entry:\n\n- [{jazz_id}] (user-preferences/music, remembered 1 day ago): "
         "User loves jazz\n  Tags: music, jazz"
     ]

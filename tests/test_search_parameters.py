@@ -1,4 +1,4 @@
-"""The README's search-parameter table holds on every surface: each canonical name is a parameter of
+"""The search-parameter table of docs/search.md holds on every surface: each canonical name is a parameter of
 the library's ``search``, an option of ``memstack memories search``, a query parameter of
 ``GET /v1/memories`` and an argument of the ``search_memory`` tool."""
 
@@ -54,7 +54,7 @@ def test_every_surface_takes_every_name() -> None:
 
 
 def test_the_readme_table_names_every_parameter() -> None:
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[1] / "docs" / "search.md").read_text(encoding="utf-8")
     table = readme[readme.index("**Search parameters are the same on every surface**") :]
     table = table[: table.index("\n\n", table.index("| parameter"))]
     for name in CANONICAL:

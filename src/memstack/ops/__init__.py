@@ -5,7 +5,7 @@ its handler over a :class:`~memstack.Memory`, the JSON type of its result (:mod:
 its HTTP routes, its CLI command, its agent tool and its one-line help; it is declared on its
 handler (:class:`~memstack.ops.spec.Ops`). ``memstack.doors.server`` builds the HTTP routes, the MCP
 tools and ``/v1/tools`` from :data:`OPERATIONS`; ``memstack.doors.cli`` builds the commands;
-:mod:`memstack.ops.surfaces` writes the README's tables. Handlers import the tiers they use when
+:mod:`memstack.ops.surfaces` writes the docs' tables. Handlers import the tiers they use when
 first called, so a command starts without loading what it does not run.
 
 >>> import memstack

@@ -36,7 +36,7 @@ GROUPS: Mapping[str, str] = MappingProxyType(
         "memories": "Long-term memories: save, search, scopes, categories, tags, export, import.",
         "working": "Working memory: namespaces, list, search, set, get, delete.",
         "shared": "Shared boards: keys with versions, the semantic cache and documents.",
-        "dream": "Dream passes: consolidation, preferences, dedupe; history, undo, feedback.",
+        "dream": "Dream passes: consolidate, preferences, dedupe, extract; history, show, undo, feedback.",
     }
 )
 """The command groups of the generated commands, with their help (in the order shown)."""

@@ -122,7 +122,9 @@ def _run(mem: Memory, op: Op) -> Any:
             "the store operations need the langgraph extra: pip install 'memstack[langgraph]'"
         ) from None
     try:
-        return MemstackStore(mem).batch([op])[0]
+        # Over HTTP a query ranks by BM25 (memstack's ranking), as the JavaScript store's callers
+        # expect; a Python MemstackStore without an index ignores it, as LangGraph's own stores do.
+        return MemstackStore(mem, ranking="fused").batch([op])[0]
     except InvalidNamespaceError as error:
         raise InvalidKey(f"namespace: {error}") from None
 

@@ -1,8 +1,9 @@
-"""The README's tables of surfaces, generated from the registry.
+"""The docs' tables of surfaces, generated from the registry.
 
-``python -m memstack.ops.surfaces README.md`` rewrites the tables between their markers
-(``<!-- surfaces:begin -->`` … ``<!-- surfaces:end -->`` and the same for ``search``);
-tests/ops/test_surfaces.py fails while the README differs from what this module generates.
+``python -m memstack.ops.surfaces`` (run from the repository's root) rewrites the tables between
+their markers (``<!-- surfaces:begin -->`` … ``<!-- surfaces:end -->`` in docs/surfaces.md, the same
+for ``search`` in docs/search.md); tests/ops/test_surfaces.py fails while a page differs from what
+this module generates.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .spec import Op
 __all__ = ["MARKERS", "rewrite", "search_table", "surfaces_table"]
 
 MARKERS: Final = ("surfaces", "search")
-"""The generated blocks of the README, by marker name."""
+"""The generated blocks of the docs, by marker name."""
 
 
 def _code(text: str) -> str:
@@ -129,32 +130,45 @@ _TABLES = {"surfaces": surfaces_table, "search": search_table}
 
 
 def rewrite(text: str) -> str:
-    """``text`` (the README) with every generated block replaced by its table.
+    """``text`` (a page of the docs) with every generated block it holds replaced by its table.
 
     Raises:
-        ValueError: a marker is missing.
+        ValueError: the page holds no generated block, or a block without its end marker.
     """
+    found = False
     for marker in MARKERS:
         begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
-        if begin not in text or end not in text:
-            raise ValueError(f"the README has no {begin} … {end} block")
+        if begin not in text:
+            continue
+        if end not in text:
+            raise ValueError(f"{begin} without its {end}")
+        found = True
         head, rest = text.split(begin, 1)
         _, tail = rest.split(end, 1)
         text = f"{head}{begin}\n{_TABLES[marker]()}\n{end}{tail}"
+    if not found:
+        raise ValueError(f"no generated block (<!-- NAME:begin --> with NAME one of {', '.join(MARKERS)})")
     return text
 
 
+PAGES = ("docs/surfaces.md", "docs/search.md")
+"""The pages holding the generated tables (paths from the repository's root)."""
+
+
 def main(argv: list[str]) -> int:
-    """Rewrite the README named in ``argv`` (default ``README.md``); 0 when it was up to date."""
-    path = Path(argv[0] if argv else "README.md")
-    old = path.read_text(encoding="utf-8")
-    new = rewrite(old)
-    if new != old:
-        path.write_text(new, encoding="utf-8")
-        print(f"{path}: tables of surfaces rewritten")
-        return 1
-    print(f"{path}: up to date")
-    return 0
+    """Rewrite the pages named in ``argv`` (default :data:`PAGES`); 0 when they were up to date."""
+    stale = 0
+    for name in argv or PAGES:
+        path = Path(name)
+        old = path.read_text(encoding="utf-8")
+        new = rewrite(old)
+        if new != old:
+            path.write_text(new, encoding="utf-8")
+            print(f"{path}: tables of surfaces rewritten")
+            stale = 1
+        else:
+            print(f"{path}: up to date")
+    return stale
 
 
 if __name__ == "__main__":

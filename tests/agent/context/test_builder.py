@@ -79,7 +79,8 @@ def test_recall_limit_and_line_format(mem: Memory) -> None:
     ctx = ContextBuilder(mem).build("s1", "jazz")
     (block,) = [c for c in contents(ctx) if c.startswith(fmt.RECALL_HEADER)]
     assert len(block.splitlines()) == 1 + 8
-    assert all(line.startswith("- [") and "(general): jazz fact" in line for line in block.splitlines()[1:])
+    lines = block.splitlines()[1:]
+    assert all(line.startswith("- [") and "(uncategorized): jazz fact" in line for line in lines)
     assert len(contents(ContextBuilder(mem, recall_limit=2).build("s2", "jazz"))[0].splitlines()) == 3
     assert contents(ContextBuilder(mem, recall_limit=0).build("s3", "jazz")) == ["jazz"]
 

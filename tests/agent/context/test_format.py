@@ -29,7 +29,7 @@ def test_recall_line_and_header() -> None:
     assert fmt.recall_line("a1b2", "user-preferences/music", "Likes jazz") == (
         "- [a1b2] (user-preferences/music): Likes jazz"
     )
-    assert fmt.recall_line("a1b2", None, "x") == "- [a1b2] (general): x"
+    assert fmt.recall_line("a1b2", None, "x") == "- [a1b2] (uncategorized): x"
     assert fmt.join_block(fmt.RECALL_HEADER, ["- one", "- two"]) == (
         "Recalled from long-term memory (relevant to this message):\n- one\n- two"
     )

@@ -70,7 +70,7 @@ def test_search_texts_and_ages(tools: MemoryTools, clock: ManualClock) -> None:
     )
     clock.advance(2 * 86400)
     assert call(tools, "search_memory", query=" ", category="music") == (
-        f"Found 1 memory entries:\n\n- [{first}] (music, remembered 3 days ago): Alice likes jazz\n"
+        f"Found 1 memory entry:\n\n- [{first}] (music, remembered 3 days ago): Alice likes jazz\n"
         "  Tags: jazz, live"
     )
 

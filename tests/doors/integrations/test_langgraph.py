@@ -66,13 +66,30 @@ def test_same_behaviour_as_langgraph_in_memory_store(engine: Engine) -> None:
 
 
 def test_query_ranks_by_bm25_and_scores(engine: Engine) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("m",), "1", {"text": "I went to a concert last summer"})
     store.put(("m",), "2", {"text": "groceries: milk, eggs"})
     store.put(("m",), "3", {"text": "concert concert tickets for the music festival"})
     hits = store.search(("m",), query="concert music")
     assert [h.key for h in hits] == ["3", "1"]
     assert hits[0].score is not None and hits[0].score > hits[1].score > 0  # type: ignore[operator]
+
+
+def test_without_an_index_a_query_is_ignored_as_langgraph_does(engine: Engine) -> None:
+    """LangGraph's stores without an index ignore ``query`` (filter and order only); so does ours by
+    default, so an item without the query's words is never dropped. ``ranking="fused"`` ranks."""
+    ours, theirs = MemstackStore(engine), InMemoryStore()
+    for store in (ours, theirs):
+        store.put(("m",), "1", {"text": "I went to a concert last summer", "n": 1})
+        store.put(("m",), "2", {"text": "groceries: milk, eggs", "n": 2})
+        store.put(("m",), "3", {"text": "concert tickets for the music festival", "n": 3})
+    for query, flt in (("concert music", None), ("groceries", {"n": {"$gte": 2}}), ("nothing at all", None)):
+        mine = ours.search(("m",), query=query, filter=flt)
+        want = theirs.search(("m",), query=query, filter=flt)
+        assert [(h.key, h.score) for h in mine] == [(h.key, h.score) for h in want], query
+    assert [h.key for h in ours.search(("m",), query="nothing at all")] == ["1", "2", "3"]
+    assert ours.ranking == "none"
+    assert [h.key for h in MemstackStore(engine, ranking="fused").search(("m",), query="groceries")] == ["2"]
 
 
 def test_created_at_is_kept_on_update(engine: Engine, clock: ManualClock) -> None:

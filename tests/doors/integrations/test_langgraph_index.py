@@ -117,8 +117,7 @@ def test_ranking_must_be_known_and_cosine_needs_an_index(engine: Engine) -> None
     with pytest.raises(InvalidConfiguration, match="ranking"):
         MemstackStore(engine, index=_config(), ranking="best")
     assert (
-        MemstackStore(engine).ranking == "fused"
-        and MemstackStore(engine, index=_config()).ranking == "cosine"
+        MemstackStore(engine).ranking == "none" and MemstackStore(engine, index=_config()).ranking == "cosine"
     )
 
 

@@ -42,7 +42,7 @@ def _count(engine: Engine, namespace: tuple[str, ...]) -> int:
 
 # -- TTL ---------------------------------------------------------------------------------------
 def test_default_ttl_and_refresh_on_search(engine: Engine, clock: ManualClock) -> None:
-    store = MemstackStore(engine, ttl={"default_ttl": 1.0, "refresh_on_read": True})
+    store = MemstackStore(engine, ranking="fused", ttl={"default_ttl": 1.0, "refresh_on_read": True})
     store.put(("t",), "k", {"text": "ephemeral note"})
     store.put(("t",), "keep", {"text": "kept note"}, ttl=None)  # an explicit None: no TTL
     clock.advance(50)
@@ -56,7 +56,7 @@ def test_default_ttl_and_refresh_on_search(engine: Engine, clock: ManualClock) -
 
 
 def test_refresh_on_read_off(engine: Engine, clock: ManualClock) -> None:
-    store = MemstackStore(engine, ttl={"default_ttl": 1.0, "refresh_on_read": False})
+    store = MemstackStore(engine, ranking="fused", ttl={"default_ttl": 1.0, "refresh_on_read": False})
     store.put(("t",), "k", {"v": 1})
     clock.advance(50)
     assert store.get(("t",), "k") is not None
@@ -65,7 +65,7 @@ def test_refresh_on_read_off(engine: Engine, clock: ManualClock) -> None:
 
 
 def test_expired_items_leave_the_namespace_listing(engine: Engine, clock: ManualClock) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("a",), "k", {"v": 1}, ttl=1.0)
     store.put(("b",), "k", {"v": 1}, ttl=2.0)
     store.put(("c",), "k", {"v": 1})
@@ -80,7 +80,7 @@ def test_expired_items_leave_the_namespace_listing(engine: Engine, clock: Manual
 
 
 def test_writes_prune_expired_items(engine: Engine, clock: ManualClock) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     for n in range(PRUNE + 2):
         store.put(("p",), f"old{n}", {"v": n}, ttl=1.0)
     clock.advance(60 + PRUNE_GRACE_MS / 1000)
@@ -114,7 +114,7 @@ _NAMESPACES = [
     ],
 )
 def test_list_namespaces_as_langgraph(engine: Engine, kwargs: dict[str, Any]) -> None:
-    ours, theirs = MemstackStore(engine), InMemoryStore()
+    ours, theirs = MemstackStore(engine, ranking="fused"), InMemoryStore()
     for ns in reversed(_NAMESPACES):
         ours.put(ns, "k", {"v": 1})
         theirs.put(ns, "k", {"v": 1})
@@ -122,7 +122,7 @@ def test_list_namespaces_as_langgraph(engine: Engine, kwargs: dict[str, Any]) ->
 
 
 def test_search_spans_namespaces_under_a_prefix(engine: Engine) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("u", "a"), "1", {"text": "apple pie"})
     store.put(("u", "b"), "2", {"text": "apple tart"})
     store.put(("ux",), "3", {"text": "apple juice"})  # shares the text prefix, not the namespace
@@ -132,7 +132,7 @@ def test_search_spans_namespaces_under_a_prefix(engine: Engine) -> None:
 
 # -- freshness across instances and processes ------------------------------------------------
 def test_writes_through_another_instance_are_seen(engine: Engine, other: Engine) -> None:
-    reader, writer = MemstackStore(engine), MemstackStore(other)
+    reader, writer = MemstackStore(engine, ranking="fused"), MemstackStore(other, ranking="fused")
     reader.put(("f",), "a", {"text": "apples are red"})
     assert [h.key for h in reader.search(("f",), query="apples")] == ["a"]
     writer.put(("f",), "b", {"text": "apples are green"})
@@ -148,21 +148,21 @@ def test_writes_through_another_instance_are_seen(engine: Engine, other: Engine)
 def test_write_from_another_process_is_seen(engine_kind: str, engine_url_for: str, engine: Engine) -> None:
     if engine_kind == "memory":
         pytest.skip("a memory:// engine lives in one process")
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("proc",), "local", {"text": "local cherries"})
     assert [h.key for h in store.search(("proc",), query="cherries")] == ["local"]
     script = (
         "import sys; from memstack.engines import open_engine\n"
         "from memstack.doors.integrations.langgraph import MemstackStore\n"
         "with open_engine(sys.argv[1]) as e:\n"
-        "    MemstackStore(e).put(('proc',), 'remote', {'text': 'remote cherries'})\n"
+        "    MemstackStore(e, ranking='fused').put(('proc',), 'remote', {'text': 'remote cherries'})\n"
     )
     subprocess.run([sys.executable, "-c", script, engine_url_for], check=True, cwd=ROOT, timeout=60)
     assert sorted(h.key for h in store.search(("proc",), query="cherries")) == ["local", "remote"]
 
 
 def test_reads_never_write(engine: Engine) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("r",), "k", {"text": "read me"})
     before = {key: engine.get(key) for key in sorted(engine.scan("lg:")) if key.endswith("ver")}
     keys_before = sorted(engine.scan(""))
@@ -176,7 +176,7 @@ def test_reads_never_write(engine: Engine) -> None:
 
 # -- exact counts under concurrent writers ----------------------------------------------------
 def test_counts_stay_exact_under_concurrent_writers(engine: Engine, other: Engine) -> None:
-    stores = [MemstackStore(engine), MemstackStore(other)]
+    stores = [MemstackStore(engine, ranking="fused"), MemstackStore(other, ranking="fused")]
     errors: list[BaseException] = []
 
     def work(n: int) -> None:
@@ -197,13 +197,13 @@ def test_counts_stay_exact_under_concurrent_writers(engine: Engine, other: Engin
     for thread in threads:
         thread.join()
     assert errors == []
-    live = MemstackStore(engine).search(("c",), limit=100)
+    live = MemstackStore(engine, ranking="fused").search(("c",), limit=100)
     assert _count(engine, ("c",)) == len(live)
-    assert MemstackStore(engine).list_namespaces() == ([("c",)] if live else [])
+    assert MemstackStore(engine, ranking="fused").list_namespaces() == ([("c",)] if live else [])
 
 
 def test_a_damaged_record_is_replaced_by_a_put(engine: Engine) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("d",), "k", {"v": 1})
     engine.set(NamespaceKeys.of(engine, ns_code(("d",))).item("k"), "not json")
     clear_caches()  # damage bypasses the change log: only a process that reads it afresh sees it
@@ -229,7 +229,7 @@ def _batches(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]
 
 
 def test_a_put_into_a_warm_namespace_is_one_batch(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("w",), "a", {"text": "first"})  # an empty namespace: read, write, then warm
     batches = _batches(engine, monkeypatch)
     store.put(("w",), "b", {"text": "second"})
@@ -244,7 +244,7 @@ def test_a_put_into_a_warm_namespace_is_one_batch(engine: Engine, monkeypatch: p
 
 
 def test_a_write_the_cache_missed_sends_the_put_the_reading_way(engine: Engine, clock: ManualClock) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("m",), "a", {"text": "apples"})
     keys = NamespaceKeys.of(engine, ns_code(("m",)))
     put_item(engine, keys, "b", {"text": "remote pears"}, None, None)  # a writer without this cache
@@ -261,7 +261,7 @@ def test_a_write_the_cache_missed_sends_the_put_the_reading_way(engine: Engine, 
 
 
 def test_a_flushed_namespace_is_not_brought_back_by_a_warm_cache(engine: Engine) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("g",), "old", {"text": "gone soon"})
     store.put(("g",), "old2", {"text": "gone soon too"})
     engine.flush()
@@ -276,7 +276,7 @@ def test_a_flushed_namespace_is_not_brought_back_by_a_warm_cache(engine: Engine)
 def test_a_search_of_unchanged_namespaces_is_one_read(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("s", "a"), "1", {"text": "red apples", "kind": "x"})
     store.put(("s", "b"), "2", {"text": "green apples", "kind": "y"})
     assert len(store.search(("s",), query="apples")) == 2  # the caches are warm from here on
@@ -295,7 +295,7 @@ def test_a_warm_search_finds_what_another_process_added(
 ) -> None:
     if engine_kind == "memory":
         pytest.skip("a memory:// engine lives in one process")
-    store = MemstackStore(engine)
+    store = MemstackStore(engine, ranking="fused")
     store.put(("np", "a"), "1", {"text": "local plums"})
     assert [h.key for h in store.search(("np",), query="plums")] == ["1"]
     assert store.list_namespaces(prefix=("np",)) == [("np", "a")]
@@ -303,7 +303,7 @@ def test_a_warm_search_finds_what_another_process_added(
         "import sys; from memstack.engines import open_engine\n"
         "from memstack.doors.integrations.langgraph import MemstackStore\n"
         "with open_engine(sys.argv[1]) as e:\n"
-        "    store = MemstackStore(e)\n"
+        "    store = MemstackStore(e, ranking='fused')\n"
         "    store.put(('np', 'b'), '2', {'text': 'remote plums'})\n"  # a namespace new to the registry
         "    store.put(('np', 'a'), '1', {'text': 'local plums, changed remotely'})\n"
     )

@@ -30,7 +30,8 @@ def _found(search: Any, **args: Any) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("indexed", [True, False], ids=["index", "no-index"])
 def test_manage_and_search_tools(engine: Engine, indexed: bool) -> None:
     index = {"dims": 64, "embed": FakeEmbedder(64)} if indexed else None
-    store = MemstackStore(engine, index=index)  # type: ignore[arg-type]
+    # Without an index, memstack's BM25 ranking (the default would ignore the query, as LangGraph)
+    store = MemstackStore(engine, index=index, ranking=None if indexed else "fused")  # type: ignore[arg-type]
     manage = create_manage_memory_tool(NAMESPACE, store=store)
     search = create_search_memory_tool(NAMESPACE, store=store)
     created = manage.invoke({"content": "Ann prefers green tea in the morning", "action": "create"})

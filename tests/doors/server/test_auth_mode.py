@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from memstack import ManualClock
 from memstack.doors.server import ServerSettings, create_app
 from memstack.doors.server.auth import decide_mode, is_loopback
 from memstack.doors.server.keys import ApiKeyStore
@@ -146,3 +147,18 @@ def test_every_route_needs_a_key_in_keys_mode(engine: Engine) -> None:
     with TestClient(create_app(engine)) as client:
         assert client.get("/v1/tools").status_code == 401  # even a route without tenant data
         assert client.get("/healthz").status_code == 200
+
+
+def test_a_keyless_server_requires_keys_once_one_is_created(engine: Engine, clock: ManualClock) -> None:
+    """``keys create`` beside a running keyless server closes it (no restart, never a silent open
+    API); a server started with ``--no-auth`` was asked to stay keyless and does."""
+    followed = create_app(engine, ServerSettings(), mcp=False)
+    asked = create_app(engine, ServerSettings(auth="none"), mcp=False)
+    with TestClient(followed) as client, TestClient(asked) as plain:
+        assert client.get("/v1/sessions").status_code == 200
+        _, token = ApiKeyStore(engine).create(["acme"])
+        clock.advance(1.0)
+        assert client.get("/v1/sessions").status_code == 401
+        assert followed.state.auth.mode == "keys"
+        assert client.get("/v1/sessions", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+        assert plain.get("/v1/sessions").status_code == 200

@@ -79,7 +79,13 @@ def test_loopback_without_keys_serves_tenant_default(tmp_path: Path) -> None:
     with memstack_serve(url) as served:
         assert httpx.post(f"{served.base}/v1/sessions", json={"session_id": "s1"}).status_code == 201
         assert httpx.get(f"{served.base}/v1/keys").status_code == 404
-    assert "auth: none, tenant default" in served.stderr
+    assert (
+        "auth: none, tenant default (keyless on loopback; creating an API key turns keys on)" in served.stderr
+    )
+    assert f"inspector: {served.base}/ui" in served.stderr and f"MCP: {served.base}/mcp" in served.stderr
+    assert f"memstack serving sqlite ({url}) on {served.base}" in served.stderr
+    created = _memstack(url, "keys", "create", "--tenant", "acme")
+    assert "A keyless server running on this engine requires API keys from now on" in created.stdout
     listed = _memstack(url, "--json", "export", "-")
     assert listed.returncode == 0 and "t:default:" in listed.stdout
 

@@ -77,7 +77,7 @@ def test_a_keyless_server_opens_without_a_sign_in_and_names_its_tenant(
     keyless: str, page: Any, shoot: Any
 ) -> None:
     httpx.post(f"{keyless}/v1/sessions", json={"session_id": "keyless-1"}).raise_for_status()
-    page.goto(f"{keyless}/ui/")
+    page.goto(f"{keyless}/ui/#sessions")
     expect(page.get_by_role("navigation", name="Memory tiers")).to_be_visible()
     expect(page.locator("#who")).to_have_text("Tenant: default (this server needs no key)")
     expect(page.get_by_role("button", name="keyless-1")).to_be_visible()

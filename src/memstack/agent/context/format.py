@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from ...tiers.longterm.entry import NO_CATEGORY
+
 __all__ = [
     "PATROL_HEADER",
     "RECALL_HEADER",
@@ -47,8 +49,8 @@ def format_remaining(seconds: float) -> str:
 
 
 def recall_line(entry_id: str, category: str | None, content: str) -> str:
-    """``- [{id}] ({category or "general"}): {content}``."""
-    return f"- [{entry_id}] ({category or 'general'}): {content}"
+    """``- [{id}] ({category or "uncategorized"}): {content}`` (the word of every other text)."""
+    return f"- [{entry_id}] ({category or NO_CATEGORY}): {content}"
 
 
 def inventory_line(key: str, remaining_seconds: float, category: str | None, tags: Sequence[str]) -> str:

@@ -8,10 +8,14 @@ on the cached values; the keys passing a filter are kept until the namespace cha
 
 With a query, how items rank is the store's ``ranking``:
 
+* ``none`` (the default without an index): LangGraph's rule for a store without an index. The query
+  is ignored: the items the filter keeps, in the order of a search without a query, unscored. (A
+  query ranking by BM25 would drop the items without its words, which LangGraph code written
+  against its own stores does not expect.)
 * ``cosine`` (the default with an ``index`` configuration): LangGraph's rule. Every embedded item
   ranks by the cosine of the query with its best vector (``SearchItem.score`` is that cosine);
   items without vectors (``index=False``) follow unscored, in insertion order.
-* ``fused``: memstack's ranking (the default without an index): BM25 over the items' string
+* ``fused``: memstack's ranking (``ranking="fused"``): BM25 over the items' string
   values, fused with the cosines when the store has an index (:func:`memstack.search.fuse`;
   ``score`` is the fused score, or the BM25 score without an index); items neither retriever
   scores follow unscored when the store has an index.
@@ -45,7 +49,7 @@ __all__ = ["RANKINGS", "Found", "live_namespaces", "search"]
 
 log = logging.getLogger("memstack.doors.integrations.langgraph")
 
-RANKINGS = ("cosine", "fused")
+RANKINGS = ("cosine", "fused", "none")
 """How a query ranks items (see the module docstring)."""
 CHECKED_AT_ONCE: Final = 64
 """Namespaces whose freshness a search reads together with the registry's (the rest, one call each)."""
@@ -205,7 +209,7 @@ def search(
     prefix = check_labels(op.namespace_prefix)
     flt = parse_filter(op.filter, STORE_FIELDS)
     pairs, seen = _fresh_under(engine, prefix)
-    query = op.query if op.query and op.query.strip() else None
+    query = op.query if op.query and op.query.strip() and ranking != "none" else None
     query_vector = _query_vector(embedding, query)
     cosine_only = ranking == "cosine" and query_vector is not None
     end = op.offset + op.limit

@@ -14,11 +14,11 @@ memstack's filter language, :mod:`memstack.search.filters`), its ``index`` confi
 (``dims``, ``embed``, ``fields``, per-put ``index=False`` or paths such as ``"notes[*]"``, each
 embedded text one vector, an item scoring its best one) with ``score`` the cosine similarity, its
 TTL configuration and sweeper, the attributes LangGraph code reads, and ``setup()`` /
-``from_conn_string()`` as its SQL stores have them. memstack's own ranking (BM25 fused with the
-vectors) is ``ranking="fused"``, the default without an index (see
-:mod:`memstack.agent.lgstore._lg_read`). ``list_namespaces`` lists a namespace while it holds items,
-as LangGraph's Postgres store does. The async methods run the same code in a worker thread, so
-engine calls and embedding never block the event loop.
+``from_conn_string()`` as its SQL stores have them. Without an index a query is ignored, as
+LangGraph's stores ignore it; memstack's own ranking (BM25, fused with the vectors) is
+``ranking="fused"`` (see :mod:`memstack.agent.lgstore._lg_read`). ``list_namespaces`` lists a
+namespace while it holds items, as LangGraph's Postgres store does. The async methods run the
+same code in a worker thread, so engine calls and embedding never block the event loop.
 """
 
 from __future__ import annotations
@@ -78,8 +78,10 @@ class MemstackStore(BaseStore):
             the configuration does not say, as LangGraph's SQLite store reads it; reads refresh
             without a ttl configuration), ``sweep_interval_minutes``. :attr:`ttl_config` is
             the configuration with ``refresh_on_read`` filled in.
-        ranking: how a query ranks: ``"cosine"`` (LangGraph's, needs ``index``) or ``"fused"``
-            (memstack's BM25 + vectors); default ``cosine`` with an index, else ``fused``.
+        ranking: how a query ranks: ``"cosine"`` (LangGraph's, needs ``index``), ``"fused"``
+            (memstack's BM25 + vectors) or ``"none"`` (the query is ignored: filter and order
+            only, as LangGraph's stores do without an index); default ``cosine`` with an index,
+            else ``none``.
         profile: BM25 profile for queries (``default`` or ``rockbot``).
         fusion: how BM25 and vector scores are fused (a name of ``memstack.search.FUSION_PROFILES``).
 
@@ -107,7 +109,7 @@ class MemstackStore(BaseStore):
             raise InvalidConfiguration(
                 f"fusion {fusion!r}: must be one of {', '.join(sorted(FUSION_PROFILES))}"
             )
-        ranking = ranking or ("fused" if index is None else "cosine")
+        ranking = ranking or ("none" if index is None else "cosine")
         if ranking not in RANKINGS or (ranking == "cosine" and index is None):
             raise InvalidConfiguration(
                 f"ranking {ranking!r}: must be one of {', '.join(RANKINGS)} ('cosine' needs an index)"

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from ...foundation.errors import EntryNotFound, InvalidKey
 from ...search.evidence import relevance_gate
 from ...tiers.longterm import LongTermMemory, MemoryEntry
+from ...tiers.longterm.entry import NO_CATEGORY
 from .refusals import refused
 from .schemas import DeleteMemoryArgs, NoArgs, SaveMemoryArgs, SearchMemoryArgs, UpdateMemoryArgs
 from .working_tools import split_tags
@@ -101,19 +102,20 @@ def update_memory(memory: LongTermMemory, args: UpdateMemoryArgs) -> str:
 
 
 def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
-    """``Found {n} memory entries:`` and one line each, or RockBot's no-result text."""
+    """``Found {n} memory entries:`` (``1 memory entry``) and one line each, or RockBot's
+    no-result text."""
     options = args.options()  # the agent's own gate unless it set min_score (memstack.search.evidence)
     options["min_score"] = relevance_gate(memory.embedder is not None, options["min_score"])
     hits = memory.search(**options)
     if not hits:
         return "No memories found matching the search criteria."
     now = memory.engine.clock.now()
-    lines = [f"Found {len(hits)} memory entries:", ""]
+    lines = [f"Found {len(hits)} memory {'entry' if len(hits) == 1 else 'entries'}:", ""]
     for hit in hits:
         entry = hit.entry
         created = entry.created_at.astimezone(UTC)
         lines.append(
-            f"- [{entry.id}] ({entry.category or 'uncategorized'}, remembered {age_text(created, now)}): "
+            f"- [{entry.id}] ({entry.category or NO_CATEGORY}, remembered {age_text(created, now)}): "
             f"{entry.content}"
         )
         if entry.tags:

@@ -19,6 +19,7 @@ import typer.main
 from ...engines.prefixed import TENANT_RULE
 from ...ops import GROUPS as OP_GROUPS
 from ._errors import GuardedGroup, _commands, _guard
+from ._forgive import suggest
 from ._help import name_values
 from ._state import DEFAULT_TENANT, state
 from .generated import commands
@@ -70,6 +71,15 @@ class RootGroup(GuardedGroup):
                     command.callback = _guard(command.callback, command.params)
             self.add_command(group, cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as exc:  # click's UsageError, by duck typing (typer ships its own click)
+            message = getattr(exc, "message", "")
+            if args and message.startswith("No such command") and "Did you mean" not in message:
+                exc.message = message + suggest(args[0], self.list_commands(ctx))  # type: ignore[attr-defined]
+            raise
 
 
 app = typer.Typer(

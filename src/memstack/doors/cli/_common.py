@@ -68,7 +68,8 @@ def resolve_url() -> str:
             problem = "is not a directory" if directory.exists() else "does not exist"
             raise InvalidUrl(
                 f"engine URL {url!r}: directory {str(directory)!r} {problem}; "
-                "create it, or pass --create to create it"
+                "create it, or pass the root option --create before the command "
+                "(memstack --create --url URL COMMAND)"
             )
     return url
 

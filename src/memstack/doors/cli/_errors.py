@@ -31,6 +31,7 @@ from typer.core import TyperGroup
 from ...foundation.errors import EngineUnavailable, InvalidInput, MemstackError, NotFound
 from ...foundation.limits import check_text
 from ...foundation.redact import redact
+from ._forgive import hoist_root_options, suggest
 from ._help import name_values
 from ._state import state
 
@@ -133,7 +134,7 @@ class GuardedGroup(TyperGroup):
         for command in _commands(self):
             if command.callback is not None and not hasattr(command.callback, "__memstack_guarded__"):
                 command.callback = _guard(command.callback, command.params)
-        argv = list(sys.argv[1:] if args is None else args)
+        argv = hoist_root_options(self, list(sys.argv[1:] if args is None else args))
         # --json decides the error format even when parsing fails before the root callback runs.
         state.reset(as_json="--json" in argv[: argv.index("--") if "--" in argv else len(argv)])
         try:
@@ -149,6 +150,13 @@ class GuardedGroup(TyperGroup):
         return code
 
 
+def _with_suggestion(exc: Any) -> str:
+    """Click's message, with "did you mean" in one form for a mistyped option."""
+    if type(exc).__name__ == "NoSuchOption" and exc.possibilities:
+        return f"No such option: {exc.option_name}.{suggest(exc.option_name, exc.possibilities)}"
+    return str(exc.format_message())
+
+
 def _handle(exc: Exception) -> int:
     """Report ``exc`` and return its exit code (click's usage errors keep theirs, 2)."""
     click_code = getattr(exc, "exit_code", None)
@@ -156,7 +164,7 @@ def _handle(exc: Exception) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError":
             exc.show()  # type: ignore[attr-defined]  # click's: prints the help, as asked
         else:
-            report(type(exc).__name__, exc.format_message(), click_code)
+            report(type(exc).__name__, _with_suggestion(exc), click_code)
         return click_code
     if os.environ.get("MEMSTACK_DEBUG") == "1":
         raise exc

@@ -22,11 +22,13 @@ from typing import Any
 import typer
 from pydantic.fields import FieldInfo
 
-from ...foundation.errors import InvalidRequest
+from ...foundation.errors import EntryNotFound, InvalidRequest, MemstackError
 from ...ops import OPERATIONS, Op, field_kind, from_text, parse, run
 from ._common import emit, emit_table, state, tenant_memory
+from ._errors import exit_code, report
+from ._forgive import hint
 from ._values import parse_value
-from .render import EXIT_CODES, Rows, render
+from .render import EXIT_CODES, NOTHING_FOUND, Rows, render
 
 __all__ = ["commands"]
 
@@ -183,6 +185,29 @@ def _emit(op: Op[Any], result: Any) -> None:
         raise typer.Exit(code)
 
 
+def _run(op: Op[Any], mem: Any, request: Any, given: Mapping[str, Any]) -> Any:
+    """``op``'s result; a result that found nothing where ``get`` would say so is an
+    :class:`EntryNotFound`, and an error the command line foresees names its fix (exit as the error's).
+
+    Raises:
+        typer.Exit: an error with a hint, reported.
+        MemstackError: any other.
+    """
+    try:
+        result = run(op, mem, request)
+        missing = NOTHING_FOUND.get(op.name)
+        if missing is not None and (where := missing(result, request)):
+            raise EntryNotFound(where)
+    except MemstackError as exc:
+        fix = hint(op.name, exc, given)
+        if not fix:
+            raise
+        code = exit_code(exc)
+        report(type(exc).__name__, f"{exc}{fix}", code)
+        raise typer.Exit(code) from None
+    return result
+
+
 def _command(op: Op[Any]) -> Callable[..., None]:
     assert op.cli is not None
     ordered = [f for f in op.cli.args if f in op.fields] + [f for f in op.fields if f not in op.cli.args]
@@ -193,7 +218,7 @@ def _command(op: Op[Any]) -> Callable[..., None]:
         settings = {variable: value for name, variable in variables.items() if (value := given.pop(name))}
         request = _request(op, given)
         with _environment(settings), tenant_memory() as mem:
-            result = run(op, mem, request)
+            result = _run(op, mem, request, given)
         _emit(op, result)
 
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # typer reads the signature

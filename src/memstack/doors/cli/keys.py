@@ -37,7 +37,10 @@ def create(
             "rate": rate,
             "token": token,
         },
-        f"{kind} {record.key_id} for {', '.join(record.tenants)}{limit}\n{token}\n(shown once: store it now)",
+        f"{kind} {record.key_id} for {', '.join(record.tenants)}{limit}\n{token}\n"
+        "(shown once: store it now)\nA keyless server running on this engine requires API keys from now "
+        "on (within a second, no "
+        "restart); one started with --no-auth stays keyless.",
     )
 
 

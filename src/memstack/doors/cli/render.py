@@ -1,7 +1,8 @@
 """What a generated command prints for people (``--json`` prints the operation's JSON as it is).
 
-One function per operation whose result reads better as a line or a table than as JSON; any
-other operation prints its JSON, indented. A function returns the text to print, or a
+One function per operation whose result reads better as a line or a table of its own; any other
+operation prints a table of its listing or ``field: value`` lines (one output rule: text for people
+by default, JSON with ``--json``, on every command). A function returns the text to print, or a
 :class:`Rows` table; :data:`EXIT_CODES` gives the exit code of a result that did not do it all.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
-__all__ = ["EXIT_CODES", "TEXT", "Rows", "render"]
+__all__ = ["EXIT_CODES", "NOTHING_FOUND", "TEXT", "Rows", "render"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,11 @@ Renderer = Callable[[Any], "str | Rows"]
 def _value(value: Any) -> str:
     """A stored value as it is when it is text (it may be piped into another program), else JSON."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    """``1 entry``, ``2 entries``: a count with its noun in the right number."""
+    return f"{n} {one if n == 1 else many}"
 
 
 def _lines(empty: str) -> Renderer:
@@ -124,9 +130,50 @@ def _records(result: Mapping[str, Any]) -> str:
 
 def _record(r: Mapping[str, Any]) -> str:
     lines = [f"{r['kind']} {r['status']} at {r['at']} model={r['model'] or '-'}"]
+    if r.get("reason"):
+        lines.append(f"reason: {r['reason']}")
     lines += [f"- retired [{e['id']}] {e['content']}" for e in r["retired"]]
+    lines += [f"~ superseded [{e['id']}] {e['content']}" for e in r.get("superseded", [])]
     lines += [f"+ created [{e['id']}] {e['content']} <- {', '.join(e['source_ids'])}" for e in r["created"]]
     return "\n".join(lines)
+
+
+def _changes(result: Mapping[str, Any]) -> Rows:
+    rows = [
+        {
+            "at": c["at"],
+            "op": c["op"],
+            "actor": c["actor"],
+            "content": (c["new"] or c["old"] or {}).get("content"),
+            "related_ids": ", ".join(c["related_ids"]),
+        }
+        for c in result["items"]
+    ]
+    return Rows(rows, ("at", "op", "actor", "content", "related_ids"), "changes, oldest first", ("at",))
+
+
+def _plain(result: Any) -> str | Rows:
+    """Any other result for people: a table of a listing, ``field: value`` lines of an object."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, Mapping) and set(result) <= {"items", "next_cursor"} and "items" in result:
+        items = result["items"]
+        if not items:
+            return "nothing found"
+        if all(isinstance(item, Mapping) for item in items):
+            columns = tuple(dict.fromkeys(key for item in items for key in item))
+            return Rows([{k: _cell(item.get(k)) for k in columns} for item in items], columns)
+        return "\n".join(_value(item) for item in items)
+    if isinstance(result, Mapping):
+        return "\n".join(f"{key}: {_cell(value)}" for key, value in result.items()) or "(empty)"
+    if isinstance(result, list):
+        return "\n".join(_value(item) for item in result) or "nothing found"
+    return _value(result)
+
+
+def _cell(value: Any) -> Any:
+    """A value in a line or a cell: scalars as they are, lists and objects as JSON."""
+    return value if value is None or isinstance(value, str | int | float) else _value(value)
 
 
 def _undone(r: Mapping[str, Any]) -> str:
@@ -153,7 +200,7 @@ TEXT: Final[dict[str, Renderer]] = {
     "sessions.list": _lines("no sessions"),
     "sessions.create": lambda r: f"created session {r['session_id']}",
     "sessions.show": _show,
-    "sessions.delete": lambda r: f"deleted {r['session_id']} ({len(r['cleared'])} keys)",
+    "sessions.delete": lambda r: f"deleted {r['session_id']} ({_count(len(r['cleared']), 'key', 'keys')})",
     "sessions.keys": lambda r: "\n".join(r["keys"]) or f"session {r['session_id']} has no keys",
     "sessions.clear": lambda r: f"cleared {', '.join(r['cleared']) or 'nothing'}",
     "sessions.get": lambda r: _value(r["value"]),
@@ -170,12 +217,13 @@ TEXT: Final[dict[str, Renderer]] = {
     "memories.save": lambda r: f"saved {r['id']}",
     "memories.search": _hits,
     "memories.delete": lambda r: f"deleted {r['id']}",
+    "memories.history": _changes,
     "memories.categories": _lines("no categories yet"),
     "memories.tags": _lines("no tags yet"),
     "working.namespaces": _lines("no namespaces"),
     "working.list": _working(with_value=False),
     "working.search": _working(with_value=True),
-    "working.clear": lambda r: f"cleared {r['cleared']} entries",
+    "working.clear": lambda r: f"cleared {_count(r['cleared'], 'entry', 'entries')}",
     "working.set": lambda r: f"saved {r['key']}",
     "working.get": lambda r: _value(r["value"]),
     "working.delete": lambda r: f"deleted {r['key']}",
@@ -205,9 +253,16 @@ EXIT_CODES: Final[dict[str, Callable[[Any], int]]] = {
 }
 
 
+NOTHING_FOUND: Final[dict[str, Callable[[Any, Any], str | None]]] = {
+    # An empty history is a memory that is not in that scope: said, and exit 3, as `get` does.
+    "memories.history": lambda result, r: (
+        None if result["items"] else f"no memory {r.id!r} in scope {r.scope!r}"
+    ),
+}
+"""Results that found nothing where the command's ``get`` would say so: the message, else None."""
+
+
 def render(name: str, result: Any) -> str | Rows:
-    """The human form of operation ``name``'s ``result``."""
+    """The human form of operation ``name``'s ``result`` (``--json`` prints the JSON itself)."""
     text = TEXT.get(name)
-    if text is not None:
-        return text(result)
-    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, indent=2)
+    return text(result) if text is not None else _plain(result)

@@ -121,14 +121,8 @@ def serve(
             app = create_app(mem.engine, settings)
         sock = _bind(host, port)
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
-        keys_mode = app.state.auth.mode == "keys"
         err_console.print(
-            escape(
-                f"memstack serving {mem.engine.name} ({redact_url(mem.engine.url)}) on "
-                f"http://{_netloc(host, port)} (auth: {'API keys' if keys_mode else 'none, tenant default'})"
-            ),
-            highlight=False,
-            soft_wrap=True,
+            escape(_banner(mem, host, port, app.state.auth.mode, mode)), highlight=False, soft_wrap=True
         )
         scheduler = _dream_scheduler(mem, dream_interval, dream_passes)
         try:
@@ -137,6 +131,25 @@ def serve(
         finally:
             if scheduler is not None:
                 scheduler.stop()
+
+
+def _banner(mem: Memory, host: str, port: int, mode: str, asked: str | None) -> str:
+    """What ``serve`` prints once its port is bound: the engine (its URL redacted), the auth mode and
+    tenant, and the addresses of the inspector, MCP and the API docs."""
+    base = f"http://{_netloc(host, port)}"
+    if mode == "keys":
+        auth = "API keys (each request acts for its key's tenants)"
+    elif asked == "none":
+        auth = "none, tenant default (--no-auth: stays keyless)"
+    else:
+        auth = "none, tenant default (keyless on loopback; creating an API key turns keys on)"
+    return (
+        f"memstack serving {mem.engine.name} ({redact_url(mem.engine.url)}) on {base}\n"
+        f"  auth: {auth}\n"
+        f"  inspector: {base}/ui\n"
+        f"  MCP: {base}/mcp (streamable HTTP; `memstack serve --stdio` for a desktop agent)\n"
+        f"  API: {base}/v1 (docs at {base}/docs)"
+    )
 
 
 def _serve_stdio(mem: Memory) -> None:

@@ -203,7 +203,9 @@ def create_app(
         )
     settings = settings or ServerSettings()
     keys = ApiKeyStore(engine)
-    auth = Authenticator(keys, decide_mode(keys, settings.auth, settings.host))
+    auth = Authenticator(
+        keys, decide_mode(keys, settings.auth, settings.host), follow_keys=settings.auth is None
+    )
     observed = metrics.Metrics()
     tenants = _Tenants(metrics.TimedEngine(engine, observed), settings.embedder, settings.retention)
     # Always: entries expire on their own expires_at, whatever the policies.
@@ -269,9 +271,10 @@ def create_app(
         app.router.routes.append(
             Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"], include_in_schema=False)
         )
-    # Keyless mode has no keys to guess: no throttle there.
+    # Keyless mode has no keys to guess: no throttle there, unless it may turn to keys mode.
     limits = settings.auth_throttle or AuthThrottle.from_env()
-    throttle = FailureThrottle(limits, engine.clock) if auth.mode == "keys" else None
+    guessable = auth.mode == "keys" or settings.auth is None
+    throttle = FailureThrottle(limits, engine.clock) if guessable else None
     app.state.throttle = throttle
     access = AccessLog(settings.log_key)
     app.add_middleware(limits_and_logs, max_body=settings.max_body_bytes, throttle=throttle, access=access)

@@ -7,7 +7,10 @@ Two modes, decided by :func:`decide_mode` when the app is built and never change
   flushing or losing the key store later never opens the API: a missing key is a 401, a key store
   that cannot be read is a 503 with ``Retry-After``.
 * **none**: no keys, tenant ``default`` unless ``X-Memstack-Tenant`` says otherwise; loopback only
-  (``--no-auth`` on any other host is refused at start).
+  (``--no-auth`` on any other host is refused at start). Unless ``--no-auth`` asked for it, a keyless
+  server looks for keys (at most once a second, on a request) and turns to keys mode for good once one
+  exists: ``memstack keys create`` beside a running keyless server never leaves it open while the
+  key's holder believes the API is closed (fail closed; no restart needed).
 
 In keys mode a key with a rate (``memstack keys create --rate N``) gets 429 with ``Retry-After``
 past N requests a minute, counted in the engine (:mod:`.rates`); failed authentications are
@@ -38,6 +41,8 @@ log = logging.getLogger("memstack.doors.server")
 AuthMode = Literal["keys", "none"]
 EMPTY_CHECK_SECONDS: Final = 5.0
 """Least time between two looks at whether the key store is empty (after a refused request)."""
+KEYLESS_CHECK_SECONDS: Final = 1.0
+"""Least time between two looks, by a keyless server, at whether a key has been created."""
 
 
 def is_loopback(host: str) -> bool:
@@ -99,15 +104,44 @@ def _over_rate(key: ApiKey, seconds: int) -> HTTPException:
 class Authenticator:
     """The fixed auth mode of one app, and the check every request goes through."""
 
-    def __init__(self, keys: ApiKeyStore, mode: AuthMode) -> None:
+    def __init__(self, keys: ApiKeyStore, mode: AuthMode, *, follow_keys: bool = False) -> None:
+        """``follow_keys``: a keyless server turns to keys mode once a key exists (the default
+        keyless mode; ``--no-auth`` keeps it keyless)."""
         self.keys = keys
         self.rates = KeyRates(keys.engine)
-        self.mode: Final = mode
+        self._mode: AuthMode = mode
+        self._follow_keys = follow_keys and mode == "none"
         self._lock = threading.Lock()
         self._next_check = 0.0
+        self._next_key_check = 0.0
         self._empty: bool | None = None
         if mode == "keys":
             self._look_for_empty(force=True)
+
+    @property
+    def mode(self) -> AuthMode:
+        """``keys`` or ``none``; a following keyless server turns to ``keys`` once a key exists."""
+        if self._follow_keys:
+            self._look_for_keys()
+        return self._mode
+
+    def _look_for_keys(self) -> None:
+        now = self.keys.engine.clock.now()
+        with self._lock:
+            if now < self._next_key_check:
+                return
+            self._next_key_check = now + KEYLESS_CHECK_SECONDS
+        try:
+            found = self.keys.any()
+        except EngineError:
+            found = True  # a key store that cannot be read is never an open API
+        if found:
+            with self._lock:
+                self._mode, self._follow_keys = "keys", False
+            log.warning(
+                "an API key exists now: this server requires API keys from here on "
+                "(restart it to serve the key routes /v1/keys)"
+            )
 
     def key(self, authorization: str | None) -> ApiKey:
         """The key of an ``Authorization: Bearer`` header (keys mode).

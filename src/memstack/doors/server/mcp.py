@@ -1,9 +1,10 @@
 """The MCP server (official Python SDK, 2.x): every operation with a tool, from the registry
 (:mod:`memstack.ops.tools`, the dispatcher ``POST /v1/tools/{name}`` runs too). A tool's result is
-its text for the model and, for operations with a JSON result, that JSON as ``structuredContent``
-(the same JSON the HTTP route and the CLI's ``--json`` give). Every failure is a tool result with
-``isError`` set, one line of text, and ``structuredContent`` naming the error, its HTTP status and
-its JSON-RPC code (the one table of :mod:`memstack.doors.server.error_table`).
+its text for the model and, as ``structuredContent``, the operation's JSON (the same JSON the HTTP
+route and the CLI's ``--json`` give), or ``{"result": text}`` for the original systems' text
+tools. Every failure is a tool result with ``isError`` set, one line of text, and
+``structuredContent`` naming the error, its HTTP status and its JSON-RPC code (the one table of
+:mod:`memstack.doors.server.error_table`).
 
 Served over streamable HTTP at ``/mcp`` by ``memstack serve`` (bearer keys and tenants as the HTTP
 API), or over stdio with ``memstack serve --stdio`` (the ``default`` tenant, so a desktop agent
@@ -27,11 +28,11 @@ from ... import __version__
 from ...engines.prefixed import tenant_engine
 from ...foundation.errors import InvalidValue
 from ...foundation.limits import check_text
-from ...ops.tools import CONTEXT_ARGS, TOOL_OPS, ToolCall, acall_tool, input_schema
+from ...ops.tools import CONTEXT_ARGS, TOOL_OPS, ToolCall, ToolResult, acall_tool, input_schema
 from ...services.memory import Memory
 from .error_table import describe
 
-__all__ = ["build_server", "http_session_manager", "run_stdio"]
+__all__ = ["build_server", "http_session_manager", "run_stdio", "structured"]
 
 log = logging.getLogger("memstack.doors.server")
 
@@ -68,7 +69,7 @@ def build_server(resolve: Resolver) -> Server[Any]:
         except Exception as exc:  # every failure is a tool result with isError, worded by the one table
             return _failure(params.name, exc)
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.text)], structured_content=result.data
+            content=[types.TextContent(type="text", text=result.text)], structured_content=structured(result)
         )
 
     return Server(
@@ -78,6 +79,16 @@ def build_server(resolve: Resolver) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=on_call_tool,
     )
+
+
+def structured(result: ToolResult) -> dict[str, Any]:
+    """A tool result's ``structuredContent``: the operation's JSON, as its HTTP route answers it
+    (``data`` of ``POST /v1/tools/{name}``); for the original systems' tools, whose answer is text,
+    ``{"result": text}`` (``result`` of the same route). Never absent: a client reading
+    ``structuredContent`` reads every tool."""
+    if result.data is None:
+        return {"result": result.text}
+    return result.data if isinstance(result.data, dict) else {"result": result.data}
 
 
 def _context(context: dict[str, Any]) -> ToolCall:

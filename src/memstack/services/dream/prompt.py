@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ...tiers.longterm import MemoryEntry
+from ...tiers.longterm.entry import NO_CATEGORY
 from .feedback import FeedbackSignal
 
 __all__ = [
@@ -34,7 +35,7 @@ def entry_lines(entries: Sequence[MemoryEntry]) -> list[str]:
     lines = []
     for i, entry in enumerate(entries, 1):
         tags = ", ".join(entry.tags) if entry.tags else "(none)"
-        lines.append(f"{i}. [ID:{entry.id}] category={entry.category or 'uncategorized'} tags=[{tags}]")
+        lines.append(f"{i}. [ID:{entry.id}] category={entry.category or NO_CATEGORY} tags=[{tags}]")
         lines.extend(f"   {line}" for line in entry.content.splitlines() or [""])
     return lines
 

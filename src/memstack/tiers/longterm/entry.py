@@ -26,6 +26,7 @@ from ...foundation.limits import short_repr
 from ...foundation.timefmt import iso_utc
 
 __all__ = [
+    "NO_CATEGORY",
     "MemoryEntry",
     "SearchHit",
     "current_at",
@@ -37,6 +38,11 @@ __all__ = [
     "to_json",
     "valid_at",
 ]
+
+
+NO_CATEGORY = "uncategorized"
+"""The one word every text (tools, context, dream prompts) shows for an entry without a category; not
+"general", which a user may well use as a category of their own."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ function enter(who) {
   const keyless = who.auth === "none";
   $("signin").hidden = true; $("tabs").hidden = false; $("signout").hidden = keyless;
   $("who").textContent = "Tenant: " + who.tenant + (keyless ? " (this server needs no key)" : "");
-  show(location.hash.slice(1) || "sessions");
+  show(location.hash.slice(1) || "overview");
 }
 
 async function start() {
@@ -135,21 +135,38 @@ async function start() {
 // Each view's loader; the views live in tiers.js and lifecycle.js (loaded after this file). A Map,
 // not an object: a hash such as #constructor or #__proto__ names no view.
 const loaders = new Map(Object.entries({
-  sessions: () => loadSessions(), conversations: () => loadConversations(), memories: () => loadScopes(),
+  overview: () => loadOverview(), sessions: () => loadSessions(), conversations: () => loadConversations(), memories: () => loadScopes(),
   working: () => loadNamespaces(), shared: () => loadBoards(), dream: () => loadDreamScopes(), forget: () => loadForgetOptions(),
 }));
 
-function show(name) {
-  if (!loaders.has(name)) name = "sessions";
+// A hash is a view, or a deep link into one: #memories/SCOPE/ID, #dream/SCOPE/RECORD,
+// #conversations/ID, #sessions/ID (each part percent-encoded).
+function show(hash) {
+  const [first, ...rest] = String(hash).split("/");
+  const name = loaders.has(first) ? first : "sessions";
+  const parts = loaders.has(first) ? rest.map(decodeURIComponent) : [];
   document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== "view-" + name; });
   document.querySelectorAll("#tabs button").forEach((b) => {
     if (b.dataset.view === name) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
   });
-  if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
+  const canonical = [name, ...parts.map(enc)].join("/");
+  if (location.hash !== "#" + canonical) history.replaceState(null, "", "#" + canonical);
   if (name !== "shared") stopBoard();
   if (name !== "working" && ttlTimer) { clearInterval(ttlTimer); ttlTimer = null; }
+  // A linked scope is picked before its list loads, so the list marks it as the current one.
+  if (parts.length && name === "memories") picked.scope = parts[0];
+  if (parts.length && name === "dream") picked.dreamScope = parts[0];
   const load = loaders.get(name);
-  if (load) load().catch(fail);
+  if (load) load().then(() => (parts.length ? openLink(name, parts) : null)).catch(fail);
+}
+
+// What a deep link opens once its view is loaded.
+function openLink(name, [id, inner]) {
+  if (name === "sessions") return openSession(id);
+  if (name === "conversations") return openConversation(id);
+  if (name === "memories") { picked.scope = id; return inner ? showMemory(inner) : searchMemories(); }
+  if (name === "dream") { picked.dreamScope = id; return loadDream().then(() => (inner ? openDream(inner) : null)); }
+  return null;
 }
 
 function pickable(list, id, label, onPick) {

@@ -21,7 +21,8 @@ async function loadDream(event) {
       h("td", {}, h("span", { class: "badge", text: r.kind })), h("td", { text: r.model || "–" }),
       h("td", { class: "num", text: String(r.retired_count) }), h("td", { class: "num", text: String(r.created_count) }),
       h("td", { class: "num", text: String(r.superseded_count) }),
-      h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })))));
+      h("td", {}, h("span", { class: "badge status-" + r.status, text: r.status })),
+      h("td", { class: "reason", text: r.reason || "" }))));
   $("dream-summary").textContent = "Scope " + dreamScope() + " · " + count(page.items.length, "dream record");
 }
 

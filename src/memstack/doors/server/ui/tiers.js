@@ -113,7 +113,8 @@ async function searchMemories(event) {
   $("memory-summary").textContent = "Scope " + params.scope + " · " + (params.query
     ? count(page.items.length, "result") + " for “" + params.query + "”" + (mode ? " · mode: " + mode : "")
     : count(page.items.length, "newest memory", "newest memories"));
-  $("memory-results").tBodies[0].replaceChildren(...page.items.map(memoryRow));
+  // Scores exist only where a search made them: a blank query lists the newest, unranked.
+  $("memory-results").tBodies[0].replaceChildren(...page.items.map((hit) => memoryRow(hit, Boolean(params.query))));
   $("memory-categories").replaceChildren(...cats.items.map((c) => h("li", {}, h("button", { type: "button", class: "chip", text: c,
     onclick: () => { $("memory-category").value = c; searchMemories().catch(fail); } }))));
   $("category-options").replaceChildren(...cats.items.map((c) => h("option", { value: c })));
@@ -130,15 +131,22 @@ function validity(e) {
   return parts.join(" · ");
 }
 
-function memoryRow(hit) {
+// One memory by its id (a deep link): the only row, unscored.
+async function showMemory(id) {
+  const entry = await api("GET", "/v1/memories/" + enc(id) + "?" + q({ scope: scope() }));
+  $("memory-summary").textContent = "Scope " + scope() + " · memory " + id;
+  $("memory-results").tBodies[0].replaceChildren(memoryRow({ entry, score: null, bm25: null, vector: null, sources: [] }, false));
+}
+
+function memoryRow(hit, searched) {
   const e = hit.entry;
   const state = e.superseded_by ? h("span", { class: "badge state-superseded", text: "superseded" }) : null;
   const row = h("tr", { "data-memory-id": e.id, class: e.superseded_by ? "superseded" : null },
     h("td", {}, h("div", {}, state, state ? " " : "", e.content), h("div", { class: "hint", text: e.id }),
       h("div", { class: "hint validity", text: validity(e) })),
     h("td", {}, e.category ? h("span", { class: "badge", text: e.category }) : null, " ", e.tags.map((t) => h("span", { class: "chip", text: t }))),
-    h("td", { class: "num", text: num(hit.score) }), h("td", { class: "num", text: num(hit.bm25) }),
-    h("td", { class: "num", text: num(hit.vector) }), h("td", { class: "num", text: iso(e.created_at) }),
+    h("td", { class: "num", text: searched ? num(hit.score) : "–" }), h("td", { class: "num", text: searched ? num(hit.bm25) : "–" }),
+    h("td", { class: "num", text: searched ? num(hit.vector) : "–" }), h("td", { class: "num", text: iso(e.created_at) }),
     h("td", { class: "actions" }, h("button", { type: "button", "aria-label": "Edit memory " + e.id, text: "Edit", onclick: () => editMemory(row, e) }), " ",
       h("button", { type: "button", "aria-label": "History of memory " + e.id, text: "History", onclick: () => memoryHistory(row, e).catch(fail) }), " ",
       h("button", { type: "button", class: "danger", "aria-label": "Delete memory " + e.id, text: "Delete", onclick: () => deleteMemory(e).catch(fail) })));
@@ -235,8 +243,18 @@ function boardRow(key, value, when) {
   return h("tr", { "data-key": key }, h("th", { scope: "row", text: key }), h("td", {}, h("pre", { text: json(value) })), h("td", { class: "num", text: when || "" }));
 }
 
+// The keys every board has (memstack's own, from the original systems' shared memory), shown apart
+// from the keys the user wrote, and only when they hold something.
+const RESERVED_KEYS = new Set(["data", "results", "messages", "session_id"]);
+const boardTable = (key) => $(RESERVED_KEYS.has(key) ? "board-reserved" : "board-keys");
+const unset = (value) => value === null || (Array.isArray(value) ? !value.length : typeof value === "object" && !Object.keys(value).length);
+
+function showReserved() {
+  $("board-reserved-section").hidden = !$("board-reserved").tBodies[0].rows.length;
+}
+
 function applyChange(change) {
-  const body = $("board-keys").tBodies[0];
+  const body = boardTable(change.key).tBodies[0];
   const existing = [...body.rows].find((r) => r.dataset.key === change.key);
   const deleted = !("value" in change);
   if (deleted) existing?.remove();
@@ -246,6 +264,7 @@ function applyChange(change) {
     row.dataset.at = String(Date.now());  // when it reached the screen (the benchmark reads it)
     if (existing) existing.replaceWith(row); else body.append(row);
   }
+  showReserved();
   const log = $("board-log");
   log.prepend(h("li", { text: iso(change.timestamp) + " " + change.key + (deleted ? " deleted" : " = " + JSON.stringify(change.value)).slice(0, 200) }));
   while (log.children.length > 50) log.lastElementChild.remove();
@@ -288,8 +307,12 @@ async function watchBoard(event) {
         if (!data) continue;
         const payload = JSON.parse(data);
         if (kind === "snapshot") {
-          $("board-keys").tBodies[0].replaceChildren(...Object.entries(payload.snapshot).map(([k, v]) => boardRow(k, v, "")));
-          state.textContent = "live: " + name + " (" + Object.keys(payload.snapshot).length + " keys)";
+          const entries = Object.entries(payload.snapshot);
+          const own = entries.filter(([k]) => !RESERVED_KEYS.has(k));
+          $("board-keys").tBodies[0].replaceChildren(...own.map(([k, v]) => boardRow(k, v, "")));
+          $("board-reserved").tBodies[0].replaceChildren(...entries.filter(([k, v]) => RESERVED_KEYS.has(k) && !unset(v)).map(([k, v]) => boardRow(k, v, "")));
+          showReserved();
+          state.textContent = "live: " + name + " (" + count(own.length, "key") + ")";
           document.body.dataset.boardLive = name;
         } else if (kind === "change") applyChange(payload);
       }
