@@ -132,8 +132,10 @@ def save_many(
     batch_size: int = BATCH_ITEMS,
     actor: str = "api",
     progress: Callable[[int], None] | None = None,
-) -> list[MemoryEntry]:
-    """Save ``items`` into ``memory`` in batches of ``batch_size``; returns them as stored, in order.
+    collect: list[MemoryEntry] | None = None,
+) -> int:
+    """Save ``items`` into ``memory`` in batches of ``batch_size``; returns how many were saved,
+    and appends them as stored to ``collect`` (an import of millions keeps none of them).
 
     ``progress(n)`` is called after each batch with the number of items it wrote.
 
@@ -149,20 +151,22 @@ def save_many(
         raise InvalidValue(
             f"batch_size {short_repr(batch_size)}: must be an integer from 1 to {MAX_BATCH_ITEMS}"
         )
-    out: list[MemoryEntry] = []
+    done = 0
     for chunk in _chunks(items, batch_size):
-        first = len(out)
         now = memory.engine.clock.now()
         try:
-            plans = [_plan(item, first + i, now) for i, item in enumerate(chunk)]
-            _check_batch(plans, first)
-            out += _write_batch(memory, plans, first, actor)
+            plans = [_plan(item, done + i, now) for i, item in enumerate(chunk)]
+            _check_batch(plans, done)
+            saved = _write_batch(memory, plans, done, actor)
         except MemstackError as exc:
-            if first:
-                exc.add_note(f"the {first} items before items[{first}] were saved")
+            if done:
+                exc.add_note(f"the {done} items before items[{done}] were saved")
             raise
+        done += len(saved)
+        if collect is not None:
+            collect += [entry.copy() for entry in saved]
         if progress is not None:
-            progress(len(plans))
-    if out:
+            progress(len(saved))
+    if done:
         snapshotter(memory.engine, memory.scope).touch()
-    return [entry.copy() for entry in out]
+    return done

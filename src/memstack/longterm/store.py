@@ -245,7 +245,9 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
                 the message naming the item (``items[12]: content: ...``); nothing of its batch
                 is written, the earlier batches stay saved (the error's note says how many items).
         """
-        return save_many(self, items, batch_size=batch_size, actor=actor, progress=progress)
+        saved: list[MemoryEntry] = []
+        save_many(self, items, batch_size=batch_size, actor=actor, progress=progress, collect=saved)
+        return saved
 
     def restore(self, entry: MemoryEntry, *, actor: str = "import") -> MemoryEntry:
         """Write ``entry`` exactly as given (times and validity included), replacing any entry of

@@ -14,6 +14,11 @@ export function memories(t: Transport) {
      * saved under that id (an update when it exists), and retried once after a 503.
      */
     save: save(t),
+    /**
+     * Save many memories of one scope in one transaction (`{ scope, items: [{ content, id?, tags?, … }] }`,
+     * 1-1000 items): all of them are saved, or on any error none. Resolves to `{ items }` as stored.
+     */
+    saveMany: method(t, "memories_save_many"),
     /** Search a scope (`{ query, scope, mode, tags, filter, limit, … }`): hits best first, with scores. */
     search: method(t, "memories_search"),
     /** One memory by id (`{ scope }`); `EntryNotFound` when unknown. */
