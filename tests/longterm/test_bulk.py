@@ -56,6 +56,20 @@ def test_supersedes_inside_the_batch(engine: Engine) -> None:
     old = lt.get("lisbon")
     assert old is not None and old.superseded_by == "berlin"
     assert [h.entry.id for h in lt.search("lives")] == ["berlin"]
+    assert [h.op for h in lt.history("lisbon")] == ["create", "supersede"]
+
+
+def test_expiry_is_kept_and_cleared_as_save_does(engine: Engine) -> None:
+    lt = LongTermMemory(engine, "u")
+    lt.save_many(
+        [{"id": "brief", "content": "short lived fact", "ttl": 10}, {"id": "long", "content": "fact"}]
+    )
+    keys = ScopeKeys.of(engine, "u")
+    assert [member for member, _ in engine.zrange(keys.expiry, 0, -1)] == ["brief"]
+    engine.clock.advance(11)  # type: ignore[attr-defined]  # the tests' ManualClock
+    assert [h.entry.id for h in lt.search("fact")] == ["long"]
+    lt.save_many([{"id": "brief", "content": "short lived fact again"}])  # no expiry any more
+    assert engine.zrange(keys.expiry, 0, -1) == []
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import Conflict, InvalidValue, MemstackError
 from ..limits import short_repr
-from .entry import MemoryEntry, from_json
+from . import writes
+from .entry import MemoryEntry, from_json, to_json
 from .history import check_actor
-from .plan import SavePlan, guard_version, now_of, plan_save, queue_version
+from .plan import SavePlan, guard_version, now_of, plan_save
 from .query import document_text
 from .snapshotter import snapshotter
 from .supersede import superseded_versions
@@ -108,13 +109,17 @@ def _write_batch(
                 raise _named(exc, first + offset) from exc
             guard_version(batch, keys, new.id, old_raw, closed)
             versions.append((plan, new, old_raw, old, closed))
+        rows: list[writes.Put] = []
         embed: list[tuple[str, str]] = []
         for plan, new, old_raw, old, closed in versions:
-            if queue_version(
-                engine, batch, keys, memory.scope, new, old_raw, old, closed,
-                actor=actor, op=None, at=at, related=plan.superseded,
-            ):  # fmt: skip
-                embed.append((new.id, document_text(new)))
+            rows.append((new, to_json(new), old_raw, "create" if old is None else "update", plan.superseded))
+            rows += [(version, to_json(version), raw, "supersede", (new.id,)) for _, raw, version in closed]
+            text = document_text(new)
+            if old is None or document_text(old) != text:
+                embed.append((new.id, text))
+        writes.put_many(engine, batch, keys, memory.scope, rows, actor=actor, at=at)
+        if embed:  # a vector computed from the old text must not stay
+            batch.hdel(keys.vectors, *(entry_id for entry_id, _ in embed))
         saved = [new for _, new, _, _, _ in versions]
         if batch.execute().applied:
             for entry_id, text in embed:

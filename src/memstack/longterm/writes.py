@@ -9,12 +9,16 @@ from collections.abc import Sequence
 
 from ..engines import Engine
 from ..engines.base import Batch
+from ..index.changelog import log_changes
 from ..keyspace import register
 from . import history
 from .entry import MemoryEntry
 from .layout import ScopeKeys, log_change
 
-__all__ = ["drop", "put", "retire"]
+__all__ = ["Put", "drop", "put", "put_many", "retire"]
+
+Put = tuple[MemoryEntry, str, "str | None", str, Sequence[str]]
+"""One version of :func:`put_many`: ``(entry, raw, old_raw, op, related)``."""
 
 
 def put(
@@ -44,6 +48,27 @@ def put(
         batch, keys.history(entry.id), at=at, op=op, actor=actor, old=old_raw, new=raw, related=related
     )
     log_change(batch, keys, "put", entry.id)
+
+
+def put_many(
+    engine: Engine, batch: Batch, keys: ScopeKeys, scope: str, rows: Sequence[Put], *, actor: str, at: float
+) -> None:
+    """Queue what :func:`put` queues for each row, the set-wide commands (ids, expiry, change log)
+    once for all of them: a bulk write's batch grows by about three commands per entry, not ten."""
+    for entry, raw, old_raw, op, related in rows:
+        register(engine, batch, entry.subject, "long_term", scope, entry.id)
+        batch.set(keys.entry(entry.id), raw)
+        history.append(
+            batch, keys.history(entry.id), at=at, op=op, actor=actor, old=old_raw, new=raw, related=related
+        )
+    ids = [entry.id for entry, *_ in rows]
+    batch.sadd(keys.ids, *ids)
+    expiring = {e.id: e.expires_at.timestamp() for e, *_ in rows if e.expires_at is not None}
+    if expiring:
+        batch.zadd(keys.expiry, expiring)
+    if len(expiring) < len(rows):
+        batch.zrem(keys.expiry, *(e.id for e, *_ in rows if e.expires_at is None))
+    log_changes(batch, keys, "put", ids)
 
 
 def drop(batch: Batch, keys: ScopeKeys, ids: Sequence[str]) -> None:
