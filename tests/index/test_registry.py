@@ -54,3 +54,14 @@ def test_a_bad_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSTACK_INDEX_MEMORY_MB", "lots")
     with pytest.raises(InvalidConfiguration, match="MEMSTACK_INDEX_MEMORY_MB"):
         registry.memory_bound()
+
+
+def test_stats_count_bytes_entries_and_evictions(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry.clear()
+    monkeypatch.setenv("MEMSTACK_INDEX_MEMORY_MB", "1")
+    before = registry.stats().evictions
+    for n in range(5):
+        registry.mirror(("test", n), lambda: Sized(300_000), Sized)
+    held = registry.stats()
+    assert held.entries == 3 and held.bytes == 900_000 and held.bound == 1 << 20
+    assert held.evictions == before + 2

@@ -54,6 +54,12 @@ def test_metrics_count_requests_by_route_template(client: TestClient, engine: En
     assert _sample(text, "memstack_errors_total", type="SessionNotFound") == 1
     assert _sample(text, "memstack_engine_batch_duration_seconds_count", engine=engine.name, outcome="ok") > 0
     assert _sample(text, "memstack_index_size", kind="entries") >= 1
+    assert _sample(text, "memstack_index_memory_bytes", kind="held") > 0
+    assert _sample(text, "memstack_index_memory_bytes", kind="bound") == 1024 << 20
+    assert _sample(text, "memstack_index_caches") >= 1
+    assert _sample(text, "memstack_index_evictions_total") >= 0
+    info = client.get("/v1/info").json()["caches"]
+    assert info["bytes"] > 0 and info["entries"] >= 1 and info["bound"] == 1024 << 20
     # Ids are tenant data: they never become label values.
     assert "secret-session" not in text and "green tea" not in text
 

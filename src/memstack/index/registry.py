@@ -15,12 +15,12 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Final, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 from ..errors import InvalidConfiguration
 from .mirror import Mirror
 
-__all__ = ["MAX_MIRRORS", "clear", "drop", "held", "memory_bound", "mirror", "mirrors"]
+__all__ = ["MAX_MIRRORS", "CacheStats", "clear", "drop", "held", "memory_bound", "mirror", "mirrors", "stats"]
 
 MAX_MIRRORS: Final = 4096
 """Indexes one process keeps at most."""
@@ -32,6 +32,17 @@ M = TypeVar("M", bound=Mirror)
 _mirrors: OrderedDict[Hashable, Mirror] = OrderedDict()
 _lock = threading.Lock()
 _lookups = 0
+_evictions = 0
+
+
+class CacheStats(NamedTuple):
+    """What the process's indexes hold: ``bytes`` (estimated), ``entries`` (indexes held),
+    ``evictions`` (dropped for the count or memory bound since the start), ``bound`` (bytes)."""
+
+    bytes: int
+    entries: int
+    evictions: int
+    bound: int
 
 
 def memory_bound() -> int:
@@ -66,11 +77,13 @@ def mirror(key: Hashable, make: Callable[[], M], kind: type[M]) -> M:
 
 def _shrink(keep: Hashable) -> None:
     """Drop least recently used indexes (never ``keep``) past the count or memory bound."""
+    global _evictions
     while len(_mirrors) > MAX_MIRRORS:
         oldest = next(iter(_mirrors))
         if oldest == keep:
             break
         del _mirrors[oldest]
+        _evictions += 1
     bound = memory_bound()
     total = sum(m.approx_bytes() for m in _mirrors.values())
     for key in list(_mirrors):
@@ -79,6 +92,19 @@ def _shrink(keep: Hashable) -> None:
         if key == keep:
             continue
         total -= _mirrors.pop(key).approx_bytes()
+        _evictions += 1
+
+
+def stats() -> CacheStats:
+    """The bytes, count and evictions of the indexes held now (for doctor, /v1/info, /metrics).
+
+    Raises:
+        InvalidConfiguration: ``MEMSTACK_INDEX_MEMORY_MB`` is not a positive integer.
+    """
+    with _lock:
+        return CacheStats(
+            sum(m.approx_bytes() for m in _mirrors.values()), len(_mirrors), _evictions, memory_bound()
+        )
 
 
 def held() -> dict[Hashable, int]:

@@ -955,6 +955,29 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CachesOut */
+        CachesOut: {
+            /**
+             * Bound
+             * @description The memory bound in bytes (MEMSTACK_INDEX_MEMORY_MB).
+             */
+            bound: number;
+            /**
+             * Bytes
+             * @description Estimated bytes of the in-process indexes (BM25, vectors, entries).
+             */
+            bytes: number;
+            /**
+             * Entries
+             * @description Indexes held (one per scope, namespace or cache).
+             */
+            entries: number;
+            /**
+             * Evictions
+             * @description Indexes dropped for the count or memory bound since the start.
+             */
+            evictions: number;
+        };
         /** Changes */
         Changes: {
             /** Items */
@@ -1228,6 +1251,7 @@ export interface components {
         };
         /** InfoOut */
         InfoOut: {
+            caches: components["schemas"]["CachesOut"];
             /** Engine */
             engine: string;
             retrieval: components["schemas"]["RetrievalOut"];
