@@ -112,8 +112,9 @@ def _write_batch(
         rows: list[writes.Put] = []
         embed: list[tuple[str, str]] = []
         for plan, new, old_raw, old, closed in versions:
-            rows.append((new, to_json(new), old_raw, "create" if old is None else "update", plan.superseded))
-            rows += [(version, to_json(version), raw, "supersede", (new.id,)) for _, raw, version in closed]
+            op = "create" if old is None else "update"
+            rows.append((new, to_json(new), old_raw, op, plan.superseded, plan.generated and old is None))
+            rows += [(v, to_json(v), raw, "supersede", (new.id,), False) for _, raw, v in closed]
             text = document_text(new)
             if old is None or document_text(old) != text:
                 embed.append((new.id, text))

@@ -43,6 +43,7 @@ class SavePlan:
     created: datetime | None
     valid: datetime | None
     superseded: tuple[str, ...]
+    generated: bool = False  # the id was made here (no id given): no earlier version can exist
 
     @property
     def id(self) -> str:
@@ -110,7 +111,11 @@ def plan_save(
         expires_at=expiry,
     )
     return SavePlan(
-        template, check_time(created_at, "created_at"), given_valid, check_supersedes(superseded, entry_id)
+        template,
+        check_time(created_at, "created_at"),
+        given_valid,
+        check_supersedes(superseded, entry_id),
+        generated=id is None,
     )
 
 
