@@ -65,3 +65,12 @@ def test_stats_count_bytes_entries_and_evictions(monkeypatch: pytest.MonkeyPatch
     held = registry.stats()
     assert held.entries == 3 and held.bytes == 900_000 and held.bound == 1 << 20
     assert held.evictions == before + 2
+
+
+def test_an_index_grown_after_its_lookup_counts_at_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry.clear()
+    monkeypatch.setenv("MEMSTACK_INDEX_MEMORY_MB", "1")
+    grown = registry.mirror(("test", "grown"), lambda: Sized(0), Sized)
+    grown.nbytes = 900_000  # its caller filled it after the lookup
+    registry.mirror(("test", "next"), lambda: Sized(300_000), Sized)  # 1.2 MB now: "grown" goes
+    assert list(registry.held()) == [("test", "next")]

@@ -33,6 +33,13 @@ _mirrors: OrderedDict[Hashable, Mirror] = OrderedDict()
 _lock = threading.Lock()
 _lookups = 0
 _evictions = 0
+# Each index's bytes as last measured, and their sum: a new index is checked against the bound
+# without measuring every other one (with thousands held, that made each new scope's first search
+# cost milliseconds). The index looked up last is measured again at the next lookup (its caller
+# has filled or grown it since); every CHECK_EVERY lookups all are measured again.
+_sizes: dict[Hashable, int] = {}
+_total = 0
+_last: Hashable | None = None
 
 
 class CacheStats(NamedTuple):
@@ -60,38 +67,65 @@ def memory_bound() -> int:
 def mirror(key: Hashable, make: Callable[[], M], kind: type[M]) -> M:
     """The process's index under ``key`` (built by ``make`` on first use, or when the one held is
     of another kind); marks it most recently used."""
-    global _lookups
+    global _lookups, _last
     with _lock:
+        if _last is not None:
+            _measure(_last)
         found = _mirrors.get(key)
         created = not isinstance(found, kind)
         if created:
+            _forget(key)
             found = _mirrors[key] = make()
+            _measure(key)
         else:
             _mirrors.move_to_end(key)
+        _last = key
         _lookups += 1
-        if created or _lookups % CHECK_EVERY == 0:
-            _shrink(key)
+        full = _lookups % CHECK_EVERY == 0
+        if created or full:
+            _shrink(key, full)
         assert isinstance(found, kind)
         return found
 
 
-def _shrink(keep: Hashable) -> None:
-    """Drop least recently used indexes (never ``keep``) past the count or memory bound."""
-    global _evictions
+def _measure(key: Hashable) -> None:
+    global _total
+    found = _mirrors.get(key)
+    if found is not None:
+        size = found.approx_bytes()
+        _total += size - _sizes.get(key, 0)
+        _sizes[key] = size
+
+
+def _forget(key: Hashable) -> Mirror | None:
+    global _total, _last
+    _total -= _sizes.pop(key, 0)
+    if _last == key:
+        _last = None
+    return _mirrors.pop(key, None)
+
+
+def _shrink(keep: Hashable, full: bool) -> None:
+    """Drop least recently used indexes (never ``keep``) past the count or memory bound
+    (``full``: measure every index first)."""
+    global _evictions, _total
     while len(_mirrors) > MAX_MIRRORS:
         oldest = next(iter(_mirrors))
         if oldest == keep:
             break
-        del _mirrors[oldest]
+        _forget(oldest)
         _evictions += 1
+    if full:
+        _sizes.clear()
+        _sizes.update((k, m.approx_bytes()) for k, m in _mirrors.items())
+        _total = sum(_sizes.values())
     bound = memory_bound()
-    total = sum(m.approx_bytes() for m in _mirrors.values())
     for key in list(_mirrors):
-        if total <= bound:
+        if _total <= bound:
             break
         if key == keep:
             continue
-        total -= _mirrors.pop(key).approx_bytes()
+        _forget(key)
         _evictions += 1
 
 
@@ -122,7 +156,7 @@ def mirrors(kind: str) -> list[Mirror]:
 def drop(key: Hashable) -> bool:
     """Drop the index under ``key`` (the next lookup builds a new one); True if one was held."""
     with _lock:
-        return _mirrors.pop(key, None) is not None
+        return _forget(key) is not None
 
 
 def clear(kind: str | None = None) -> None:
@@ -130,4 +164,4 @@ def clear(kind: str | None = None) -> None:
     with _lock:
         for key in list(_mirrors):
             if kind is None or (isinstance(key, tuple) and key and key[0] == kind):
-                del _mirrors[key]
+                _forget(key)
