@@ -109,6 +109,7 @@ def _searches(lt: LongTermMemory, queries: list[str]) -> list[float]:
 
 def bulk_import(mem: memstack.Memory, count: int, loop: int, rng: random.Random) -> tuple[float, float]:
     items = [{"content": _text(rng)} for _ in range(count)]
+    loop = min(loop, count)
     started = time.perf_counter()
     LongTermMemory(mem.engine, "bulk").save_many(items)
     bulk = count / (time.perf_counter() - started)
