@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -74,3 +75,10 @@ def test_an_index_grown_after_its_lookup_counts_at_the_next(monkeypatch: pytest.
     grown.nbytes = 900_000  # its caller filled it after the lookup
     registry.mirror(("test", "next"), lambda: Sized(300_000), Sized)  # 1.2 MB now: "grown" goes
     assert list(registry.held()) == [("test", "next")]
+
+
+def test_the_default_bound_is_sized_to_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMSTACK_INDEX_MEMORY_MB", raising=False)
+    machine_mb = (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 20
+    assert registry.default_memory_mb() == min(4096, max(256, machine_mb // 8))
+    assert registry.memory_bound() == registry.default_memory_mb() << 20

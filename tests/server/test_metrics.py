@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from memstack.engines import Engine
 from memstack.errors import MemstackError
+from memstack.index import registry
 from memstack.server import create_app
 from memstack.server.access_log import METHODS
 from memstack.server.metrics import TOKEN_ENV
@@ -55,11 +56,11 @@ def test_metrics_count_requests_by_route_template(client: TestClient, engine: En
     assert _sample(text, "memstack_engine_batch_duration_seconds_count", engine=engine.name, outcome="ok") > 0
     assert _sample(text, "memstack_index_size", kind="entries") >= 1
     assert _sample(text, "memstack_index_memory_bytes", kind="held") > 0
-    assert _sample(text, "memstack_index_memory_bytes", kind="bound") == 1024 << 20
+    assert _sample(text, "memstack_index_memory_bytes", kind="bound") == registry.memory_bound()
     assert _sample(text, "memstack_index_caches") >= 1
     assert _sample(text, "memstack_index_evictions_total") >= 0
     info = client.get("/v1/info").json()["caches"]
-    assert info["bytes"] > 0 and info["entries"] >= 1 and info["bound"] == 1024 << 20
+    assert info["bytes"] > 0 and info["entries"] >= 1 and info["bound"] == registry.memory_bound()
     # Ids are tenant data: they never become label values.
     assert "secret-session" not in text and "green tea" not in text
 

@@ -5,8 +5,8 @@ the scope (``("longterm", identity, scope)``, ``("langgraph", identity, namespac
 so one process shares one index per scope between every instance on the same data. The least
 recently used are dropped first when the registry holds more than :data:`MAX_MIRRORS` or their
 estimated memory (:meth:`~memstack.index.mirror.Mirror.approx_bytes`) passes :func:`memory_bound`
-(``MEMSTACK_INDEX_MEMORY_MB``, default 1024). A dropped index is rebuilt from the engine when asked
-for again; a caller still holding it keeps a working copy.
+(``MEMSTACK_INDEX_MEMORY_MB``, default an eighth of the machine's memory, 256-4096 MB). A dropped
+index is rebuilt from the engine when asked for again; a caller still holding it keeps a working copy.
 """
 
 from __future__ import annotations
@@ -20,7 +20,18 @@ from typing import Final, NamedTuple, TypeVar
 from ..errors import InvalidConfiguration
 from .mirror import Mirror
 
-__all__ = ["MAX_MIRRORS", "CacheStats", "clear", "drop", "held", "memory_bound", "mirror", "mirrors", "stats"]
+__all__ = [
+    "MAX_MIRRORS",
+    "CacheStats",
+    "clear",
+    "default_memory_mb",
+    "drop",
+    "held",
+    "memory_bound",
+    "mirror",
+    "mirrors",
+    "stats",
+]
 
 MAX_MIRRORS: Final = 4096
 """Indexes one process keeps at most."""
@@ -52,13 +63,24 @@ class CacheStats(NamedTuple):
     bound: int
 
 
+def default_memory_mb() -> int:
+    """The bound when ``MEMSTACK_INDEX_MEMORY_MB`` is unset: an eighth of the machine's memory,
+    from 256 MB to 4096 MB (1024 MB where the machine's memory cannot be read). A server holds
+    the indexes of its busy scopes; an eighth leaves the rest to the engine and other processes."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, OSError, ValueError):
+        return 1024
+    return min(4096, max(256, (total >> 20) // 8))
+
+
 def memory_bound() -> int:
-    """The bound in bytes: ``MEMSTACK_INDEX_MEMORY_MB`` megabytes (default 1024).
+    """The bound in bytes: ``MEMSTACK_INDEX_MEMORY_MB`` megabytes (default: :func:`default_memory_mb`).
 
     Raises:
         InvalidConfiguration: the variable is not a positive integer.
     """
-    raw = os.environ.get("MEMSTACK_INDEX_MEMORY_MB", "1024")
+    raw = os.environ.get("MEMSTACK_INDEX_MEMORY_MB") or str(default_memory_mb())
     if not raw.isdigit() or int(raw) < 1:
         raise InvalidConfiguration(f"MEMSTACK_INDEX_MEMORY_MB={raw!r}: must be a positive integer")
     return int(raw) << 20
