@@ -46,10 +46,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import memstack
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.index.changelog import log_changes
-from memstack.longterm import LongTermMemory
-from memstack.longterm.layout import ScopeKeys
-from memstack.longterm.vectors import encode_vector
 from memstack.search.embedders import FakeEmbedder
+from memstack.tiers.longterm import LongTermMemory
+from memstack.tiers.longterm.layout import ScopeKeys
+from memstack.tiers.longterm.vectors import encode_vector
 
 DIM = 384
 TENANT = "bench-scale"

@@ -16,8 +16,8 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import InvalidConfiguration, MemstackError
-from ..redact import redact_url
+from ..foundation.errors import InvalidConfiguration, MemstackError
+from ..foundation.redact import redact_url
 
 __all__ = ["MAX_RETRY_AFTER", "check_client", "post_json", "retry_after"]
 

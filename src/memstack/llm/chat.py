@@ -13,8 +13,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ChatError, InvalidConfiguration
-from ..redact import redact_url
+from ..foundation.errors import ChatError, InvalidConfiguration
+from ..foundation.redact import redact_url
 from ._http import check_client, post_json
 
 __all__ = ["ChatClient", "ChatModel", "chat_model_from_env", "message_text"]
