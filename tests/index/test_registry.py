@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -54,3 +55,30 @@ def test_a_bad_bound_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMSTACK_INDEX_MEMORY_MB", "lots")
     with pytest.raises(InvalidConfiguration, match="MEMSTACK_INDEX_MEMORY_MB"):
         registry.memory_bound()
+
+
+def test_stats_count_bytes_entries_and_evictions(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry.clear()
+    monkeypatch.setenv("MEMSTACK_INDEX_MEMORY_MB", "1")
+    before = registry.stats().evictions
+    for n in range(5):
+        registry.mirror(("test", n), lambda: Sized(300_000), Sized)
+    held = registry.stats()
+    assert held.entries == 3 and held.bytes == 900_000 and held.bound == 1 << 20
+    assert held.evictions == before + 2
+
+
+def test_an_index_grown_after_its_lookup_counts_at_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    registry.clear()
+    monkeypatch.setenv("MEMSTACK_INDEX_MEMORY_MB", "1")
+    grown = registry.mirror(("test", "grown"), lambda: Sized(0), Sized)
+    grown.nbytes = 900_000  # its caller filled it after the lookup
+    registry.mirror(("test", "next"), lambda: Sized(300_000), Sized)  # 1.2 MB now: "grown" goes
+    assert list(registry.held()) == [("test", "next")]
+
+
+def test_the_default_bound_is_sized_to_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMSTACK_INDEX_MEMORY_MB", raising=False)
+    machine_mb = (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 20
+    assert registry.default_memory_mb() == min(4096, max(256, machine_mb // 8))
+    assert registry.memory_bound() == registry.default_memory_mb() << 20

@@ -119,6 +119,16 @@ SCENARIOS: dict[str, Scenario] = {
         },
         ID,
     ),
+    "memories.save_many": Scenario(
+        {
+            "scope": "alice",
+            "items": [
+                {"id": "b1", "content": "Alice bakes bread", "tags": "food, home"},
+                {"id": "a1", "content": "Alice plays the viola", "metadata": {"k": 2}},
+                {"id": "b2", "content": "Alice lives in Denver", "supersedes": ["a3"], "ttl": 3600},
+            ],
+        }
+    ),
     "memories.search": Scenario(
         {"scope": "alice", "query": "alice lives", "limit": 5, "include_history": True}
     ),

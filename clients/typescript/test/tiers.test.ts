@@ -2,7 +2,7 @@
 
 import { strict as assert } from "node:assert";
 import { describe, test } from "node:test";
-import { EntryNotFound, Memstack, SessionNotFound } from "../src/index.js";
+import { EntryNotFound, InvalidValue, Memstack, SessionNotFound } from "../src/index.js";
 import { type Served, servedClient } from "./_server.js";
 
 let server: Served;
@@ -96,6 +96,23 @@ describe("memories", () => {
     const left = await mem.memories.count({ scope: "alice" });
     assert.equal(left.stored, counted.stored - 1);
     await assert.rejects(mem.memories.get("home", { scope: "alice" }), EntryNotFound);
+  });
+
+  test("saveMany saves a batch whole, or none of it", async () => {
+    const saved = await mem.memories.saveMany({
+      scope: "batch",
+      items: [{ id: "b1", content: "Bea rows at dawn", tags: ["sport"] }, { content: "Bea reads novels" }],
+    });
+    assert.deepEqual(
+      saved.items.map((e) => e.content),
+      ["Bea rows at dawn", "Bea reads novels"],
+    );
+    assert.equal((await mem.memories.search({ scope: "batch", query: "rows" })).items[0]?.entry.id, "b1");
+    await assert.rejects(
+      mem.memories.saveMany({ scope: "batch", items: [{ id: "b3", content: "kept?" }, { content: " " }] }),
+      InvalidValue,
+    );
+    await assert.rejects(mem.memories.get("b3", { scope: "batch" }), EntryNotFound);
   });
 });
 

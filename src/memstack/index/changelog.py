@@ -36,6 +36,7 @@ __all__ = [
     "changed_ids",
     "changes_since",
     "log_change",
+    "log_changes",
     "record",
     "renew",
     "restart",
@@ -105,6 +106,17 @@ class SetKeys:
     def renew(self, batch: Batch) -> None:
         """:func:`renew` on these keys."""
         renew(batch, self)
+
+
+def log_changes(batch: Batch, keys: LogKeys, op: str, entry_ids: Sequence[str]) -> None:
+    """:func:`log_change` for many ids in one batch, in four commands whatever their number (a bulk
+    write): the version moves by one per line, as it does line by line."""
+    if not entry_ids:
+        return
+    batch.set(keys.epoch, uuid.uuid4().hex, nx=True)
+    batch.incr(keys.version, len(entry_ids))
+    batch.rpush(keys.log, *(f"{op} {entry_id}" for entry_id in entry_ids))
+    batch.ltrim(keys.log, -LOG_MAX, -1)
 
 
 def log_change(

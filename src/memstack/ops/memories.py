@@ -3,7 +3,7 @@ and tags."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -19,12 +19,18 @@ from .wire import HitJSON, MemoryEventJSON, MemoryJSON, hit_json, memory_event_j
 
 __all__ = ["OPS", "SearchMemories"]
 
+MAX_ITEMS: Final = 1000
+"""Most memories one batch request saves (one transaction; a larger import sends several)."""
 MemoryId = Field(max_length=128, description="A memory id.")
 Profile = Literal["default", "plain", "conversation", "rm3", "rocchio", "rockbot"]
 
 
 class Hits(TypedDict):
     items: list[HitJSON]
+
+
+class Saved(TypedDict):
+    items: list[MemoryJSON]
 
 
 class Names(TypedDict):
@@ -66,6 +72,32 @@ class SaveMemory(Request):
     ttl: float | None = Field(None, gt=0, description="Seconds until it expires (instead of expires_at).")
 
 
+class MemoryItem(Request):
+    """One memory of a batch: the fields of a save."""
+
+    id: str | None = Field(None, max_length=128, description="Save under this id (an update when it exists).")
+    content: str = Field(description="The fact or preference (non-blank).")
+    category: str | None = Field(None, max_length=512, description="A path such as user-preferences/music.")
+    tags: Tags = Field(None, description="Tags: a list, or one comma-separated text.")
+    metadata: Metadata = None
+    subject: Subject = None
+    supersedes: Ids = Field(
+        None, description="Ids of memories this one replaces: they get valid_to and superseded_by."
+    )
+    valid_from: Time = Field(None, description="When the fact became true (default: when saved).")
+    expires_at: Time = Field(None, description="When the memory expires (hidden, then deleted).")
+    ttl: float | None = Field(None, gt=0, description="Seconds until it expires (instead of expires_at).")
+
+
+class SaveMemories(Request):
+    scope: Scope = "default"
+    items: list[MemoryItem] = Field(
+        min_length=1,
+        max_length=MAX_ITEMS,
+        description=f"The memories to save (1-{MAX_ITEMS}), each with the fields of a save.",
+    )
+
+
 class SearchMemories(SearchParams, Request):
     scope: Scope = "default"
     profile: Profile = Field(
@@ -105,6 +137,15 @@ def _save(mem: Memory, r: SaveMemory) -> MemoryJSON:
     # The request's fields beside the scope are save()'s keyword arguments, name for name.
     entry = mem.long_term(r.scope).save(**r.model_dump(exclude={"scope"}))
     return memory_json(entry)
+
+
+@ops("memories.save_many", "mem.long_term(scope).save_many(items)", tool="save_memories")
+@http("POST /v1/memories/batch", status=201, query=_SCOPED)
+@cli("memories save-many ITEMS")
+def _save_many(mem: Memory, r: SaveMemories) -> Saved:
+    """Save many memories in one transaction: all of them or, on any error, none."""
+    items = [item.model_dump(exclude_unset=True) for item in r.items]
+    return {"items": [memory_json(e) for e in mem.long_term(r.scope).save_many(items, batch_size=MAX_ITEMS)]}
 
 
 @ops("memories.search", "mem.long_term(scope).search(query)")

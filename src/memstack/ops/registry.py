@@ -106,6 +106,8 @@ _CLIENT_NAMESPACES: Mapping[str, str] = MappingProxyType(
 def client_method(name: str) -> str:
     """The method of operation ``name`` in the TypeScript client (the HTTP document's
     ``x-memstack-client``): its tier's namespace and its verb (``cache.lookup`` is
-    ``shared.cache.lookup``; ``forget`` is ``forget.run``)."""
+    ``shared.cache.lookup``; ``forget`` is ``forget.run``; ``save_many`` is ``saveMany``, the
+    language's own spelling)."""
     tier, _, verb = name.partition(".")
-    return f"{_CLIENT_NAMESPACES.get(tier, tier)}.{verb or 'run'}"
+    head, *rest = (verb or "run").split("_")
+    return f"{_CLIENT_NAMESPACES.get(tier, tier)}.{head}{''.join(w.capitalize() for w in rest)}"

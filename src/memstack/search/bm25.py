@@ -82,6 +82,12 @@ class Bm25Index:
         with self._lock:
             return doc_id in self._slot_of
 
+    def shape(self) -> tuple[int, int, int]:
+        """``(terms, postings pairs, slots)``: what the index's memory grows with (a pass over the
+        terms; callers cache it per version)."""
+        with self._lock:
+            return len(self._postings), sum(len(p.tfs) for p in self._postings.values()), self._nslots
+
     def ids(self) -> list[str]:
         """The ids in the index, in first-insertion order."""
         with self._lock:

@@ -73,3 +73,28 @@ def test_export_import_round_trip(url: str, tmp_path: Path) -> None:
     dst = run_json(url, "memories", "search", "--scope", "dst")
     assert src == dst
     run(url, "memories", "import", str(tmp_path / "missing"), code=2)
+
+
+def test_import_a_json_lines_file_in_bulk(url: str, tmp_path: Path) -> None:
+    lines = [json.dumps({"id": f"j{n}", "content": f"fact number {n}", "tags": ["bulk"]}) for n in range(7)]
+    source = tmp_path / "facts.jsonl"
+    source.write_text("\n".join([*lines[:3], "", *lines[3:]]) + "\n")
+    out = run_json(url, "memories", "import", str(source), "--scope", "bulk", "--batch-size", "3")
+    assert out == {"imported": 7, "skipped": 0, "file": str(source)}
+    hits = run_json(url, "memories", "search", "number 5", "--scope", "bulk")["items"]  # type: ignore[index]  # a dict
+    assert hits[0]["entry"]["id"] == "j5" and hits[0]["entry"]["tags"] == ["bulk"]
+    history = run_json(url, "memories", "history", "j0", "--scope", "bulk")["items"]  # type: ignore[index]  # a dict
+    assert [(h["op"], h["actor"]) for h in history] == [("create", "import")]
+
+
+def test_a_bad_line_stops_a_json_lines_import(url: str, tmp_path: Path) -> None:
+    source = tmp_path / "facts.jsonl"
+    source.write_text('{"id": "k1", "content": "kept"}\n{"id": "k2", "content": "  "}\n')
+    out = run(url, "memories", "import", str(source), "--scope", "bad", "--batch-size", "1", code=2)
+    assert "items[1]" in out and "line 2" in out
+    assert [h["entry"]["id"] for h in run_json(url, "memories", "search", "--scope", "bad")["items"]] == [
+        "k1"
+    ]  # type: ignore[index]  # a dict
+    source.write_text('{"content": "x"}\nnot json\n')
+    assert "line 2: not JSON" in run(url, "memories", "import", str(source), "--scope", "bad2", code=2)
+    assert run_json(url, "memories", "search", "--scope", "bad2") == {"items": []}

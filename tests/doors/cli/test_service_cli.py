@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -82,6 +83,8 @@ def test_doctor(tmp_path: Path) -> None:
     checks = {row["check"]: row["result"] for row in json.loads(out)}
     assert checks["engine"].startswith("sqlite reachable")
     assert "extra server" in checks
+    assert re.fullmatch(r"[\d.]+ MB in \d+ index\(es\) of \d+ MB \(MEMSTACK_INDEX_MEMORY_MB\), \d+ evicted",
+                        checks["index caches"])  # fmt: skip
     code, _ = _run("redis://127.0.0.1:1/0", "doctor")
     assert code == 4
 

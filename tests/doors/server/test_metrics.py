@@ -16,6 +16,7 @@ from memstack.doors.server.metrics import TOKEN_ENV
 from memstack.doors.server.problems import TITLES
 from memstack.engines import Engine
 from memstack.foundation.errors import MemstackError
+from memstack.index import registry
 
 FAMILIES = [
     "memstack_http_requests_total",
@@ -54,6 +55,12 @@ def test_metrics_count_requests_by_route_template(client: TestClient, engine: En
     assert _sample(text, "memstack_errors_total", type="SessionNotFound") == 1
     assert _sample(text, "memstack_engine_batch_duration_seconds_count", engine=engine.name, outcome="ok") > 0
     assert _sample(text, "memstack_index_size", kind="entries") >= 1
+    assert _sample(text, "memstack_index_memory_bytes", kind="held") > 0
+    assert _sample(text, "memstack_index_memory_bytes", kind="bound") == registry.memory_bound()
+    assert _sample(text, "memstack_index_caches") >= 1
+    assert _sample(text, "memstack_index_evictions_total") >= 0
+    info = client.get("/v1/info").json()["caches"]
+    assert info["bytes"] > 0 and info["entries"] >= 1 and info["bound"] == registry.memory_bound()
     # Ids are tenant data: they never become label values.
     assert "secret-session" not in text and "green tea" not in text
 

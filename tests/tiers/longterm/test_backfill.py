@@ -190,3 +190,19 @@ def test_the_thread_follows_and_stops(engine: Engine) -> None:
     finally:
         assert follower.close() == 0
     assert _threads() == []
+
+
+def test_a_busy_scope_is_followed_through_its_log_not_reread(engine: Engine) -> None:
+    """While a scope changes fast, rounds come sooner, so each reads the changes from the log (a
+    cost of the changes) before the log passes them (a re-read of the whole scope)."""
+    plain = LongTermMemory(engine, "busy")
+    plain.save_many([{"content": f"fact {n}"} for n in range(50)])
+    follower = VectorFollower(engine, CountingEmbedder(), poll=1.0, grace=2.0)
+    follower.step(now=0.0)
+    assert follower._wait() == 1.0  # first sight of the scope: nothing moved yet
+    plain.save_many([{"content": f"fact {n}"} for n in range(300)], batch_size=300)
+    follower.step(now=0.5)
+    assert 0.05 <= follower._wait() < 1.0  # 300 changes in one round: the next comes sooner
+    plain.save(content="one more")
+    follower.step(now=0.7)
+    assert follower._wait() == 1.0

@@ -7,7 +7,7 @@ import type { Transport } from "../transport.js";
 /** The generated methods of the `context` namespace (src/tiers/ adds the hand-written ones). */
 export function contextMethods(t: Transport) {
   return {
-    /** The messages the context builder gives one turn, with why each item is in or out (`{ dry_run?, history_turns?, message, namespace?, recall_limit?, record_turn?, scope?, session_id, system_prompt?, token_budget? }`). `POST /v1/context` */
+    /** The messages the context builder gives one turn, with why each item is in or out (`{ dry_run?, history_turns?, message, namespace?, recall_limit?, record_turn?, scope?, session_id, system_prompt?, token_budget?, user? }`). `POST /v1/context` */
     build: method(t, "context_build"),
   };
 }
@@ -37,7 +37,7 @@ export function dreamMethods(t: Transport) {
     feedback: method(t, "dream_feedback"),
     /** The scope's dream records, newest first (counts; one record's entries: show it) (`{ scope?, limit? }`). `GET /v1/dream/records` */
     history: method(t, "dream_history"),
-    /** Run (or dry-run) dream passes over a scope; all but dedupe ask a chat model (`{ scope?, dry_run?, force?, passes? }`). `POST /v1/dream/runs` */
+    /** Run (or dry-run) dream passes over a scope; all but dedupe ask a chat model (`{ scope?, dry_run?, force?, passes?, user? }`). `POST /v1/dream/runs` */
     run: method(t, "dream_run"),
     /** One dream record: every retired entry and every created entry with its sources (`{ scope? }`); path: record_id. `GET /v1/dream/records/{record_id}` */
     show: method(t, "dream_show"),
@@ -54,6 +54,16 @@ export function forgetMethods(t: Transport) {
   };
 }
 
+/** The generated methods of the `loop` namespace (src/tiers/ adds the hand-written ones). */
+export function loopMethods(t: Transport) {
+  return {
+    /** A user's best memories, extracted facts and turns for a query, each with its sources (`{ limit?, query, user }`). `POST /v1/recall` */
+    recall: method(t, "loop_recall"),
+    /** Append a user's messages to their conversation and make them searchable in their scope (`{ content?, conversation?, messages?, role?, user }`). `POST /v1/remember` */
+    remember: method(t, "loop_remember"),
+  };
+}
+
 /** The generated methods of the `memories` namespace (src/tiers/ adds the hand-written ones). */
 export function memoriesMethods(t: Transport) {
   return {
@@ -67,6 +77,8 @@ export function memoriesMethods(t: Transport) {
     get: method(t, "memories_get"),
     /** Every recorded change of a memory, oldest first: old and new version, op and actor (`{ scope? }`); path: id. `GET /v1/memories/{id}/history` */
     history: method(t, "memories_history"),
+    /** Save many memories in one transaction: all of them or, on any error, none (`{ scope?, items }`). `POST /v1/memories/batch` */
+    saveMany: method(t, "memories_save_many"),
     /** List the scopes that hold memories (sorted, paged) (`{ cursor?, limit? }`). `GET /v1/memory-scopes` */
     scopes: cursorPaged<"memories_scopes", ItemOf<"memories_scopes">>(t, "memories_scopes"),
     /** Search memories (BM25; hybrid with an embedder); a blank query lists the newest (`{ query?, mode?, category?, tags?, created_after?, created_before?, metadata?, limit?, min_score?, filter?, offset?, include_history?, include_expired?, as_of?, scope?, profile? }`). `GET /v1/memories` */

@@ -329,6 +329,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/memories/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Save many memories in one transaction: all of them or, on any error, none */
+        post: operations["memories_save_many"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/memory-categories": {
         parameters: {
             query?: never;
@@ -989,6 +1006,29 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CachesOut */
+        CachesOut: {
+            /**
+             * Bound
+             * @description The memory bound in bytes (MEMSTACK_INDEX_MEMORY_MB).
+             */
+            bound: number;
+            /**
+             * Bytes
+             * @description Estimated bytes of the in-process indexes (BM25, vectors, entries).
+             */
+            bytes: number;
+            /**
+             * Entries
+             * @description Indexes held (one per scope, namespace or cache).
+             */
+            entries: number;
+            /**
+             * Evictions
+             * @description Indexes dropped for the count or memory bound since the start.
+             */
+            evictions: number;
+        };
         /** Changes */
         Changes: {
             /** Items */
@@ -1262,6 +1302,7 @@ export interface components {
         };
         /** InfoOut */
         InfoOut: {
+            caches: components["schemas"]["CachesOut"];
             /** Engine */
             engine: string;
             retrieval: components["schemas"]["RetrievalOut"];
@@ -1588,6 +1629,11 @@ export interface components {
              * @description Entries whose vector is another model's (recomputed by reembed); null in BM25 mode.
              */
             stale: number | null;
+        };
+        /** Saved */
+        Saved: {
+            /** Items */
+            items: components["schemas"]["MemoryJSON"][];
         };
         /** Snapshot */
         Snapshot: {
@@ -4967,6 +5013,214 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Changes"];
+                };
+            };
+            /** @description Invalid input: the detail names the field or value and the rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A valid API key is required. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The API key may not do this (key management needs an admin key). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Not found (also for another tenant's ids, and an unknown tool). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description A long-poll wait ended before the key was written. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Conflict: exists already, version moved, not a number. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Request body too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The request does not match its schema. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description Too many requests: a named limit was reached (session cap, full working-memory namespace), this client address sent too many failed authentications (throttled), or the API key passed its per-minute rate; the last two carry Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description An unexpected failure; the detail is generic, the server log has the trace. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The embedding backend failed. */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+            /** @description The storage engine or key store is unavailable or full (see Retry-After). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Problem"];
+                    "application/problem+json": unknown;
+                };
+            };
+        };
+    };
+    memories_save_many: {
+        parameters: {
+            query?: {
+                /** @description Whose long-term memories: a user or an agent. */
+                scope?: string;
+            };
+            header?: {
+                /** @description Tenant to act for (keys with several). */
+                "x-memstack-tenant"?: string | null;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The memories to save (1-1000), each with the fields of a save. */
+                    items: {
+                        /**
+                         * Category
+                         * @description A path such as user-preferences/music.
+                         */
+                        category?: string | null;
+                        /**
+                         * Content
+                         * @description The fact or preference (non-blank).
+                         */
+                        content: string;
+                        /**
+                         * Expires At
+                         * Format: date-time
+                         * @description When the memory expires (hidden, then deleted).
+                         */
+                        expires_at?: string;
+                        /**
+                         * Id
+                         * @description Save under this id (an update when it exists).
+                         */
+                        id?: string | null;
+                        /**
+                         * Metadata
+                         * @description Any JSON object kept with it.
+                         */
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /**
+                         * Subject
+                         * @description The end user this is about (for forget).
+                         */
+                        subject?: string | null;
+                        /**
+                         * Supersedes
+                         * @description Ids of memories this one replaces: they get valid_to and superseded_by.
+                         */
+                        supersedes?: string[] | string;
+                        /**
+                         * Tags
+                         * @description Tags: a list, or one comma-separated text.
+                         */
+                        tags?: string[] | string;
+                        /**
+                         * Ttl
+                         * @description Seconds until it expires (instead of expires_at).
+                         */
+                        ttl?: number | null;
+                        /**
+                         * Valid From
+                         * Format: date-time
+                         * @description When the fact became true (default: when saved).
+                         */
+                        valid_from?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Save many memories in one transaction: all of them or, on any error, none. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Saved"];
                 };
             };
             /** @description Invalid input: the detail names the field or value and the rule. */

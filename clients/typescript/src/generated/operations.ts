@@ -461,6 +461,18 @@ export const OPERATIONS = {
     retry: { kind: "safe" },
     client: "memories.save",
   },
+  /** POST /v1/memories/batch: Save many memories in one transaction: all of them or, on any error, none */
+  "memories_save_many": {
+    method: "POST",
+    path: "/v1/memories/batch",
+    pathNames: [],
+    query: { "scope": "text" },
+    body: true,
+    status: 201,
+    stream: false,
+    retry: { kind: "never" },
+    client: "memories.saveMany",
+  },
   /** GET /v1/memory-scopes: List the scopes that hold memories (sorted, paged) */
   "memories_scopes": {
     method: "GET",

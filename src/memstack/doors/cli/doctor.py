@@ -49,6 +49,7 @@ def doctor(
             rows.extend(_engine_details(mem.engine))
             rows.append({"check": "retrieval", "result": _retrieval(mem, embedder or state.embedder)})
             rows.append({"check": "untenanted data", "result": _untenanted(mem)})
+            rows.append({"check": "index caches", "result": _caches()})
             rows.extend(_policies())
     except typer.Exit as exc:
         rows.append({"check": "engine", "result": "unreachable"})
@@ -69,6 +70,18 @@ def _engine_details(engine: object) -> list[dict[str, str]]:
     if not callable(details):
         return []
     return [{"check": f"engine {name}", "result": str(value)} for name, value in details().items()]
+
+
+def _caches() -> str:
+    """The in-process index caches against their bound (``MEMSTACK_INDEX_MEMORY_MB``); a doctor
+    process holds none, so this is mostly the bound it would apply."""
+    from ...index import registry
+
+    held = registry.stats()
+    return (
+        f"{held.bytes / 2**20:.1f} MB in {held.entries} index(es) of {held.bound / 2**20:.0f} MB "
+        f"(MEMSTACK_INDEX_MEMORY_MB), {held.evictions} evicted"
+    )
 
 
 def _retrieval(mem: Memory, setting: str | None) -> str:

@@ -1,13 +1,16 @@
 """``memstack memories export`` and ``import``: a scope to a directory of JSON files and back
-(the original's file layout). Written by hand: they work on files, not only on the memory.
+(the original's file layout), and a JSON Lines file into a scope in bulk. Written by hand: they
+work on files, not only on the memory.
 
-``import`` exits 1 when it skipped a file, unless ``--allow-skips``. Works on tenant ``--tenant``'s
-memories.
+``import DIR`` exits 1 when it skipped a file, unless ``--allow-skips``; ``import FILE.jsonl``
+skips nothing (a bad line stops the import; the batches before it stay saved). Works on tenant
+``--tenant``'s memories.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,22 +48,51 @@ def _quiet(logger: logging.Logger) -> Iterator[None]:
         logger.setLevel(level)
 
 
+def _import_jsonl(path: Path, scope: str, batch_size: int) -> None:
+    from ...tiers.longterm.jsonl import import_lines
+
+    with tenant_memory() as mem, path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8") as lines:
+        target = mem.long_term(scope)
+        if state.as_json or not console.is_terminal:
+            count = import_lines(target, lines, batch_size=batch_size)
+        else:
+            size = path.stat().st_size
+            columns = (TextColumn("importing"), BarColumn(), TextColumn("{task.fields[saved]} memories"))
+            with Progress(*columns, console=console, transient=True) as bar:
+                task = bar.add_task("import", total=size or None, saved=0)
+                saved = [0]
+
+                def advance(batch: int) -> None:  # the bytes read so far: how far through the file
+                    saved[0] += batch
+                    bar.update(task, completed=raw.tell(), saved=saved[0])
+
+                count = import_lines(target, lines, batch_size=batch_size, progress=advance)
+    emit({"imported": count, "skipped": 0, "file": str(path)}, f"imported {count} memories from {path}")
+
+
 def import_command(
     directory: Path,
     scope: str = SCOPE,
     allow_skips: bool = typer.Option(
         False, "--allow-skips", help="Exit 0 even when some files were skipped (default: exit 1)."
     ),
+    batch_size: int = typer.Option(
+        500, "--batch-size", help="Memories per transaction of a JSON Lines import (1-10000)."
+    ),
 ) -> None:
-    """Import every DIR/**/*.json memory file, keeping ids and times; bad files are skipped.
+    """Import every DIR/**/*.json memory file, keeping ids and times (bad files are skipped); or a
+    JSON Lines FILE, one memory per line with the fields of a save, in bulk.
 
     Prints how many were imported and skipped; exits 1 when anything was skipped unless
     --allow-skips.
     """
     from ...compat.rockbot.longterm_files import import_dir
 
+    if directory.is_file():
+        _import_jsonl(directory, scope, batch_size)
+        return
     if not directory.is_dir():
-        raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
+        raise InvalidInput(f"import {str(directory)!r}: neither a directory nor a JSON Lines file")
     # Each skipped file is in the report below: the library's warning per file would repeat it.
     with tenant_memory() as mem, _quiet(logging.getLogger("memstack.tiers.longterm")):
         target = mem.long_term(scope)

@@ -22,13 +22,14 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.exceptions import HTTPException
 
 from ...engines import Engine
 from ...engines.base import BatchResult, Op, Subscription
 from ...foundation import errors
+from ...index import registry as index_registry
 from ...tiers.longterm import index_cache
 from .access_log import method_of, route_of
 from .middleware import ASGIApp, Message, Receive, Scope, Send
@@ -59,9 +60,10 @@ def _error_label(name: str) -> str:
 
 
 class _IndexCollector(Collector):
-    """Sizes of the in-process long-term indexes, summed over scopes (no scope names)."""
+    """Sizes of the in-process long-term indexes, summed over scopes (no scope names), and the
+    memory of every in-process index against its bound."""
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def collect(self) -> Iterator[GaugeMetricFamily | CounterMetricFamily]:
         caches = index_cache.scope_caches()
         entries = documents = vectors = 0
         for cache in caches:
@@ -77,6 +79,19 @@ class _IndexCollector(Collector):
         family.add_metric(["bm25_documents"], documents)
         family.add_metric(["vectors"], vectors)
         yield family
+        held = index_registry.stats()
+        memory = GaugeMetricFamily(
+            "memstack_index_memory_bytes",
+            "Estimated bytes of every in-process index, and their bound (MEMSTACK_INDEX_MEMORY_MB).",
+            labels=["kind"],
+        )
+        memory.add_metric(["held"], held.bytes)
+        memory.add_metric(["bound"], held.bound)
+        yield memory
+        yield GaugeMetricFamily("memstack_index_caches", "In-process indexes held.", held.entries)
+        yield CounterMetricFamily(
+            "memstack_index_evictions", "Indexes dropped for the count or memory bound.", held.evictions
+        )
 
 
 class Metrics:

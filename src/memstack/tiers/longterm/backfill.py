@@ -42,7 +42,7 @@ from ...foundation.keyspace import family_of, tenant_prefix
 from ...index.changelog import changes_since
 from ...search.embedders import Embedder
 from .entry import from_json
-from .layout import ScopeKeys, log_change
+from .layout import LOG_MAX, ScopeKeys, log_change
 from .query import document_text
 from .vectors import (
     BATCH_SIZE,
@@ -65,6 +65,10 @@ SCAN_SHARE: Final = 50.0
 """Discovery waits at least this many times the last scan's duration (scans: <= ~2 % of the time)."""
 RETRY_AFTER: Final = 30.0
 """Seconds a follower waits after its embedder failed before it tries again."""
+CATCH_UP_SHARE: Final = 0.25
+"""A round comes sooner once a scope changed by more than this share of its log between two."""
+MIN_POLL: Final = 0.05
+"""Shortest wait between two rounds (seconds)."""
 LOG_EVERY: Final = 10.0
 """Seconds between two progress lines."""
 
@@ -144,6 +148,7 @@ class VectorFollower:
         self._last_progress = float("-inf")  # monotonic seconds of the last progress line
         self._failing = False  # the last round failed (logged once per failure streak)
         self._announced = False
+        self._moved = 0  # most changes one scope saw between the last two rounds
         self.written = 0
         """Vectors this follower wrote."""
         self.pending = 0
@@ -171,8 +176,16 @@ class VectorFollower:
         untrack(self)
         return self.pending
 
+    def _wait(self) -> float:
+        """Seconds until the next round: ``poll``, shorter while the scopes change fast, so that a
+        round reads the changes from the log (cost: the changes) before the log passes them
+        (then a round re-reads the whole scope: a cost that grows with the scope)."""
+        if self._moved <= CATCH_UP_SHARE * LOG_MAX:
+            return self.poll
+        return max(self.poll * CATCH_UP_SHARE * LOG_MAX / self._moved, MIN_POLL)
+
     def _loop(self) -> None:
-        while not self._stop.wait(self.poll):
+        while not self._stop.wait(self._wait()):
             try:
                 self.step()
             except Exception:  # the engine went away, say: try again next round
@@ -242,9 +255,12 @@ class VectorFollower:
     def _read_changes(self, now: float) -> None:
         scopes = list(self._scopes.items())
         versions = self._versions([scope for _, scope in scopes])
+        self._moved = 0
         for (key, scope), (raw_version, epoch) in zip(scopes, versions, strict=True):
             if scope.version >= 0 and epoch == scope.epoch and int(raw_version or 0) == scope.version:
                 continue
+            if scope.version >= 0 and epoch == scope.epoch:
+                self._moved = max(self._moved, int(raw_version or 0) - scope.version)
             if not self._sync(scope, epoch, int(raw_version or 0), now):
                 del self._scopes[key]  # emptied (forgotten, wiped): a later discovery finds it again
 

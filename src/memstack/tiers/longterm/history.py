@@ -117,10 +117,15 @@ def append(
     new: str | None,
     related: Sequence[str] = (),
     keep_ms: int | None = None,
+    fresh: bool = False,
 ) -> None:
     """Queue one item on ``batch`` (the batch of the change itself). ``keep_ms``: the history
-    then expires with a retired entry's archive; without it, it is kept as long as the entry."""
+    then expires with a retired entry's archive; without it, it is kept as long as the entry.
+    ``fresh``: the entry's id was generated just now, so it has no history yet (nothing to trim,
+    no expiry to lift): one command instead of three."""
     batch.rpush(key, _item(at, op, actor, old, new, related))
+    if fresh and keep_ms is None:
+        return
     batch.ltrim(key, -HISTORY_MAX, -1)
     if keep_ms is None:
         batch.persist(key)

@@ -8,9 +8,8 @@ carry the subject label of the end user it is about (:mod:`memstack.foundation.k
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from dataclasses import replace
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from ...engines import Engine
@@ -20,11 +19,12 @@ from ...foundation.limits import short_repr
 from ...foundation.redact import redact_url
 from ...search import FUSION_PROFILES
 from ...search.retrieval import SEARCH_PROFILES
-from . import writes
+from .bulk import BATCH_ITEMS, save_many
 from .deletes import LongTermDeletes
-from .entry import MemoryEntry, current_at, from_json, to_json
+from .entry import MemoryEntry, current_at, from_json
 from .history import check_actor
 from .layout import ScopeKeys
+from .plan import SavePlan, guard_version, now_of, plan_save, queue_version
 from .query import document_text
 from .reads import LongTermReads
 from .repeats import equal_current, same_version
@@ -38,7 +38,6 @@ from .validate import (
     check_scope,
     check_tags,
     check_time,
-    new_id,
     normalise_id,
 )
 from .vectors import EmbeddingWorker
@@ -167,84 +166,61 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             Conflict: an entry of ``supersedes`` was already superseded by another one (nothing is
                 saved), or the id kept changing under concurrent writers.
         """
-        if subject is not None:
-            check_subject(subject)
         check_actor(actor)
-        superseded = check_supersedes(supersedes)
-        given_valid = check_time(valid_from, "valid_from")
-        expiry = expiry_of(expires_at, ttl, self.engine.clock.now())
+        now_s = self.engine.clock.now()
         if check_mode(dedupe) is not None:
             if entry is not None or id is not None:
                 raise InvalidValue(f"save(dedupe={dedupe!r}): only for a new entry (no id, no MemoryEntry)")
+            if subject is not None:
+                check_subject(subject)
+            superseded = check_supersedes(supersedes)
+            given_valid = check_time(valid_from, "valid_from")
+            expiry = expiry_of(expires_at, ttl, now_s)
             existing = self._duplicate_of(check_content(content), dedupe)
             if existing is not None:
                 return self._save_over(
                     existing, tags, subject, superseded, given_valid, expiry or existing.expires_at, actor
                 )
-        fresh = entry is None and id is None and not superseded
-        if entry is not None:
-            if content is not None or id is not None:
-                raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
-            content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
-            id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
-            given_valid = given_valid or check_time(entry.valid_from, "valid_from")
-            if expiry is None:
-                expiry = expiry_of(entry.expires_at, None, self.engine.clock.now())
-            if subject is None and entry.subject is not None:
-                subject = check_subject(entry.subject)
-        entry_id = new_id() if id is None else normalise_id(id)
-        superseded = check_supersedes(superseded, entry_id)
-        given_created = check_time(created_at, "created_at")
-        template = MemoryEntry(
-            id=entry_id,
-            content=check_content(content),
-            category=check_category(category),
-            tags=check_tags(tags),
-            metadata=check_metadata(metadata),
+        plan = plan_save(
+            now=now_s,
+            entry=entry,
+            content=content,
+            category=category,
+            tags=tags,
+            metadata=metadata,
+            id=id,
+            created_at=created_at,
             subject=subject,
-            expires_at=expiry,
+            supersedes=supersedes,
+            valid_from=valid_from,
+            expires_at=expires_at,
+            ttl=ttl,
         )
+        fresh = entry is None and id is None and not plan.superseded
         if fresh and dedupe is None:
-            equal = self._equal_current(template.content)
+            equal = self._equal_current(plan.template.content)
             if equal is not None:  # the same words again: that entry, nothing written
                 return equal
-        return self._upsert(template, superseded, given_created, given_valid, actor)
+        return self._upsert(plan, actor)
 
-    def _upsert(
-        self,
-        template: MemoryEntry,
-        superseded: tuple[str, ...],
-        given_created: datetime | None,
-        given_valid: datetime | None,
-        actor: str,
-    ) -> MemoryEntry:
-        """Write ``template`` over its stored version (keeping what an update keeps) and close the
-        entries it supersedes, in one guarded batch, again while concurrent writers win."""
-        entry_id = template.id
-        key = self.keys.entry(entry_id)
+    def _upsert(self, plan: SavePlan, actor: str) -> MemoryEntry:
+        """Write the plan's version over its stored version (keeping what an update keeps) and
+        close the entries it supersedes, in one guarded batch, again while concurrent writers win."""
+        key = self.keys.entry(plan.id)
         for _ in range(SAVE_ATTEMPTS):
-            raws = self.engine.mget([key, *(self.keys.entry(i) for i in superseded)])
+            raws = self.engine.mget([key, *(self.keys.entry(i) for i in plan.superseded)])
             old_raw = raws[0]
-            now = datetime.fromtimestamp(self.engine.clock.now(), UTC)
+            now = now_of(self.engine)
             old = from_json(old_raw) if old_raw is not None else None
-            if old is None:
-                new = replace(template, created_at=given_created or now, valid_from=given_valid)
-            else:
-                new = replace(
-                    template,
-                    created_at=given_created or old.created_at,
-                    updated_at=now,
-                    valid_from=given_valid or old.valid_from,
-                    valid_to=old.valid_to,
-                    superseded_by=old.superseded_by,
-                )
-            closed = superseded_versions(new, list(zip(superseded, raws[1:], strict=True)), now, self.scope)
+            new = plan.version(old, now)
+            found = list(zip(plan.superseded, raws[1:], strict=True))
+            closed = superseded_versions(new, found, now, self.scope)
             if old is not None and not closed and same_version(old, new):
                 return old  # a retried save: no new version
-            if self._write(new, old_raw, old, closed, actor=actor, op=None, related=superseded):
+            if self._write(new, old_raw, old, closed, actor=actor, op=None, related=plan.superseded):
                 return new.copy()
         raise Conflict(
-            f"memory {short_repr(entry_id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
+            f"memory {short_repr(plan.id)}: changed concurrently {SAVE_ATTEMPTS} times; save abandoned"
         )
 
     def _save_over(
@@ -275,6 +251,32 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             expires_at=expires_at,
             actor=actor,
         )
+
+    def save_many(
+        self,
+        items: Iterable[MemoryEntry | Mapping[str, Any]],
+        *,
+        batch_size: int = BATCH_ITEMS,
+        actor: str = "api",
+        progress: Callable[[int], None] | None = None,
+    ) -> list[MemoryEntry]:
+        """Save many memories: each item a :class:`MemoryEntry` or a mapping of :meth:`save`'s
+        fields (``content``, ``id``, ``tags``, ``supersedes``, ``ttl``...; not ``dedupe``), checked
+        and recorded in history exactly as :meth:`save` does; returns them as stored, in order.
+
+        Items are written in batches of ``batch_size``, each one engine transaction: a batch is
+        written whole or not at all. Vectors (with an embedder) are computed in the background in
+        the embedder's batches. ``progress(n)`` is called after each batch with its item count.
+        One batch may not save (or supersede) the same id twice.
+
+        Raises:
+            InvalidValue, InvalidCategory, InvalidKey, EntryNotFound, Conflict: as :meth:`save`,
+                the message naming the item (``items[12]: content: ...``); nothing of its batch
+                is written, the earlier batches stay saved (the error's note says how many items).
+        """
+        saved: list[MemoryEntry] = []
+        save_many(self, items, batch_size=batch_size, actor=actor, progress=progress, collect=saved)
+        return saved
 
     def restore(self, entry: MemoryEntry, *, actor: str = "import") -> MemoryEntry:
         """Write ``entry`` exactly as given (times and validity included), replacing any entry of
@@ -344,46 +346,26 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         op: str | None,
         related: tuple[str, ...] = (),
     ) -> bool:
-        text = document_text(new)
-        text_changed = old is None or document_text(old) != text
-        at = self.engine.clock.now()
         batch = self.engine.batch()
-        batch.require_equal(self.keys.entry(new.id), old_raw)
-        for entry_id, raw, _ in closed:
-            batch.require_equal(self.keys.entry(entry_id), raw)
-        writes.put(
+        guard_version(batch, self.keys, new.id, old_raw, closed)
+        text_changed = queue_version(
             self.engine,
             batch,
             self.keys,
             self.scope,
             new,
-            to_json(new),
-            old_raw=old_raw,
-            op=op or ("create" if old is None else "update"),
+            old_raw,
+            old,
+            closed,
             actor=actor,
-            at=at,
+            op=op,
+            at=self.engine.clock.now(),
             related=related,
         )
-        if text_changed:
-            batch.hdel(self.keys.vectors, new.id)
-        for _, raw, version in closed:
-            writes.put(
-                self.engine,
-                batch,
-                self.keys,
-                self.scope,
-                version,
-                to_json(version),
-                old_raw=raw,
-                op="supersede",
-                actor=actor,
-                at=at,
-                related=(new.id,),
-            )
         if not batch.execute().applied:
             return False
         if self._worker is not None and text_changed:
-            self._worker.submit(new.id, text)
+            self._worker.submit(new.id, document_text(new))
         snapshotter(self.engine, self.scope).touch()
         return True
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from .... import __version__
+from ....index import registry
 from ....search.embedders.setting import describe_embedder
 from ._common import ERRORS, client_route
 
@@ -33,10 +34,18 @@ class RetrievalOut(BaseModel):
     backfill: BackfillOut | None
 
 
+class CachesOut(BaseModel):
+    bytes: int = Field(description="Estimated bytes of the in-process indexes (BM25, vectors, entries).")
+    entries: int = Field(description="Indexes held (one per scope, namespace or cache).")
+    evictions: int = Field(description="Indexes dropped for the count or memory bound since the start.")
+    bound: int = Field(description="The memory bound in bytes (MEMSTACK_INDEX_MEMORY_MB).")
+
+
 class InfoOut(BaseModel):
     version: str
     engine: str
     retrieval: RetrievalOut
+    caches: CachesOut
 
 
 def retrieval_json(state: Any) -> dict[str, Any]:
@@ -62,5 +71,10 @@ def retrieval_json(state: Any) -> dict[str, Any]:
 def info(request: Request) -> InfoOut:
     state = request.app.state
     return InfoOut.model_validate(
-        {"version": __version__, "engine": state.engine.name, "retrieval": retrieval_json(state)}
+        {
+            "version": __version__,
+            "engine": state.engine.name,
+            "retrieval": retrieval_json(state),
+            "caches": registry.stats()._asdict(),
+        }
     )

@@ -1,0 +1,217 @@
+"""Scale: bulk import, one big scope's growth curve, many small scopes, a save's cost as a scope grows.
+
+    python bench/scale.py [--quick | --smoke] [--sizes 10000,100000] [--scopes N] [--url URL]
+
+1. Bulk import (BM25 only, no embedder): ``save_many`` of the first size's entries into one scope,
+   against a loop of ``save`` over 2,000 of them (200 with ``--smoke``), in another scope of the
+   same engine. ``bulk_per_s`` is entries a second, ``bulk_vs_loop`` the ratio of the two rates
+   (targets on SQLite: >= 20,000/s and >= 5).
+2. Growth curve: one scope filled to each size in turn (``save_many``, then one 384-dimensional
+   vector per entry written in bulk), then 200 queries (30 with ``--smoke``) searched with BM25
+   (a memory without embedder) and hybrid (the same scope with the embedder): p50/p99 in ms and
+   the process's RSS. Each size prints its ratio to the first size's figure. The embedder is
+   memstack's ``FakeEmbedder`` (hashed bag of words, deterministic, microseconds a query): the
+   query embedding a real model would add (~3.5 ms for MiniLM on this machine) is left out of the
+   hybrid figures, as the targets say. Vectors are scanned exactly (no approximate index yet), so
+   the top-10 overlap with the exact answer is 1 by construction and printed as such.
+3. Many small scopes: ``--scopes`` scopes of 10 entries (100,000 by default, 5,000 with
+   ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
+   (p50/p99) with ``MEMSTACK_INDEX_MEMORY_MB=256``; RSS before and after.
+4. Save growth: with the embedder, 500 saves one by one into the scope at the first size and at the
+   last (each time the background vectors finish before the clock stops for ``save_total_s``):
+   ``save_growth`` = p50 at the last size / p50 at the first (target <= 1.5).
+
+Engine: a temporary SQLite file, or ``--url`` (its tenant ``bench-scale``'s keys are flushed before
+and after). The machine of a run is shared: figures move by tens of percent between runs.
+
+Last line: ``RESULT bulk_per_s=… bulk_vs_loop=… size=… bm25_p50_ms=… hybrid_p50_ms=…
+hybrid_p99_ms=… rss_mb=… overlap=… scopes=… scopes_p50_ms=… scopes_p99_ms=… scopes_rss_mb=…
+save_growth=…`` (the figures of the last size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # shared cores: BLAS threads wait on each other
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import memstack
+from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
+from memstack.index.changelog import log_changes
+from memstack.search.embedders import FakeEmbedder
+from memstack.tiers.longterm import LongTermMemory
+from memstack.tiers.longterm.layout import ScopeKeys
+from memstack.tiers.longterm.vectors import encode_vector
+
+DIM = 384
+TENANT = "bench-scale"
+WORDS = [f"{a}{b}" for a in ("ka", "lo", "mi", "nu", "pe", "ra", "su", "ti", "vo", "ze") for b in range(400)]
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choices(WORDS, k=rng.randint(8, 30), cum_weights=_CUM))
+
+
+_CUM = list(__import__("itertools").accumulate(1 / (i + 1) for i in range(len(WORDS))))  # Zipf-like
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _ms(times: list[float]) -> tuple[float, float]:
+    ordered = sorted(times)
+    return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+
+
+def _fill(lt: LongTermMemory, count: int, rng: random.Random, embedder: FakeEmbedder | None) -> float:
+    """Add ``count`` entries (and their vectors when ``embedder``); returns the seconds it took."""
+    started = time.perf_counter()
+    for start in range(0, count, 5000):
+        texts = [_text(rng) for _ in range(min(5000, count - start))]
+        saved = lt.save_many([{"content": t} for t in texts], batch_size=1000)
+        if embedder is not None:  # the vectors a background worker would write, in bulk
+            vectors = embedder.embed(texts)
+            keys = ScopeKeys.of(lt.engine, lt.scope)
+            batch = lt.engine.batch()
+            batch.hset(
+                keys.vectors,
+                {
+                    e.id: encode_vector(embedder.model_id, t, v)
+                    for e, t, v in zip(saved, texts, vectors, strict=True)
+                },
+            )
+            log_changes(batch, keys, "vec", [e.id for e in saved])  # warm caches pick the vectors up
+            batch.execute()
+    return time.perf_counter() - started
+
+
+def _searches(lt: LongTermMemory, queries: list[str]) -> list[float]:
+    lt.search(queries[0], limit=10)  # the first search builds the caches: not a steady-state figure
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        lt.search(query, limit=10)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def bulk_import(mem: memstack.Memory, count: int, loop: int, rng: random.Random) -> tuple[float, float]:
+    items = [{"content": _text(rng)} for _ in range(count)]
+    loop = min(loop, count)
+    started = time.perf_counter()
+    LongTermMemory(mem.engine, "bulk").save_many(items)
+    bulk = count / (time.perf_counter() - started)
+    target = LongTermMemory(mem.engine, "loop")
+    started = time.perf_counter()
+    for item in items[:loop]:
+        target.save(**item)
+    looped = loop / (time.perf_counter() - started)
+    print(f"bulk import: {count} entries {bulk:,.0f}/s; a save loop of {loop}: {looped:,.0f}/s")
+    return bulk, bulk / looped
+
+
+def growth(
+    mem: memstack.Memory, sizes: list[int], queries: int, saves: int, rng: random.Random
+) -> dict[str, float]:
+    embedder = FakeEmbedder(DIM)
+    plain = LongTermMemory(mem.engine, "big")
+    hybrid = LongTermMemory(plain.engine, "big", embedder=embedder)
+    asked = [" ".join(rng.sample(WORDS[:2000], rng.randint(2, 4))) for _ in range(queries)]
+    first: dict[str, float] = {}
+    row: dict[str, float] = {}
+    filled = 0
+    for size in sizes:
+        took = _fill(plain, size - filled, rng, embedder)
+        filled = size
+        bm25 = _ms(_searches(plain, asked))
+        both = _ms(_searches(hybrid, asked))
+        row = {"size": size, "fill_s": took, "bm25_p50_ms": bm25[0], "bm25_p99_ms": bm25[1]}
+        row |= {"hybrid_p50_ms": both[0], "hybrid_p99_ms": both[1], "rss_mb": _rss_mb(), "overlap": 1.0}
+        row["save_p50_ms"] = save_p50(hybrid, saves, rng)
+        filled += saves
+        first = first or row
+        ratios = " ".join(
+            f"{k} x{row[k] / first[k]:.2f}" for k in ("bm25_p50_ms", "hybrid_p50_ms", "rss_mb", "save_p50_ms")
+        )
+        print(
+            f"size {size:>9,}: fill {took:.1f}s  bm25 p50 {bm25[0]:.2f} p99 {bm25[1]:.2f} ms  "
+            f"hybrid p50 {both[0]:.2f} p99 {both[1]:.2f} ms  rss {row['rss_mb']:.0f} MB  "
+            f"save p50 {row['save_p50_ms']:.2f} ms\n  vs the first size: {ratios}",
+            flush=True,
+        )
+    row["save_growth"] = row["save_p50_ms"] / first["save_p50_ms"]
+    return row
+
+
+def scopes(mem: memstack.Memory, count: int, rng: random.Random) -> dict[str, float]:
+    before = _rss_mb()
+    for n in range(count):
+        LongTermMemory(mem.engine, f"u{n}").save_many([{"content": _text(rng)} for _ in range(10)])
+    times = []
+    for _ in range(2000):
+        lt = LongTermMemory(mem.engine, f"u{rng.randrange(count)}")
+        query = " ".join(rng.sample(WORDS[:500], 2))
+        started = time.perf_counter()
+        lt.search(query, limit=10)
+        times.append(time.perf_counter() - started)
+    p50, p99 = _ms(times)
+    rss = _rss_mb()
+    print(f"{count:,} scopes x 10: search p50 {p50:.2f} p99 {p99:.2f} ms; rss {before:.0f} -> {rss:.0f} MB")
+    return {"scopes": count, "scopes_p50_ms": p50, "scopes_p99_ms": p99, "scopes_rss_mb": rss}
+
+
+def save_p50(lt: LongTermMemory, saves: int, rng: random.Random) -> float:
+    """p50 of one save with the embedder (its background vectors finish before this returns)."""
+    times = []
+    for _ in range(saves):
+        at = time.perf_counter()
+        lt.save(content=_text(rng))
+        times.append(time.perf_counter() - at)
+    lt.flush_embeddings(600)
+    return statistics.median(times) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 entries, 5,000 scopes")
+    parser.add_argument("--sizes", help="comma-separated scope sizes (default 10000,100000)")
+    parser.add_argument("--scopes", type=int, help="small scopes (default 100,000)")
+    parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
+    add_smoke(parser)
+    args = parser.parse_args()
+    sizes = [200, 1000] if args.smoke else [10_000] if args.quick else [10_000, 100_000]
+    if args.sizes:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    count = args.scopes or (100 if args.smoke else 5_000 if args.quick else 100_000)
+    queries, loop, saves = (30, 200, 50) if args.smoke else (200, 2000, 500)
+    os.environ["MEMSTACK_INDEX_MEMORY_MB"] = "256"
+    rng = random.Random(37)
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.url or f"sqlite:///{tmp}/scale.db"
+        with memstack.open(url, tenant=TENANT) as mem:
+            if args.url:
+                mem.engine.flush()
+            bulk, ratio = bulk_import(mem, sizes[0], loop, rng)
+            row = growth(mem, sizes, queries, saves, rng)
+            row |= scopes(mem, count, rng)
+            if args.url:
+                mem.engine.flush()
+    result = {"bulk_per_s": bulk, "bulk_vs_loop": ratio, **row}
+    text = " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items())
+    print(f"RESULT {text}{smoke_tag(args)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
