@@ -272,7 +272,13 @@ def create_app(
     throttle = FailureThrottle(limits, engine.clock) if auth.mode == "keys" else None
     app.state.throttle = throttle
     access = AccessLog(settings.log_key)
-    app.add_middleware(limits_and_logs, max_body=settings.max_body_bytes, throttle=throttle, access=access)
+    app.add_middleware(
+        limits_and_logs,
+        max_body=settings.max_body_bytes,
+        throttle=throttle,
+        access=access,
+        authenticator=auth,
+    )
     metrics.install(app, observed)
     return app
 
