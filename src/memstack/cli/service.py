@@ -88,6 +88,12 @@ def serve(
     ),
     head_timeout: float = typer.Option(10.0, "--head-timeout", help="Seconds for a request head."),
     body_timeout: float = typer.Option(60.0, "--body-timeout", help="Seconds for a whole request body."),
+    model_threads: int = typer.Option(
+        4, "--model-threads", help="Threads of the model-backed operations (dream runs), apart from the rest."
+    ),
+    model_runs_per_tenant: int = typer.Option(
+        2, "--model-runs-per-tenant", help="Model-backed runs one tenant may have at once (429 past it)."
+    ),
     forwarded_allow_ips: str = typer.Option(
         None,
         "--forwarded-allow-ips",
@@ -121,15 +127,18 @@ def serve(
         if stdio:
             _serve_stdio(mem)
             return
-        settings = ServerSettings(
-            max_body_bytes=max_body_bytes,
-            auth=mode,
-            host=host,
-            embedder=vectors,
-            retention=policies,
-            retention_interval=retention_interval,
-            auth_throttle=throttle,
-        )
+        with _refused_setting():
+            settings = ServerSettings(
+                max_body_bytes=max_body_bytes,
+                auth=mode,
+                host=host,
+                embedder=vectors,
+                retention=policies,
+                retention_interval=retention_interval,
+                auth_throttle=throttle,
+                model_threads=model_threads,
+                model_runs_per_tenant=model_runs_per_tenant,
+            )
         with _refused_setting():
             app = create_app(mem.engine, settings)
         sock = _bind(host, port)

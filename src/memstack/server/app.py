@@ -31,6 +31,7 @@ from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
 from .middleware import Receive, Scope, Send, limits_and_logs
+from .slow_work import SlowWork
 from .throttle import AuthThrottle, FailureThrottle
 
 __all__ = [
@@ -74,6 +75,10 @@ class ServerSettings:
             ``$MEMSTACK_AUTH_FAILURE_RATE``, else 10 in a row, then 6 a minute.
         log_key: the key of the access log's id hashes (:mod:`memstack.server.access_log`);
             None: ``$MEMSTACK_LOG_KEY``, else a random key per process.
+        model_threads: threads of the model-backed operations (dream runs), apart from the
+            shared pool of every other operation (:mod:`memstack.server.slow_work`).
+        model_runs_per_tenant: model-backed operations one tenant may have running or waiting
+            at once (429 past it).
     """
 
     def __init__(
@@ -89,6 +94,8 @@ class ServerSettings:
         retention_interval: float = 3600.0,
         auth_throttle: AuthThrottle | None = None,
         log_key: str | None = None,
+        model_threads: int = 4,
+        model_runs_per_tenant: int = 2,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -101,6 +108,7 @@ class ServerSettings:
         self.retention_interval = retention_interval
         self.auth_throttle = auth_throttle
         self.log_key = log_key
+        self.slow_work = SlowWork(model_threads, model_runs_per_tenant)
 
 
 class _Tenants:
@@ -246,6 +254,7 @@ def create_app(
     app.state.auth = auth
     app.state.settings = settings
     app.state.backfill = backfill
+    app.state.slow_work = settings.slow_work
     problems.install(app)
 
     health.install(app, engine)

@@ -24,6 +24,7 @@ from ...ops.registry import client_method
 from ...tools.schemas import inline_refs
 from ..app import TenantMemory
 from ..bodies import is_json
+from ..slow_work import SLOW_OPS, SlowWork
 from ._common import ERRORS
 
 __all__ = ["routers"]
@@ -125,6 +126,10 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
             cap = float(request.app.state.settings.max_wait_seconds)
             parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
         # The result is JSON already (memstack.wire, typed by op.output): no second validation.
+        if op.name in SLOW_OPS:  # a model call: its own threads and a share per tenant
+            slow: SlowWork = request.app.state.slow_work
+            result = await slow.run(str(request.state.tenant), op.handler, mem, parsed)
+            return JSONResponse(result, status_code=binding.status)
         return JSONResponse(await arun(op, mem, parsed), status_code=binding.status)
 
     endpoint.__name__ = op.name.replace(".", "_")
