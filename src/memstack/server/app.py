@@ -33,6 +33,7 @@ from .keys import ApiKey, ApiKeyStore
 from .middleware import Receive, Scope, Send, limits_and_logs
 from .slow_work import SlowWork
 from .throttle import AuthThrottle, FailureThrottle
+from .vacuum_gate import VacuumGate
 
 __all__ = [
     "DEFAULT_TENANT",
@@ -255,6 +256,7 @@ def create_app(
     app.state.settings = settings
     app.state.backfill = backfill
     app.state.slow_work = settings.slow_work
+    app.state.vacuum_gate = VacuumGate(auth, engine.clock)
     problems.install(app)
 
     health.install(app, engine)

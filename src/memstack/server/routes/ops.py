@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from typing import Any, Final
 
+import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -25,6 +26,7 @@ from ...tools.schemas import inline_refs
 from ..app import TenantMemory
 from ..bodies import is_json
 from ..slow_work import SLOW_OPS, SlowWork
+from ..vacuum_gate import VacuumGate
 from ._common import ERRORS
 
 __all__ = ["routers"]
@@ -125,6 +127,9 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
         if isinstance(wait, float | int):  # long polls are cut at the server's limit
             cap = float(request.app.state.settings.max_wait_seconds)
             parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
+        if getattr(parsed, "vacuum", False) is True:  # rebuilds every tenant's file
+            gate: VacuumGate = request.app.state.vacuum_gate
+            await anyio.to_thread.run_sync(gate.admit, request.headers.get("authorization"))
         # The result is JSON already (memstack.wire, typed by op.output): no second validation.
         if op.name in SLOW_OPS:  # a model call: its own threads and a share per tenant
             slow: SlowWork = request.app.state.slow_work
