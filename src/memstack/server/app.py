@@ -34,6 +34,7 @@ from .middleware import Receive, Scope, Send, limits_and_logs
 from .slow_work import SlowWork
 from .throttle import AuthThrottle, FailureThrottle
 from .vacuum_gate import VacuumGate
+from .watch_hub import WatchHub
 
 __all__ = [
     "DEFAULT_TENANT",
@@ -80,6 +81,8 @@ class ServerSettings:
             shared pool of every other operation (:mod:`memstack.server.slow_work`).
         model_runs_per_tenant: model-backed operations one tenant may have running or waiting
             at once (429 past it).
+        watch_per_key, watch_per_tenant: board event streams one key / one tenant may hold at
+            once (429 past it; :mod:`memstack.server.watch_hub`).
     """
 
     def __init__(
@@ -97,6 +100,8 @@ class ServerSettings:
         log_key: str | None = None,
         model_threads: int = 4,
         model_runs_per_tenant: int = 2,
+        watch_per_key: int = 100,
+        watch_per_tenant: int = 500,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -110,6 +115,7 @@ class ServerSettings:
         self.auth_throttle = auth_throttle
         self.log_key = log_key
         self.slow_work = SlowWork(model_threads, model_runs_per_tenant)
+        self.watch_per_key, self.watch_per_tenant = watch_per_key, watch_per_tenant
 
 
 class _Tenants:
@@ -257,6 +263,7 @@ def create_app(
     app.state.backfill = backfill
     app.state.slow_work = settings.slow_work
     app.state.vacuum_gate = VacuumGate(auth, engine.clock)
+    app.state.watch_hub = WatchHub(settings.watch_per_key, settings.watch_per_tenant)
     problems.install(app)
 
     health.install(app, engine)
