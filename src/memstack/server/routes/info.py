@@ -25,10 +25,11 @@ class RetrievalOut(BaseModel):
     model: str | None
     dims: int | None
     pending: int | None = Field(
-        description="Entries (every tenant) waiting for a vector of this model; null in BM25 mode."
+        description="The caller's tenant's entries waiting for a vector of this model; null in BM25 mode."
     )
     stale: int | None = Field(
-        description="Entries whose vector is another model's (recomputed by reembed); null in BM25 mode."
+        description="The caller's tenant's entries whose vector is another model's (recomputed by "
+        "reembed); null in BM25 mode."
     )
     backfill: BackfillOut | None
 
@@ -39,16 +40,24 @@ class InfoOut(BaseModel):
     retrieval: RetrievalOut
 
 
-def retrieval_json(state: Any) -> dict[str, Any]:
-    """The retrieval part of ``/v1/info`` from the app state (one shape, shared with ``doctor``)."""
+def retrieval_json(state: Any, tenant: str | None = None) -> dict[str, Any]:
+    """The retrieval part of ``/v1/info`` from the app state (one shape, shared with ``doctor``):
+    the counts of ``tenant``'s entries alone when one is given (a tenant never learns how much
+    the others store or write), else of every tenant."""
     data = describe_embedder(state.settings.embedder)
     backfill = state.backfill  # a VectorFollower: its counts are of its last round, never read here
-    data["pending"] = None if backfill is None else backfill.pending
-    data["stale"] = None if backfill is None else backfill.stale
-    data["backfill"] = (
-        None if backfill is None else {"running": not backfill.settled, "written": backfill.written}
-    )
-    return data
+    if backfill is None:
+        return {**data, "pending": None, "stale": None, "backfill": None}
+    if tenant is None:
+        pending, stale, written = backfill.pending, backfill.stale, backfill.written
+    else:
+        pending, stale, written = backfill.counts(tenant)
+    return {
+        **data,
+        "pending": pending,
+        "stale": stale,
+        "backfill": {"running": not backfill.settled, "written": written},
+    }
 
 
 @client_route(
@@ -62,5 +71,9 @@ def retrieval_json(state: Any) -> dict[str, Any]:
 def info(request: Request) -> InfoOut:
     state = request.app.state
     return InfoOut.model_validate(
-        {"version": __version__, "engine": state.engine.name, "retrieval": retrieval_json(state)}
+        {
+            "version": __version__,
+            "engine": state.engine.name,
+            "retrieval": retrieval_json(state, str(request.state.tenant)),
+        }
     )
