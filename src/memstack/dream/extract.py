@@ -33,6 +33,7 @@ from ..llm.chat import ChatModel
 from ..longterm import LongTermMemory, MemoryEntry
 from ..longterm.similar import normalise_text
 from ..longterm.validate import check_metadata, new_id
+from ..timefmt import strict_instant
 from . import cursor
 from .keys import DreamKeys
 from .parse import MODEL_FAILURES, Decision, ProposedFact, parse_decisions, parse_facts
@@ -75,13 +76,9 @@ SOURCE: Final = "extracted"
 
 
 def _time(text: str | None) -> datetime | None:
-    if text is None or not text.strip():
-        return None
-    try:
-        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None  # a time the model garbled: the turns' time is used instead
-    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).astimezone(UTC)
+    # The one strict rule (epoch seconds or ISO with a zone); a time the model garbled or gave
+    # without a zone is None: the turns' time is used instead.
+    return strict_instant(text)
 
 
 def extraction_plan(
