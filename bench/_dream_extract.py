@@ -42,9 +42,9 @@ from typing import Any
 
 import memstack
 from locomo_recall import DIA_ID, SESSION_KEY, session_time
-from memstack.dream import Dreamer
 from memstack.llm.scripted import ScriptedChatModel
-from memstack.longterm import LongTermMemory, MemoryEntry
+from memstack.services.dream import Dreamer
+from memstack.tiers.longterm import LongTermMemory, MemoryEntry
 
 __all__ = ["Contradiction", "contradictions", "run_extract_case"]
 

@@ -54,7 +54,7 @@ def server_settings(url: str) -> dict[str, str]:
     """The settings of the server at memstack URL ``url`` that decide what a commit costs."""
     import psycopg
 
-    from memstack.engines._postgres_url import parse
+    from memstack.engines.postgres.url import parse
 
     target = parse(url, statement_timeout=30, tcp_timeout=10, connect_timeout=5)
     with psycopg.connect(target.conninfo, autocommit=True) as conn:

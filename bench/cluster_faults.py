@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _redis_cluster import OwnCluster, cluster_ok, own_cluster, wait_until
 from _smoke import add_smoke, smoke_tag
 from memstack.engines.redis import RedisEngine
-from memstack.errors import EngineUnavailable, MemstackError, NotReplicated
+from memstack.foundation.errors import EngineUnavailable, MemstackError, NotReplicated
 
 SLOTS_PER_WORKER = 64
 NODE_TIMEOUT_MS = 2000

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack import Memory
-from memstack.context import ContextBuilder
+from memstack.agent.context import ContextBuilder
 from memstack.engines import open_engine
 
 WORDS = [

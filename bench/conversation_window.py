@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
-from memstack.conversation import ConversationStore, Message, extract_thread, prune
-from memstack.conversation.history import drop_in_flight
 from memstack.engines import open_engine
 from memstack.llm.tokens import MESSAGE_OVERHEAD
+from memstack.tiers.conversation import ConversationStore, Message, extract_thread, prune
+from memstack.tiers.conversation.history import drop_in_flight
 
 WORDS = [
     "memory",

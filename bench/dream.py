@@ -53,8 +53,8 @@ from _dream_extract import run_extract_case
 from _locomo_smoke import write_smoke_data
 from _smoke import add_smoke, smoke_tag
 from locomo_recall import Conversation, Scores, data_path, load
-from memstack.dream import Dreamer
-from memstack.longterm import MemoryEntry
+from memstack.services.dream import Dreamer
+from memstack.tiers.longterm import MemoryEntry
 
 SHARE = 0.20
 FILLERS = ("really", "actually", "honestly")
@@ -92,7 +92,7 @@ def inject(conv: Conversation, rng: random.Random) -> list[MemoryEntry]:
     return dups
 
 
-def recall(memory: memstack.longterm.LongTermMemory, conv: Conversation, scores: Scores) -> None:
+def recall(memory: memstack.tiers.longterm.LongTermMemory, conv: Conversation, scores: Scores) -> None:
     for question in conv.questions:
         hits = memory.search(question.text, max_results=10)
         scores.add(question.category, [h.entry.id for h in hits], question.evidence)

@@ -33,7 +33,7 @@ from typing import Any
 import memstack
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack import ContextBuilder
-from memstack.dump import dump_lines
+from memstack.services.transfer.dump import dump_lines
 
 ENTRIES_PER_USER = 100
 

@@ -86,7 +86,7 @@ def free_port() -> int:
 
 def start_server(url: str, port: int, *extra: str) -> subprocess.Popen[bytes]:
     exe = Path(sys.executable).with_name("memstack")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memstack.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memstack.doors.cli"]
     env = {**os.environ, "MEMSTACK_URL": url}
     proc = subprocess.Popen(
         [*cmd, "serve", "--port", str(port), "--log-level", "warning", *extra],
@@ -263,7 +263,7 @@ def _create_key(url: str, *extra: str) -> str:
     command = [
         sys.executable,
         "-m",
-        "memstack.cli",
+        "memstack.doors.cli",
         "--url",
         url,
         "--json",

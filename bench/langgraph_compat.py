@@ -92,7 +92,7 @@ import uuid
 
 from memstack.engines import open_engine
 from memstack.engines.prefixed import PrefixedEngine
-from memstack.integrations.langgraph import MemstackStore
+from memstack.doors.integrations.langgraph import MemstackStore
 
 _URL = os.environ["MEMSTACK_LG_URL"]
 _FILES = tempfile.mkdtemp(prefix="memstack-lg-")

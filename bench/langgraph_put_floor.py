@@ -45,8 +45,8 @@ from langgraph.store.sqlite import SqliteStore
 import memstack
 from _smoke import add_smoke, smoke_tag
 from langgraph_store import value
-from memstack.engines._sqlite_schema import connect
-from memstack.integrations.langgraph import MemstackStore
+from memstack.doors.integrations.langgraph import MemstackStore
+from memstack.engines.sqlite.schema import connect
 
 Statement = tuple[str, str, Any]  # (method, sql, parameters)
 Record = Callable[[list[Statement] | None], None]  # start recording into a list, or stop (None)

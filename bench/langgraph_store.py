@@ -51,7 +51,7 @@ from langgraph.store.sqlite import SqliteStore
 import memstack
 from _postgres_bench import add_postgres, describe, durable, server_settings, target_url
 from _smoke import add_smoke, smoke_tag
-from memstack.integrations.langgraph import MemstackStore
+from memstack.doors.integrations.langgraph import MemstackStore
 
 WORDS = (
     "river", "stone", "garden", "window", "coffee", "letter", "music", "winter", "forest",

@@ -3,7 +3,7 @@
 For each conversation of the development split, a fresh scope receives every turn as one entry
 (content ``"{speaker}: {text}"`` plus `` [image: {caption}]`` on image turns; created at the session's
 date; conversation provenance in ``metadata["conversation"]``: conversation id, turn position, speaker,
-session time, as :mod:`memstack.longterm.provenance` defines it), then every question of categories 1-4
+session time, as :mod:`memstack.tiers.longterm.provenance` defines it), then every question of categories 1-4
 is asked as a search. Recall@k is the fraction of a question's evidence turns among the top k results,
 averaged over questions. Nothing of a question (text, answer, evidence) reaches the index; nothing is
 tuned per conversation.
@@ -54,9 +54,9 @@ from _locomo_smoke import write_smoke_data  # bench/ is on sys.path when the scr
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_choices import HALVES, REPORT, TUNE  # bench/ is on sys.path when the script runs
 from memstack import Memory
-from memstack.longterm import LongTermMemory, MemoryEntry
-from memstack.longterm.provenance import conversation_metadata
 from memstack.search.embedders import EMBEDDERS, Embedder, available_embedder
+from memstack.tiers.longterm import LongTermMemory, MemoryEntry
+from memstack.tiers.longterm.provenance import conversation_metadata
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_VARIABLE = "MEMSTACK_LOCOMO"

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _postgres_server import as_owner, bin_dir, postgres_server, wait_ready, with_schema
 from _smoke import add_smoke, smoke_tag
 from memstack.engines.postgres import PostgresEngine
-from memstack.errors import MemstackError
+from memstack.foundation.errors import MemstackError
 
 APP = "memstack-faults"
 

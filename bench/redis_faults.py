@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _redis_servers import _start, free_port
 from _smoke import add_smoke, smoke_tag
 from memstack.engines.redis import RedisEngine
-from memstack.errors import MemstackError
+from memstack.foundation.errors import MemstackError
 
 
 class Checker:

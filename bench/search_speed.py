@@ -19,13 +19,13 @@ rank_bm25 scores every document in Python per query, so its queries are capped (
 Filtered: another corpus of 200,000 entries (20,000 with ``--quick``; ``--filtered-entries``) saved
 through ``LongTermMemory`` (BM25, a SQLite file) with one of 20 tags each; the same queries searched
 without and with a one-tag filter. ``filtered_vs_unfiltered`` is the ratio of the p50s (target <= 2):
-filters are answered from postings kept with the cache (``memstack.longterm.filter_index``).
+filters are answered from postings kept with the cache (``memstack.tiers.longterm.filter_index``).
 
 Cold start: three new processes in turn open that SQLite file (its BM25 snapshot written when the
 filling process closed) and search it. ``cold_start_s`` (target <= 1.0) is the median time from
 ``memstack.open`` to the first search's results (``import memstack`` happens before the clock
 starts; the modules open and search import lazily are timed): a plain BM25 search, answered from the
-snapshot (``memstack.longterm.cold``). ``cold_full_build_s`` is the first filtered search right
+snapshot (``memstack.tiers.longterm.cold``). ``cold_full_build_s`` is the first filtered search right
 after, which builds the full cache as every first search did before snapshots.
 
 Hybrid: the same corpus saved through ``LongTermMemory`` (``memory://`` engine) with the ``default`` search
@@ -340,7 +340,7 @@ def run_hybrid(
     from datetime import UTC, datetime, timedelta
 
     import memstack
-    from memstack.longterm.provenance import conversation_metadata
+    from memstack.tiers.longterm.provenance import conversation_metadata
 
     embedder = _SpeedEmbedder()
     start = datetime(2024, 1, 1, tzinfo=UTC)
@@ -397,7 +397,7 @@ def run_filtered(docs: list[str], queries: list[str], url: str, scope: str) -> d
 
 def run_cold(url: str, scope: str, query: str) -> dict[str, Any]:
     """A new process opens the SQLite file and searches: the first plain BM25 search (answered from
-    the scope's snapshot: memstack.longterm.cold), then the first filtered one (which builds the
+    the scope's snapshot: memstack.tiers.longterm.cold), then the first filtered one (which builds the
     full cache). ``memstack`` is imported before the clock starts; what ``open`` and the search
     import lazily is timed."""
     import memstack

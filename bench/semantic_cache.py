@@ -45,8 +45,8 @@ from typing import Any
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import open_engine
 from memstack.search.embedders import Embedder, FakeEmbedder, available_local_embedder
-from memstack.shared import SemanticCache
-from memstack.shared.cached_chat import cache_key
+from memstack.tiers.shared import SemanticCache
+from memstack.tiers.shared.cached_chat import cache_key
 
 SUBJECTS = (  # noqa: SIM905 - a word list reads better as one string
     "Paris Rome Berlin Madrid Lisbon Vienna Prague Warsaw Athens Dublin Oslo Stockholm Helsinki "

@@ -48,7 +48,7 @@ from typing import Any
 from _postgres_bench import add_postgres, describe, durable, server_settings, target_url
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import Engine, open_engine
-from memstack.session import SessionStore
+from memstack.tiers.session import SessionStore
 
 # Every write stores a new value (an engine may skip rewriting an identical one).
 TEXT = "x" * 170
@@ -131,7 +131,7 @@ class _StatementCounter:
         self.count = 0
 
     def __enter__(self) -> _StatementCounter:
-        from memstack.engines._postgres_pool import Requests
+        from memstack.engines.postgres.pool import Requests
 
         self._cls = Requests
         self._orig = Requests.call
@@ -163,7 +163,7 @@ def raw_primitive(engine: Engine, url: str, texts: list[str]) -> Iterator[tuple[
     elif engine.name == "postgres":
         import psycopg
 
-        from memstack.engines._postgres_url import parse
+        from memstack.engines.postgres.url import parse
 
         target = parse(url, statement_timeout=30, tcp_timeout=10, connect_timeout=5)
         conn = psycopg.connect(target.conninfo, autocommit=True)

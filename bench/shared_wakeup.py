@@ -39,7 +39,7 @@ from pathlib import Path
 from _postgres_bench import add_postgres, describe, durable, server_settings, target_url
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from memstack.engines import open_engine
-from memstack.shared import SharedMemory
+from memstack.tiers.shared import SharedMemory
 
 SETTLE = 0.002  # seconds the writer leaves a reader to block after it announced itself
 WAIT = 30.0
@@ -128,7 +128,7 @@ def floor(url: str, rounds: int) -> list[float]:
     plain ``LISTEN`` in a spawned process (PostgreSQL's own floor for a cross-process wake-up)."""
     import psycopg
 
-    from memstack.engines._postgres_url import parse
+    from memstack.engines.postgres.url import parse
 
     target = parse(url, statement_timeout=30, tcp_timeout=10, connect_timeout=5)
     table = f'"{target.schema}".bench_wakeup_{uuid.uuid4().hex[:12]}'

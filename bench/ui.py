@@ -32,13 +32,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
+from ui._live import live_server  # noqa: E402
+from ui.conftest import CHROMIUM_ARGS, chromium_path  # noqa: E402
+
 from _smoke import add_smoke, smoke_tag  # noqa: E402 - after the path set-up above
 from memstack import Memory  # noqa: E402
 from memstack.engines import open_engine  # noqa: E402
 from memstack.engines.prefixed import tenant_engine  # noqa: E402
-from memstack.shared import SharedMemory  # noqa: E402
-from ui._live import live_server  # noqa: E402
-from ui.conftest import CHROMIUM_ARGS, chromium_path  # noqa: E402
+from memstack.tiers.shared import SharedMemory  # noqa: E402
 
 WORDS = " ".join(
     [

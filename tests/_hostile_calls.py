@@ -14,12 +14,12 @@ from typing import Any
 
 from _hostile_values import HOSTILE_KEYS, TEXTS, VALUES, WAITS, Call, Draw
 from memstack import Memory
-from memstack.context import ContextBuilder
-from memstack.conversation import TurnMemory
-from memstack.conversation.message import LATEST
-from memstack.longterm import InjectionTracker, MemoryEntry
-from memstack.session import SessionStore
-from memstack.shared import SharedMemory
+from memstack.agent.context import ContextBuilder
+from memstack.tiers.conversation import TurnMemory
+from memstack.tiers.conversation.message import LATEST
+from memstack.tiers.longterm import InjectionTracker, MemoryEntry
+from memstack.tiers.session import SessionStore
+from memstack.tiers.shared import SharedMemory
 
 
 @dataclass

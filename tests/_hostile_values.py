@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from memstack.limits import MAX_VALUE_BYTES
+from memstack.foundation.limits import MAX_VALUE_BYTES
 
 HOSTILE_CALLS = 0.8
 HOSTILE_RATE = 0.35

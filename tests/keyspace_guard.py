@@ -1,5 +1,5 @@
 """A pytest plugin (loaded by conftest.py): every key any test makes memstack write must belong to a
-family of the keyspace registry (:mod:`memstack.keyspace`); a test that makes memstack write an
+family of the keyspace registry (:mod:`memstack.foundation.keyspace`); a test that makes memstack write an
 undeclared key fails.
 
 Every batch the engines apply is seen (memory, SQLite, Redis, PostgreSQL; views and wrappers reach one of
@@ -24,9 +24,9 @@ from memstack.engines.commands import COMMANDS, WRITES
 from memstack.engines.memory import MemoryEngine
 from memstack.engines.redis import RedisEngine
 from memstack.engines.sqlite import SqliteEngine
-from memstack.keyspace import family_of
+from memstack.foundation.keyspace import family_of
 
-_EXEMPT = ("memstack.engines", "memstack.dump")
+_EXEMPT = ("memstack.engines", "memstack.services.transfer.dump")
 """Writers whose keys are not memstack's own choice (the seam itself, a dump import)."""
 _lock = threading.Lock()
 _undeclared: list[tuple[str, str]] = []

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstack import ManualClock, Memory
-from memstack.context import ContextBuilder
-from memstack.context import format as fmt
+from memstack.agent.context import ContextBuilder
+from memstack.agent.context import format as fmt
+from memstack.agent.tools import MemoryTools, tool_schemas
+from memstack.agent.tools.schemas import TOOLS
 from memstack.llm.scripted import ScriptedChatModel, ToolCall, reply, tool_call
-from memstack.tools import MemoryTools, tool_schemas
-from memstack.tools.schemas import TOOLS
 
 SYSTEM = "You are a helpful assistant with memory tools."
 

@@ -13,7 +13,7 @@ import pytest
 import memstack
 
 ROOT = Path(__file__).resolve().parent.parent
-_OPTIONAL = ("memstack.integrations", "memstack.server")  # need extras; skipped when missing
+_OPTIONAL = ("memstack.doors.integrations", "memstack.doors.server")  # need extras; skipped when missing
 
 
 def _modules() -> list[str]:

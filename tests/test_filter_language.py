@@ -16,8 +16,8 @@ import pytest
 from memstack import ManualClock, Memory
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
-from memstack.errors import InvalidFilter
-from memstack.shared.documents import DocumentStore
+from memstack.foundation.errors import InvalidFilter
+from memstack.tiers.shared.documents import DocumentStore
 
 RECORDS: dict[str, dict[str, Any]] = {
     "r1": {"kind": "note", "score": 3, "labels": ["a", "b"], "lang": "en", "nested": {"x": 1}},
@@ -75,7 +75,7 @@ Search = Callable[[Any], list[str]]
 
 def _surfaces(mem: Memory, clock: ManualClock) -> dict[str, Search]:
     """Each surface filled with RECORDS (as metadata, or as the store's values), and how it searches."""
-    from memstack.integrations.langgraph import MemstackStore
+    from memstack.doors.integrations.langgraph import MemstackStore
 
     lt = mem.long_term("flt")
     store = MemstackStore(mem)
@@ -110,7 +110,7 @@ def test_every_surface_refuses_the_same_bad_filters(mem: Memory, clock: ManualCl
 
 
 def test_built_in_fields(mem: Memory, clock: ManualClock) -> None:
-    from memstack.integrations.langgraph import MemstackStore
+    from memstack.doors.integrations.langgraph import MemstackStore
 
     lt = mem.long_term("bi")
     lt.save(id="w1", content="first thing", category="work", tags=["Urgent"], created_at=T0)
@@ -165,7 +165,7 @@ def test_built_in_fields(mem: Memory, clock: ManualClock) -> None:
 def test_offset_pages_every_surface(mem: Memory, clock: ManualClock) -> None:
     surfaces = _surfaces(mem, clock)
     del surfaces  # filled; now page through each
-    from memstack.integrations.langgraph import MemstackStore
+    from memstack.doors.integrations.langgraph import MemstackStore
 
     lt, store, docs = mem.long_term("flt"), MemstackStore(mem), DocumentStore(mem.engine, "flt")
     for pages in (
@@ -188,8 +188,8 @@ def test_the_doors_answer_the_table_and_refuse_the_bad_filters(engine: Engine, c
     operator, never a 500)."""
     from fastapi.testclient import TestClient
 
+    from memstack.doors.server import create_app
     from memstack.ops.tools import call_tool
-    from memstack.server import create_app
 
     mine = Memory(tenant_engine(engine, "default"))  # the keyless server's tenant
     _surfaces(mine, clock)

@@ -27,9 +27,9 @@ import pytest
 
 from _hostile_calls import Call, Tiers, draw_calls, run_call
 from memstack import ManualClock, Memory, MemstackError
-from memstack.context import ContextBuilder
+from memstack.agent.context import ContextBuilder
 from memstack.engines import Engine, open_engine
-from memstack.errors import InvalidConfiguration, InvalidValue, WrongType
+from memstack.foundation.errors import InvalidConfiguration, InvalidValue, WrongType
 
 SEED = 20261123
 CALLS = 3000

@@ -15,10 +15,10 @@ import memstack
 from memstack import Memory
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
-from memstack.longterm import LongTermMemory
-from memstack.longterm.backfill import VectorFollower, pending_vectors
-from memstack.longterm.vectors import stop_at_exit
 from memstack.search.embedders import FakeEmbedder, LocalEmbedder
+from memstack.tiers.longterm import LongTermMemory
+from memstack.tiers.longterm.backfill import VectorFollower, pending_vectors
+from memstack.tiers.longterm.vectors import stop_at_exit
 
 THREADS = ("memstack-embed", "memstack-vectors")
 

@@ -1,5 +1,5 @@
 """One serializer per object: the CLI's ``--json``, HTTP and MCP write the same fields with the same
-ISO-8601 ``Z`` times as :mod:`memstack.wire` (issue 16, item 6)."""
+ISO-8601 ``Z`` times as :mod:`memstack.ops.wire` (issue 16, item 6)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 import memstack
-from memstack import wire
-from memstack.cli import app as cli_app
+from memstack.doors.cli import app as cli_app
+from memstack.doors.server import create_app
+from memstack.ops import wire
 from memstack.ops.tools import call_tool
-from memstack.server import create_app
-from memstack.shared.change import MemoryChange
-from memstack.shared.documents import DocumentStore
+from memstack.tiers.shared.change import MemoryChange
+from memstack.tiers.shared.documents import DocumentStore
 
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 TIME_FIELDS = {"created_at", "updated_at", "stored_at", "expires_at", "timestamp", "at", "undone_at"}
@@ -154,7 +154,7 @@ def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: Test
     with memstack.open(url) as mem:
         mine = mem
         via_mcp = call_tool(mine, "dream_history", {}).data["items"]
-        record = memstack.dream.Dreamer(mine.long_term()).show(ran["id"])
+        record = memstack.services.dream.Dreamer(mine.long_term()).show(ran["id"])
     assert via_http == via_cli == via_mcp == [wire.dream_summary_json(record)]
     assert via_http[0]["retired_count"] == len(ran["retired"]) >= 1
     assert times_are_iso(via_http) == 1  # at; undone_at is None until an undo

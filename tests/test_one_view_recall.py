@@ -22,9 +22,9 @@ import httpx
 import pytest
 
 import memstack
-from memstack.longterm.backfill import pending_vectors
+from doors.server.live import memstack_serve
 from memstack.search.embedders import LocalEmbedder
-from server.live import memstack_serve
+from memstack.tiers.longterm.backfill import pending_vectors
 
 GREEN_TEA = "I drink green tea every morning"
 OTHERS = [
@@ -65,7 +65,7 @@ def _write(url: str, scope: str, texts: list[str], env: dict[str, str]) -> None:
 
 
 def _cli_top(url: str, scope: str, env: dict[str, str]) -> str | None:
-    command = [sys.executable, "-m", "memstack.cli", "--url", url, "--json", "memories", "search"]
+    command = [sys.executable, "-m", "memstack.doors.cli", "--url", url, "--json", "memories", "search"]
     done = subprocess.run(
         [*command, "--scope", scope, "beverage"], env=env, capture_output=True, text=True, timeout=300
     )
@@ -122,7 +122,7 @@ def test_serve_stdio_searches_with_the_same_setting(
     _write(url, "default", [*OTHERS, GREEN_TEA], default_resolution)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memstack.cli", "--url", url, "serve", "--stdio"],
+        args=["-m", "memstack.doors.cli", "--url", url, "serve", "--stdio"],
         env=default_resolution,
     )
 

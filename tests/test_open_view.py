@@ -12,11 +12,11 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 import memstack
-from memstack.cli import app as cli_app
+from memstack.compat.rocketride.store import PersistentMemoryStore
+from memstack.doors.cli import app as cli_app
+from memstack.doors.server import create_app
 from memstack.engines import Engine
-from memstack.errors import InvalidConfiguration, InvalidInput
-from memstack.server import create_app
-from memstack.session.compat import PersistentMemoryStore
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 
 
 def _cli(url: str, *args: str) -> Any:

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from memstack import ContextBuilder, Memory
-from memstack.clock import ManualClock
-from memstack.conversation.turns import TurnMemory
-from memstack.dump import dump_lines
-from memstack.errors import MemstackError
-from memstack.longterm import list_scopes
-from memstack.longterm.tracker import InjectionTracker
-from memstack.session.store import SessionStore
-from memstack.shared import list_boards
-from memstack.working import list_namespaces
+from memstack.foundation.clock import ManualClock
+from memstack.foundation.errors import MemstackError
+from memstack.services.transfer.dump import dump_lines
+from memstack.tiers.conversation.turns import TurnMemory
+from memstack.tiers.longterm import list_scopes
+from memstack.tiers.longterm.tracker import InjectionTracker
+from memstack.tiers.session.store import SessionStore
+from memstack.tiers.shared import list_boards
+from memstack.tiers.working import list_namespaces
 
 
 def keyspace(mem: Memory) -> list[tuple[str, str, Any, bool]]:

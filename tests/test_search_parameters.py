@@ -12,10 +12,10 @@ import typer
 from fastapi.testclient import TestClient
 
 import memstack
-from memstack.cli import app as cli_app
-from memstack.longterm import LongTermMemory
-from memstack.server import create_app
-from memstack.tools.schemas import SearchMemoryArgs
+from memstack.agent.tools.schemas import SearchMemoryArgs
+from memstack.doors.cli import app as cli_app
+from memstack.doors.server import create_app
+from memstack.tiers.longterm import LongTermMemory
 
 CANONICAL = (
     "query",

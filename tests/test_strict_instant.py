@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstack.timefmt import strict_instant
+from memstack.foundation.timefmt import strict_instant
 
 
 @pytest.mark.parametrize(

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import errors
-from ._memory import Memory, open  # noqa: A004 - memstack.open is the entry point, like io.open
-from .clock import Clock, ManualClock, SystemClock
-from .errors import *  # noqa: F403 - the whole exception tree is public: errors.__all__ lists it once
+from .foundation import errors
+from .foundation.clock import Clock, ManualClock, SystemClock
+from .foundation.errors import *  # noqa: F403 - the whole exception tree is public: errors.__all__ lists it once
+from .services.memory import Memory, open  # noqa: A004 - memstack.open is the entry point, like io.open
 
 if TYPE_CHECKING:
-    from .context import BuiltContext, ContextBuilder
+    from .agent.context import BuiltContext, ContextBuilder
 
 __version__ = "0.1.0"
 
@@ -38,7 +38,7 @@ __all__ += errors.__all__
 def __getattr__(name: str) -> Any:
     # The context builder pulls in numpy and the stemmer; load it on first use, not on import.
     if name in ("BuiltContext", "ContextBuilder"):
-        from . import context
+        from .agent import context
 
         return getattr(context, name)
     raise AttributeError(f"module 'memstack' has no attribute {name!r}")

@@ -1,5 +1,5 @@
 """``python -m memstack``: the command line (``memstack``)."""
 
-from memstack.cli import main
+from memstack.doors.cli import main
 
 main()

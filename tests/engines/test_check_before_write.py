@@ -17,7 +17,7 @@ import pytest
 from memstack.engines import Engine, WrongType
 from memstack.engines._checks import MAX_TTL_MS
 from memstack.engines.commands import COMMANDS, Command
-from memstack.errors import InvalidInput, InvalidValue, MemstackError, NotANumber
+from memstack.foundation.errors import InvalidInput, InvalidValue, MemstackError, NotANumber
 
 from ._keyspace import key, populate, snapshot
 

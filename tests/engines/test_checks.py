@@ -8,7 +8,7 @@ import math
 import pytest
 
 from memstack.engines._checks import MAX_TTL_MS, check_ops
-from memstack.errors import InvalidInput, InvalidValue, NotANumber
+from memstack.foundation.errors import InvalidInput, InvalidValue, NotANumber
 
 PLAIN_SET = ("set", ("k", "v", None, False, False, False))
 

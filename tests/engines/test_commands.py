@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
-from memstack.engines import Engine, _memory_ops, _redis_codec, _redis_lua, _sqlite_ops, base, prefixed
+from memstack.engines import Engine, base, prefixed
 from memstack.engines._calls import Commands
 from memstack.engines.commands import COMMANDS, GUARDS, OPS, READS, WRITES, handler_map
-from memstack.errors import InvalidInput
+from memstack.engines.memory import ops as _memory_ops
+from memstack.engines.redis import codec as _redis_codec
+from memstack.engines.redis import lua as _redis_lua
+from memstack.engines.sqlite import ops as _sqlite_ops
+from memstack.foundation.errors import InvalidInput
 
 from ._keyspace import key
 from .test_check_before_write import valid_args
@@ -98,7 +102,7 @@ def test_the_codec_encodes_and_decodes_by_the_table() -> None:
 
 
 def test_the_lua_interpreter_runs_exactly_the_table() -> None:
-    source = resources.files("memstack.engines").joinpath("_redis_batch.lua").read_text("utf-8")
+    source = resources.files("memstack.engines.redis").joinpath("batch.lua").read_text("utf-8")
     pass2 = source[source.index("local results, published") :]
     judge = source[source.index("local function guard(") : source.index("-- Pass 1")]
     handled = set(re.findall(r"name == '(\w+)'", pass2)) - {"noop"}
@@ -118,7 +122,7 @@ def test_the_lua_interpreter_runs_exactly_the_table() -> None:
 
 def test_the_lua_resources_stay_small() -> None:
     for name in _redis_lua.RESOURCES:
-        text = resources.files("memstack.engines").joinpath(name).read_text("utf-8")
+        text = resources.files("memstack.engines.redis").joinpath(name).read_text("utf-8")
         assert len(text.splitlines()) < 400, name
 
 

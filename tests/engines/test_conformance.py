@@ -15,7 +15,7 @@ import pytest
 
 from memstack import ManualClock
 from memstack.engines import Engine, WrongType, open_engine
-from memstack.errors import EngineClosed, InvalidValue, NotANumber
+from memstack.foundation.errors import EngineClosed, InvalidValue, NotANumber
 
 INF = math.inf
 
@@ -1037,7 +1037,7 @@ def test_concurrent_increments_are_atomic(engine: Engine) -> None:
 
 
 def test_bad_command_input_is_refused_alike_before_any_engine_sees_it(engine: Engine) -> None:
-    from memstack.errors import InvalidInput
+    from memstack.foundation.errors import InvalidInput
 
     key = k(engine, "z")
     with pytest.raises(InvalidValue, match="positive number of milliseconds"):

@@ -21,7 +21,7 @@ from memstack import ManualClock
 from memstack.engines import Engine, open_engine
 from memstack.engines._checks import MAX_TTL_MS
 from memstack.engines.commands import COMMANDS, Command
-from memstack.errors import MemstackError
+from memstack.foundation.errors import MemstackError
 
 from ._keyspace import snapshot
 

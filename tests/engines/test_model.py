@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 from memstack import ManualClock
 from memstack.engines import Engine, WrongType, open_engine
 from memstack.engines import _semantics as sem
-from memstack.errors import NotANumber
+from memstack.foundation.errors import NotANumber
 
 from .test_conformance import k
 

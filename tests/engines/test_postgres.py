@@ -22,12 +22,18 @@ from _postgres_server import with_schema
 from _redis_relay import Relay
 from memstack import ManualClock
 from memstack.engines import open_engine
-from memstack.engines._postgres_codec import encode, lock_ids
-from memstack.engines._postgres_schema import SCHEMA_VERSION
-from memstack.engines._postgres_url import parse
 from memstack.engines.base import Op
 from memstack.engines.postgres import PostgresEngine
-from memstack.errors import EngineClosed, EngineError, EngineUnavailable, InvalidConfiguration, InvalidUrl
+from memstack.engines.postgres.codec import encode, lock_ids
+from memstack.engines.postgres.schema import SCHEMA_VERSION
+from memstack.engines.postgres.url import parse
+from memstack.foundation.errors import (
+    EngineClosed,
+    EngineError,
+    EngineUnavailable,
+    InvalidConfiguration,
+    InvalidUrl,
+)
 
 from ._pg import admin, port_of, via
 from .test_conformance import wait_for
@@ -375,7 +381,7 @@ def test_doctor_shows_the_server_the_schema_and_the_pool(server: str, schema: st
 
     env = {**os.environ, "MEMSTACK_URL": with_schema(server, schema), "COLUMNS": "200"}
     done = subprocess.run(
-        [sys.executable, "-m", "memstack.cli", "doctor", "--embedder", "none"],
+        [sys.executable, "-m", "memstack.doors.cli", "doctor", "--embedder", "none"],
         capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

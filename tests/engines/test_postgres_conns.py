@@ -10,9 +10,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from memstack.engines._postgres_codec import encode, escape, lock_ids
-from memstack.engines._postgres_conns import Connections, PoolClosed, PoolTimeout, call_prepared
 from memstack.engines.postgres import PostgresEngine
+from memstack.engines.postgres.codec import encode, escape, lock_ids
+from memstack.engines.postgres.conns import Connections, PoolClosed, PoolTimeout, call_prepared
 
 from ._pg import admin
 

@@ -18,7 +18,7 @@ from .test_conformance import wait_for
 
 
 def test_long_messages_and_aborted_batches(server: str, schema: str) -> None:
-    from memstack.errors import NotANumber
+    from memstack.foundation.errors import NotANumber
 
     with PostgresEngine(with_schema(server, schema)) as engine:
         heard: list[str] = []

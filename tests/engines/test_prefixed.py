@@ -8,7 +8,7 @@ import pytest
 
 from memstack.engines import Engine
 from memstack.engines.prefixed import PrefixedEngine, tenant_engine
-from memstack.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput
 
 
 def test_tenants_never_see_each_other(engine: Engine) -> None:

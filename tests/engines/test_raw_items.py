@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import secrets
 
-from memstack.clock import ManualClock
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
+from memstack.foundation.clock import ManualClock
 
 from ._keyspace import key, populate
 

@@ -21,11 +21,17 @@ from _redis_cluster import cluster_ok, own_cluster
 from _redis_relay import CountingProxy
 from _redis_servers import _start, free_port
 from memstack import ManualClock
-from memstack.clock import SystemClock
 from memstack.engines import Engine, WrongType, open_engine
-from memstack.engines import _redis_codec as codec
-from memstack.engines.redis import MANUAL_CLOCK_BIAS_MS, RedisEngine
-from memstack.errors import CrossSlot, EngineClosed, EngineError, EngineUnavailable, InvalidUrl, NotANumber
+from memstack.engines.redis import MANUAL_CLOCK_BIAS_MS, RedisEngine, codec
+from memstack.foundation.clock import SystemClock
+from memstack.foundation.errors import (
+    CrossSlot,
+    EngineClosed,
+    EngineError,
+    EngineUnavailable,
+    InvalidUrl,
+    NotANumber,
+)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:

@@ -14,7 +14,7 @@ from redis.crc import key_slot
 from _redis_cluster import cluster_ok, own_cluster, wait_until
 from memstack import ManualClock
 from memstack.engines.redis import RedisEngine
-from memstack.errors import EngineUnavailable, NotReplicated
+from memstack.foundation.errors import EngineUnavailable, NotReplicated
 
 # Replicas sync at once: by default a primary waits 5 s for more replicas to share one diskless sync.
 NODE_TIMEOUT = ("--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0")

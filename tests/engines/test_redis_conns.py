@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis as redis_py
 
-from memstack.engines._redis_conns import IDLE_CHECK_S, Connections
-from memstack.engines._redis_url import parse
+from memstack.engines.redis.conns import IDLE_CHECK_S, Connections
+from memstack.engines.redis.url import parse
 
 
 class Ticks:

@@ -17,9 +17,9 @@ from _redis_relay import ReplyCutter
 from _redis_servers import _start, free_port
 from memstack import ManualClock
 from memstack.engines import Engine, open_engine
-from memstack.engines._redis_dedupe import PREFIX
 from memstack.engines.redis import RedisEngine
-from memstack.errors import EngineFull, EngineUnavailable, InvalidUrl, NotReplicated
+from memstack.engines.redis.dedupe import PREFIX
+from memstack.foundation.errors import EngineFull, EngineUnavailable, InvalidUrl, NotReplicated
 
 
 @pytest.fixture(autouse=True)

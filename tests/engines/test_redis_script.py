@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 import redis as redis_py
 
-from memstack.engines import _redis_codec as codec
-from memstack.engines._redis_dedupe import WITHDRAWN
-from memstack.engines._redis_lua import SCRIPT
-from memstack.engines.redis import MANUAL_CLOCK_BIAS_MS
-from memstack.errors import EngineUnavailable
+from memstack.engines.redis import MANUAL_CLOCK_BIAS_MS, codec
+from memstack.engines.redis.dedupe import WITHDRAWN
+from memstack.engines.redis.lua import SCRIPT
+from memstack.foundation.errors import EngineUnavailable
 
 Ops = list[tuple[str, tuple[Any, ...]]]
 

@@ -10,11 +10,11 @@ from redis.crc import key_slot
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from memstack.engines import open_engine
-from memstack.engines._redis_dedupe import dedupe_key, is_dedupe_key, slot_tag
-from memstack.engines._redis_transport import ReplyLost, Unsent, may_retry
-from memstack.engines._redis_url import parse
-from memstack.errors import InvalidUrl
-from memstack.keyspace.pattern import hash_tag
+from memstack.engines.redis.dedupe import dedupe_key, is_dedupe_key, slot_tag
+from memstack.engines.redis.transport import ReplyLost, Unsent, may_retry
+from memstack.engines.redis.url import parse
+from memstack.foundation.errors import InvalidUrl
+from memstack.foundation.keyspace.pattern import hash_tag
 
 
 def test_a_cluster_url_takes_several_seeds() -> None:

@@ -18,7 +18,7 @@ import pytest
 from memstack import ManualClock
 from memstack.engines import open_engine
 from memstack.engines.sqlite import SqliteEngine, sqlite_path
-from memstack.errors import EngineUnavailable, InvalidUrl
+from memstack.foundation.errors import EngineUnavailable, InvalidUrl
 
 from .test_conformance import wait_for
 
@@ -192,13 +192,13 @@ def test_expired_rows_purged_by_writes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("_sqlite_sequences", "_L_RANGE"),
-        ("_sqlite_sequences", "_L_AT"),
-        ("_sqlite_sequences", "_Z_ASC"),
-        ("_sqlite_sequences", "_Z_DESC"),
-        ("_sqlite_sequences", "_Z_BY_SCORE"),
-        ("_sqlite_sequences", "_Z_BY_SCORE_DESC"),
-        ("_sqlite_tx", "_META"),
+        ("sqlite.sequences", "_L_RANGE"),
+        ("sqlite.sequences", "_L_AT"),
+        ("sqlite.sequences", "_Z_ASC"),
+        ("sqlite.sequences", "_Z_DESC"),
+        ("sqlite.sequences", "_Z_BY_SCORE"),
+        ("sqlite.sequences", "_Z_BY_SCORE_DESC"),
+        ("sqlite.tx", "_META"),
     ],
 )
 def test_range_reads_are_index_searches(tmp_path: Path, module: str, name: str) -> None:
@@ -419,7 +419,7 @@ def test_acknowledged_puts_survive_sigkill(tmp_path: Path) -> None:
 
 def _has_sessions() -> bool:
     try:
-        from memstack.session import SessionStore  # noqa: F401 - probing that the tier exists
+        from memstack.tiers.session import SessionStore  # noqa: F401 - probing that the tier exists
     except ImportError:
         return False
     return True

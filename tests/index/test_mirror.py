@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from memstack.engines import Engine
-from memstack.errors import EngineError
+from memstack.foundation.errors import EngineError
 from memstack.index import changelog
 from memstack.index.changelog import SetKeys
 from memstack.index.mirror import Mirror, Row, decoded
@@ -137,7 +137,7 @@ def test_a_failed_refresh_leaves_the_mirror_to_rebuild(
 def test_decoded_leaves_out_what_is_not_an_entry() -> None:
     def number(raw: str) -> int:
         if not raw.isdigit():
-            from memstack.errors import InvalidValue
+            from memstack.foundation.errors import InvalidValue
 
             raise InvalidValue(raw)
         return int(raw)

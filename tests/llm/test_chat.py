@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dream._openai_server import Step, fake_openai
-from memstack.errors import ChatError, InvalidConfiguration
+from memstack.foundation.errors import ChatError, InvalidConfiguration
 from memstack.llm.chat import ChatClient, ChatModel, message_text
 from memstack.llm.scripted import ScriptedChatModel
+from services.dream._openai_server import Step, fake_openai
 
 
 def test_sends_model_messages_and_json_mode_and_returns_the_reply(monkeypatch: pytest.MonkeyPatch) -> None:

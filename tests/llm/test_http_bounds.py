@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from memstack.errors import ChatError, InvalidConfiguration
+from memstack.foundation.errors import ChatError, InvalidConfiguration
 from memstack.llm.chat import ChatClient, chat_model_from_env
 
 

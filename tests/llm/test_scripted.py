@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memstack import ManualClock
-from memstack.errors import InvalidValue
+from memstack.foundation.errors import InvalidValue
 from memstack.llm.scripted import ScriptedChatModel, ScriptExhausted, ToolCall, reply, tool_call
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memstack.errors import InvalidConfiguration, InvalidValue
+from memstack.foundation.errors import InvalidConfiguration, InvalidValue
 from memstack.llm import tokens
 from memstack.llm.tokens import (
     IMAGE_TOKENS,

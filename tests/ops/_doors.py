@@ -133,7 +133,7 @@ class McpDoor:
         from anyio.from_thread import start_blocking_portal
         from mcp import Client
 
-        from memstack.server.mcp import build_server
+        from memstack.doors.server.mcp import build_server
 
         self.memory = memory
         self._stack = contextlib.ExitStack()

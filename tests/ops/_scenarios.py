@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstack import Memory
-from memstack.dream import Dreamer
-from memstack.integrations.langgraph import MemstackStore
-from memstack.shared.cache import SemanticCache, default_embedder
-from memstack.shared.documents import DocumentStore
+from memstack.doors.integrations.langgraph import MemstackStore
+from memstack.services.dream import Dreamer
+from memstack.tiers.shared.cache import SemanticCache, default_embedder
+from memstack.tiers.shared.documents import DocumentStore
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,10 @@ pytest.importorskip("mcp")
 from fastapi.testclient import TestClient
 
 from memstack import Memory
+from memstack.doors.server import create_app
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.ops import OPERATIONS, Op, call, operation
-from memstack.server import create_app
 
 from ._doors import TIME_FIELDS, CliDriver, McpDoor, cli_argv, cli_driver, http_request, masked, tool_call
 from ._scenarios import SCENARIOS, Scenario, blank_durations, blank_ids, expand, seed

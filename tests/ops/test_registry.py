@@ -17,16 +17,16 @@ from pydantic import BaseModel
 from starlette.routing import Mount, Route
 
 from memstack import Memory
-from memstack.cli import GROUPS, HAND_WRITTEN, HAND_WRITTEN_GROUPS
-from memstack.cli import app as cli_app
-from memstack.dump import dump_lines
+from memstack.doors.cli import GROUPS, HAND_WRITTEN, HAND_WRITTEN_GROUPS
+from memstack.doors.cli import app as cli_app
+from memstack.doors.server import ServerSettings, create_app
+from memstack.doors.server.keys import ApiKeyStore
+from memstack.doors.server.mcp import build_server
 from memstack.engines import Engine
 from memstack.ops import OPERATIONS, Cli, Http, Op, Request, Tool, call
 from memstack.ops.registry import check
 from memstack.ops.tools import TOOL_NAMES, tool_specs
-from memstack.server import ServerSettings, create_app
-from memstack.server.keys import ApiKeyStore
-from memstack.server.mcp import build_server
+from memstack.services.transfer.dump import dump_lines
 
 from ._scenarios import SCENARIOS, expand, seed
 

@@ -14,11 +14,11 @@ pytest.importorskip("langgraph")
 from fastapi.testclient import TestClient
 
 from memstack import Memory
-from memstack.clock import ManualClock
-from memstack.errors import EntryNotFound, InvalidKey, InvalidRequest
-from memstack.integrations.langgraph import MemstackStore
+from memstack.doors.integrations.langgraph import MemstackStore
+from memstack.doors.server import create_app
+from memstack.foundation.clock import ManualClock
+from memstack.foundation.errors import EntryNotFound, InvalidKey, InvalidRequest
 from memstack.ops import call, operation
-from memstack.server import create_app
 
 
 def run(mem: Memory, name: str, **fields: Any) -> Any:

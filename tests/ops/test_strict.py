@@ -19,11 +19,11 @@ pytest.importorskip("mcp")
 from fastapi.testclient import TestClient
 
 from memstack import Memory
-from memstack.dump import dump_lines
+from memstack.doors.server import create_app
 from memstack.engines import Engine, open_engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.ops import OPERATIONS, Op
-from memstack.server import create_app
+from memstack.services.transfer.dump import dump_lines
 
 from ._doors import McpDoor, http_request
 from ._scenarios import SCENARIOS, expand, seed

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memstack.cli import GROUPS
+from memstack.doors.cli import GROUPS
 from memstack.ops.surfaces import rewrite, search_table, surfaces_table
 
 README = Path(__file__).parents[2] / "README.md"

@@ -19,16 +19,16 @@ from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 import memstack
-from dream._openai_server import fake_openai
 from memstack import ManualClock, Memory
-from memstack.cli import app as cli_app
-from memstack.dream.scheduler import DreamScheduler
+from memstack.doors.cli import app as cli_app
+from memstack.doors.server import create_app
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
+from memstack.foundation.timefmt import iso_utc
 from memstack.llm.scripted import ScriptedChatModel
-from memstack.server import create_app
-from memstack.timefmt import iso_utc
+from memstack.services.dream.scheduler import DreamScheduler
+from services.dream._openai_server import fake_openai
 
 DAY = 86400.0
 QUESTION = "where does the user live"

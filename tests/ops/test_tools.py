@@ -12,11 +12,11 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from memstack import Memory
-from memstack.errors import EntryNotFound, InvalidValue, NamespaceFull, UnknownTool
+from memstack.agent.tools import MemoryTools
+from memstack.agent.tools.schemas import TOOLS
+from memstack.foundation.errors import EntryNotFound, InvalidValue, NamespaceFull, UnknownTool
 from memstack.ops import OPERATIONS
 from memstack.ops.tools import TOOL_NAMES, call_tool, run_tool, tool_specs
-from memstack.tools import MemoryTools
-from memstack.tools.schemas import TOOLS
 
 
 def test_the_tool_list_is_one_table() -> None:
@@ -118,7 +118,7 @@ def test_concurrent_first_writes_to_a_session_all_succeed(mem: Memory) -> None:
 
 
 def test_tool_failures_over_http_have_their_status(mem: Memory) -> None:
-    from memstack.server import create_app
+    from memstack.doors.server import create_app
 
     with TestClient(create_app(mem.engine)) as client:
         unknown = client.post("/v1/tools/nope", json={})

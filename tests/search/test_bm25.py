@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import PROFILES, Bm25Index, Bm25Profile, tokenize
 from memstack.search import bm25 as bm25_module
 

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from memstack.errors import InvalidConfiguration, InvalidValue
+from memstack.foundation.errors import InvalidConfiguration, InvalidValue
 from memstack.search import Bm25Index
 from memstack.search.bm25_state import decode_state, encode_state
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 import memstack
 from memstack import Memory
-from memstack.longterm import LongTermMemory, MemoryEntry
-from memstack.longterm.index_cache import ScopeCache, scope_cache
-from memstack.longterm.provenance import PROVENANCE_KEY, conversation_metadata, provenance
 from memstack.search.embedders import FakeEmbedder
+from memstack.tiers.longterm import LongTermMemory, MemoryEntry
+from memstack.tiers.longterm.index_cache import ScopeCache, scope_cache
+from memstack.tiers.longterm.provenance import PROVENANCE_KEY, conversation_metadata, provenance
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

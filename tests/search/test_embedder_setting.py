@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memstack.cli import app as cli_app
-from memstack.errors import InvalidConfiguration
+from memstack.doors.cli import app as cli_app
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search.embedders import (
     DEFAULT_EMBEDDER,
     EMBEDDERS,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memstack import Memory
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import cosine
 from memstack.search.embedders import (
     EMBEDDERS,

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import cosine
 from memstack.search.embedders import Embedder, FakeEmbedder
 

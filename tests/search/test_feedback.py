@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from memstack import Memory
-from memstack.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput
 from memstack.search import Bm25Index
 from memstack.search.embedders import FakeEmbedder
 from memstack.search.feedback import rm3_weights, rocchio

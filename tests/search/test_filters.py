@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from memstack.errors import InvalidFilter
-from memstack.longterm.entry import MemoryEntry
-from memstack.longterm.filter_index import FilterIndex
-from memstack.longterm.query import LONG_TERM_FIELDS, builtin_of
+from memstack.foundation.errors import InvalidFilter
 from memstack.search.filter_ast import AllOf, Condition
 from memstack.search.filter_eval import canonical, json_equal, matches
 from memstack.search.filters import MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, FieldSet, combine, parse_filter
+from memstack.tiers.longterm.entry import MemoryEntry
+from memstack.tiers.longterm.filter_index import FilterIndex
+from memstack.tiers.longterm.query import LONG_TERM_FIELDS, builtin_of
 
 VALUES = FieldSet("tests", {"when": "time", "name": "text"}, "value", False)
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import FUSION_PROFILES, FusionProfile, Hit, cosine, fuse
 from memstack.search.fusion import fuse_rows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import cosine
 from memstack.search.embedders import Embedder, LocalEmbedder, available_local_embedder, local
 

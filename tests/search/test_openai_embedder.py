@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
 from memstack.search.embedders import Embedder, OpenAIEmbedder
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memstack.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput
 from memstack.search.propagation import named_words, propagate, session_boost, speaker_boost
 
 # one conversation a1..a5 in turn order, plus b1 alone

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memstack import Memory
-from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
 from memstack.search.rerank import HttpReranker, Reranker
 
 

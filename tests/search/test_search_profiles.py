@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memstack import Memory
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search import FUSION_PROFILES, PROFILES
 from memstack.search.retrieval import SEARCH_PROFILES, SearchProfile, get_search_profile
 

@@ -11,7 +11,7 @@ from operator import itemgetter
 import numpy as np
 import pytest
 
-from memstack.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput
 from memstack.search import propagation
 from memstack.search.thread_table import Scored, ThreadTable, propagate, session_boost, speaker_boost
 

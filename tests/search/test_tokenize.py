@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search import TOKENIZERS, TokenizerProfile, tokenize
 from memstack.search.tokenize import get_tokenizer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memstack.longterm.hybrid import allowed_rows, top_hits, with_neighbours
+from memstack.tiers.longterm.hybrid import allowed_rows, top_hits, with_neighbours
 
 IDS = [f"i{n}" for n in range(6)]
 SCORES = np.array([0.1, 0.5, 0.5, 0.9, 0.2, 0.5], dtype=np.float32)

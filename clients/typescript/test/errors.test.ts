@@ -149,7 +149,7 @@ describe("401 and tenants in keys mode", () => {
 
 test("the error classes draw the Python exception tree", () => {
   const pairs: Array<[string, string, boolean]> = python(`
-import json, memstack.errors as E
+import json, memstack.foundation.errors as E
 names = [n for n in E.__all__ if isinstance(getattr(E, n), type) and issubclass(getattr(E, n), E.MemstackError)]
 print(json.dumps([[a, b, issubclass(getattr(E, a), getattr(E, b))] for a in names for b in names]))
 `);

@@ -22,8 +22,8 @@ function inPython(body: string, input: unknown = null, clockOffset = 0): any {
     `
 import json, sys, time
 import memstack
-from memstack.clock import ManualClock
-from memstack.integrations.langgraph import MemstackStore
+from memstack.foundation.clock import ManualClock
+from memstack.doors.integrations.langgraph import MemstackStore
 data = json.loads(sys.stdin.read())
 mem = memstack.open(${JSON.stringify(server.url)}, tenant="default", clock=ManualClock(time.time() + ${clockOffset}))
 store = MemstackStore(mem)

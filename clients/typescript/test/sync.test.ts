@@ -15,7 +15,7 @@ let document: any;
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), "memstack-ts-sync-"));
-  const run = spawnSync(PYTHON, ["-m", "memstack.server.openapi"], { env: env(), encoding: "utf8", maxBuffer: 1 << 26 });
+  const run = spawnSync(PYTHON, ["-m", "memstack.doors.server.openapi"], { env: env(), encoding: "utf8", maxBuffer: 1 << 26 });
   assert.equal(run.status, 0, run.stderr);
   document = JSON.parse(run.stdout);
 });

@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..clock import Clock
-from ..errors import InvalidUrl
-from ..redact import redact_url
+from ..foundation.clock import Clock
+from ..foundation.errors import InvalidUrl
+from ..foundation.redact import redact_url
 from .base import BatchResult, Engine, Subscription, WrongType
 
 __all__ = [

@@ -25,8 +25,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NoReturn
 
-from ..errors import InvalidInput, InvalidValue, MemstackError, NotANumber
-from ..limits import check_text
+from ..foundation.errors import InvalidInput, InvalidValue, MemstackError, NotANumber
+from ..foundation.limits import check_text
 from ._semantics import INT64_MAX, INT64_MIN
 from .commands import COMMANDS, Command
 

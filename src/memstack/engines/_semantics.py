@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..errors import NotANumber
+from ..foundation.errors import NotANumber
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

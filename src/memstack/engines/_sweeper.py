@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from ..errors import EngineClosed, EngineError, EngineUnavailable
+from ..foundation.errors import EngineClosed, EngineError, EngineUnavailable
 
 __all__ = ["start_sweeper"]
 

@@ -23,7 +23,7 @@ Semantics every engine follows (the conformance suite in ``tests/engines/`` pins
   a batch that raises changes nothing.
 * ``publish`` inside a batch is delivered only if the batch applied, after it committed.
 * In a clustered engine every key of one ``execute`` must hash to one slot (use
-  :meth:`Engine.tag`), else :class:`~memstack.errors.CrossSlot`.
+  :meth:`Engine.tag`), else :class:`~memstack.foundation.errors.CrossSlot`.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._closing import Closing
-from ..clock import Clock, SystemClock
-from ..errors import InvalidInput, MemstackError, WrongType
-from ..redact import redact_url, register_url
+from ..foundation.clock import Clock, SystemClock
+from ..foundation.closing import Closing
+from ..foundation.errors import InvalidInput, MemstackError, WrongType
+from ..foundation.redact import redact_url, register_url
 from ._calls import Commands, Number
 from .commands import GUARDS, OPS, READS, WRITES
 
@@ -136,7 +136,7 @@ class Engine(Closing, Commands):
 
     Attributes:
         name: ``memory``, ``sqlite``, ``redis``, ``redis-cluster`` or ``postgres``.
-        url: the URL the engine was opened with, its credentials masked (:func:`memstack.redact.redact_url`:
+        url: the URL the engine was opened with, its credentials masked (:func:`memstack.foundation.redact.redact_url`:
             ``postgresql://app:***@db/app``): what messages, ``repr`` and diagnoses show. The engine
             connects with the URL it was given; this attribute never holds a password.
         clock: the engine's time source.

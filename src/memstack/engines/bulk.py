@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from ..keyspace.pattern import hash_tag
+from ..foundation.keyspace.pattern import hash_tag
 from .base import Engine
 
 __all__ = ["BATCH_KEYS", "delete_keys", "delete_prefix", "guarded_sweep"]

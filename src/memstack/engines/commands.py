@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from ..errors import InvalidInput, InvalidValue, MemstackError, NotANumber, WrongType
+from ..foundation.errors import InvalidInput, InvalidValue, MemstackError, NotANumber, WrongType
 
 __all__ = [
     "COMMANDS",

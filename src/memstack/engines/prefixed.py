@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
-from ..errors import InvalidInput
-from ..keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
+from ..foundation.errors import InvalidInput
+from ..foundation.keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
 from ._checks import check_ops
 from .base import BatchResult, Engine, Op, Subscription
 from .commands import COMMANDS, Command

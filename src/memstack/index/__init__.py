@@ -8,8 +8,8 @@
 * :mod:`.codec`: the one stored form of vectors;
 * :mod:`.registry`: the process's one registry of mirrors, bounded in count and memory.
 
-Long-term memory (:mod:`memstack.longterm.index_cache`), the semantic cache, the document store and
-the LangGraph store (:mod:`memstack.lgstore`) are its clients.
+Long-term memory (:mod:`memstack.tiers.longterm.index_cache`), the semantic cache, the document store and
+the LangGraph store (:mod:`memstack.agent.lgstore`) are its clients.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from typing import Final, Protocol
 
 from ..engines import Engine
 from ..engines.base import Batch
-from ..keyspace import family_named
-from ..keyspace.families import CHANGE_LOG
+from ..foundation.keyspace import family_named
+from ..foundation.keyspace.families import CHANGE_LOG
 
 __all__ = [
     "LOG_MAX",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar, Final, TypeVar
 
 from ..engines import Engine
-from ..errors import InvalidValue
+from ..foundation.errors import InvalidValue
 from .changelog import LogKeys, changes_since
 
 __all__ = ["CHUNK", "ENTRY_OVERHEAD", "Mirror", "Row", "Seen", "decoded"]
@@ -44,7 +44,7 @@ Seen = tuple[str | None, str | None]
 
 def decoded(decode: Callable[[str], T], raw: str | None, what: str | None = None) -> T | None:
     """``decode(raw)``, or None when ``raw`` is None or not what ``decode`` reads (it raises
-    :class:`~memstack.errors.InvalidValue`); ``what`` names the entry in a warning then (a mirror
+    :class:`~memstack.foundation.errors.InvalidValue`); ``what`` names the entry in a warning then (a mirror
     leaves such an entry out of its index)."""
     if raw is None:
         return None

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Final, TypeVar
 
-from ..errors import InvalidConfiguration
+from ..foundation.errors import InvalidConfiguration
 from .mirror import Mirror
 
 __all__ = ["MAX_MIRRORS", "clear", "drop", "held", "memory_bound", "mirror", "mirrors"]

@@ -20,8 +20,8 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..errors import InvalidConfiguration, MemstackError
-from ..redact import redact, redact_url
+from ..foundation.errors import InvalidConfiguration, MemstackError
+from ..foundation.redact import redact, redact_url
 
 __all__ = [
     "DEFAULT_DEADLINE",

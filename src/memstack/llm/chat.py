@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from ..errors import ChatError, InvalidConfiguration
-from ..redact import redact_url
+from ..foundation.errors import ChatError, InvalidConfiguration
+from ..foundation.redact import redact_url
 from ._http import DEFAULT_DEADLINE, MAX_REPLY_BYTES, check_client, post_json
 
 _N = TypeVar("_N", int, float)

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clock import Clock
-from ..errors import InvalidValue, ScriptExhausted
+from ..foundation.clock import Clock
+from ..foundation.errors import InvalidValue, ScriptExhausted
 from .tokens import count_messages, estimate_tokens
 
 __all__ = ["Reply", "ScriptExhausted", "ScriptedChatModel", "ToolCall", "reply", "tool_call"]

@@ -20,8 +20,8 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from ..errors import InvalidConfiguration, InvalidValue
-from ..limits import short_repr
+from ..foundation.errors import InvalidConfiguration, InvalidValue
+from ..foundation.limits import short_repr
 
 __all__ = [
     "ENCODINGS",
@@ -140,7 +140,7 @@ def token_counter(name_or_callable: str | TokenCounter | None = None) -> TokenCo
     """A ``Callable[[str], int]`` counting tokens.
 
     The named counters count any ``str`` (a lone surrogate counts as one ``?``) and raise
-    :class:`~memstack.errors.InvalidValue` for anything else; a callable given is returned as is.
+    :class:`~memstack.foundation.errors.InvalidValue` for anything else; a callable given is returned as is.
 
     Args:
         name_or_callable: an encoding (``"cl100k_base"``, ``"o200k_base"``), an OpenAI model name

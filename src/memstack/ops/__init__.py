@@ -1,10 +1,10 @@
 """The operations registry: every operation of memstack declared once, every door generated from it.
 
 Each :class:`Op` names its request model (strict: unknown fields and wrong JSON types are refused),
-its handler over a :class:`~memstack.Memory`, the JSON type of its result (:mod:`memstack.wire`),
+its handler over a :class:`~memstack.Memory`, the JSON type of its result (:mod:`memstack.ops.wire`),
 its HTTP routes, its CLI command, its agent tool and its one-line help; it is declared on its
-handler (:class:`~memstack.ops.spec.Ops`). ``memstack.server`` builds the HTTP routes, the MCP
-tools and ``/v1/tools`` from :data:`OPERATIONS`; ``memstack.cli`` builds the commands;
+handler (:class:`~memstack.ops.spec.Ops`). ``memstack.doors.server`` builds the HTTP routes, the MCP
+tools and ``/v1/tools`` from :data:`OPERATIONS`; ``memstack.doors.cli`` builds the commands;
 :mod:`memstack.ops.surfaces` writes the README's tables. Handlers import the tiers they use when
 first called, so a command starts without loading what it does not run.
 

@@ -1,9 +1,9 @@
 """The agent memory tools of the original systems (RockBot's ``save_memory``, ``search_memory``,
 working-memory tools...) as operations of their own: tool-only, with the originals' arguments and
-texts (:mod:`memstack.tools`), over the caller's session, scope and namespace.
+texts (:mod:`memstack.agent.tools`), over the caller's session, scope and namespace.
 
 Their search parameters are the ones every door takes (``search_memory`` and ``GET /v1/memories``
-share :class:`~memstack.longterm.search_params.SearchParams`).
+share :class:`~memstack.tiers.longterm.search_params.SearchParams`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import Field, create_model
 
-from .._memory import Memory
-from ..tools.schemas import TOOLS, ToolSpec
+from ..agent.tools.schemas import TOOLS, ToolSpec
+from ..services.memory import Memory
 from .spec import Op, Request, Tool
 
 __all__ = ["OPS"]
@@ -30,8 +30,8 @@ class _Context(Request):
 
 def _expansion(mem: Memory, scope: str) -> Callable[[Any], object] | None:
     """The ``save_memory`` expansion hook when a chat model is configured (``MEMSTACK_CHAT_*``)."""
-    from ..dream.expand import ExpansionHook
     from ..llm.chat import chat_model_from_env
+    from ..services.dream.expand import ExpansionHook
 
     model = chat_model_from_env()
     return None if model is None else ExpansionHook(mem.long_term(scope), model)
@@ -39,7 +39,7 @@ def _expansion(mem: Memory, scope: str) -> Callable[[Any], object] | None:
 
 def _handler(name: str) -> Callable[[Memory, Any], str]:
     def run(mem: Memory, request: Any) -> str:
-        from ..tools import MemoryTools
+        from ..agent.tools import MemoryTools
 
         hook = _expansion(mem, request.scope) if name == "save_memory" else None
         tools = MemoryTools(

@@ -8,12 +8,12 @@ from typing import Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..errors import EntryNotFound
-from ..wire import MessageJSON, message_json
+from ..foundation.errors import EntryNotFound
+from ..services.memory import Memory
 from .fields import ConversationId, Subject
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, Tool, cli, http
+from .wire import MessageJSON, message_json
 
 __all__ = ["OPS"]
 
@@ -131,7 +131,7 @@ _APPEND = Tool("conversation_append", fields=("conversation_id", "role", "conten
 @cli("conversations add CONVERSATION_ID ROLE CONTENT", names=_ADD, blank_is_null=("parent_message_id",))
 def _append(mem: Memory, r: Append) -> MessageJSON:
     """Append a message (a regeneration names an older parent)."""
-    from ..conversation.store import LATEST
+    from ..tiers.conversation.store import LATEST
 
     parent = r.parent_message_id if "parent_message_id" in r.model_fields_set else LATEST
     message = mem.conversations.append(
@@ -180,7 +180,7 @@ def _thread(mem: Memory, r: ReadThread) -> Messages:
 @cli("conversations history CONVERSATION_ID", names={**_MESSAGE, "max_token_limit": ("--max-tokens",)})
 def _history(mem: Memory, r: ReadHistory) -> Prompt:
     """The active thread as chat messages, within a token budget."""
-    from ..conversation import TokenBudget
+    from ..tiers.conversation import TokenBudget
 
     _require(mem, r.conversation_id)
     budget = None

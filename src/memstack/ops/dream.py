@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..errors import InvalidConfiguration
-from ..wire import DreamRecordJSON, DreamSummaryJSON, dream_record_json, dream_summary_json
+from ..foundation.errors import InvalidConfiguration
+from ..services.memory import Memory
 from .fields import Scope, Subject
 from .spec import Ops, Request, Tool, cli, http
+from .wire import DreamRecordJSON, DreamSummaryJSON, dream_record_json, dream_summary_json
 
 if TYPE_CHECKING:
     from ..llm.chat import ChatClient
@@ -122,7 +122,7 @@ def _run(mem: Memory, r: Run) -> Records:
 
     The model: MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL (command line: --chat-url and --model).
     """
-    from ..dream import Dreamer
+    from ..services.dream import Dreamer
 
     passes = list(dict.fromkeys(r.passes))
     model = _chat_model() if set(passes) - {"dedupe"} else None
@@ -159,7 +159,7 @@ def _chat_model() -> ChatClient:
 @cli("dream history")
 def _history(mem: Memory, r: ReadHistory) -> Summaries:
     """The scope's dream records, newest first (counts; one record's entries: show it)."""
-    from ..dream import Dreamer
+    from ..services.dream import Dreamer
 
     return {"items": [dream_summary_json(x) for x in Dreamer(mem.long_term(r.scope)).history(r.limit)]}
 
@@ -169,7 +169,7 @@ def _history(mem: Memory, r: ReadHistory) -> Summaries:
 @cli("dream show RECORD_ID")
 def _show(mem: Memory, r: OneRecord) -> DreamRecordJSON:
     """One dream record: every retired entry and every created entry with its sources."""
-    from ..dream import Dreamer
+    from ..services.dream import Dreamer
 
     return dream_record_json(Dreamer(mem.long_term(r.scope)).show(r.record_id))
 
@@ -179,7 +179,7 @@ def _show(mem: Memory, r: OneRecord) -> DreamRecordJSON:
 @cli("dream undo RECORD_ID")
 def _undo(mem: Memory, r: OneRecord) -> Undone:
     """Undo an applied pass: retired entries come back, created ones go unless changed since."""
-    from ..dream import Dreamer
+    from ..services.dream import Dreamer
 
     report = Dreamer(mem.long_term(r.scope)).undo(r.record_id)
     return {
@@ -195,7 +195,7 @@ def _undo(mem: Memory, r: OneRecord) -> Undone:
 @cli("dream feedback KIND TEXT", names={"text": ("FEEDBACK",)})
 def _feedback(mem: Memory, r: AddFeedback) -> Feedback:
     """Record a feedback signal; the next passes show the last 7 days of them to the model."""
-    from ..dream import Dreamer
+    from ..services.dream import Dreamer
 
     data = Dreamer(mem.long_term(r.scope)).feedback.add(r.kind, r.text, subject=r.subject).to_dict()
     return {"kind": data["kind"], "text": data["text"], "timestamp": data["timestamp"]}

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from ..longterm.search_params import CommaList, Tags, Time, split_tags
+from ..tiers.longterm.search_params import CommaList, Tags, Time, split_tags
 
 __all__ = [
     "MAX_PAGE",

@@ -8,14 +8,14 @@ from typing import Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..errors import EntryNotFound
-from ..longterm.scopes import list_scopes
-from ..longterm.search_params import SearchParams
-from ..wire import HitJSON, MemoryEventJSON, MemoryJSON, hit_json, memory_event_json, memory_json
+from ..foundation.errors import EntryNotFound
+from ..services.memory import Memory
+from ..tiers.longterm.scopes import list_scopes
+from ..tiers.longterm.search_params import SearchParams
 from .fields import Ids, Metadata, Scope, Subject, Tags, Time
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, cli, http
+from .wire import HitJSON, MemoryEventJSON, MemoryJSON, hit_json, memory_event_json, memory_json
 
 __all__ = ["OPS", "SearchMemories"]
 
@@ -82,7 +82,7 @@ _ONE = "/v1/memories/{id}"
 _SCOPED = ("scope",)
 
 
-@ops("memories.scopes", "memstack.longterm.list_scopes(mem.engine)", tool="list_memory_scopes")
+@ops("memories.scopes", "memstack.tiers.longterm.list_scopes(mem.engine)", tool="list_memory_scopes")
 @http("GET /v1/memory-scopes")
 @cli("memories scopes")
 def _scopes(mem: Memory, r: ListScopes) -> Page:

@@ -4,7 +4,7 @@ The rule (README: strict inputs): a request is a JSON object of the operation's 
 the operation does not have is refused, so is a value of another JSON type: ``"5"`` is not 5,
 ``true`` is not 1, ``5.0`` is not an int (an int is a fine float). Nothing runs before the whole
 request is valid, so a refused request changes nothing. :func:`parse` raises
-:class:`~memstack.errors.InvalidRequest` naming every field at fault.
+:class:`~memstack.foundation.errors.InvalidRequest` naming every field at fault.
 
 Doors whose transport is text (the query string and path of a URL, the command line) convert
 each field's text by its type first (:func:`from_text`); a JSON body or MCP arguments are JSON
@@ -24,10 +24,10 @@ from typing import Any, Final, Literal, TypeVar
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
-from .._jsontext import loads
-from ..errors import InvalidRequest
-from ..limits import check_text, short_repr
-from ..longterm.search_params import CommaList
+from ..foundation.errors import InvalidRequest
+from ..foundation.jsontext import loads
+from ..foundation.limits import check_text, short_repr
+from ..tiers.longterm.search_params import CommaList
 from .spec import Request
 
 __all__ = ["TextKind", "field_kind", "from_text", "issue_text", "parse", "problem_of"]
@@ -170,7 +170,7 @@ def from_text(info: FieldInfo, name: str, text: str | list[str]) -> Any:
         return text == "true"
     if kind == "json":
         # A value rule, not the schema: too deep, a lone surrogate, NaN or not JSON at all is the
-        # InvalidValue (400, exit 2) the library gives (tests/server/test_entry.py).
+        # InvalidValue (400, exit 2) the library gives (tests/doors/server/test_entry.py).
         return loads(text, name)
     return text
 

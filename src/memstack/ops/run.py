@@ -7,7 +7,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from .._memory import Memory
+from ..services.memory import Memory
 from .request import parse
 from .spec import Op
 

@@ -8,12 +8,12 @@ from typing import Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..errors import InvalidRequest, NotANumber, SessionExists
-from ..wire import history_json
+from ..foundation.errors import InvalidRequest, NotANumber, SessionExists
+from ..services.memory import Memory
 from .fields import Json, SessionId, Subject
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, Tool, cli, http
+from .wire import history_json
 
 __all__ = ["OPS"]
 

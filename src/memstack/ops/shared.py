@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
+from ..services.memory import Memory
 
 if TYPE_CHECKING:
-    from ..shared import SharedMemory
-from ..errors import EntryNotFound
+    from ..tiers.shared import SharedMemory
+from ..foundation.errors import EntryNotFound
 from .fields import Board, Json, Subject
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, cli, http
@@ -71,7 +71,7 @@ class OneKey(Request):
 
 
 def _board(mem: Memory, name: str) -> SharedMemory:
-    from ..shared import SharedMemory
+    from ..tiers.shared import SharedMemory
 
     return SharedMemory(mem.engine, name, enable_cache=False)
 
@@ -80,12 +80,12 @@ ops = Ops()
 _KEY = "/v1/shared/{name}/keys/{key}"
 
 
-@ops("shared.list", "memstack.shared.list_boards(mem.engine)", tool="list_shared_boards")
+@ops("shared.list", "memstack.tiers.shared.list_boards(mem.engine)", tool="list_shared_boards")
 @http("GET /v1/shared")
 @cli("shared list")
 def _boards(mem: Memory, r: ListBoards) -> Page:
     """List the boards that hold anything (sorted, paged)."""
-    from ..shared import list_boards
+    from ..tiers.shared import list_boards
 
     return page_of(list_boards(mem.engine), r)
 

@@ -2,7 +2,7 @@
 
 The doors have no chat model to call, so the cache's ``fetch`` is split in two: ``lookup`` answers
 a hit (and counts it) or a miss (counted too), after which the caller asks its model and ``store``s
-the answer. The cache embeds with :func:`~memstack.shared.cache.default_embedder`; documents are
+the answer. The cache embeds with :func:`~memstack.tiers.shared.cache.default_embedder`; documents are
 searched by BM25.
 """
 
@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
+from ..services.memory import Memory
 
 if TYPE_CHECKING:
-    from ..shared.cache import SemanticCache
-    from ..shared.documents import DocumentStore
-from ..errors import EntryNotFound
-from ..limits import MAX_SEARCH_OFFSET
-from ..wire import DocumentJSON, document_json
+    from ..tiers.shared.cache import SemanticCache
+    from ..tiers.shared.documents import DocumentStore
+from ..foundation.errors import EntryNotFound
+from ..foundation.limits import MAX_SEARCH_OFFSET
 from .fields import Board, Json, Metadata, Subject
 from .spec import Ops, Request, cli, http
+from .wire import DocumentJSON, document_json
 
 __all__ = ["OPS"]
 
@@ -147,13 +147,13 @@ class OneDocument(Request):
 
 
 def _cache(mem: Memory, name: str) -> SemanticCache:
-    from ..shared.cache import SemanticCache, default_embedder
+    from ..tiers.shared.cache import SemanticCache, default_embedder
 
     return SemanticCache(mem.engine, name, embedder=default_embedder())
 
 
 def _documents(mem: Memory, name: str) -> DocumentStore:
-    from ..shared.documents import DocumentStore
+    from ..tiers.shared.documents import DocumentStore
 
     return DocumentStore(mem.engine, name)
 

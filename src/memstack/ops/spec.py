@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from .._memory import Memory
+    from ..services.memory import Memory
 
 __all__ = ["CONTEXT", "Cli", "Handler", "Http", "Op", "Ops", "Request", "Tool", "cli", "http"]
 
@@ -49,7 +49,7 @@ class Request(BaseModel):
 R = TypeVar("R", bound=Request)
 Handler = Callable[["Memory", R], Any] | Callable[["Memory", R], Awaitable[Any]]
 """``handler(mem, request)``: runs the operation on a tenant's memory and returns its result as
-JSON (built with :mod:`memstack.wire`), or an awaitable of it."""
+JSON (built with :mod:`memstack.ops.wire`), or an awaitable of it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +183,7 @@ class Op(Generic[R]):
         summary: the one-line help every door shows.
         request: the request model (a :class:`Request`).
         handler: see :data:`Handler`.
-        output: the type of the JSON result (a ``TypedDict`` of :mod:`memstack.wire` or of the
+        output: the type of the JSON result (a ``TypedDict`` of :mod:`memstack.ops.wire` or of the
             tier's module; ``str`` for a text result).
         library: how the library spells it, for the README's table.
         http: its HTTP routes (several when one operation has two addresses, e.g. POST and PUT).

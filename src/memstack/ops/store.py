@@ -1,8 +1,8 @@
 """Operations of the LangGraph store: namespaced items with LangGraph's semantics, over HTTP.
 
-Each operation is one LangGraph op run by :class:`memstack.lgstore.MemstackStore` on the tenant's
+Each operation is one LangGraph op run by :class:`memstack.agent.lgstore.MemstackStore` on the tenant's
 engine, so a graph in another language (the TypeScript client's LangGraph.js store) and a Python
-graph (``memstack.integrations.langgraph.MemstackStore`` on the same engine) share one store. A
+graph (``memstack.doors.integrations.langgraph.MemstackStore`` on the same engine) share one store. A
 namespace is a list of labels; the rules are LangGraph's (a label is non-empty text without a
 ``.``; a put needs a namespace). The store needs the ``langgraph`` extra. Every route is a POST with
 a JSON body: a get or a search may restart the TTL of what it reads (``refresh_ttl``), a write.
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..errors import InvalidConfiguration, InvalidKey
-from ..timefmt import iso_utc
+from ..foundation.errors import InvalidConfiguration, InvalidKey
+from ..foundation.timefmt import iso_utc
+from ..services.memory import Memory
 from .fields import MAX_PAGE
 from .spec import Ops, Request, http
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OPS"]
 
-# memstack.lgstore's MAX_TTL_MINUTES (100 years): importing it here would load LangGraph with the
+# memstack.agent.lgstore's MAX_TTL_MINUTES (100 years): importing it here would load LangGraph with the
 # registry, which the server does not need until a store operation runs.
 MAX_TTL_MINUTES: Final = 100 * 365 * 24 * 60
 
@@ -116,7 +116,7 @@ def _run(mem: Memory, op: Op) -> Any:
     try:
         from langgraph.store.base import InvalidNamespaceError
 
-        from ..lgstore import MemstackStore
+        from ..agent.lgstore import MemstackStore
     except ImportError:  # pragma: no cover - every test environment has the extra
         raise InvalidConfiguration(
             "the store operations need the langgraph extra: pip install 'memstack[langgraph]'"
@@ -156,7 +156,7 @@ def _get(mem: Memory, r: GetItem) -> ItemJSON:
     """Read an item by namespace and key (EntryNotFound when there is none)."""
     from langgraph.store.base import GetOp
 
-    from ..errors import EntryNotFound
+    from ..foundation.errors import EntryNotFound
 
     found = _run(mem, GetOp(tuple(r.namespace), r.key, refresh_ttl=r.refresh_ttl))
     if found is None:

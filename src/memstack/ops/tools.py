@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .._memory import Memory
-from ..errors import InvalidRequest, MemstackError
-from ..tools.dispatcher import check_arguments, decode_arguments, unknown_tool, worded
-from ..tools.schemas import parameters
+from ..agent.tools.dispatcher import check_arguments, decode_arguments, unknown_tool, worded
+from ..agent.tools.schemas import parameters
+from ..foundation.errors import InvalidRequest, MemstackError
+from ..services.memory import Memory
 from .registry import OPERATIONS, tool_operation
 from .request import dumps, parse
 from .run import arun, run

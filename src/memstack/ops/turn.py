@@ -5,10 +5,10 @@ from __future__ import annotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
-from ..wire import ContextJSON, context_json
+from ..services.memory import Memory
 from .fields import Board, ConversationId, Scope, SessionId
 from .spec import Ops, Request, cli, http
+from .wire import ContextJSON, context_json
 
 __all__ = ["OPS"]
 
@@ -66,7 +66,7 @@ _CONTEXT_NAMES = {
 @cli("context MESSAGE", names=_CONTEXT_NAMES, defaults={"dry_run": True})  # the command previews
 def _build(mem: Memory, r: BuildContext) -> ContextJSON:
     """The messages the context builder gives one turn, with why each item is in or out."""
-    from ..context import ContextBuilder
+    from ..agent.context import ContextBuilder
 
     builder = ContextBuilder(
         mem,

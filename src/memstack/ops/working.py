@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Annotated, Final
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from .._memory import Memory
+from ..services.memory import Memory
 
 if TYPE_CHECKING:
-    from ..working import WorkingMemory
-from ..errors import EntryNotFound, InvalidKey
-from ..wire import WorkingJSON, working_json
-from ..working.namespaces import list_namespaces
+    from ..tiers.working import WorkingMemory
+from ..foundation.errors import EntryNotFound, InvalidKey
+from ..tiers.working.namespaces import list_namespaces
 from .fields import Json, Subject, Tags
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, cli, http
+from .wire import WorkingJSON, working_json
 
 __all__ = ["OPS"]
 
@@ -107,7 +107,9 @@ _NS = {"namespace": ("--namespace", "-n")}
 _ENTRY = "/v1/working/{key:path}"
 
 
-@ops("working.namespaces", "memstack.working.list_namespaces(mem.engine)", tool="list_working_namespaces")
+@ops(
+    "working.namespaces", "memstack.tiers.working.list_namespaces(mem.engine)", tool="list_working_namespaces"
+)
 @http("GET /v1/working-namespaces")
 @cli("working namespaces PREFIX")
 def _namespaces(mem: Memory, r: ListNamespaces) -> Page:

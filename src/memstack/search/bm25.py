@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping
 import numpy as np
 import numpy.typing as npt
 
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search.bm25_scoring import collection_stats, term_scores, top_slots
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases

@@ -15,7 +15,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import InvalidValue
+from ..foundation.errors import InvalidValue
 
 __all__ = ["Bm25State", "decode_state", "encode_state"]
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memstack.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput
 
 __all__ = ["rm3_weights", "rocchio"]
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ..errors import InvalidFilter
-from ..limits import short_repr
+from ..foundation.errors import InvalidFilter
+from ..foundation.limits import short_repr
 from .filter_ast import (
     COMPARISONS,
     LOGIC,

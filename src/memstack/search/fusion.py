@@ -11,7 +11,7 @@
     is ``min_similarity`` instead: the worst of two relevant memories no longer scores 0. A search
     over a scope larger than the depth ranks exactly as before (LoCoMo figures unchanged). The
     candidate lists are each retriever's top ``max(100, 5 * max_results)``
-    (:class:`~memstack.longterm.LongTermMemory`; a search profile's ``fusion_depth`` raises the 100).
+    (:class:`~memstack.tiers.longterm.LongTermMemory`; a search profile's ``fusion_depth`` raises the 100).
     The ``default`` search profile then propagates the fused scores along conversations
     (:mod:`memstack.search.propagation`), which :func:`fuse` knows nothing of.
 ``equal``
@@ -74,7 +74,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from memstack.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
 
 __all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search._lookup import lookup
 
 __all__ = ["PROFILES", "Bm25Profile", "get_profile"]

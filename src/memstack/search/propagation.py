@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
-from memstack.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput
 
 __all__ = ["named_words", "propagate", "session_boost", "speaker_boost"]
 

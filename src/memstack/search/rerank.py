@@ -1,7 +1,7 @@
 """A rerank stage: the :class:`Reranker` protocol and a client for ``/v1/rerank``-style servers.
 
 Off by default. A user who runs a cross-encoder server (Jina, Cohere-compatible, vLLM, TEI, llama.cpp)
-passes an :class:`HttpReranker` to :class:`~memstack.longterm.LongTermMemory`; the first ``depth`` fused
+passes an :class:`HttpReranker` to :class:`~memstack.tiers.longterm.LongTermMemory`; the first ``depth`` fused
 results are then re-ordered by the server's relevance scores (the rest keep their order after them). A
 failing reranker never fails a search: the fused order is kept and a warning is logged.
 
@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
 
 __all__ = ["HttpReranker", "Reranker"]
 

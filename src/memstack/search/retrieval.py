@@ -4,7 +4,7 @@ A :class:`SearchProfile` names a BM25 profile (:data:`~memstack.search.PROFILES`
 (:data:`~memstack.search.FUSION_PROFILES`) and switches these options on or off:
 
 conversation context (``context_window`` > 0)
-    An entry that carries conversation provenance (see :mod:`memstack.longterm.provenance`) is also
+    An entry that carries conversation provenance (see :mod:`memstack.tiers.longterm.provenance`) is also
     indexed with a second, lower-weight field: its speaker, its session date and the contents of the
     ``context_window`` turns before and after it in the same conversation. The BM25 score is
     ``main + context_weight * context``, each field scored by its own index (own N, avgdl, df). Entries
@@ -41,7 +41,7 @@ propagation along conversations (``neighbour_weight``, ``session_weight``, ``spe
     one shared 2-core machine).
 candidate depth (``fusion_depth``)
     How many hits each retriever hands to fusion: ``max(fusion_depth, 5 * max_results)``, or
-    ``max(100, 5 * max_results)`` when 0 (``memstack.longterm.retrieve.FUSION_DEPTH``).
+    ``max(100, 5 * max_results)`` when 0 (``memstack.tiers.longterm.retrieve.FUSION_DEPTH``).
 
 Profiles (every choice, and the half of the LoCoMo development split it was chosen on, is recorded in
 ``bench/locomo_choices.py``; the rule: best recall@10 on the tuning half, then kept only if it also wins
@@ -79,7 +79,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search._lookup import lookup
 from memstack.search.fusion import FUSION_PROFILES
 from memstack.search.profiles import PROFILES

@@ -82,7 +82,7 @@ class ThreadTable:
     def neighbours(self, slots: Slots, window: int) -> Slots:
         """Per slot, the slots of the ``window`` turns before and after it (``(len(slots), 2 · window)``,
         in the order of :meth:`ConversationThreads.neighbours
-        <memstack.longterm.context.ConversationThreads.neighbours>`, -1 where there is none: the
+        <memstack.tiers.longterm.context.ConversationThreads.neighbours>`, -1 where there is none: the
         conversation's edge, or a slot of -1)."""
         if window <= 0:
             return np.zeros((len(slots), 0), dtype=np.int64)

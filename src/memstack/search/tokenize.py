@@ -23,7 +23,7 @@ from typing import Literal
 
 import Stemmer
 
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search._lookup import lookup
 from memstack.search.stopwords import ENGLISH_STOP_WORDS
 

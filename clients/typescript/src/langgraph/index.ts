@@ -1,6 +1,6 @@
 /**
  * A LangGraph.js store over memstack's `/v1/store` operations: a JavaScript graph and a Python
- * graph (`MemstackStore` of `memstack.integrations.langgraph`) share one store.
+ * graph (`MemstackStore` of `memstack.doors.integrations.langgraph`) share one store.
  *
  * Needs the peer dependency `@langchain/langgraph-checkpoint` (the plain client does not).
  *
@@ -65,7 +65,7 @@ function searchItem(wire: Found): SearchItem {
 /**
  * LangGraph.js's `BaseStore` on a memstack server. Every operation is one HTTP call, run in the
  * order given; items, filters, namespace listings and TTLs behave as LangGraph's stores do (the
- * server runs LangGraph's semantics: `memstack.integrations.langgraph.MemstackStore`).
+ * server runs LangGraph's semantics: `memstack.doors.integrations.langgraph.MemstackStore`).
  *
  * @example
  * const store = new MemstackStore({ baseUrl: "http://127.0.0.1:8765", apiKey });

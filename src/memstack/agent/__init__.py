@@ -1,0 +1,1 @@
+"""What an agent's turn uses: the context builder, the agent tools, the LangGraph store's core."""

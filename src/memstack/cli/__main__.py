@@ -1,5 +1,0 @@
-"""``python -m memstack.cli``."""
-
-from memstack.cli import main
-
-main()

@@ -1,0 +1,1 @@
+"""n8n's Simple Memory: per-workflow-session sliding windows with idle expiry."""

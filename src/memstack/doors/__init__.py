@@ -1,0 +1,1 @@
+"""The doors: the CLI, the HTTP and MCP server, the framework integrations."""

@@ -1,0 +1,5 @@
+"""``python -m memstack.doors.cli``."""
+
+from memstack.doors.cli import main
+
+main()

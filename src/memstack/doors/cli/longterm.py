@@ -1,0 +1,94 @@
+"""``memstack memories export`` and ``import``: a scope to a directory of JSON files and back
+(the original's file layout). Written by hand: they work on files, not only on the memory.
+
+``import`` exits 1 when it skipped a file, unless ``--allow-skips``. Works on tenant ``--tenant``'s
+memories.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ...foundation.errors import InvalidInput
+from ._common import EXIT, console, emit, state, tenant_memory
+from ._errors import report as report_error
+
+__all__ = ["export_command", "import_command"]
+
+_SHOWN_SKIPS = 20  # skipped files listed for humans (all of them under --json)
+
+SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an agent).")
+
+
+def export_command(directory: Path, scope: str = SCOPE) -> None:
+    """Write every memory as DIR/{category}/{id}.json (the seed's file layout)."""
+    from ...tiers.longterm import export_dir  # the store loads with the commands that use it
+
+    with tenant_memory() as mem:
+        count = export_dir(mem.long_term(scope), directory)
+        emit({"exported": count, "directory": str(directory)}, f"exported {count} memories to {directory}")
+
+
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger) -> Iterator[None]:
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def import_command(
+    directory: Path,
+    scope: str = SCOPE,
+    allow_skips: bool = typer.Option(
+        False, "--allow-skips", help="Exit 0 even when some files were skipped (default: exit 1)."
+    ),
+) -> None:
+    """Import every DIR/**/*.json memory file, keeping ids and times; bad files are skipped.
+
+    Prints how many were imported and skipped; exits 1 when anything was skipped unless
+    --allow-skips.
+    """
+    from ...tiers.longterm import import_dir
+
+    if not directory.is_dir():
+        raise InvalidInput(f"import directory {str(directory)!r}: not a directory")
+    # Each skipped file is in the report below: the library's warning per file would repeat it.
+    with tenant_memory() as mem, _quiet(logging.getLogger("memstack.tiers.longterm")):
+        target = mem.long_term(scope)
+        if state.as_json or not console.is_terminal:
+            report = import_dir(target, directory)
+        else:
+            columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn())
+            with Progress(*columns, console=console, transient=True) as bar:
+                task = bar.add_task("import", total=None)
+                report = import_dir(
+                    target,
+                    directory,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
+    skipped = len(report.skipped)
+    shown = "".join(f"\n  skipped {p}: {r}" for p, r in report.skipped[:_SHOWN_SKIPS])
+    more = f"\n  … and {skipped - _SHOWN_SKIPS} more" if skipped > _SHOWN_SKIPS else ""
+    emit(
+        {
+            "imported": len(report.imported),
+            "skipped": skipped,
+            "skipped_files": [{"path": p, "reason": r} for p, r in report.skipped],
+        },
+        f"imported {len(report.imported)} memories, skipped {skipped} file(s){shown}{more}",
+    )
+    if skipped and not allow_skips:
+        total = skipped + len(report.imported)
+        report_error(
+            "FilesSkipped", f"{skipped} of {total} file(s) skipped; --allow-skips accepts that", EXIT["error"]
+        )
+        raise typer.Exit(EXIT["error"])

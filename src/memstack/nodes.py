@@ -1,7 +1,0 @@
-"""Pipeline nodes: memstack as a filter in RocketRide-style pipelines."""
-
-from __future__ import annotations
-
-from .session.node import PROFILES, NodeConfig, PersistentMemoryNode
-
-__all__ = ["PROFILES", "NodeConfig", "PersistentMemoryNode"]

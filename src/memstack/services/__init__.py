@@ -1,0 +1,1 @@
+"""The services over the tiers: the memory's construction, dream passes, lifecycle, transfer, the memory loop."""

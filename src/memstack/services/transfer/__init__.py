@@ -1,0 +1,1 @@
+"""Moving data in and out: dumps of the keyspace and adopting untenanted data."""

@@ -1,0 +1,1 @@
+"""The tiers: session state, conversations, long-term memory, working memory, shared memory."""

@@ -1,0 +1,52 @@
+"""Long-term memory: entries per scope searched by BM25 (+ vectors), delta injection, file layout.
+
+>>> import memstack
+>>> with memstack.open("memory://") as mem:
+...     memories = mem.long_term("alice")
+...     saved = memories.save(content="Alice lives in Chicago", category="user-preferences/location")
+...     [hit.entry.content for hit in memories.search("where does alice live")]
+['Alice lives in Chicago']
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...compat.rockbot.longterm_files import ImportReport, export_dir, import_dir
+    from .entry import MemoryEntry, SearchHit
+    from .scopes import list_scopes
+    from .store import LongTermMemory
+    from .tracker import InjectionTracker
+
+__all__ = [
+    "ImportReport",
+    "InjectionTracker",
+    "LongTermMemory",
+    "MemoryEntry",
+    "SearchHit",
+    "export_dir",
+    "import_dir",
+    "list_scopes",
+]
+
+# Loaded on first use: the store pulls in the search package (numpy, the stemmer), and a light
+# submodule (the doors' search parameters, the scope listing) must not pay for it.
+_LAZY = {
+    "ImportReport": "files",
+    "InjectionTracker": "tracker",
+    "LongTermMemory": "store",
+    "MemoryEntry": "entry",
+    "SearchHit": "entry",
+    "export_dir": "files",
+    "import_dir": "files",
+    "list_scopes": "scopes",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

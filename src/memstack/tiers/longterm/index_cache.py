@@ -1,0 +1,251 @@
+"""The in-process search cache of one scope: a :class:`~memstack.index.mirror.Mirror` of its entries.
+
+Each process holds, per (engine identity, scope), a snapshot of the scope's entries, one BM25
+index per profile, the decoded vectors and the filter postings, kept fresh from the scope's change
+log by the index kit (:mod:`memstack.index.mirror`): a search first reads the scope's version and
+epoch (one call) and takes only the entries logged as changed since its version.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+
+from ...engines import Engine
+from ...index import registry
+from ...index.changelog import LogKeys, changes_since
+from ...index.mirror import Mirror, Row, Seen, decoded
+from ...index.vectors import VectorIndex
+from ...search import Bm25Index
+from ...search.thread_table import ThreadTable
+from .context import ConversationThreads
+from .entry import MemoryEntry, from_json
+from .filter_index import FilterIndex
+from .query import document_text
+from .snapshot import SNAPSHOT_PROFILE, Snapshot
+from .validity import ValidityIndex, View
+from .vectors import StoredVector, decode_vector, text_hash
+
+__all__ = ["ScopeCache", "adopt", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
+
+log = logging.getLogger("memstack.tiers.longterm")
+
+
+class ScopeCache(Mirror):
+    """Entries, BM25 indexes and vectors of one scope, as of ``version`` under ``epoch``."""
+
+    vector_hash = "vectors"
+
+    def __init__(self, name: str = "") -> None:
+        super().__init__()
+        self.name = name
+        self.entries: dict[str, MemoryEntry] = {}
+        self.texts: dict[str, str] = {}
+        self.vectors: dict[str, StoredVector] = {}
+        # The kit's vector index of each (model, dim) searched so far: the vectors that model
+        # made from each entry's current text, kept up to date by every change (built on first use).
+        self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
+        self.indexes: dict[str, Bm25Index] = {}
+        self.filters = FilterIndex()
+        self.validity = ValidityIndex()
+        self.threads = ConversationThreads()
+        self.derived: dict[object, object] = {}  # e.g. vector matrices; cleared on every change
+        self.warned: set[str] = set()
+        self.warm = False  # the last refresh completed: the cache is the scope as of ``version``
+        # Cold start (see .cold): a snapshot-restored index answering plain BM25 searches until the
+        # cache is built; guarded by ``cold_lock`` so that those searches never wait for ``lock``.
+        self.cold_lock = threading.Lock()
+        self.cold: Snapshot | None = None
+        self._changed: list[str] = []
+
+    # -- freshness ---------------------------------------------------------------------------
+    def refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None = None) -> None:
+        """Bring the cache up to the engine's current version (caller holds :attr:`lock`;
+        ``seen`` as :meth:`Mirror.refresh`).
+
+        Raises:
+            EngineError: the engine failed; the cache then rebuilds on the next call.
+        """
+        try:
+            super().refresh(engine, keys, seen)
+        except BaseException:
+            self.warm = False
+            raise
+        if not self.warm:
+            with self.cold_lock:
+                self.warm, self.cold = True, None
+
+    def reset(self) -> None:
+        self.entries, self.texts, self.vectors = {}, {}, {}
+        self.vector_indexes = {}
+        self.indexes = {}
+        self.filters = FilterIndex()
+        self.validity = ValidityIndex()
+        self.threads = ConversationThreads()
+        self.derived = {}
+
+    def rebuilt(self, engine: Engine, keys: LogKeys) -> None:
+        if self.cold is not None:
+            adopt(engine, keys, self)
+
+    def load(self, engine: Engine, keys: LogKeys, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        self.derived = {}
+        self._changed = []
+        super().load(engine, keys, ids)
+        if self._changed:
+            self.threads.apply(self._changed, self.entries)
+        self._changed = []
+        self.size = len(self.entries)
+
+    def take(self, rows: Sequence[Row]) -> None:
+        changed = self._changed
+        for entry_id, raw, raw_vector in rows:
+            old_text = self.texts.get(entry_id)
+            entry = decoded(from_json, raw, f"memory {entry_id!r}")
+            if entry != self.entries.get(entry_id):
+                changed.append(entry_id)
+                if entry is None:
+                    self.filters.remove(entry_id)
+                    self.validity.remove(entry_id)
+                else:
+                    self.filters.add(entry)
+                    self.validity.add(entry)
+            if entry is None:
+                self.entries.pop(entry_id, None)
+                self.texts.pop(entry_id, None)
+                self.vectors.pop(entry_id, None)
+                for index in self.indexes.values():
+                    index.remove(entry_id)
+                for vectors in self.vector_indexes.values():
+                    vectors.remove(entry_id)
+                continue
+            text = document_text(entry)
+            self.entries[entry_id], self.texts[entry_id] = entry, text
+            vector = decode_vector(raw_vector) if raw_vector is not None else None
+            if vector is None:
+                self.vectors.pop(entry_id, None)
+            else:
+                self.vectors[entry_id] = vector
+            for (model, dim), vectors in self.vector_indexes.items():
+                if vector is not None and _valid(vector, model, dim, text):
+                    vectors.add(entry_id, vector.vector)
+                else:
+                    vectors.remove(entry_id)
+            if text != old_text:
+                for index in self.indexes.values():
+                    index.remove(entry_id)
+                    index.add(entry_id, text)
+
+    # -- derived structures ------------------------------------------------------------------
+    def shown(
+        self, allowed: set[str] | None, view: View, now: float, key: object
+    ) -> tuple[set[str] | None, object]:
+        """``allowed`` (None: every entry) without what ``view`` hides at ``now``, and the key that
+        names the result (``key`` names ``allowed``): kept in :attr:`derived` until the next change."""
+        if not len(self.validity) and view.as_of is None:
+            return allowed, key  # nothing superseded or expiring: nothing to hide
+        hidden = self.validity.hidden(view, now, self.filters.created_after)
+        if not hidden:
+            return allowed, key
+        name = ("shown", key, frozenset(hidden))
+        found = self.derived.get(name)
+        if found is None:
+            pool = self.entries.keys() if allowed is None else allowed
+            found = self.derived[name] = {i for i in pool if i not in hidden}
+        return cast(set[str], found), name
+
+    def index(self, profile: str) -> Bm25Index:
+        """The BM25 index of ``profile`` over the cached entries (built on first use)."""
+        index = self.indexes.get(profile)
+        if index is None:
+            index = Bm25Index(profile=profile)
+            for entry_id, text in self.texts.items():
+                index.add(entry_id, text)
+            self.indexes[profile] = index
+        return index
+
+    def vector_index(self, model: str, dim: int) -> VectorIndex:
+        """The vectors ``model`` (of ``dim``) made from each entry's current text (built on first use)."""
+        found = self.vector_indexes.get((model, dim))
+        if found is None:
+            found = self.vector_indexes[(model, dim)] = VectorIndex(dim)
+            ids = sorted(i for i, v in self.vectors.items() if _valid(v, model, dim, self.texts[i]))
+            if ids:
+                found.extend(ids, np.vstack([self.vectors[i].vector for i in ids]))
+        return found
+
+    def context_index(self, profile: str, window: int) -> Bm25Index:
+        """The conversation-context index of BM25 ``profile`` and ``window`` (built on first use)."""
+        return self.threads.index(profile, window, self.entries)
+
+    def thread_table(self) -> ThreadTable:
+        """The conversations as a :class:`~memstack.search.thread_table.ThreadTable`, kept in
+        :attr:`derived` until the next change (built on first use: ~0.15 s at 100,000 turns)."""
+        found = self.derived.get("thread_table")
+        if found is None:
+            found = self.derived["thread_table"] = self.threads.table()
+        return cast(ThreadTable, found)  # derived holds what this method stored
+
+    def vector_bytes(self) -> int:
+        first = next(iter(self.vectors.values()), None)
+        decoded = 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
+        return decoded + sum(v.nbytes for v in self.vector_indexes.values())
+
+
+def adopt(engine: Engine, keys: LogKeys, cache: ScopeCache) -> None:
+    """Give a cache that has just read every entry (a rebuild) the snapshot's index, so it is not
+    built again from every text; the caller holds ``cache.lock``.
+
+    The index is made to say exactly what ``cache.texts`` say: ids the log shows changed since the
+    snapshot's version (read *after* the entries, so it covers every change they may reflect) are
+    re-indexed from ``cache.texts``, then ids only one side has are added or removed. Later
+    refreshes then compare texts as they always do.
+
+    Raises:
+        EngineError: the engine failed.
+    """
+    with cache.cold_lock:
+        snap, cache.cold = cache.cold, None
+    if not isinstance(snap, Snapshot) or snap.epoch != cache.epoch:
+        return
+    _, changed = changes_since(engine, keys, snap.version)
+    if changed is None:
+        return
+    index, texts = snap.index, cache.texts
+    for entry_id in changed:
+        index.remove(entry_id)
+    for entry_id in index.ids():
+        if entry_id not in texts:
+            index.remove(entry_id)
+    for entry_id, text in texts.items():
+        if entry_id not in index:
+            index.add(entry_id, text)
+    cache.indexes[SNAPSHOT_PROFILE] = index
+
+
+def _valid(stored: StoredVector, model: str, dim: int, text: str) -> bool:
+    """A stored vector is used only when ``model`` (of ``dim``) made it from the entry's current text."""
+    return stored.model == model and stored.dim == dim and stored.text_hash == text_hash(text)
+
+
+def scope_cache(engine: Engine, scope: str) -> ScopeCache:
+    """The process-wide cache of ``scope`` on ``engine`` (shared by every instance on it)."""
+    return registry.mirror(
+        ("longterm", engine.identity, scope), lambda: ScopeCache(f"scope {scope!r}"), ScopeCache
+    )
+
+
+def scope_caches() -> list[ScopeCache]:
+    """Every scope cache this process holds."""
+    return [m for m in registry.mirrors("longterm") if isinstance(m, ScopeCache)]
+
+
+def clear_caches() -> None:
+    """Forget every scope's cache (tests simulate a new process with it)."""
+    registry.clear("longterm")

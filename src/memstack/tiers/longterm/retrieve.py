@@ -1,0 +1,211 @@
+"""One search of one scope's cache under a :class:`~memstack.search.SearchProfile`.
+
+BM25 (optionally with RM3 expansion and the conversation-context field), vectors (optionally with
+Rocchio feedback), fusion, then an optional rerank stage. The caller holds the cache's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from ...search import Bm25Index, thread_table
+from ...search.embedders import Embedder
+from ...search.feedback import rm3_weights, rocchio
+from ...search.fusion import Row, fuse_rows
+from ...search.rerank import Reranker
+from ...search.retrieval import SearchProfile
+from ...search.thread_table import Scored
+from . import hybrid
+from .entry import SearchHit
+from .index_cache import ScopeCache
+from .query import document_text
+from .vectors import Matrix
+
+__all__ = ["FUSION_DEPTH", "bm25_hits", "ranked", "reranked"]
+
+log = logging.getLogger("memstack.tiers.longterm")
+
+FUSION_DEPTH: Final = 100
+"""Each retriever contributes at least this many hits to fusion (more when more are asked)."""
+
+
+def _candidates(
+    cache: ScopeCache, index: Bm25Index, name: object, allowed: set[str] | None, key: object | None
+) -> set[str] | npt.NDArray[np.bool_] | None:
+    """``allowed`` as the index's slot mask, kept in ``cache.derived`` under ``key`` (the filters)
+    until the next change: a filtered search then costs what an unfiltered one does
+    (``filtered_vs_unfiltered`` in bench/search_speed.py)."""
+    if allowed is None or key is None:
+        return allowed
+    found = cache.derived.get((name, key))
+    if found is None:
+        found = cache.derived[(name, key)] = index.mask(allowed)
+    return cast(npt.NDArray[np.bool_], found)  # derived holds what this function stored
+
+
+def bm25_hits(
+    cache: ScopeCache,
+    query: str,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+    allowed_key: object | None = None,
+) -> list[tuple[str, float]]:
+    """The ``depth`` best BM25 ``(id, score)`` pairs: main field (+ RM3) plus the weighted context field.
+
+    ``allowed_key`` (hashable, e.g. the filters) lets the candidate mask be reused until the cache
+    changes."""
+    index = cache.index(profile.bm25)
+    candidates = _candidates(cache, index, ("bm25", profile.bm25), allowed, allowed_key)
+    weights: dict[str, float] | None = None
+    if profile.rm3_docs > 0:
+        first = index.search(query, k=profile.rm3_docs, candidates=candidates)
+        feedback = [(index.tokenize(cache.texts[i]), s) for i, s in first]
+        weights = rm3_weights(
+            index.tokenize(query), feedback, terms=profile.rm3_terms, query_weight=profile.rm3_query_weight
+        )
+    main = (
+        index.search(query, depth, candidates)
+        if weights is None
+        else index.search_terms(weights, depth, candidates)
+    )
+    if not profile.uses_context or not len(cache.threads):
+        return main
+    context = cache.context_index(profile.bm25, profile.context_window)
+    in_context = _candidates(
+        cache, context, ("context", profile.bm25, profile.context_window), allowed, allowed_key
+    )
+    extra = (
+        context.search(query, depth, in_context)
+        if weights is None
+        else context.search_terms(weights, depth, in_context)
+    )
+    scores = dict(main)
+    for entry_id, score in extra:
+        scores[entry_id] = scores.get(entry_id, 0.0) + profile.context_weight * score
+    # sorted() is stable: ties keep main-field order, then context order
+    return sorted(scores.items(), key=lambda item: -item[1])[:depth]
+
+
+def _vector_hits(
+    cache: ScopeCache,
+    embedder: Embedder,
+    query_vector: Matrix,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+) -> list[tuple[str, float]]:
+    ids, scores = hybrid.cosines(cache, embedder, query_vector)
+    row_of = hybrid.row_index(cache, embedder)
+    if profile.rocchio_docs > 0 and ids:
+        _, matrix = hybrid.vector_matrix(cache, embedder)
+        first = hybrid.top_hits(ids, scores, allowed, profile.rocchio_docs, row_of)
+        feedback = matrix[:, [row_of[i] for i, _ in first]].T  # columns are entries
+        moved = rocchio(query_vector, np.ascontiguousarray(feedback), profile.rocchio_weight)
+        ids, scores = hybrid.cosines(cache, embedder, moved)
+    if profile.uses_context and profile.context_vector_weight > 0 and len(cache.threads) and ids:
+        neighbours = hybrid.neighbour_rows(cache, embedder, profile.context_window)
+        scores = hybrid.with_neighbours(scores, neighbours, profile.context_vector_weight)
+    return hybrid.top_hits(ids, scores, allowed, depth, row_of)
+
+
+def ranked(
+    cache: ScopeCache,
+    query: str,
+    profile: SearchProfile,
+    *,
+    embedder: Embedder | None,
+    query_vector: Matrix | None,
+    allowed: set[str] | None,
+    max_results: int,
+    fusion: str,
+    min_similarity: float | None,
+    rerank_depth: int = 0,
+    allowed_key: object | None = None,
+) -> list[SearchHit]:
+    """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
+    hand out). The caller holds the cache's lock.
+
+    Raises:
+        InvalidConfiguration: an unknown fusion profile.
+    """
+    keep = max(max_results, rerank_depth)
+    depth = max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
+    bm25 = bm25_hits(cache, query, profile, allowed, depth, allowed_key)
+    spread = profile.propagates and len(cache.threads) > 0
+    if embedder is None or query_vector is None:
+        if not spread:
+            return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
+        # BM25 alone ranks as a hybrid search whose vectors found nothing: fused, then propagated
+        # (the choice and its figures: bench/locomo_choices.py, "propagation in BM25-alone searches").
+        vector: list[tuple[str, float]] = []
+    else:
+        vector = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+    fused = fuse_rows(bm25, vector, fusion, min_similarity=min_similarity, depth=depth)
+    fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
+    return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
+
+
+def _propagated(
+    cache: ScopeCache,
+    query: str,
+    fused: list[Row],
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    keep: int,
+) -> list[Row]:
+    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`,
+    run on the scope's :class:`~memstack.search.thread_table.ThreadTable`); a neighbour that no
+    retriever found enters with no retriever score and the source ``"neighbours"``."""
+    table = cache.thread_table()
+    scored = Scored.of(table, [row[0] for row in fused], [row[1] for row in fused])
+    if profile.neighbour_weight > 0 and profile.neighbour_window > 0:
+        scored = thread_table.propagate(
+            table,
+            scored,
+            profile.neighbour_window,
+            profile.neighbour_weight,
+            # The table holds cached entries only (ConversationThreads drops deleted ids), so
+            # only the search's filters can keep a neighbour out.
+            allowed=None if allowed is None else allowed.__contains__,
+        )
+    if profile.speaker_weight > 0:
+        scored = thread_table.speaker_boost(table, scored, query, profile.speaker_weight)
+    if profile.session_weight > 0:
+        scored = thread_table.session_boost(table, scored, profile.session_weight)
+    found = {row[0]: row for row in fused}
+    out: list[Row] = []
+    for entry_id, score in scored.top(keep):
+        row = found.get(entry_id)
+        out.append(
+            (entry_id, score, None, None, ("neighbours",)) if row is None else (entry_id, score, *row[2:])
+        )
+    return out
+
+
+def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:
+    """``hits`` with the first ``reranker.depth`` re-ordered by the reranker, cut to ``max_results``.
+
+    Called without any lock held (the reranker may be a remote server). A failing reranker leaves the
+    order as it was (a warning is logged), as a failing embedder leaves BM25 alone.
+    """
+    head, tail = hits[: reranker.depth], hits[reranker.depth :]
+    if not head:
+        return hits[:max_results]
+    try:
+        scores = reranker.rerank(query, [document_text(h.entry) for h in head])
+        if len(scores) != len(head):
+            raise ValueError(f"{len(scores)} scores for {len(head)} documents")
+    except Exception:  # a rerank failure degrades to the fused order, as an embedder failure does
+        log.warning("reranking failed; the fused order is kept", exc_info=True)
+        return hits[:max_results]
+    order = sorted(range(len(head)), key=lambda n: -scores[n])
+    moved = [
+        SearchHit(head[n].entry, float(scores[n]), head[n].bm25, head[n].vector, (*head[n].sources, "rerank"))
+        for n in order
+    ]
+    return (moved + tail)[:max_results]

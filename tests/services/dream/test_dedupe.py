@@ -1,0 +1,158 @@
+"""Duplicates without an LLM: the ``dedupe=`` save policy and the ``dedupe`` pass, on every engine."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from memstack import ManualClock, Memory
+from memstack.foundation.errors import InvalidValue
+from memstack.services.dream import Dreamer
+from memstack.tiers.longterm.similar import duplicate_groups, normalise_text, term_cosine
+
+
+def test_saving_the_same_text_three_times_gives_one_entry_with_exact(mem: Memory) -> None:
+    memory = mem.long_term("u1")
+    first = memory.save(content="Alice lives in Chicago.", tags=["home"], dedupe="exact")
+    assert isinstance(mem.clock, ManualClock)
+    mem.clock.advance(10)
+    second = memory.save(content="  alice LIVES in   chicago ", tags=["HOME", "city"], dedupe="exact")
+    third = memory.save(content="Alice lives in Chicago!", dedupe="exact")
+    assert first.id == second.id == third.id and len(memory) == 1
+    stored = memory.get(first.id)
+    assert stored is not None
+    assert stored.content == "Alice lives in Chicago." and stored.tags == ("home", "city")
+    assert stored.created_at == first.created_at and stored.updated_at is not None
+    assert stored.updated_at > first.created_at
+    memory.save(content="Alice lives in Chicago.")  # no policy: a new entry, as before
+    assert len(memory) == 2
+
+
+def test_near_catches_small_edits_but_not_other_facts(mem: Memory) -> None:
+    memory = mem.long_term("u1")
+    base = memory.save(
+        content="Caroline went to the LGBTQ support group yesterday and found it powerful", dedupe="near"
+    )
+    same = memory.save(
+        content="Caroline went to an LGBTQ support group yesterday and found it very powerful", dedupe="near"
+    )
+    other = memory.save(content="Melanie painted a sunrise over the lake last weekend", dedupe="near")
+    assert same.id == base.id and other.id != base.id and len(memory) == 2
+    with pytest.raises(InvalidValue, match="dedupe"):
+        memory.save(content="x", dedupe="fuzzy")  # type: ignore[arg-type]  # the point is the bad mode
+    with pytest.raises(InvalidValue, match="only for a new entry"):
+        memory.save(content="x", id="abc", dedupe="exact")
+
+
+def test_similarity_rules() -> None:
+    assert normalise_text(" Hello,  WORLD! ") == "hello, world"
+    assert term_cosine("a b c", "") == 0.0
+    assert term_cosine("red apples taste sweet", "red apples taste sweet") == pytest.approx(1.0)
+
+
+def test_short_texts_are_only_exact_duplicates() -> None:
+    from memstack.tiers.longterm import MemoryEntry
+
+    entries = [MemoryEntry("a", "thanks a lot"), MemoryEntry("b", "thanks"), MemoryEntry("c", "Thanks!")]
+    assert [[e.id for e in g] for g in duplicate_groups(entries, "near")] == [["b", "c"]]
+
+
+def test_dedupe_pass_merges_into_the_oldest_and_undo_restores(mem: Memory) -> None:
+    memory = mem.long_term("u1")
+    assert isinstance(mem.clock, ManualClock)
+    keep = memory.save(content="Bob plays the cello every Sunday morning", tags=["music"])
+    mem.clock.advance(5)
+    dup = memory.save(content="bob plays the cello every sunday morning.", tags=["weekly"])
+    mem.clock.advance(5)
+    near = memory.save(content="Bob plays his cello every Sunday morning", tags=["Music"])
+    mem.clock.advance(5)
+    other = memory.save(content="Dana is allergic to peanuts")
+    before = memory.entries()
+    dreamer = Dreamer(memory)  # no model needed
+    record = dreamer.dedupe()
+    assert record is not None and record.kind == "dedupe" and record.status == "applied"
+    after = {e.id: e for e in memory.entries()}
+    assert set(after) == {keep.id, other.id}
+    merged = after[keep.id]
+    assert merged.tags == ("music", "weekly") and merged.created_at == keep.created_at
+    assert merged.updated_at is not None
+    assert record.created[0].source_ids == (keep.id, dup.id, near.id)
+    assert dreamer.dedupe() is None  # nothing left to merge
+    dreamer.undo(record.id)
+    assert memory.entries() == before
+
+
+def test_exact_dedupe_pass_leaves_near_duplicates(mem: Memory) -> None:
+    memory = mem.long_term("u1")
+    memory.save(content="Bob plays the cello every Sunday morning")
+    memory.save(content="Bob plays his cello every Sunday morning")
+    memory.save(content="something else entirely here")
+    assert Dreamer(memory).dedupe(mode="exact") is None
+
+
+def test_undo_keeps_a_created_entry_changed_since(mem: Memory) -> None:
+    memory = mem.long_term("u1")
+    a = memory.save(content="Eve likes green tea in the afternoon")
+    assert isinstance(mem.clock, ManualClock)
+    mem.clock.advance(1)
+    b = memory.save(content="eve likes green tea in the afternoon")
+    memory.save(content="unrelated one")
+    memory.save(content="unrelated two here")
+    dreamer = Dreamer(memory)
+    record = dreamer.dedupe()
+    assert record is not None
+    memory.save(id=a.id, content="Eve likes green tea, and jasmine")
+    report = dreamer.undo(record.id)
+    assert report.kept == (a.id,) and report.restored == (b.id,)
+    stored = memory.get(a.id)
+    assert stored is not None and stored.content == "Eve likes green tea, and jasmine"
+    assert memory.get(b.id) == b
+    from memstack.foundation.errors import Conflict
+
+    with pytest.raises(Conflict, match="undone"):
+        dreamer.undo(record.id)
+
+
+def test_embeddings_join_paraphrases_only_above_both_thresholds() -> None:
+    from memstack.tiers.longterm import MemoryEntry
+
+    a = MemoryEntry("a", "Sam adores spicy ramen noodles")
+    b = MemoryEntry("b", "Sam adores very spicy ramen soup")  # term cosine between the floor and 0.85
+    c = MemoryEntry("c", "Sam adores spicy ramen noodles from Tokyo stalls")
+    assert duplicate_groups([a, b], "near") == []
+    same = {"a": [1.0, 0.0], "b": [0.99, 0.05], "c": [0.0, 1.0]}
+    assert [[e.id for e in g] for g in duplicate_groups([a, b, c], "near", same)] == [["a", "b"]]
+    far = {"a": [1.0, 0.0], "b": [0.7, 0.7]}
+    assert duplicate_groups([a, b], "near", far) == []
+
+
+class TableEmbedder:
+    """Vectors chosen by the test: a text's vector is looked up by its first word."""
+
+    model_id = "table:2"
+    dim = 2
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.asarray([self.table[t.split()[0]] for t in texts], dtype=np.float32)
+
+
+def test_dedupe_pass_uses_the_scopes_current_vectors(mem: Memory) -> None:
+    embedder = TableEmbedder({"Sam": [1.0, 0.0], "Sam,": [0.99, 0.05], "Mo": [0.0, 1.0]})
+    memory = mem.long_term("v1", embedder=embedder)
+    memory.save(content="Sam adores spicy ramen noodles")
+    b = memory.save(content="Sam, adores very spicy ramen soup")
+    memory.save(content="Mo walks to work on Mondays")
+    memory.flush_embeddings()
+    dreamer = Dreamer(memory)
+    assert dreamer.dedupe(dry_run=True) is not None
+    embedder.table["Sam,"] = [0.0, 1.0]
+    memory.save(id=b.id, content="Sam, adores very spicy ramen soups")  # new text: a new, distant vector
+    memory.flush_embeddings()
+    assert dreamer.dedupe() is None
+    assert Dreamer(mem.long_term("v1")).dedupe() is None  # no embedder: terms alone say no
