@@ -1,14 +1,15 @@
 """The house has no import circle and nothing imports a higher layer.
 
 Every ``import`` and ``from … import`` of every module of ``src/memstack`` counts, at any depth:
-inside functions and under ``if TYPE_CHECKING:`` too. The layers are the table of the README's
-architecture section, read from the README itself, so the document and the check never differ.
+inside functions and under ``if TYPE_CHECKING:`` too. A module's layer is its folder: the first
+package under ``src/memstack`` (``memstack.tiers.longterm.store`` is in ``tiers``). ``LAYERS``
+orders the folders, bottom to top; the package's face (``__init__``, ``__main__``) shares the top
+layer with the doors (they read its ``__version__``), and no other module may sit loose at the top.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,20 +17,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "memstack"
-_ROW = re.compile(r"^\|\s*(\d+)\.\s*[^|]+\|(?P<modules>[^|]+)\|\s*$")
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("foundation",),  # errors, clock, limits, redaction, time formats, JSON text, the keyspace
+    ("engines", "llm"),  # the storage seam with one subpackage per engine; model clients
+    ("search",),  # tokenisers, BM25, embedders, filters, fusion: pure logic, no storage
+    ("index",),  # the engine-backed index kit: change logs, mirrors, vectors, codecs
+    ("tiers",),  # session, conversation, long-term, working and shared memory
+    ("compat",),  # the original systems' APIs, built on the tiers
+    ("services",),  # the memory's construction, dream, lifecycle, transfer, the memory loop
+    ("agent",),  # the context builder, the agent tools, the LangGraph store's core
+    ("ops",),  # the operations registry and the wire
+    ("doors",),  # CLI, HTTP and MCP server, framework integrations
+)
+FACE = ("__init__", "__main__")
 
 
 def layers() -> dict[str, int]:
-    """Top-level module name (``engines``, ``_memory``, ``__init__``) -> its layer number."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
-    found: dict[str, int] = {}
-    for line in section.splitlines():
-        row = _ROW.match(line.strip())
-        if row is None:
-            continue
-        for name in re.findall(r"`([^`]+)`", row.group("modules")):
-            found[name.rstrip("/")] = int(row.group(1))
+    """Top-level package name (``engines``, ``tiers``) or face module -> its layer number."""
+    found = {name: number for number, names in enumerate(LAYERS, 1) for name in names}
+    found.update(dict.fromkeys(FACE, len(LAYERS)))
     return found
 
 
@@ -79,7 +85,7 @@ def layer_of(module: str, table: dict[str, int]) -> int:
     """The layer of ``memstack.x…`` (the package face ``memstack`` is ``__init__``)."""
     top = module.split(".")[1] if "." in module else "__init__"
     if top not in table:
-        raise AssertionError(f"{module}: its top-level name {top!r} is in no layer of the README's table")
+        raise AssertionError(f"{module}: its folder {top!r} is in no layer of LAYERS")
     return table[top]
 
 
@@ -125,11 +131,15 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_the_readme_table_names_every_top_level_module() -> None:
+def test_every_module_sits_in_a_layer_folder() -> None:
+    """Nothing loose at the top but the face: every other module lives in a layer's package."""
     table = layers()
-    assert len(set(table.values())) >= 8, table
     tops = {m.split(".")[1] if "." in m else "__init__" for m in modules()}
     assert tops <= set(table), f"modules in no layer: {sorted(tops - set(table))}"
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.stem not in FACE)
+    assert loose == [], f"loose modules at the top of src/memstack: {loose}"
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+    assert folders == sorted(set(table) - set(FACE)), folders
 
 
 def test_no_import_circle() -> None:

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 from .foundation import errors
 from .foundation.clock import Clock, ManualClock, SystemClock
 from .foundation.errors import *  # noqa: F403 - the whole exception tree is public: errors.__all__ lists it once
+from .foundation.moved import install as _install_moved
 from .services.memory import Memory, open  # noqa: A004 - memstack.open is the entry point, like io.open
+
+_install_moved()  # the paths modules had before the package was laid out by layers still import
 
 if TYPE_CHECKING:
     from .agent.context import BuiltContext, ContextBuilder

@@ -1,4 +1,4 @@
-"""``_jsontext``: the depth scan on the text agrees with the depth rule on the parsed value."""
+"""``foundation.jsontext``: the depth scan on the text agrees with the depth rule on the parsed value."""
 
 from __future__ import annotations
 

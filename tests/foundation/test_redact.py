@@ -1,4 +1,4 @@
-"""The one redaction rule (memstack.foundation.redact): credentials of every URL scheme, API keys, model keys."""
+"""The one redaction rule (foundation.redact): credentials of every URL scheme, API keys, model keys."""
 
 from __future__ import annotations
 

@@ -136,7 +136,8 @@ class Engine(Closing, Commands):
 
     Attributes:
         name: ``memory``, ``sqlite``, ``redis``, ``redis-cluster`` or ``postgres``.
-        url: the URL the engine was opened with, its credentials masked (:func:`memstack.foundation.redact.redact_url`:
+        url: the URL the engine was opened with, its credentials masked
+            (:func:`~memstack.foundation.redact.redact_url`:
             ``postgresql://app:***@db/app``): what messages, ``repr`` and diagnoses show. The engine
             connects with the URL it was given; this attribute never holds a password.
         clock: the engine's time source.

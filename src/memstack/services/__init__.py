@@ -1,1 +1,3 @@
-"""The services over the tiers: the memory's construction, dream passes, lifecycle, transfer, the memory loop."""
+"""The services over the tiers: the memory's construction, dream passes, lifecycle,
+transfer.
+"""

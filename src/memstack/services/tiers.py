@@ -21,8 +21,10 @@ from ..foundation.closing import Closing
 from ..foundation.keyspace import split_tenant
 
 if TYPE_CHECKING:
+    from ..compat.dify import NodeMemory
+    from ..compat.n8n import SlidingWindows
     from ..search.embedders import Embedder
-    from ..tiers.conversation import ConversationStore, NodeMemory, SlidingWindows, TurnMemory
+    from ..tiers.conversation import ConversationStore, TurnMemory
     from ..tiers.longterm import LongTermMemory
     from ..tiers.longterm.backfill import VectorFollower
     from ..tiers.session import SessionStore
@@ -120,14 +122,14 @@ class Tiers(Closing):
         self, app_id: str, conversation_id: str | None, node_id: str, **options: Any
     ) -> NodeMemory:
         """Node-scoped memory of one workflow node inside one conversation (Dify ``002``)."""
-        from ..tiers.conversation import NodeMemory
+        from ..compat.dify import NodeMemory
 
         return NodeMemory(self.conversations, app_id, conversation_id, node_id, **options)
 
     @cached_property
     def windows(self) -> SlidingWindows:
         """Sliding-window buffers per workflow session with idle expiry (hetumind / n8n ``004``)."""
-        from ..tiers.conversation import SlidingWindows
+        from ..compat.n8n import SlidingWindows
 
         windows = SlidingWindows(self.engine)
         self._closables.append(windows)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from memstack import Memory
+from memstack.compat.dify import NodeMemory
 from memstack.foundation.errors import EntryNotFound, InvalidConfiguration, InvalidKey, InvalidValue
-from memstack.tiers.conversation import ConversationStore, NodeMemory
+from memstack.tiers.conversation import ConversationStore
 
 IMAGE = {"type": "image", "transfer_method": "remote_url", "url": "https://example.test/x.png"}
 

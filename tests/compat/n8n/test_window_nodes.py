@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from memstack.compat.n8n import SimpleMemoryConfig, SlidingWindows
 from memstack.engines import Engine
 from memstack.foundation.clock import ManualClock
 from memstack.foundation.errors import InvalidConfiguration, InvalidKey
-from memstack.tiers.conversation import SimpleMemoryConfig, SlidingWindows
 
 SHARED = {"shared_across_nodes": True}
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from memstack import Memory
+from memstack.compat.n8n import SimpleMemoryConfig, SlidingWindows
 from memstack.compat.n8n.windows import is_idle, parse_input_messages
 from memstack.engines import Engine
 from memstack.foundation.clock import ManualClock
 from memstack.foundation.errors import InvalidConfiguration, InvalidKey, InvalidValue
-from memstack.tiers.conversation import SimpleMemoryConfig, SlidingWindows
 
 
 @pytest.fixture

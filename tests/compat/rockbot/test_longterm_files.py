@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memstack import ManualClock, Memory
-from memstack.compat.rockbot.longterm_files import entry_path
+from memstack.compat.rockbot.longterm_files import entry_path, export_dir, import_dir
 from memstack.foundation.errors import InvalidKey
-from memstack.tiers.longterm import MemoryEntry, export_dir, import_dir
+from memstack.tiers.longterm import MemoryEntry
 
 
 def fill(mem: Memory, clock: ManualClock) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memstack import ManualClock, Memory
+from memstack.compat.rockbot.working_files import export_dir, import_dir
 from memstack.foundation.errors import InvalidValue
-from memstack.tiers.working import export_dir, import_dir
 
 
 def test_export_groups_by_top_segment(mem: Memory, tmp_path: Path) -> None:

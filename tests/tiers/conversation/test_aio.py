@@ -10,10 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from memstack.compat.dify import AsyncNodeMemory, NodeMemory
+from memstack.compat.n8n import AsyncSlidingWindows, SlidingWindows
 from memstack.engines import Engine
 from memstack.foundation.errors import EntryNotFound, InvalidConfiguration
-from memstack.tiers.conversation import ConversationStore, NodeMemory, SlidingWindows
-from memstack.tiers.conversation.aio import AsyncConversationStore, AsyncNodeMemory, AsyncSlidingWindows
+from memstack.tiers.conversation import ConversationStore
+from memstack.tiers.conversation.aio import AsyncConversationStore
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from memstack import Memory
+from memstack.compat.dify import NodeMemory
 from memstack.engines import Engine
 from memstack.foundation.errors import InvalidInput
 from memstack.llm.tokens import count_messages, estimate_tokens
-from memstack.tiers.conversation import ConversationStore, NodeMemory, TokenBudget, history_token_budget
+from memstack.tiers.conversation import ConversationStore, TokenBudget, history_token_budget
 
 
 @pytest.mark.parametrize(

@@ -50,7 +50,8 @@ def test_write_from_another_process_is_seen(engine_kind: str, engine_url_for: st
     lt.save(content="local cherries", id="local")
     assert ids(lt.search("cherries")) == ["local"]
     script = (
-        "import sys; from memstack.engines import open_engine; from memstack.tiers.longterm import LongTermMemory\n"
+        "import sys; from memstack.engines import open_engine\n"
+        "from memstack.tiers.longterm import LongTermMemory\n"
         "with open_engine(sys.argv[1]) as e:\n"
         "    LongTermMemory(e, 'proc').save(content='remote cherries', id='remote')\n"
     )

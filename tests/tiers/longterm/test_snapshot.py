@@ -211,7 +211,8 @@ def test_a_new_process_answers_from_the_snapshot(
     fill(lt)
     assert lt.snapshot()
     script = (
-        "import sys; from memstack.engines import open_engine; from memstack.tiers.longterm import LongTermMemory\n"
+        "import sys; from memstack.engines import open_engine\n"
+        "from memstack.tiers.longterm import LongTermMemory\n"
         "from memstack.tiers.longterm.index_cache import scope_cache\n"
         "with open_engine(sys.argv[1]) as e:\n"
         "    hits = LongTermMemory(e, 'proc').search('jazz river')\n"

@@ -231,7 +231,7 @@ def failed(name: str, exc: MemstackError) -> MemstackError:
 
 @contextlib.contextmanager
 def worded(name: str) -> Iterator[None]:
-    """A :class:`~memstack.foundation.errors.MemstackError` raised inside re-raised as :func:`failed` words it."""
+    """A :class:`~memstack.MemstackError` raised inside re-raised as :func:`failed` words it."""
     try:
         yield
     except MemstackError as exc:

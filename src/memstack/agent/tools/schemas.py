@@ -49,7 +49,7 @@ class UpdateMemoryArgs(_Args):
 
 
 class SearchMemoryArgs(SearchParams, _Args):
-    """The search parameters every door takes (:class:`~memstack.tiers.longterm.search_params.SearchParams`)."""
+    """The search parameters every door takes (``SearchParams``)."""
 
 
 class DeleteMemoryArgs(_Args):

@@ -28,7 +28,7 @@ SCOPE = typer.Option("default", "--scope", help="Whose memories (a user or an ag
 
 def export_command(directory: Path, scope: str = SCOPE) -> None:
     """Write every memory as DIR/{category}/{id}.json (the seed's file layout)."""
-    from ...tiers.longterm import export_dir  # the store loads with the commands that use it
+    from ...compat.rockbot.longterm_files import export_dir  # the store loads with the commands that use it
 
     with tenant_memory() as mem:
         count = export_dir(mem.long_term(scope), directory)
@@ -57,7 +57,7 @@ def import_command(
     Prints how many were imported and skipped; exits 1 when anything was skipped unless
     --allow-skips.
     """
-    from ...tiers.longterm import import_dir
+    from ...compat.rockbot.longterm_files import import_dir
 
     if not directory.is_dir():
         raise InvalidInput(f"import directory {str(directory)!r}: not a directory")

@@ -3,7 +3,7 @@
 Only the endpoint the caller configures is ever contacted. Requests go in batches; connection errors,
 timeouts, HTTP 5xx and 429 are retried with exponential backoff (``Retry-After`` is honoured, capped);
 any other failure, or a reply that does not hold one vector per input, raises
-:class:`~memstack.foundation.errors.EmbeddingError`. Both ``encoding_format`` replies are understood: ``float``
+:class:`~memstack.EmbeddingError`. Both ``encoding_format`` replies are understood: ``float``
 (JSON numbers) and ``base64`` (little-endian float32). Rows are L2-normalised.
 """
 

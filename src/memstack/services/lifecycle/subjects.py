@@ -1,5 +1,5 @@
-"""``forget(subject=…)``: every object registered for the subject (:mod:`memstack.foundation.keyspace.subjects`),
-each checked against its own label.
+"""``forget(subject=…)``: every object registered for the subject
+(:mod:`~memstack.foundation.keyspace.subjects`), each checked against its own label.
 
 A session or conversation labelled at creation goes whole (every tier's session or conversation
 steps). A value, entry, document, cache entry or feedback signal goes only when its CURRENT version

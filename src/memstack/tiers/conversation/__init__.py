@@ -1,16 +1,12 @@
-"""The conversation tier: threads with branches, token-limited history, node memory, sliding
-windows and turn memory with its log.
+"""The conversation tier: threads with branches, token-limited history, turn memory with its log.
 
 * :class:`ConversationStore` — messages with ``parent_message_id`` branches and the active thread's
   token-limited history (Dify ``TokenBufferMemory``, seed ``002``).
-* :class:`NodeMemory` — the memory of one workflow node inside a conversation (Dify
-  ``NodeTokenBufferMemory``, design A).
-* :class:`SlidingWindows` — per-workflow-session windows of the last N messages with idle expiry
-  (hetumind / n8n Simple Memory, seed ``004``).
 * :class:`TurnMemory` — turns per session and the turn log (RockBot conversation tier).
 
-Async faces (:mod:`memstack.tiers.conversation.aio`): ``store.aio``, ``windows.aio``, ``node.aio`` offer
-the same methods as coroutines.
+Async face (:mod:`memstack.tiers.conversation.aio`): ``store.aio`` offers the same methods as
+coroutines. Dify's node memory and n8n's sliding windows, built on this tier, live in
+:mod:`memstack.compat.dify` and :mod:`memstack.compat.n8n`.
 
 The pure parts — :func:`extract_thread`, :func:`prune`, :func:`history_text`,
 :func:`history_token_budget` — work on plain data.
@@ -18,9 +14,6 @@ The pure parts — :func:`extract_thread`, :func:`prune`, :func:`history_text`,
 
 from __future__ import annotations
 
-from ...compat.dify.node_memory import NodeMemory
-from ...compat.n8n.config import SimpleMemoryConfig
-from ...compat.n8n.windows import SlidingWindows
 from .budget import TokenBudget, history_token_budget
 from .message import FileRef, Message
 from .prompt import PromptMessage, history_text, prompt_message
@@ -34,10 +27,7 @@ __all__ = [
     "ConversationStore",
     "FileRef",
     "Message",
-    "NodeMemory",
     "PromptMessage",
-    "SimpleMemoryConfig",
-    "SlidingWindows",
     "TokenBudget",
     "Turn",
     "TurnMemory",

@@ -1,7 +1,8 @@
 """Async faces of the conversation tier: one core, two faces.
 
-:class:`AsyncConversationStore`, :class:`AsyncSlidingWindows` and :class:`AsyncNodeMemory` wrap
-their synchronous twin (``store.aio``, ``windows.aio``, ``node.aio``) and offer the same methods,
+:class:`AsyncConversationStore` (and the compatible APIs' :class:`AsyncSlidingWindows` and
+:class:`AsyncNodeMemory`, built the same way) wrap their synchronous twin (``store.aio``,
+``windows.aio``, ``node.aio``) and offer the same methods,
 with the same arguments, results and errors, as coroutines. No logic is written twice: the
 engines are synchronous, so each call runs the twin's own method in a worker thread
 (:func:`asyncio.to_thread`) and the event loop never blocks on storage. Both faces share the
@@ -21,8 +22,6 @@ twin's state (cached tails, pending node turns, the sweep thread), so they can b
 
 from __future__ import annotations
 
-from ...compat.dify.node_memory import AsyncNodeMemory
-from ...compat.n8n.windows import AsyncSlidingWindows
 from .store import AsyncConversationStore
 
-__all__ = ["AsyncConversationStore", "AsyncNodeMemory", "AsyncSlidingWindows"]
+__all__ = ["AsyncConversationStore"]

@@ -1,7 +1,8 @@
 """What the conversation tier forgets: a conversation (its messages and node memory), and for a
 session its sliding windows and its turns (see :mod:`memstack.services.lifecycle.plans`).
 
-A window belongs to a session by the keyspace's own rule (:func:`memstack.foundation.keyspace.window_session`),
+A window belongs to a session by the keyspace's own rule
+(:func:`~memstack.foundation.keyspace.window_session`),
 whatever the session id holds: ``wf__a__b`` is session ``a__b``, never ``b``.
 """
 

@@ -1,4 +1,6 @@
-"""Long-term memory: entries per scope searched by BM25 (+ vectors), delta injection, file layout.
+"""Long-term memory: entries per scope searched by BM25 (+ vectors), delta injection.
+
+RockBot's file layout lives in :mod:`memstack.compat.rockbot.longterm_files`.
 
 >>> import memstack
 >>> with memstack.open("memory://") as mem:
@@ -14,33 +16,26 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...compat.rockbot.longterm_files import ImportReport, export_dir, import_dir
     from .entry import MemoryEntry, SearchHit
     from .scopes import list_scopes
     from .store import LongTermMemory
     from .tracker import InjectionTracker
 
 __all__ = [
-    "ImportReport",
     "InjectionTracker",
     "LongTermMemory",
     "MemoryEntry",
     "SearchHit",
-    "export_dir",
-    "import_dir",
     "list_scopes",
 ]
 
 # Loaded on first use: the store pulls in the search package (numpy, the stemmer), and a light
 # submodule (the doors' search parameters, the scope listing) must not pay for it.
 _LAZY = {
-    "ImportReport": "files",
     "InjectionTracker": "tracker",
     "LongTermMemory": "store",
     "MemoryEntry": "entry",
     "SearchHit": "entry",
-    "export_dir": "files",
-    "import_dir": "files",
     "list_scopes": "scopes",
 }
 

@@ -51,7 +51,7 @@ __all__ = [
 MODES: Final = ("auto", "bm25", "hybrid")
 """Search modes, in the order surfaces list them."""
 MAX_OFFSET: Final = MAX_SEARCH_OFFSET
-"""The deepest page a search reaches: ``offset`` at most this (:data:`memstack.foundation.limits.MAX_SEARCH_OFFSET`)."""
+"""The deepest page a search reaches: ``offset`` at most this (``limits.MAX_SEARCH_OFFSET``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,8 @@ def metadata_from_text(text: str | None) -> dict[str, object] | None:
     """A metadata filter given as JSON object text (CLI ``--metadata``, HTTP ``?metadata=``);
     None or blank gives None.
 
-    The text is read by :func:`memstack.foundation.jsontext.loads`: nesting past :data:`memstack.foundation.limits.MAX_DEPTH`
+    The text is read by :func:`~memstack.foundation.jsontext.loads`: nesting past
+    :data:`~memstack.foundation.limits.MAX_DEPTH`
     (measured before parsing, so never a ``RecursionError``), lone surrogates, ``NaN`` and
     over-long integers are refused like any other value.
 

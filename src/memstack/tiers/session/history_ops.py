@@ -1,6 +1,7 @@
 """The history of a session: reading it, replacing it, and folding it into a cumulative summary.
 
-A mixin of :class:`~memstack.tiers.session.store.SessionStore` on :class:`~memstack.tiers.session.core.SessionCore`;
+A mixin of :class:`~memstack.tiers.session.store.SessionStore` on
+:class:`~memstack.tiers.session.core.SessionCore`;
 the summary itself is pure (:mod:`.summary`).
 """
 

@@ -104,7 +104,7 @@ def cache_key(model: object, messages: Sequence[Mapping[str, Any]], user_message
 
 
 class CachedChat:
-    """A chat callable wrapped by a :class:`~memstack.tiers.shared.cache.SemanticCache` (see the module docstring).
+    """A chat callable wrapped by a :class:`~.cache.SemanticCache` (see the module docstring).
 
     Raises:
         InvalidConfiguration: a bad threshold, ttl or max_messages.

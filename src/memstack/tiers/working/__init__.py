@@ -2,12 +2,12 @@
 
 Keys are paths (``session/abc/emails``, ``patrol/heartbeat/alerts``, ``subagent/t1/notes``); the
 first two segments are the namespace. A :class:`WorkingMemory` is bound to one namespace: it
-writes there only and reads anywhere.
+writes there only and reads anywhere. RockBot's file layout lives in
+:mod:`memstack.compat.rockbot.working_files`.
 """
 
 from __future__ import annotations
 
-from ...compat.rockbot.working_files import ImportReport, export_dir, import_dir
 from .entry import WorkingEntry
 from .keys import is_user_namespace, namespace_of
 from .namespaces import list_namespaces
@@ -17,11 +17,8 @@ __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "DEFAULT_MAX_VALUE_BYTES",
     "DEFAULT_TTL",
-    "ImportReport",
     "WorkingEntry",
     "WorkingMemory",
-    "export_dir",
-    "import_dir",
     "is_user_namespace",
     "list_namespaces",
     "namespace_of",
