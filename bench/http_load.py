@@ -21,6 +21,12 @@ with throttling on (the default throttle, and a key with a per-key rate it never
 request also counts in the engine), the same mixed load on each, alternated; last line:
 
     RESULT throttle=1 engine=<name> rps_off=<n> rps_on=<n> on_vs_off=<ratio> errors=<k>
+
+`--hostile` runs the mixed load (keys mode) alone, then again with 200 slow anonymous clients
+alongside (each trickles a request head or a keyless body a few bytes at a time, reconnecting
+when the server closes it); last line (target: p99 within 3x, 0 errors):
+
+    RESULT hostile=1 engine=<name> p99_alone_ms=<x> p99_hostile_ms=<y> ratio=<r> errors=<k>
 """
 
 from __future__ import annotations
@@ -194,12 +200,20 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--_load", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--_slow", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--hostile", action="store_true", help="the load beside 200 slow anonymous clients")
     parser.add_argument("--throttle", action="store_true", help="throttling on against off (see above)")
     add_smoke(parser)
     args = parser.parse_args()
     if args._load:
         base, clients, seconds, sessions, mix = args._load
         load_process(base, int(clients), float(seconds), int(sessions), mix)
+        return
+    if args._slow:
+        asyncio.run(_slow_clients(args._slow[0], int(args._slow[1]), float(args._slow[2])))
+        return
+    if args.hostile:
+        hostile_comparison(args, args.seconds or (1.0 if args.smoke else 5.0 if args.quick else 15.0))
         return
     if args.throttle:
         throttle_comparison(args.url, args.clients, args.seconds or (3.0 if args.quick else 6.0), args.quick)
@@ -301,6 +315,69 @@ def throttle_comparison(url_arg: str | None, clients: int, seconds: float, quick
     print(
         f"RESULT throttle=1 engine={engine} rps_off={rps['off']:.0f} rps_on={rps['on']:.0f} "
         f"on_vs_off={rps['on'] / rps['off']:.3f} errors={errors}"
+    )
+
+
+async def _slow_client(host: str, port: int, until: float, n: int) -> None:
+    head = b"GET /v1/sessions HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4000
+    body = b"POST /v1/memories HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" + b"a" * 4000
+    payload = head if n % 2 else body
+    while time.monotonic() < until:
+        try:
+            _, writer = await asyncio.open_connection(host, port)
+            for at in range(0, len(payload), 8):
+                if time.monotonic() >= until:
+                    break
+                writer.write(payload[at : at + 8])
+                await writer.drain()
+                await asyncio.sleep(0.2)
+            writer.close()
+        except OSError:
+            await asyncio.sleep(0.2)  # closed by the server: come back, as an attacker does
+
+
+async def _slow_clients(base: str, count: int, seconds: float) -> None:
+    host, port = base.removeprefix("http://").split(":")
+    until = time.monotonic() + seconds
+    await asyncio.gather(*(_slow_client(host, int(port), until, n) for n in range(count)))
+
+
+def hostile_comparison(args: argparse.Namespace, seconds: float) -> None:
+    """The mixed load alone, then beside 200 slow anonymous clients (keys mode, one server)."""
+    sessions, memories = (5, 20) if args.smoke else (50, 300) if args.quick else (200, 2000)
+    clients, slow = (4, 20) if args.smoke else (args.clients, 200)
+    with tempfile.TemporaryDirectory(prefix="memstack-http-") as tmp:
+        url = args.url or f"sqlite:///{Path(tmp) / 'load.db'}"
+        os.environ[TOKEN_ENV] = _create_key(url)
+        port = free_port()
+        server = start_server(url, port, "--auth", "keys", "--head-timeout", "5", "--body-timeout", "10")
+        base = f"http://127.0.0.1:{port}"
+        try:
+            seed(base, sessions, memories)
+            engine = json.loads(_get(base + "/readyz"))["engine"]
+            alone = run_load(base, clients, seconds, sessions, "mixed")
+            attackers = subprocess.Popen(
+                [sys.executable, __file__, "--_slow", base, str(slow), str(seconds + 3)]
+            )
+            try:
+                time.sleep(1.0)  # the slow clients connect first
+                beside = run_load(base, clients, seconds, sessions, "mixed")
+            finally:
+                attackers.wait(timeout=60)
+        finally:
+            os.environ.pop(TOKEN_ENV, None)
+            server.terminate()
+            server.wait(timeout=20)
+    ratio = float(str(beside["p99"])) / max(float(str(alone["p99"])), 1e-9)
+    errors = int(str(alone["errors"])) + int(str(beside["errors"]))
+    print(f"engine            {engine} ({url}), {clients} clients, {seconds:.0f} s, keys mode")
+    print(f"alone             p99 {alone['p99']:.2f} ms, {alone['rps']:.0f} rps, {alone['errors']} errors")
+    print(
+        f"beside {slow} slow  p99 {beside['p99']:.2f} ms, {beside['rps']:.0f} rps, {beside['errors']} errors"
+    )
+    print(
+        f"RESULT hostile=1 engine={engine} p99_alone_ms={alone['p99']:.2f} "
+        f"p99_hostile_ms={beside['p99']:.2f} ratio={ratio:.2f} errors={errors}{smoke_tag(args)}"
     )
 
 

@@ -174,3 +174,36 @@ def test_the_log_formatter_redacts_messages_and_tracebacks() -> None:
         )
     out = formatter.format(record)
     assert pw not in out and "Traceback" in out and "RuntimeError" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "hidden"),
+    [
+        ("redis://:pa/ss@host:6379/0", "pa/ss"),
+        ("redis://u:p a ss@host:6379 is down", "p a ss"),
+        ("postgresql://app:with space@and-at@db/app", "and-at"),
+        ("invalid key sk-proj-Abc123Def456Ghi789Jkl0 given", "Abc123Def456"),
+        ("tried sk-ant-api03-ZZZZyyyy-xxxx_wwww1234", "ZZZZyyyy"),
+        ("token ghp_abcdefghijklmnop0123456789", "abcdefghijklmnop"),
+    ],
+)
+def test_credentials_whatever_characters_they_hold(text: str, hidden: str) -> None:
+    assert hidden not in redact(text) and MASK in redact(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "engine 'redis://localhost:6379/0' is down; mail ops@example.com",
+        "see https://medium.com/@user and https://h:8080/a then x@y",
+        "postgresql://app@db/app",
+    ],
+)
+def test_text_without_credentials_is_kept(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_a_registered_url_password_is_hidden_whole_even_with_at_slash_and_space() -> None:
+    register_url("postgresql://app:q@z/w v x@db:5432/app")
+    assert "q@z/w v x" not in redact("auth failed for password q@z/w v x")
+    assert redact("postgresql://app:q@z/w v x@db:5432/app") == "postgresql://app:***@db:5432/app"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import overload
 
-__all__ = ["iso_utc"]
+__all__ = ["iso_utc", "strict_instant"]
 
 
 @overload
@@ -35,3 +35,41 @@ def iso_utc(value: float | datetime | None, *, digits: int = 6) -> str | None:
         when = datetime.fromtimestamp(value, UTC)
     timespec = {0: "seconds", 3: "milliseconds", 6: "microseconds"}[digits]
     return when.replace(tzinfo=None).isoformat(timespec=timespec) + "Z"
+
+
+def strict_instant(value: object) -> datetime | None:
+    """``value`` read by the one strict time rule, as an aware UTC datetime, or None when it
+    breaks the rule: epoch **seconds** (a number, or a string of digits with an optional
+    fraction; never guessed to be milliseconds, however large) or ISO-8601 **with** a zone
+    (``Z`` or an offset). A zone-less ISO time is refused (its zone would be a guess), as is
+    anything outside the years 1-9999.
+
+    >>> strict_instant("2026-11-23T20:16:47Z").isoformat()
+    '2026-11-23T20:16:47+00:00'
+    >>> strict_instant("99999999999").year  # seconds: year 5138, not a 1973 read as milliseconds
+    5138
+    >>> strict_instant("2026-11-23T20:16:47") is None
+    True
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.replace(".", "", 1).isdigit():
+            value = float(text)
+        else:
+            try:
+                when = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            if when.tzinfo is None or when.utcoffset() is None:
+                return None
+            value = when.astimezone(UTC).timestamp()
+    if isinstance(value, int | float):
+        try:
+            when = datetime.fromtimestamp(value, UTC)
+            datetime.fromtimestamp(when.timestamp(), UTC)  # the float must come back (year 9999's end)
+        except (OverflowError, OSError, ValueError):
+            return None
+        return when
+    return None

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ..foundation.errors import ChatError, InvalidConfiguration
 from ..foundation.redact import redact_url
-from ._http import check_client, post_json
+from ._http import DEFAULT_DEADLINE, MAX_REPLY_BYTES, check_client, post_json
+
+_N = TypeVar("_N", int, float)
 
 __all__ = ["ChatClient", "ChatModel", "chat_model_from_env", "message_text"]
 
@@ -43,14 +45,18 @@ class ChatClient:
         base_url: the API root, e.g. ``http://127.0.0.1:11434/v1``.
         model: the model name sent with every request (also :attr:`model`).
         api_key_env: the environment variable holding the bearer key (unset or empty: no key).
-        timeout: seconds per HTTP attempt.
+        timeout: seconds per wait for the server (connect, each read).
+        deadline: seconds for a whole completion, every attempt and backoff included (a server
+            trickling its reply is cut here). Default 180; ``$MEMSTACK_CHAT_DEADLINE``.
+        max_reply_bytes: largest reply read (a larger one is refused as it streams in, never
+            held). Default 32 MiB; ``$MEMSTACK_CHAT_MAX_REPLY_BYTES``.
         retries: retries after a failed attempt (connection error, timeout, 429, 5xx).
         backoff: first retry delay in seconds, doubled each retry.
         json_mode: ask for ``response_format: {"type": "json_object"}`` (servers that offer it).
         temperature: sent when not None.
 
     Raises:
-        InvalidConfiguration: a bad URL, model, timeout, retries or backoff.
+        InvalidConfiguration: a bad URL, model, timeout, deadline, reply cap, retries or backoff.
     """
 
     def __init__(
@@ -64,8 +70,16 @@ class ChatClient:
         backoff: float = 0.5,
         json_mode: bool = False,
         temperature: float | None = 0.0,
+        deadline: float = DEFAULT_DEADLINE,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         check_client(base_url, model, timeout, retries, backoff)
+        if not 0 < deadline <= 86_400:
+            raise InvalidConfiguration(f"deadline={deadline!r} must be seconds in (0, 86400]")
+        cap = max_reply_bytes
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1024:
+            raise InvalidConfiguration(f"max_reply_bytes={max_reply_bytes!r} must be an int >= 1024")
+        self.deadline, self.max_reply_bytes = float(deadline), max_reply_bytes
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key_env = api_key_env
@@ -103,6 +117,8 @@ class ChatClient:
             backoff=self.backoff,
             error=ChatError,
             what="chat request",
+            deadline=self.deadline,
+            max_reply=self.max_reply_bytes,
         )
         message_text(reply, redact_url(self.url))  # shape check now, so callers get one error type
         if not isinstance(reply, dict):  # pragma: no cover - message_text raised already
@@ -147,4 +163,20 @@ def chat_model_from_env(environ: Mapping[str, str] | None = None) -> ChatClient 
         return None
     if url is None or model is None:
         raise InvalidConfiguration("MEMSTACK_CHAT_URL and MEMSTACK_CHAT_MODEL must be set together")
-    return ChatClient(url, model, json_mode=env.get("MEMSTACK_CHAT_JSON", "") in ("1", "true", "yes"))
+    return ChatClient(
+        url,
+        model,
+        json_mode=env.get("MEMSTACK_CHAT_JSON", "") in ("1", "true", "yes"),
+        deadline=_number(env, "MEMSTACK_CHAT_DEADLINE", DEFAULT_DEADLINE, float),
+        max_reply_bytes=_number(env, "MEMSTACK_CHAT_MAX_REPLY_BYTES", MAX_REPLY_BYTES, int),
+    )
+
+
+def _number(env: Mapping[str, str], name: str, default: _N, kind: Callable[[str], _N]) -> _N:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        return kind(raw)
+    except ValueError:
+        raise InvalidConfiguration(f"{name}={raw!r} is not a number") from None

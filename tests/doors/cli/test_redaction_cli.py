@@ -44,3 +44,16 @@ def test_an_unreachable_engine_url_is_reported_without_its_password() -> None:
         assert "redis://:***@127.0.0.1" in done.stderr, done.stderr
     bad = _memstack("--url", f"redis://:{password}@127.0.0.1:99999/0", "sessions", "list")
     assert bad.returncode == 2 and password not in bad.stderr and "port '99999'" in bad.stderr
+
+
+def test_a_password_holding_slash_space_and_at_is_never_printed() -> None:
+    from urllib.parse import quote
+
+    password = "p/w " + secrets.token_hex(6) + "@x"
+    for written in (quote(password, safe=""), password.replace(" ", "%20")):
+        url = f"redis://:{written}@127.0.0.1:{free_port()}/0"
+        for args in (("doctor",), ("sessions", "list")):
+            done = _memstack("--url", url, *args)
+            out = done.stdout + done.stderr
+            for shown in (password, written, password.split("/")[1], written.split("/")[-1]):
+                assert shown not in out, (shown, out)

@@ -72,6 +72,23 @@ def test_unmatched_paths_share_one_label(client: TestClient) -> None:
     assert "path-with-an-id-123" not in text
 
 
+def test_mcp_has_its_own_route_label(client: TestClient) -> None:
+    client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    text = client.get("/metrics").text
+    assert sum(_samples(text, "memstack_http_requests_total", route="/mcp")) >= 1
+    assert not _samples(text, "memstack_http_requests_total", route="unmatched")
+
+
+def _samples(text: str, name: str, **labels: str) -> list[float]:
+    found = []
+    for line in text.splitlines():
+        if line.startswith(name + "{"):
+            have = dict(re.findall(r'(\w+)="([^"]*)"', line.partition(" ")[0]))
+            if all(have.get(k) == v for k, v in labels.items()):
+                found.append(float(line.rsplit(" ", 1)[1]))
+    return found
+
+
 def test_open_waits_are_counted_while_they_wait(client: TestClient) -> None:
     response = client.get("/v1/shared/board/keys/k?wait=0.2")
     assert response.status_code == 408

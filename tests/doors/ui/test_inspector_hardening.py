@@ -170,3 +170,20 @@ def test_no_other_page_can_frame_them(pages_server: str, browser: Any, path: str
         assert not any("memstack" in text for text in texts), texts
     finally:
         context.close()
+
+
+def test_long_unbroken_text_wraps_inside_the_tables(live: Live, page: Any, shoot: Any) -> None:
+    unbroken = "x" * 40 + "https://example.com/" + "a1B2c3" * 100
+    live.api.post("/v1/memories?scope=wide", json={"content": unbroken}).raise_for_status()
+    _sign_in(page, live, "memories")
+    page.get_by_role("list", name="Scopes").get_by_role("button", name="wide").click()
+    table = page.locator("#memory-results")
+    expect(table).to_contain_text("a1B2c3")
+    fits = page.evaluate(
+        "() => { const t = document.querySelector('#memory-results');"
+        " return [t.scrollWidth, t.parentElement.clientWidth, document.documentElement.scrollWidth,"
+        " window.innerWidth]; }"
+    )
+    shoot("long-text")
+    table_width, wrap_width, page_width, viewport = fits
+    assert table_width <= wrap_width + 1 and page_width <= viewport, fits

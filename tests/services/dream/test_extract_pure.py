@@ -86,7 +86,7 @@ def test_extraction_plan_rules() -> None:
     ]
     turns = {"m1": {"timestamp": (T0 + timedelta(days=3)).timestamp(), "session_id": "s", "subject": "al"}}
     facts = [
-        ProposedFact("Lives in Berlin", source_ids=("m1", "zz"), valid_from="2026-01-02T00:00:00"),
+        ProposedFact("Lives in Berlin", source_ids=("m1", "zz"), valid_from="2026-01-02T00:00:00Z"),
         ProposedFact("Drinks tea", source_ids=("m1",)),  # exactly known: dropped without asking
         ProposedFact("Likes cats", source_ids=("m1",), valid_from="not a time"),
         ProposedFact("Lives  in berlin", source_ids=("m1",)),  # a repeat of the first

@@ -206,3 +206,18 @@ def test_a_busy_scope_is_followed_through_its_log_not_reread(engine: Engine) -> 
     plain.save(content="one more")
     follower.step(now=0.7)
     assert follower._wait() == 1.0
+
+
+def test_counts_are_kept_per_tenant(engine: Engine) -> None:
+    # /v1/info shows a tenant its own counts: another tenant's entries never add to them.
+    for tenant, texts in (("acme", ["one", "two", "three"]), ("beta", ["four"])):
+        plain = LongTermMemory(tenant_engine(engine, tenant), "notes")
+        for text in texts:
+            plain.save(content=f"{text} green tea")
+    follower = VectorFollower(engine, CountingEmbedder(), grace=60.0)
+    follower.step(now=100.0)  # found at the first discovery: embedded at once
+    assert follower.counts("acme") == (0, 0, 3) and follower.counts("beta") == (0, 0, 1)
+    LongTermMemory(tenant_engine(engine, "beta"), "notes").save(content="five green tea")
+    follower.step(now=101.0)  # seen, still within its writer's grace
+    assert follower.counts("beta") == (1, 0, 1) and follower.counts("acme") == (0, 0, 3)
+    assert follower.counts("nobody") == (0, 0, 0)

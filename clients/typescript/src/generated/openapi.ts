@@ -1621,12 +1621,12 @@ export interface components {
             model: string | null;
             /**
              * Pending
-             * @description Entries (every tenant) waiting for a vector of this model; null in BM25 mode.
+             * @description The caller's tenant's entries waiting for a vector of this model; null in BM25 mode.
              */
             pending: number | null;
             /**
              * Stale
-             * @description Entries whose vector is another model's (recomputed by reembed); null in BM25 mode.
+             * @description The caller's tenant's entries whose vector is another model's (recomputed by reembed); null in BM25 mode.
              */
             stale: number | null;
         };

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.markup import escape
@@ -81,6 +81,25 @@ def serve(
         help="Failed authentications forgiven per minute once the burst is spent. Default: "
         "$MEMSTACK_AUTH_FAILURE_RATE, else 6.",
     ),
+    max_connections: int = typer.Option(
+        1000,
+        "--max-connections",
+        help="Connections open at once; past it the one waiting longest for its request head is closed.",
+    ),
+    head_timeout: float = typer.Option(10.0, "--head-timeout", help="Seconds for a request head."),
+    body_timeout: float = typer.Option(60.0, "--body-timeout", help="Seconds for a whole request body."),
+    model_threads: int = typer.Option(
+        4, "--model-threads", help="Threads of the model-backed operations (dream runs), apart from the rest."
+    ),
+    model_runs_per_tenant: int = typer.Option(
+        2, "--model-runs-per-tenant", help="Model-backed runs one tenant may have at once (429 past it)."
+    ),
+    forwarded_allow_ips: str = typer.Option(
+        None,
+        "--forwarded-allow-ips",
+        help="Comma-separated proxy addresses whose X-Forwarded-For/-Proto are believed (default: none, "
+        "not even loopback).",
+    ),
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
 
@@ -108,19 +127,28 @@ def serve(
         if stdio:
             _serve_stdio(mem)
             return
-        settings = ServerSettings(
-            max_body_bytes=max_body_bytes,
-            auth=mode,
-            host=host,
-            embedder=vectors,
-            retention=policies,
-            retention_interval=retention_interval,
-            auth_throttle=throttle,
-        )
+        with _refused_setting():
+            settings = ServerSettings(
+                max_body_bytes=max_body_bytes,
+                auth=mode,
+                host=host,
+                embedder=vectors,
+                retention=policies,
+                retention_interval=retention_interval,
+                auth_throttle=throttle,
+                model_threads=model_threads,
+                model_runs_per_tenant=model_runs_per_tenant,
+            )
         with _refused_setting():
             app = create_app(mem.engine, settings)
         sock = _bind(host, port)
-        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            **_connection_options(max_connections, head_timeout, body_timeout, forwarded_allow_ips),
+        )
         err_console.print(
             escape(_banner(mem, host, port, app.state.auth.mode, mode)), highlight=False, soft_wrap=True
         )
@@ -182,6 +210,30 @@ def _refused_setting() -> Iterator[None]:
     except InvalidConfiguration as exc:
         _error(str(exc))
         raise typer.Exit(EXIT["usage"]) from None
+
+
+def _connection_options(
+    max_connections: int, head_timeout: float, body_timeout: float, forwarded: str | None
+) -> dict[str, Any]:
+    """uvicorn's keywords for the connection limits and trusted proxies (exit 2 when bad); the
+    descriptor limit is raised to hold the connection cap and the engine's own sockets."""
+    from ..server.connections import ConnectionLimits, uvicorn_options
+
+    with _refused_setting():
+        limits = ConnectionLimits(head_timeout, body_timeout, max_connections)
+    _room_for(max_connections + 256)
+    return uvicorn_options(limits, forwarded)
+
+
+def _room_for(descriptors: int) -> None:
+    try:
+        import resource
+    except ImportError:  # not on this platform: the system's limit stands
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = descriptors if hard == resource.RLIM_INFINITY else min(descriptors, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def _throttle(burst: int | None, per_minute: float | None) -> AuthThrottle:

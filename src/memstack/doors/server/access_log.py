@@ -34,6 +34,7 @@ KEY_ENV: Final = "MEMSTACK_LOG_KEY"
 METHODS: Final = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 """The HTTP methods named as they are in logs and metrics; any other is ``OTHER``."""
 UNMATCHED: Final = "unmatched"
+MCP_ROUTE: Final = "/mcp"
 
 access_log = logging.getLogger("memstack.access")
 
@@ -48,7 +49,11 @@ def route_of(scope: Any) -> str:
     """The path template of the route that served ``scope`` (``/v1/sessions/{session_id}``), a
     mount's path (``/ui/static``), or ``unmatched``: never the raw path."""
     path = getattr(scope.get("route"), "path", None)
-    return path if isinstance(path, str) and path else UNMATCHED
+    if isinstance(path, str) and path:
+        return path
+    # The MCP endpoint is a plain ASGI route (no template is recorded for it) and its requests
+    # may be answered before routing (a missing key): it has its own label all the same.
+    return MCP_ROUTE if scope.get("path") == MCP_ROUTE else UNMATCHED
 
 
 class AccessLog:

@@ -31,7 +31,10 @@ from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
 from .middleware import Receive, Scope, Send, limits_and_logs
+from .slow_work import SlowWork
 from .throttle import AuthThrottle, FailureThrottle
+from .vacuum_gate import VacuumGate
+from .watch_hub import WatchHub
 
 __all__ = [
     "DEFAULT_TENANT",
@@ -74,6 +77,12 @@ class ServerSettings:
             ``$MEMSTACK_AUTH_FAILURE_RATE``, else 10 in a row, then 6 a minute.
         log_key: the key of the access log's id hashes (:mod:`memstack.doors.server.access_log`);
             None: ``$MEMSTACK_LOG_KEY``, else a random key per process.
+        model_threads: threads of the model-backed operations (dream runs), apart from the
+            shared pool of every other operation (:mod:`memstack.doors.server.slow_work`).
+        model_runs_per_tenant: model-backed operations one tenant may have running or waiting
+            at once (429 past it).
+        watch_per_key, watch_per_tenant: board event streams one key / one tenant may hold at
+            once (429 past it; :mod:`memstack.doors.server.watch_hub`).
     """
 
     def __init__(
@@ -89,6 +98,10 @@ class ServerSettings:
         retention_interval: float = 3600.0,
         auth_throttle: AuthThrottle | None = None,
         log_key: str | None = None,
+        model_threads: int = 4,
+        model_runs_per_tenant: int = 2,
+        watch_per_key: int = 100,
+        watch_per_tenant: int = 500,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -101,6 +114,8 @@ class ServerSettings:
         self.retention_interval = retention_interval
         self.auth_throttle = auth_throttle
         self.log_key = log_key
+        self.slow_work = SlowWork(model_threads, model_runs_per_tenant)
+        self.watch_per_key, self.watch_per_tenant = watch_per_key, watch_per_tenant
 
 
 class _Tenants:
@@ -250,6 +265,9 @@ def create_app(
     app.state.auth = auth
     app.state.settings = settings
     app.state.backfill = backfill
+    app.state.slow_work = settings.slow_work
+    app.state.vacuum_gate = VacuumGate(auth, engine.clock)
+    app.state.watch_hub = WatchHub(settings.watch_per_key, settings.watch_per_tenant)
     problems.install(app)
 
     health.install(app, engine)
@@ -277,7 +295,13 @@ def create_app(
     throttle = FailureThrottle(limits, engine.clock) if guessable else None
     app.state.throttle = throttle
     access = AccessLog(settings.log_key)
-    app.add_middleware(limits_and_logs, max_body=settings.max_body_bytes, throttle=throttle, access=access)
+    app.add_middleware(
+        limits_and_logs,
+        max_body=settings.max_body_bytes,
+        throttle=throttle,
+        access=access,
+        authenticator=auth,
+    )
     metrics.install(app, observed)
     return app
 

@@ -171,6 +171,23 @@ class Authenticator:
                 raise _over_rate(found, wait)
         return found
 
+    def known(self, authorization: str | None) -> None:
+        """Check that ``authorization`` names an existing key (keys mode), and nothing else: no
+        rate is taken, so the route's own :meth:`key` still counts the request once.
+
+        Raises:
+            HTTPException: 401 without a valid key; 503 when the key store cannot be read.
+        """
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise _unauthorized()
+        try:
+            found = self.keys.verify(token.strip())
+        except EngineError:
+            raise _unavailable() from None
+        if found is None:
+            raise _unauthorized()
+
     def tenant(self, authorization: str | None, tenant_header: str | None) -> str:
         """The tenant a request acts for (the HTTP API and ``/mcp`` alike).
 

@@ -1,6 +1,8 @@
 """ASGI middleware of the service, in the order a request meets it: the entry check (400 for a
 path, query or header that is not UTF-8: :mod:`.entry`), the failed-authentication throttle (429:
-:mod:`.throttle`), the request-body limit (413), the body value check (400), the last-resort
+:mod:`.throttle`), the key check of a request that has a body or a stream (401 before a byte
+of the body is read: an anonymous client never makes the server hold its body), the request-body
+limit (413, counted as the body streams in), the body value check (400), the last-resort
 error answer (500 without exception text) and one JSON access-log line per request, with route
 templates and keyed hashes instead of ids (:mod:`.access_log`). Every response carries
 ``X-Content-Type-Options: nosniff`` and, unless it sets its own, a ``Content-Security-Policy``
@@ -13,9 +15,13 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
+import anyio
+from starlette.exceptions import HTTPException
+
 from ...foundation.errors import InvalidInput
 from . import problems
 from .access_log import AccessLog, method_of, route_of
+from .auth import Authenticator
 from .bodies import check_body, is_json
 from .entry import entry_problem
 from .throttle import FailureThrottle, client_of, is_public
@@ -35,6 +41,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # Streaming endpoints whose bodies are not buffered here (MCP checks tool arguments itself).
 _STREAMED = ("/mcp",)
+_BODY_METHODS: Final = ("POST", "PUT", "PATCH", "DELETE")
 
 
 class _TooLarge(Exception):
@@ -82,7 +89,11 @@ def _secure_headers(message: Message) -> None:
 
 
 def limits_and_logs(
-    app: ASGIApp, max_body: int, throttle: FailureThrottle | None = None, access: AccessLog | None = None
+    app: ASGIApp,
+    max_body: int,
+    throttle: FailureThrottle | None = None,
+    access: AccessLog | None = None,
+    authenticator: Authenticator | None = None,
 ) -> ASGIApp:
     """``app`` behind the body limit, the failure throttle and the access log (see the module
     docstring): a middleware factory for ``app.add_middleware``."""
@@ -111,6 +122,18 @@ def limits_and_logs(
                 wait = throttle.retry_after(client)
                 if wait:
                     await _answer(_throttled(wait), scope, logging_send)
+                    return
+            headers = dict(scope.get("headers") or [])
+            path = str(scope.get("path", ""))
+            keyed = authenticator is not None and authenticator.mode == "keys" and not is_public(path)
+            if (
+                keyed
+                and authenticator is not None
+                and (path.startswith(_STREAMED) or scope.get("method") in _BODY_METHODS)
+            ):
+                refused = await _key_refusal(authenticator, headers.get(b"authorization"))
+                if refused is not None:
+                    await _answer(refused, scope, logging_send)
                     return
             await app(scope, await _bounded(scope, receive, max_body), logging_send)
         except _TooLarge:
@@ -148,7 +171,7 @@ async def _bounded(scope: Scope, receive: Receive, max_body: int) -> Receive:
         raise _TooLarge
     if str(scope.get("path", "")).startswith(_STREAMED):
         return _limited(receive, max_body)
-    if scope.get("method") not in ("POST", "PUT", "PATCH", "DELETE"):
+    if scope.get("method") not in _BODY_METHODS:
         return receive
     body = await _read_body(receive, max_body)
     if is_json(headers.get(b"content-type", b"").decode("latin-1")):
@@ -167,6 +190,21 @@ def _failed_authentication(throttle: FailureThrottle, client: str) -> None:
             throttle.settings.burst,
             throttle.settings.per_minute,
         )
+
+
+async def _key_refusal(auth: Authenticator, authorization: bytes | None) -> problems.ProblemResponse | None:
+    """The 401 (or 503) of a request whose key is missing or unknown, or None: checked before its
+    body is read. Only the key's existence is looked at (one engine read, none without a key);
+    its rate and tenant are checked by the route, once."""
+    text = authorization.decode("latin-1") if authorization is not None else None
+    try:
+        if text is None or not text.strip():
+            auth.known(None)  # no key: refused without an engine read
+        else:
+            await anyio.to_thread.run_sync(auth.known, text)
+    except HTTPException as exc:
+        return problems.http_problem(exc.status_code, str(exc.detail), dict(exc.headers or {}))
+    return None
 
 
 def _presents_credentials(scope: Scope) -> bool:

@@ -10,8 +10,9 @@ token); health, readiness, the API documents and the inspector's static files st
 The buckets live in the process: a failed guess costs no engine round trip, and a flood of them
 never reaches the engine. ``memstack serve`` runs one process, so the limit is per server. An IPv6
 client counts by its /64 network (one host usually holds a whole /64). Behind a reverse proxy the
-address is the one uvicorn reads from ``X-Forwarded-For`` for proxies it trusts
-(``FORWARDED_ALLOW_IPS``, default 127.0.0.1).
+address is the one uvicorn reads from ``X-Forwarded-For`` only for the proxies named by
+``memstack serve --forwarded-allow-ips`` (none by default, not even loopback: otherwise any local
+process could name a fresh address with every guess).
 
 The keyless loopback mode has no keys to guess and no throttle.
 """

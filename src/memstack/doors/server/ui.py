@@ -22,8 +22,9 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Stre
 from fastapi.staticfiles import StaticFiles
 
 from ...services.memory import Memory
-from ...tiers.shared import MemoryChange, SharedMemory
+from ...tiers.shared import SharedMemory
 from .auth import Authenticator
+from .watch_hub import WatchHub
 
 __all__ = ["KEEPALIVE_SECONDS", "STATIC_DIR", "install"]
 
@@ -42,39 +43,61 @@ def _event(kind: str, data: dict[str, Any]) -> str:
     return f"event: {kind}\ndata: {json.dumps({'event': kind, **data}, ensure_ascii=False)}\n\n"
 
 
-async def board_events(request: Request, memory: Memory, name: str) -> AsyncIterator[str]:
-    """A board's snapshot, then one ``change`` event per write, as server-sent events.
+def key_of(request: Request) -> str:
+    """The id of the caller's key (``msk_<id>_…``), or ``-`` without one: what stream caps count."""
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    parts = token.strip().split("_", 2)
+    return parts[1] if scheme.lower() == "bearer" and len(parts) == 3 else "-"
+
+
+def board_stream(request: Request, memory: Memory, tenant: str, name: str) -> StreamingResponse:
+    """The event stream of board ``name`` (both doors); a bad name or a full cap fails here,
+    before the stream starts.
 
     Raises:
-        InvalidKey: a malformed board name (before the stream starts).
+        InvalidKey: a malformed board name.
+        HTTPException: 429 when the caller's key or tenant holds its cap of streams.
     """
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    shared = SharedMemory(memory.engine, name, enable_cache=False)
+    SharedMemory(memory.engine, name, enable_cache=False).close()
+    hub: WatchHub = request.app.state.watch_hub
+    hub.check(tenant, key_of(request))
+    return StreamingResponse(
+        board_events(request, memory, tenant, name),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
-    def on_change(change: MemoryChange) -> None:
-        loop.call_soon_threadsafe(queue.put_nowait, change.to_dict())
 
-    # Subscribe before the snapshot so no write falls between the two.
-    shared.subscribe_pattern("*", on_change)
+async def board_events(request: Request, memory: Memory, tenant: str, name: str) -> AsyncIterator[str]:
+    """A board's snapshot, then one ``change`` event per write, as server-sent events, through
+    the server's one subscription of the board (:mod:`memstack.doors.server.watch_hub`)."""
+    hub: WatchHub = request.app.state.watch_hub
+    key = key_of(request)
+    watcher = hub.open(tenant, key, memory, name)  # subscribed before the snapshot: no write between
     subscriptions = request.app.state.metrics.subscriptions
     subscriptions.inc()
     try:
-        structured = shared.to_dict()
+        assert watcher.shared is not None
+        structured = await asyncio.to_thread(watcher.shared.to_dict)
         # Flat (reserved keys, then custom ones), as each change names one key.
         snapshot = {key: value for key, value in structured.items() if key != "custom"}
         snapshot.update(structured.get("custom") or {})
         yield _event("snapshot", {"name": name, "snapshot": snapshot})
-        while True:
+        idle = 0.0
+        while idle < hub.idle_seconds:
             try:
-                change = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                change = await asyncio.wait_for(watcher.queue.get(), KEEPALIVE_SECONDS)
             except TimeoutError:
+                idle += KEEPALIVE_SECONDS
                 yield ": keep-alive\n\n"
                 continue
+            if change is None:
+                return  # fell too far behind: ended, the client reconnects
+            idle = 0.0
             yield _event("change", change)
     finally:
         subscriptions.dec()
-        shared.close()
+        hub.close(tenant, key, name, watcher)
 
 
 def _tenant(request: Request) -> str:
@@ -122,9 +145,4 @@ def install(app: FastAPI) -> None:
     def ui_board_events(
         request: Request, name: str, memory: Annotated[Memory, Depends(_tenant_memory)]
     ) -> StreamingResponse:
-        SharedMemory(memory.engine, name, enable_cache=False).close()  # a bad name fails before streaming
-        return StreamingResponse(
-            board_events(request, memory, name),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return board_stream(request, memory, _tenant(request), name)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from ...engines.base import Batch
 from ...foundation.errors import InvalidConfiguration, InvalidValue
+from ...foundation.timefmt import strict_instant
 from ...llm.chat import ChatModel
 from ...search.evidence import relevance_gate
 from ...tiers.longterm import LongTermMemory, MemoryEntry
@@ -81,13 +82,9 @@ SOURCE: Final = "extracted"
 
 
 def _time(text: str | None) -> datetime | None:
-    if text is None or not text.strip():
-        return None
-    try:
-        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None  # a time the model garbled: the turns' time is used instead
-    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).astimezone(UTC)
+    # The one strict rule (epoch seconds or ISO with a zone); a time the model garbled or gave
+    # without a zone is None: the turns' time is used instead.
+    return strict_instant(text)
 
 
 def _dropped(

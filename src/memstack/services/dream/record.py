@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from ...engines import Engine
 from ...foundation.errors import EntryNotFound, InvalidKey
+from ...foundation.redact import redact
 from ...foundation.timefmt import iso_utc
 from ...tiers.longterm import MemoryEntry
 from ...tiers.longterm.entry import entry_json, from_json
@@ -108,6 +109,13 @@ class DreamRecord:
     undone_at: float | None = None
     kept: tuple[str, ...] = field(default=())
     superseded: tuple[SupersededEntry, ...] = ()
+
+    def __post_init__(self) -> None:
+        # The reason often quotes a model endpoint's error, which may echo the key it was sent or
+        # a URL with credentials: it is stored and answered only through the one redaction rule
+        # (a record stored before the rule was this strict is cleaned when it is read back).
+        if self.reason:
+            object.__setattr__(self, "reason", redact(self.reason))
 
     @property
     def actor(self) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -96,6 +97,7 @@ class _Scope:
     version: int = -1
     waiting: dict[str, tuple[float, bool]] = field(default_factory=dict)  # id -> (since, stale too)
     stale: set[str] = field(default_factory=set)
+    tenant: str | None = None
 
 
 def _state(raw: str | None, payload: str | None, model: str, dim: int) -> str:
@@ -155,6 +157,8 @@ class VectorFollower:
         """Entries waiting for a vector after the last round (every known scope)."""
         self.stale = 0
         """Entries whose vector is another model's, after the last round."""
+        self._by_tenant: dict[str | None, tuple[int, int]] = {}
+        self._written_by: Counter[str | None] = Counter()
         self.settled = False
         """True once every entry found since the start had its vector (the first pass is done)."""
 
@@ -248,7 +252,7 @@ class VectorFollower:
                 view = self._views[tenant] = tenant_engine(self.engine, tenant or "")
             prefix = "" if tenant is None else tenant_prefix(tenant)
             self._scopes[(tenant, name)] = _Scope(
-                view, ScopeKeys.of(view, name), prefix, not self._discovered
+                view, ScopeKeys.of(view, name), prefix, not self._discovered, tenant=tenant
             )
         self._discovered = True
 
@@ -336,6 +340,7 @@ class VectorFollower:
                     return written
                 done = self._embed(scope, due[start : start + BATCH_SIZE])
                 written += done
+                self._written_by[scope.tenant] += done
                 # The counts /v1/info and doctor show move during a long first pass too.
                 self.written, self.pending = self.written + done, max(0, self.pending - done)
                 if self.pending and time.monotonic() - self._last_progress >= LOG_EVERY:
@@ -375,6 +380,17 @@ class VectorFollower:
     def _count(self) -> None:
         self.pending = sum(len(s.waiting) for s in self._scopes.values())
         self.stale = sum(len(s.stale) for s in self._scopes.values())
+        by: dict[str | None, tuple[int, int]] = {}
+        for scope in self._scopes.values():
+            pending, stale = by.get(scope.tenant, (0, 0))
+            by[scope.tenant] = (pending + len(scope.waiting), stale + len(scope.stale))
+        self._by_tenant = by  # replaced whole: readers on other threads see one round or the next
+
+    def counts(self, tenant: str | None) -> tuple[int, int, int]:
+        """``(pending, stale, written)`` of one tenant's scopes after the last round: what that
+        tenant may be shown (the totals would tell it about every other tenant's entries)."""
+        pending, stale = self._by_tenant.get(tenant, (0, 0))
+        return pending, stale, self._written_by[tenant]
 
     def _report(self) -> None:
         self._count()

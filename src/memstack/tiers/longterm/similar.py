@@ -5,7 +5,8 @@ offline ``dedupe`` dream pass. Two entries are:
 
 - **exact** duplicates when their normalised contents are equal: Unicode NFKC, case-folded,
   runs of whitespace collapsed, leading/trailing whitespace and punctuation dropped;
-- **near** duplicates when they are exact duplicates, or the cosine of their BM25 term-count
+- **near** duplicates when they are exact duplicates, or, when they hold the same numbers and
+  identifiers (every token with a digit: ``INV-2041``, ``3.5``, ``v2``), the cosine of their BM25 term-count
   vectors (the default tokeniser: stemmed, stop words out) is at least :data:`NEAR_THRESHOLD`
   over texts of at least :data:`NEAR_MIN_TERMS` terms, or, when both have vectors of the same
   model, the cosine of their embeddings is at least :data:`VECTOR_THRESHOLD` and the term cosine
@@ -16,6 +17,7 @@ offline ``dedupe`` dream pass. Two entries are:
 from __future__ import annotations
 
 import math
+import re
 import string
 import unicodedata
 from collections import Counter
@@ -93,11 +95,23 @@ def _cosine_counts(x: Counter[str], y: Counter[str]) -> float:
     return dot / (math.sqrt(sum(v * v for v in x.values())) * math.sqrt(sum(v * v for v in y.values())))
 
 
+_MARK: Final = re.compile(r"[^\W_]*\d[\w.:/+-]*", re.UNICODE)
+
+
+def _marks(text: str) -> frozenset[str]:
+    """The numbers and identifiers of ``text`` (every token holding a digit), case-folded: two
+    texts that differ in one of them are never near duplicates (a digit changes the fact)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return frozenset(m.rstrip(".:/+-") for m in _MARK.findall(folded))
+
+
 def _is_near(
     a: MemoryEntry, b: MemoryEntry, terms: Callable[[MemoryEntry], Counter[str]], vectors: Vectors | None
 ) -> bool:
     if normalise_text(a.content) == normalise_text(b.content):
         return True
+    if _marks(a.content) != _marks(b.content):
+        return False  # "invoice INV-2041" and "invoice INV-2047" are two facts, however alike
     ta, tb = terms(a), terms(b)
     cosine = _cosine_counts(ta, tb)
     if min(sum(ta.values()), sum(tb.values())) >= NEAR_MIN_TERMS and cosine >= NEAR_THRESHOLD:

@@ -179,7 +179,14 @@ def check_time(value: object, name: str) -> datetime | None:
     if isinstance(value, datetime):
         if value.tzinfo is None or value.utcoffset() is None:
             raise InvalidValue(f"{name} {short_repr(value)}: must be timezone-aware (e.g. datetime.now(UTC))")
-        return value.astimezone(UTC)
+        try:
+            when = value.astimezone(UTC)
+            # Times travel as epoch-seconds floats: the last instants of year 9999 round up into
+            # year 10000 there, which no datetime holds.
+            datetime.fromtimestamp(when.timestamp(), UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidValue(f"{name} {short_repr(value)}: outside the years 1-9999") from None
+        return when
     if isinstance(value, int | float) and not isinstance(value, bool):
         try:
             return datetime.fromtimestamp(value, UTC)

@@ -26,10 +26,11 @@ class RetrievalOut(BaseModel):
     model: str | None
     dims: int | None
     pending: int | None = Field(
-        description="Entries (every tenant) waiting for a vector of this model; null in BM25 mode."
+        description="The caller's tenant's entries waiting for a vector of this model; null in BM25 mode."
     )
     stale: int | None = Field(
-        description="Entries whose vector is another model's (recomputed by reembed); null in BM25 mode."
+        description="The caller's tenant's entries whose vector is another model's (recomputed by "
+        "reembed); null in BM25 mode."
     )
     backfill: BackfillOut | None
 
@@ -48,16 +49,24 @@ class InfoOut(BaseModel):
     caches: CachesOut
 
 
-def retrieval_json(state: Any) -> dict[str, Any]:
-    """The retrieval part of ``/v1/info`` from the app state (one shape, shared with ``doctor``)."""
+def retrieval_json(state: Any, tenant: str | None = None) -> dict[str, Any]:
+    """The retrieval part of ``/v1/info`` from the app state (one shape, shared with ``doctor``):
+    the counts of ``tenant``'s entries alone when one is given (a tenant never learns how much
+    the others store or write), else of every tenant."""
     data = describe_embedder(state.settings.embedder)
     backfill = state.backfill  # a VectorFollower: its counts are of its last round, never read here
-    data["pending"] = None if backfill is None else backfill.pending
-    data["stale"] = None if backfill is None else backfill.stale
-    data["backfill"] = (
-        None if backfill is None else {"running": not backfill.settled, "written": backfill.written}
-    )
-    return data
+    if backfill is None:
+        return {**data, "pending": None, "stale": None, "backfill": None}
+    if tenant is None:
+        pending, stale, written = backfill.pending, backfill.stale, backfill.written
+    else:
+        pending, stale, written = backfill.counts(tenant)
+    return {
+        **data,
+        "pending": pending,
+        "stale": stale,
+        "backfill": {"running": not backfill.settled, "written": written},
+    }
 
 
 @client_route(
@@ -74,7 +83,7 @@ def info(request: Request) -> InfoOut:
         {
             "version": __version__,
             "engine": state.engine.name,
-            "retrieval": retrieval_json(state),
+            "retrieval": retrieval_json(state, str(request.state.tenant)),
             "caches": registry.stats()._asdict(),
         }
     )

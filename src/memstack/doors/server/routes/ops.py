@@ -14,6 +14,7 @@ import json
 from collections import defaultdict
 from typing import Any, Final
 
+import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -24,6 +25,8 @@ from ....ops import OPERATIONS, Http, Op, arun, field_kind, from_text, parse
 from ....ops.registry import client_method
 from ..app import TenantMemory
 from ..bodies import is_json
+from ..slow_work import SLOW_OPS, SlowWork
+from ..vacuum_gate import VacuumGate
 from ._common import ERRORS
 
 __all__ = ["routers"]
@@ -140,10 +143,15 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
             cap = float(request.app.state.settings.max_wait_seconds)
             parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
         if binding.method == "POST" and op.name == "memories.save" and parsed.id is not None:
-            import anyio.to_thread
-
             await anyio.to_thread.run_sync(_create_once, mem, parsed)
+        if getattr(parsed, "vacuum", False) is True:  # rebuilds every tenant's file
+            gate: VacuumGate = request.app.state.vacuum_gate
+            await anyio.to_thread.run_sync(gate.admit, request.headers.get("authorization"))
         # The result is JSON already (memstack.ops.wire, typed by op.output): no second validation.
+        if op.name in SLOW_OPS:  # a model call: its own threads and a share per tenant
+            slow: SlowWork = request.app.state.slow_work
+            result = await slow.run(str(request.state.tenant), op.handler, mem, parsed)
+            return JSONResponse(result, status_code=binding.status)
         return JSONResponse(await arun(op, mem, parsed), status_code=binding.status)
 
     endpoint.__name__ = op.name.replace(".", "_")

@@ -14,9 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from ....tiers.shared import SharedMemory
 from ..app import TenantMemory
-from ..ui import board_events
+from ..ui import board_stream
 from ._common import ERRORS, client_route
 
 router = APIRouter(prefix="/v1/shared", tags=["shared"], responses=ERRORS)
@@ -75,9 +74,4 @@ _EVENT: dict[str, Any] = {
     responses={200: {"content": {"text/event-stream": {"schema": _EVENT}}, "description": "The events."}},
 )
 def watch(request: Request, name: str, mem: TenantMemory) -> StreamingResponse:
-    SharedMemory(mem.engine, name, enable_cache=False).close()  # a bad name fails before streaming
-    return StreamingResponse(
-        board_events(request, mem, name),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    return board_stream(request, mem, str(request.state.tenant), name)
