@@ -165,6 +165,17 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
         vector_weight=0.54,
         vector_shift=1.5,
     ),
+    # The default search profile's fusion for scopes holding conversation turns, searched with vectors:
+    # a turn is short and its cosine margin noisy, while the context field and propagation already
+    # carry what its neighbours say (figures in docs/recall.md).
+    "evidence-turns": FusionProfile(
+        name="evidence-turns",
+        method="evidence",
+        min_similarity=-1.0,
+        bm25_weight=0.7,
+        vector_weight=0.3,
+        vector_shift=1.5,
+    ),
 }
 
 

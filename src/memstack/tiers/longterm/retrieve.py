@@ -125,13 +125,14 @@ def ranked(
     query_vector: Matrix | None,
     allowed: set[str] | None,
     max_results: int,
-    fusion: str,
+    fusion: str | None,
     min_similarity: float | None,
     rerank_depth: int = 0,
     allowed_key: object | None = None,
 ) -> list[SearchHit]:
     """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
-    hand out). The caller holds the cache's lock.
+    hand out). The caller holds the cache's lock. ``fusion``: the caller's fusion profile, or None for
+    the profile's (its ``conversation_fusion`` in a scope of conversation turns searched with vectors).
 
     Raises:
         InvalidConfiguration: an unknown fusion profile.
@@ -149,6 +150,9 @@ def ranked(
         background = None
     else:
         vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+        if fusion is None and spread and profile.conversation_fusion:
+            fusion = profile.conversation_fusion
+    fusion = profile.fusion if fusion is None else fusion
     mass = cache.index(profile.bm25).query_mass(query)
     fused = fuse_rows(
         bm25, vector, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
