@@ -80,7 +80,7 @@ import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
-from memstack.search.evidence import Background, evidence_rows
+from memstack.search.evidence import Background, Terms, evidence_rows, evidence_terms
 
 __all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
 
@@ -232,6 +232,29 @@ def fuse(
         raise InvalidInput(f"k={k!r} must be None or an int >= 0")
     rows = fuse_rows(bm25, vector, prof, depth=depth)
     return [Hit(*row) for row in (rows if k is None else rows[:k])]
+
+
+def fused_terms(
+    bm25: Sequence[tuple[str, float]],
+    profile: str | FusionProfile,
+    *,
+    mass: float | None,
+    background: Background | None,
+) -> Terms | None:
+    """How ``profile`` splits a fused score into its BM25 and vector terms (None: a fusion profile
+    whose scores are not such a sum, every method but ``evidence``)."""
+    prof = _profile(profile)
+    if prof.method != "evidence":
+        return None
+    return evidence_terms(
+        bm25,
+        bm25_weight=prof.bm25_weight,
+        vector_weight=prof.vector_weight,
+        vector_scale=prof.vector_scale,
+        vector_shift=prof.vector_shift,
+        mass=mass,
+        background=background,
+    )
 
 
 def fuse_rows(

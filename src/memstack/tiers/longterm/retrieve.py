@@ -16,7 +16,7 @@ from ...search import Bm25Index, thread_table
 from ...search.embedders import Embedder
 from ...search.evidence import Background
 from ...search.feedback import rm3_weights, rocchio
-from ...search.fusion import Row, fuse_rows
+from ...search.fusion import Row, fuse_rows, fused_terms
 from ...search.rerank import Reranker
 from ...search.retrieval import SearchProfile
 from ...search.thread_table import Scored
@@ -158,7 +158,13 @@ def ranked(
         bm25, vector, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
     )
     fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
-    return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
+    terms = fused_terms(bm25, fusion, mass=mass, background=background)
+    if terms is None:
+        return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
+    return [
+        SearchHit(cache.entries[i].copy(), s, b, v, sources, *terms.parts(b, v))
+        for i, s, b, v, sources in fused
+    ]
 
 
 def _propagated(
