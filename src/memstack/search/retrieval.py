@@ -47,13 +47,6 @@ conversation fusion (``conversation_fusion``, a fusion profile name; empty: none
     noisy, and the context field and propagation already bring in what its neighbours say. Chosen on
     the tune half of ``bench/recall_suite.py`` (LoCoMo conv-26/41/43) as the weights whose hybrid
     never loses to BM25 alone at R@1, R@3 or R@10, then best R@10; figures in ``docs/recall.md``.
-sessions spread (``session_spread`` < 1)
-    After propagation, for a question asking for several things ("What activities does she ...?",
-    :func:`memstack.search.session_spread.asks_for_several`), the ``n``-th hit of one session is
-    multiplied by ``session_spread ** n``, so the answers of other sessions are not pushed below the
-    cut by repeats from the best one. The ``default`` profile uses 0.95, chosen on the tune half of
-    ``bench/recall_suite.py`` (multi-hop R@10 0.474 -> 0.512, all questions 0.814 -> 0.822; figures in
-    ``docs/recall.md``).
 candidate depth (``fusion_depth``)
     How many hits each retriever hands to fusion: ``max(fusion_depth, 5 * max_results)``, or
     ``max(100, 5 * max_results)`` when 0 (``memstack.tiers.longterm.retrieve.FUSION_DEPTH``).
@@ -127,7 +120,6 @@ class SearchProfile:
     session_weight: float = 0.0
     speaker_weight: float = 0.0
     conversation_fusion: str = ""
-    session_spread: float = 1.0
 
     def __post_init__(self) -> None:
         if self.bm25 not in PROFILES:
@@ -162,11 +154,6 @@ class SearchProfile:
             value = getattr(self, field)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise InvalidConfiguration(f"SearchProfile {self.name!r}: {field}={value!r} must be >= 0")
-        spread = self.session_spread
-        if not (isinstance(spread, (int, float)) and 0.0 < spread <= 1.0):
-            raise InvalidConfiguration(
-                f"SearchProfile {self.name!r}: session_spread={spread!r} must be within (0, 1]"
-            )
         weight = self.rm3_query_weight
         if not (isinstance(weight, (int, float)) and 0.0 <= weight <= 1.0):
             raise InvalidConfiguration(
@@ -196,7 +183,6 @@ SEARCH_PROFILES: dict[str, SearchProfile] = {
         context_weight=0.5,
         context_vector_weight=0.0,
         conversation_fusion="evidence-turns",
-        session_spread=0.95,
         neighbour_weight=0.5,
         session_weight=0.3,
         speaker_weight=0.3,

@@ -193,18 +193,3 @@ def test_the_default_profile_weighs_turns_with_their_own_fusion() -> None:
     turns = FUSION_PROFILES[default.conversation_fusion]
     assert turns.bm25_weight > FUSION_PROFILES[default.fusion].bm25_weight
     assert default.context_vector_weight == 0
-
-
-@pytest.mark.parametrize("bm25", [True, False], ids=["bm25", "hybrid"])
-def test_a_question_asking_for_several_things_gets_hits_from_several_sessions(
-    mem: Memory, bm25: bool
-) -> None:
-    lt = mem.long_term("s", embedder=None if bm25 else FakeEmbedder(dim=64))
-    say(lt, 1, "Ann", "Swimming hobbies with kids: swimming is my favourite of my hobbies", MAY)
-    say(lt, 2, "Ann", "Also hobbies like reading, hobbies all weekend", MAY)
-    say(lt, 3, "Ann", "More hobbies talk, my hobbies keep me busy", MAY)
-    say(lt, 4, "Ann", "Pottery is one of my hobbies now", JUNE)
-    if not bm25:
-        assert lt.flush_embeddings(timeout=30)
-    several = [h.entry.id for h in lt.search("What hobbies does Ann have?", max_results=4)]
-    assert several.index("t4") <= 1  # June's answer is not pushed below May's repeats

@@ -19,7 +19,6 @@ from ...search.feedback import rm3_weights, rocchio
 from ...search.fusion import Row, fuse_rows, fused_terms
 from ...search.rerank import Reranker
 from ...search.retrieval import SearchProfile
-from ...search.session_spread import asks_for_several, spread_sessions
 from ...search.thread_table import Scored
 from . import hybrid
 from .entry import SearchHit
@@ -33,10 +32,6 @@ log = logging.getLogger("memstack.tiers.longterm")
 
 FUSION_DEPTH: Final = 100
 """Each retriever contributes at least this many hits to fusion (more when more are asked)."""
-
-
-SPREAD_POOL: Final = 60
-"""How many propagated hits (at least; 3 x the kept ones when more) a session spread re-orders."""
 
 
 def _candidates(
@@ -199,13 +194,9 @@ def _propagated(
         scored = thread_table.speaker_boost(table, scored, query, profile.speaker_weight)
     if profile.session_weight > 0:
         scored = thread_table.session_boost(table, scored, profile.session_weight)
-    if profile.session_spread < 1 and asks_for_several(query):
-        top = spread_sessions(table, scored.top(max(3 * keep, SPREAD_POOL)), profile.session_spread)[:keep]
-    else:
-        top = scored.top(keep)
     found = {row[0]: row for row in fused}
     out: list[Row] = []
-    for entry_id, score in top:
+    for entry_id, score in scored.top(keep):
         row = found.get(entry_id)
         out.append(
             (entry_id, score, None, None, ("neighbours",)) if row is None else (entry_id, score, *row[2:])
