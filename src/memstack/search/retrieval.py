@@ -56,14 +56,12 @@ Profiles (every choice, and the half of the LoCoMo development split it was chos
 on the report half):
 
 ``default``
-    the conversation context field (window 2, weight 0.5, vector side 0.5), the ``default`` fusion
-    (0.6 BM25 / 0.4 vector) and propagation with neighbour, speaker and session weights 0.3 each
-    (window 1, candidate depth 100). Chosen on the tuning half, confirmed on the report half: BM25
-    recall@10 0.613 (``plain``) -> 0.682 (``context``) -> 0.722 there (recall@20 0.740 -> 0.784 against
-    ``context``); hybrid recall@10 / @20 0.603 / 0.700 (``plain``) -> 0.691 / 0.754 (``context``) ->
-    0.728 / 0.794. Entries without
-    conversation provenance are searched exactly as by ``plain`` (BM25) or with the 0.6 / 0.4 fusion
-    (hybrid).
+    the conversation context field (window 2, weight 0.5; no neighbour cosines on the vector side),
+    the ``evidence`` fusion (:mod:`memstack.search.evidence`; ``evidence-turns`` for a scope of
+    conversation turns searched with vectors) and propagation with neighbour weight 0.5, speaker and
+    session weights 0.3 (window 1, candidate depth 100). The choices and their figures on both halves
+    are in ``bench/locomo_choices.py`` and ``docs/recall.md``. Entries without conversation provenance
+    are searched as by ``plain`` (BM25) or with the ``evidence`` fusion (hybrid).
 ``context``
     ``default`` without propagation: the default before propagation was chosen.
 ``plain``
