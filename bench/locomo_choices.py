@@ -170,6 +170,33 @@ CHOICES: tuple[Choice, ...] = (
         "then fused scores (min_score applies to them, as in hybrid searches); other scopes and profiles "
         "keep raw BM25 scores",
     ),
+    Choice(
+        "fusion of conversation turns searched with vectors",
+        "evidence-turns (0.7 BM25 / 0.3 vector, shift 1.5) and context_vector_weight 0",
+        "A, checked once on B",
+        "bench/recall_suite.py --part tune --sets locomo-turns, R@1 / R@3 / R@10 / R@20: the evidence "
+        "fusion 0.359 / 0.602 / 0.799 / 0.854 lost to BM25 alone (0.389 / 0.624 / 0.788 / 0.845) at R@1 "
+        "and R@3; no neighbour cosines 0.361 / 0.614 / 0.811 / 0.862; then 0.7 / 0.3 0.390 / 0.641 / "
+        "0.812 / 0.864, the first weights never losing to BM25 alone (0.6 / 0.4, 0.65 / 0.35, 0.75 / "
+        "0.25, 0.8 / 0.2 and shifts 2 and 2.5 each lose at R@1). On B: 0.356 / 0.557 / 0.724 / 0.790 -> "
+        "0.373 / 0.588 / 0.728 / 0.797 (with the relative dates below); BM25 alone there 0.386 / 0.597 / "
+        "0.738 / 0.801 still leads by about 0.01",
+    ),
+    Choice(
+        "relative dates of a turn in its context field",
+        "on",
+        "A, checked once on B",
+        "tune 0.390 / 0.641 / 0.812 / 0.864 -> 0.392 / 0.647 / 0.814 / 0.868; report R@10 0.726 -> 0.727",
+    ),
+    Choice(
+        "entity one-hop expansion, question splitting, session spread",
+        "none (dropped)",
+        "A (the spread also checked on B)",
+        "entity hop (rare capitalised words, numbers and dates of the 3 best hits searched again, weight "
+        "0.15-0.3): R@10 0.808-0.813 against 0.811, R@1 lower; splitting: 4 of 480 questions split; "
+        "session spread of list questions (x 0.95 per repeat of a session): tune R@10 0.814 -> 0.822, "
+        "multi-hop 0.474 -> 0.512, but report R@10 0.728 -> 0.727, multi-hop 0.372 -> 0.368",
+    ),
 )
 
 

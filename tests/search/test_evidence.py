@@ -8,7 +8,7 @@ import pytest
 from memstack.foundation.errors import InvalidConfiguration
 from memstack.search import Bm25Index
 from memstack.search.evidence import Background, evidence_rows
-from memstack.search.fusion import FusionProfile, fuse_rows
+from memstack.search.fusion import FusionProfile, fuse_rows, fused_terms
 
 
 def _index() -> Bm25Index:
@@ -61,3 +61,19 @@ def test_every_vector_candidate_is_kept_without_a_floor() -> None:
 def test_a_vector_scale_must_be_positive() -> None:
     with pytest.raises(InvalidConfiguration, match="vector_scale"):
         FusionProfile(name="x", method="evidence", vector_scale=0.0)
+
+
+def test_the_terms_of_a_search_add_up_to_its_fused_scores() -> None:
+    index = _index()
+    query = "green tea like"
+    bm25, mass, background = index.search(query), index.query_mass(query), Background(0.2, 0.1)
+    vector = [("tea", 0.6), ("walk", 0.25), ("band", 0.1)]
+    rows = fuse_rows(bm25, vector, "evidence", mass=mass, background=background)
+    terms = fused_terms(bm25, "evidence", mass=mass, background=background)
+    assert terms is not None
+    for _, score, b, v, _sources in rows:
+        bm25_part, vector_part = terms.parts(b, v)
+        assert bm25_part + vector_part == pytest.approx(score)
+        assert (bm25_part == 0) == (b is None) and (vector_part == 0) == (v is None)
+    assert terms.parts(None, None) == (0.0, 0.0)
+    assert fused_terms(bm25, "default", mass=mass, background=background) is None  # min-max: no such sum

@@ -19,6 +19,7 @@ def test_every_row_is_named_by_its_key_and_refers_to_known_tables() -> None:
     for name, row in SEARCH_PROFILES.items():
         assert row.name == name
         assert row.bm25 in PROFILES and row.fusion in FUSION_PROFILES
+        assert row.conversation_fusion in ("", *FUSION_PROFILES)
     assert get_search_profile("plain") is SEARCH_PROFILES["plain"]
     custom = SearchProfile(name="x", context_window=1, context_weight=0.2)
     assert get_search_profile(custom) is custom and custom.uses_context
@@ -34,6 +35,7 @@ def test_every_row_is_named_by_its_key_and_refers_to_known_tables() -> None:
     [
         ({"bm25": "bm26"}, "bm25"),
         ({"fusion": "nope"}, "fusion"),
+        ({"conversation_fusion": "nope"}, "conversation_fusion"),
         ({"context_window": -1}, "context_window"),
         ({"context_window": True}, "context_window"),
         ({"rm3_docs": 1001}, "rm3_docs"),

@@ -99,6 +99,8 @@ class HitJSON(TypedDict):
     bm25: float | None
     vector: float | None
     sources: list[str]
+    bm25_part: float | None
+    vector_part: float | None
 
 
 class MessageJSON(TypedDict):
@@ -227,6 +229,8 @@ def hit_json(hit: SearchHit) -> HitJSON:
         "bm25": hit.bm25,
         "vector": hit.vector,
         "sources": list(hit.sources),
+        "bm25_part": hit.bm25_part,
+        "vector_part": hit.vector_part,
     }
 
 

@@ -34,7 +34,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["NO_BACKGROUND", "RELEVANCE_GATE", "Background", "evidence_rows", "relevance_gate"]
+__all__ = [
+    "NO_BACKGROUND",
+    "RELEVANCE_GATE",
+    "Background",
+    "Terms",
+    "evidence_rows",
+    "evidence_terms",
+    "relevance_gate",
+]
 
 RELEVANCE_GATE: Final = 0.1
 """The fused score below which the context builder and the agent tools leave a memory out of an
@@ -76,6 +84,45 @@ _SOURCES: dict[tuple[bool, bool], tuple[str, ...]] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """How one search turns raw scores into the two terms of a fused score."""
+
+    bm25_weight: float
+    vector_weight: float
+    vector_scale: float
+    vector_shift: float
+    mass: float
+    background: Background
+
+    def parts(self, bm25: float | None, cosine: float | None) -> tuple[float, float]:
+        """``(bm25_weight · b, vector_weight · v)`` for a raw BM25 score and a raw cosine (None: the
+        retriever did not find the entry, its term is 0); the fused score is their sum."""
+        b = 0.0 if bm25 is None else self.bm25_weight * bm25 / self.mass
+        if cosine is None:
+            return b, 0.0
+        bg = self.background
+        spread = bg.std * self.vector_scale if bg.std > 0 else self.vector_scale
+        z = (cosine - bg.mean) / spread - self.vector_shift / self.vector_scale
+        return b, self.vector_weight * (z if z > 0 else TAIL_SLOPE * z)
+
+
+def evidence_terms(
+    bm25: Sequence[tuple[str, float]],
+    *,
+    bm25_weight: float,
+    vector_weight: float,
+    vector_scale: float,
+    vector_shift: float = 0.0,
+    mass: float | None,
+    background: Background | None,
+) -> Terms:
+    """The :class:`Terms` of one search (``mass`` None or 0: BM25 scores over their maximum)."""
+    if not mass or mass <= 0:
+        mass = max((s for _, s in bm25), default=0.0) or 1.0
+    return Terms(bm25_weight, vector_weight, vector_scale, vector_shift, mass, background or NO_BACKGROUND)
+
+
 def evidence_rows(
     bm25: Sequence[tuple[str, float]],
     vector: Sequence[tuple[str, float]],
@@ -89,10 +136,15 @@ def evidence_rows(
 ) -> list[Row]:
     """Fused rows (id, score, raw BM25, raw cosine, sources), best first; ties keep first appearance
     (BM25 list first). ``mass``: the query's IDF mass (None or 0: BM25 scores over their maximum)."""
-    if not mass or mass <= 0:
-        mass = max((s for _, s in bm25), default=0.0) or 1.0
-    bg = background or NO_BACKGROUND
-    spread = bg.std * vector_scale if bg.std > 0 else vector_scale
+    terms = evidence_terms(
+        bm25,
+        bm25_weight=bm25_weight,
+        vector_weight=vector_weight,
+        vector_scale=vector_scale,
+        vector_shift=vector_shift,
+        mass=mass,
+        background=background,
+    )
     raw_b: dict[str, float] = {}
     for doc_id, score in bm25:
         raw_b.setdefault(doc_id, score)
@@ -102,12 +154,8 @@ def evidence_rows(
     rows: list[Row] = []
     for doc_id in dict.fromkeys([*raw_b, *raw_v]):
         b, v = raw_b.get(doc_id), raw_v.get(doc_id)
-        score = 0.0
-        if b is not None:
-            score += bm25_weight * b / mass
-        if v is not None:
-            z = (v - bg.mean) / spread - vector_shift / vector_scale
-            score += vector_weight * (z if z > 0 else TAIL_SLOPE * z)
+        bm25_part, vector_part = terms.parts(b, v)
+        score = bm25_part + vector_part
         rows.append((doc_id, score, b, v, _SOURCES[b is not None, v is not None]))
     rows.sort(key=lambda row: -row[1])
     return rows

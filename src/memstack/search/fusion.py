@@ -80,7 +80,7 @@ import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
-from memstack.search.evidence import Background, evidence_rows
+from memstack.search.evidence import Background, Terms, evidence_rows, evidence_terms
 
 __all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
 
@@ -165,6 +165,17 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
         vector_weight=0.54,
         vector_shift=1.5,
     ),
+    # The default search profile's fusion for scopes holding conversation turns, searched with vectors:
+    # a turn is short and its cosine margin noisy, while the context field and propagation already
+    # carry what its neighbours say (figures in docs/recall.md).
+    "evidence-turns": FusionProfile(
+        name="evidence-turns",
+        method="evidence",
+        min_similarity=-1.0,
+        bm25_weight=0.7,
+        vector_weight=0.3,
+        vector_shift=1.5,
+    ),
 }
 
 
@@ -221,6 +232,29 @@ def fuse(
         raise InvalidInput(f"k={k!r} must be None or an int >= 0")
     rows = fuse_rows(bm25, vector, prof, depth=depth)
     return [Hit(*row) for row in (rows if k is None else rows[:k])]
+
+
+def fused_terms(
+    bm25: Sequence[tuple[str, float]],
+    profile: str | FusionProfile,
+    *,
+    mass: float | None,
+    background: Background | None,
+) -> Terms | None:
+    """How ``profile`` splits a fused score into its BM25 and vector terms (None: a fusion profile
+    whose scores are not such a sum, every method but ``evidence``)."""
+    prof = _profile(profile)
+    if prof.method != "evidence":
+        return None
+    return evidence_terms(
+        bm25,
+        bm25_weight=prof.bm25_weight,
+        vector_weight=prof.vector_weight,
+        vector_scale=prof.vector_scale,
+        vector_shift=prof.vector_shift,
+        mass=mass,
+        background=background,
+    )
 
 
 def fuse_rows(

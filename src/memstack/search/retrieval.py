@@ -39,6 +39,14 @@ propagation along conversations (``neighbour_weight``, ``session_weight``, ``spe
     at 100,000 turns): a median of 1.4 ms per search at 100,000 turns under cProfile, where the
     per-id dictionary pass it replaced took 3.3 ms (``bench/search_speed.py --conversations`` corpus,
     one shared 2-core machine).
+conversation fusion (``conversation_fusion``, a fusion profile name; empty: none)
+    The fusion a search with vectors uses instead of ``fusion`` when its scope holds conversation
+    turns (and the caller did not ask for a fusion of its own). The ``default`` profile uses
+    ``evidence-turns`` (0.7 BM25 / 0.3 vector, against 0.46 / 0.54) and no neighbour cosines on the
+    vector side (``context_vector_weight`` 0): a turn is short, its cosine margin over the scope is
+    noisy, and the context field and propagation already bring in what its neighbours say. Chosen on
+    the tune half of ``bench/recall_suite.py`` (LoCoMo conv-26/41/43) as the weights whose hybrid
+    never loses to BM25 alone at R@1, R@3 or R@10, then best R@10; figures in ``docs/recall.md``.
 candidate depth (``fusion_depth``)
     How many hits each retriever hands to fusion: ``max(fusion_depth, 5 * max_results)``, or
     ``max(100, 5 * max_results)`` when 0 (``memstack.tiers.longterm.retrieve.FUSION_DEPTH``).
@@ -48,14 +56,12 @@ Profiles (every choice, and the half of the LoCoMo development split it was chos
 on the report half):
 
 ``default``
-    the conversation context field (window 2, weight 0.5, vector side 0.5), the ``default`` fusion
-    (0.6 BM25 / 0.4 vector) and propagation with neighbour, speaker and session weights 0.3 each
-    (window 1, candidate depth 100). Chosen on the tuning half, confirmed on the report half: BM25
-    recall@10 0.613 (``plain``) -> 0.682 (``context``) -> 0.722 there (recall@20 0.740 -> 0.784 against
-    ``context``); hybrid recall@10 / @20 0.603 / 0.700 (``plain``) -> 0.691 / 0.754 (``context``) ->
-    0.728 / 0.794. Entries without
-    conversation provenance are searched exactly as by ``plain`` (BM25) or with the 0.6 / 0.4 fusion
-    (hybrid).
+    the conversation context field (window 2, weight 0.5; no neighbour cosines on the vector side),
+    the ``evidence`` fusion (:mod:`memstack.search.evidence`; ``evidence-turns`` for a scope of
+    conversation turns searched with vectors) and propagation with neighbour weight 0.5, speaker and
+    session weights 0.3 (window 1, candidate depth 100). The choices and their figures on both halves
+    are in ``bench/locomo_choices.py`` and ``docs/recall.md``. Entries without conversation provenance
+    are searched as by ``plain`` (BM25) or with the ``evidence`` fusion (hybrid).
 ``context``
     ``default`` without propagation: the default before propagation was chosen.
 ``plain``
@@ -111,16 +117,19 @@ class SearchProfile:
     neighbour_weight: float = 0.0
     session_weight: float = 0.0
     speaker_weight: float = 0.0
+    conversation_fusion: str = ""
 
     def __post_init__(self) -> None:
         if self.bm25 not in PROFILES:
             raise InvalidConfiguration(
                 f"SearchProfile {self.name!r}: bm25={self.bm25!r} is not a BM25 profile"
             )
-        if self.fusion not in FUSION_PROFILES:
-            raise InvalidConfiguration(
-                f"SearchProfile {self.name!r}: fusion={self.fusion!r} is not a fusion profile"
-            )
+        for field in ("fusion", "conversation_fusion"):
+            value = getattr(self, field)
+            if value not in FUSION_PROFILES and (field == "fusion" or value != ""):
+                raise InvalidConfiguration(
+                    f"SearchProfile {self.name!r}: {field}={value!r} is not a fusion profile"
+                )
         for field in ("context_window", "rm3_docs", "rm3_terms", "rocchio_docs", "neighbour_window"):
             value = getattr(self, field)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1000:
@@ -170,7 +179,8 @@ SEARCH_PROFILES: dict[str, SearchProfile] = {
         fusion="evidence",
         context_window=2,
         context_weight=0.5,
-        context_vector_weight=0.5,
+        context_vector_weight=0.0,
+        conversation_fusion="evidence-turns",
         neighbour_weight=0.5,
         session_weight=0.3,
         speaker_weight=0.3,

@@ -76,6 +76,8 @@ def test_beverage_finds_green_tea_over_http_and_mcp(tmp_path: Path) -> None:
             time.sleep(0.1)  # a real server process: no clock to inject across processes
         assert hits[0]["entry"]["content"] == GREEN_TEA
         assert "vector" in hits[0]["sources"] and hits[0]["bm25"] is None  # no shared word
+        # the fused score's two terms travel with the hit: all of it is the vector's here
+        assert hits[0]["bm25_part"] == 0 and hits[0]["vector_part"] == pytest.approx(hits[0]["score"])
         bm25 = httpx.get(f"{base}/v1/memories", params={"query": "beverage", "mode": "bm25"}).json()
         assert bm25["items"] == []
 

@@ -12,6 +12,7 @@ from _serving import serving
 from memstack.doors.server import ServerSettings, create_app
 from memstack.doors.server.keys import ApiKeyStore
 from memstack.engines import Engine
+from memstack.search.embedders import Embedder
 
 
 @dataclass
@@ -25,10 +26,10 @@ class Live:
 
 
 @contextlib.contextmanager
-def live_server(engine: Engine, tenant: str = "acme") -> Iterator[Live]:
+def live_server(engine: Engine, tenant: str = "acme", embedder: Embedder | None = None) -> Iterator[Live]:
     """An app on ``engine`` that requires a key; yields the key of ``tenant`` and a client."""
     _, token = ApiKeyStore(engine).create([tenant])
-    app = create_app(engine, ServerSettings(require_auth=True), mcp=False)
+    app = create_app(engine, ServerSettings(require_auth=True, embedder=embedder), mcp=False)
     with (
         serving(app) as url,
         httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30) as api,

@@ -3,6 +3,8 @@ caller's cut, on the fused score (memstack.search.evidence)."""
 
 from __future__ import annotations
 
+import pytest
+
 from memstack import Memory
 from memstack.search.embedders import FakeEmbedder
 
@@ -50,3 +52,15 @@ def test_min_score_keeps_only_hits_at_or_above_it(mem: Memory) -> None:
     assert 3 <= len(kept) < len(everything)
     assert kept[0].entry.id == "e6"
     assert memories.search("the garden tap leaks", min_score=everything[0].score + 1) == []
+
+
+def test_a_fused_score_is_explained_by_its_two_terms(mem: Memory) -> None:
+    memories = _filled(mem)
+    hits = memories.search("the garden tap leaks", limit=20)  # type: ignore[attr-defined]
+    assert hits[0].entry.id == "e6" and hits[0].bm25_part > 0
+    for hit in hits:
+        assert hit.bm25_part is not None and hit.vector_part is not None
+        assert hit.bm25_part + hit.vector_part == pytest.approx(hit.score)
+        assert (hit.bm25_part > 0) == (hit.bm25 is not None)
+    alone = mem.long_term("floor").search("the garden tap leaks")  # BM25 alone: the raw BM25 score
+    assert alone[0].bm25_part is None and alone[0].vector_part is None

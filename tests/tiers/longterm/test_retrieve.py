@@ -11,6 +11,7 @@ import pytest
 from memstack import Memory
 from memstack.search import FUSION_PROFILES
 from memstack.search.embedders import FakeEmbedder
+from memstack.search.fusion import FusionProfile
 from memstack.search.retrieval import SEARCH_PROFILES, SearchProfile
 from memstack.tiers.longterm import LongTermMemory
 from memstack.tiers.longterm.provenance import conversation_metadata
@@ -144,3 +145,51 @@ def test_a_turn_saved_after_a_search_is_brought_in_by_its_neighbour(mem: Memory)
     assert lt.flush_embeddings(timeout=30)
     hits = lt.search("concert tickets")
     assert [h.entry.id for h in hits][:2] == ["t1", "t2"] and hits[1].sources == ("neighbours",)
+
+
+@pytest.fixture
+def conversation_fusion(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(
+        FUSION_PROFILES,
+        "t-bm25-only",
+        FusionProfile(
+            name="t-bm25-only", method="evidence", min_similarity=-1.0, bm25_weight=1, vector_weight=0
+        ),
+    )
+    for row in (
+        SearchProfile(
+            name="t-conv", fusion="evidence", neighbour_weight=0.3, conversation_fusion="t-bm25-only"
+        ),
+        SearchProfile(name="t-same", fusion="evidence", neighbour_weight=0.3),
+    ):
+        monkeypatch.setitem(SEARCH_PROFILES, row.name, row)
+
+
+def _scores(mem: Memory, scope: str, profile: str, **kw: object) -> list[float]:
+    lt = mem.long_term(scope, profile=profile, embedder=FakeEmbedder(dim=64), **kw)  # type: ignore[arg-type]
+    return [h.score for h in lt.search("zebra", max_results=10)]
+
+
+@pytest.mark.usefixtures("conversation_fusion")
+def test_a_scope_of_turns_searched_with_vectors_uses_the_conversation_fusion(mem: Memory) -> None:
+    turns = mem.long_term("s", embedder=FakeEmbedder(dim=64))
+    say(turns, 1, "Bob", "We hiked up the ridge at dawn")
+    say(turns, 2, "Ann", "The view over the lake was lovely")
+    notes = mem.long_term("n", embedder=FakeEmbedder(dim=64))
+    notes.save(id="m1", content="We hiked up the ridge at dawn")
+    notes.save(id="m2", content="The view over the lake was lovely")
+    assert turns.flush_embeddings(timeout=30) and notes.flush_embeddings(timeout=30)
+    # no word of the query in any entry: only the vectors score, and the conversation fusion weighs them 0
+    assert _scores(mem, "s", "t-conv") == [0.0, 0.0]
+    assert any(s != 0 for s in _scores(mem, "s", "t-same"))
+    # entries without conversation provenance keep the profile's own fusion
+    assert any(s != 0 for s in _scores(mem, "n", "t-conv"))
+    # a fusion the caller asks for is used as asked
+    assert any(s != 0 for s in _scores(mem, "s", "t-conv", fusion="evidence"))
+
+
+def test_the_default_profile_weighs_turns_with_their_own_fusion() -> None:
+    default = SEARCH_PROFILES["default"]
+    turns = FUSION_PROFILES[default.conversation_fusion]
+    assert turns.bm25_weight > FUSION_PROFILES[default.fusion].bm25_weight
+    assert default.context_vector_weight == 0

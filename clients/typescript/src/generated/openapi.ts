@@ -1287,6 +1287,8 @@ export interface components {
         HitJSON: {
             /** Bm25 */
             bm25: number | null;
+            /** Bm25 Part */
+            bm25_part: number | null;
             entry: components["schemas"]["MemoryJSON"];
             /** Score */
             score: number;
@@ -1294,6 +1296,8 @@ export interface components {
             sources: string[];
             /** Vector */
             vector: number | null;
+            /** Vector Part */
+            vector_part: number | null;
         };
         /** Hits */
         Hits: {

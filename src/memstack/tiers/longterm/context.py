@@ -17,6 +17,7 @@ from ...search import Bm25Index
 from ...search.thread_table import ThreadTable
 from .entry import MemoryEntry
 from .provenance import Provenance, provenance
+from .relative_dates import resolved_dates
 
 __all__ = ["ConversationThreads", "context_text"]
 
@@ -26,9 +27,11 @@ def _date(prov: Provenance) -> str:
     return "" if when is None else f"{when.day} {when:%B} {when.year}"
 
 
-def context_text(prov: Provenance, neighbours: Iterable[MemoryEntry]) -> str:
-    """The context field: speaker, session date, then the neighbours' contents."""
-    parts = [prov.speaker or "", _date(prov), *(e.content for e in neighbours)]
+def context_text(prov: Provenance, neighbours: Iterable[MemoryEntry], content: str = "") -> str:
+    """The context field: speaker, session date, the dates the entry's own ``content`` names relatively
+    (:mod:`.relative_dates`), then the neighbours' contents."""
+    dates = [] if prov.time is None or not content else resolved_dates(content, prov.time)
+    parts = [prov.speaker or "", _date(prov), *dates, *(e.content for e in neighbours)]
     return " ".join(p for p in parts if p)
 
 
@@ -128,7 +131,12 @@ class ConversationThreads:
         prov = self._of.get(entry_id)
         if prov is None:
             return ""
-        return context_text(prov, (entries[i] for i in self.neighbours(entry_id, window) if i in entries))
+        own = entries.get(entry_id)
+        return context_text(
+            prov,
+            (entries[i] for i in self.neighbours(entry_id, window) if i in entries),
+            "" if own is None else own.content,
+        )
 
     def index(self, profile: str, window: int, entries: Mapping[str, MemoryEntry]) -> Bm25Index:
         """The context-field index of BM25 ``profile`` and ``window`` (built on first use)."""

@@ -103,14 +103,13 @@ class SearchHit:
     ``score`` ranks the hits (higher is better) and means what ranked them; it compares hits of one
     search, not of two searches:
 
-    * hybrid search (``default`` fusion): ``0.6 * b + 0.4 * v`` where ``b`` and ``v`` are the BM25
-      score and the cosine min-max normalised over that search's candidates of each retriever (its
-      best 1, its worst 0; a retriever that did not find the hit gives 0), so a fused score is in
-      ``[0, 1]``: 1 is the best of both lists, 0.4 the best vector hit that BM25 did not find (a lone
-      vector hit in a tiny scope included), 0.6 the best BM25 hit without a vector match
-      (:mod:`memstack.search.fusion`; other fusion profiles have their own scales). Searches that
-      propagate along conversations (the ``default`` search profile on a scope holding conversation
-      turns) add a share of neighbouring turns' scores, so there a score may exceed 1.
+    * hybrid search (the ``default`` search profile's ``evidence`` fusion): ``bm25_part +
+      vector_part``, what BM25 explained of the query's IDF mass and the cosine's margin over the
+      scope's background, each weighted (:mod:`memstack.search.evidence`; a scope of conversation
+      turns uses the ``evidence-turns`` weights); comparable across searches, so ``min_score`` can be
+      a fixed number. Searches that propagate along conversations (a scope holding conversation
+      turns) then add a share of neighbouring turns' scores: ``score - bm25_part - vector_part``.
+      Other fusion profiles have their own scales (``default``: min-max normalised, in ``[0, 1]``).
     * BM25-alone search: the raw BM25 score (``>= 0``, unbounded, grows with rare query terms), except
       on a scope holding conversation turns with a propagating profile, where BM25-alone searches are
       fused too (as a hybrid search whose vectors found nothing; :mod:`memstack.search.retrieval`).
@@ -120,7 +119,9 @@ class SearchHit:
     similarity (None without a vector match); ``sources`` names the retrievers that found it
     (``"bm25"``, ``"vector"``), ``("neighbours",)`` for a turn that neither retriever found but whose
     conversation neighbour ranked (the ``neighbour_weight`` option of a search profile), or
-    ``("recent",)`` for a query-less recency listing.
+    ``("recent",)`` for a query-less recency listing. ``bm25_part`` and ``vector_part`` are the two
+    terms of an ``evidence`` fused score (None for other fusions, BM25-alone searches outside
+    conversations and reranked hits); the inspector shows them.
     """
 
     entry: MemoryEntry
@@ -128,6 +129,8 @@ class SearchHit:
     bm25: float | None = None
     vector: float | None = None
     sources: tuple[str, ...] = ()
+    bm25_part: float | None = None
+    vector_part: float | None = None
 
 
 def on_grid(seconds: float) -> float:

@@ -41,6 +41,7 @@ class LongTermReads:
     keys: ScopeKeys
     profile: str
     fusion: str
+    fusion_asked: bool
     min_similarity: float | None
     embedder: Embedder | None
     reranker: Reranker | None
@@ -199,7 +200,7 @@ class LongTermReads:
                 query_vector=query_vector,
                 allowed=allowed,
                 max_results=total,
-                fusion=self.fusion,
+                fusion=self.fusion if self.fusion_asked else None,
                 min_similarity=self.min_similarity,
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
                 allowed_key=allowed_key,

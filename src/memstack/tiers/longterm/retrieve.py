@@ -16,7 +16,7 @@ from ...search import Bm25Index, thread_table
 from ...search.embedders import Embedder
 from ...search.evidence import Background
 from ...search.feedback import rm3_weights, rocchio
-from ...search.fusion import Row, fuse_rows
+from ...search.fusion import Row, fuse_rows, fused_terms
 from ...search.rerank import Reranker
 from ...search.retrieval import SearchProfile
 from ...search.thread_table import Scored
@@ -125,13 +125,14 @@ def ranked(
     query_vector: Matrix | None,
     allowed: set[str] | None,
     max_results: int,
-    fusion: str,
+    fusion: str | None,
     min_similarity: float | None,
     rerank_depth: int = 0,
     allowed_key: object | None = None,
 ) -> list[SearchHit]:
     """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
-    hand out). The caller holds the cache's lock.
+    hand out). The caller holds the cache's lock. ``fusion``: the caller's fusion profile, or None for
+    the profile's (its ``conversation_fusion`` in a scope of conversation turns searched with vectors).
 
     Raises:
         InvalidConfiguration: an unknown fusion profile.
@@ -149,12 +150,21 @@ def ranked(
         background = None
     else:
         vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+        if fusion is None and spread and profile.conversation_fusion:
+            fusion = profile.conversation_fusion
+    fusion = profile.fusion if fusion is None else fusion
     mass = cache.index(profile.bm25).query_mass(query)
     fused = fuse_rows(
         bm25, vector, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
     )
     fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
-    return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
+    terms = fused_terms(bm25, fusion, mass=mass, background=background)
+    if terms is None:
+        return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
+    return [
+        SearchHit(cache.entries[i].copy(), s, b, v, sources, *terms.parts(b, v))
+        for i, s, b, v, sources in fused
+    ]
 
 
 def _propagated(

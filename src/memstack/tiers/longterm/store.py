@@ -89,6 +89,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             raise InvalidConfiguration(
                 f"profile {short_repr(profile)}: must be one of {', '.join(sorted(SEARCH_PROFILES))}"
             )
+        self.fusion_asked = fusion is not None  # a fusion of the caller's is used on every scope
         fusion = SEARCH_PROFILES[profile].fusion if fusion is None else fusion
         if not isinstance(fusion, str) or fusion not in FUSION_PROFILES:
             raise InvalidConfiguration(

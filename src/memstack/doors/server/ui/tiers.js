@@ -138,6 +138,17 @@ async function showMemory(id) {
   $("memory-results").tBodies[0].replaceChildren(memoryRow({ entry, score: null, bm25: null, vector: null, sources: [] }, false));
 }
 
+// The fused score as its terms: what BM25 explained, what the vector margin added, and what the
+// conversation (neighbouring turns, speaker, session) brought on top. Absent when the search's
+// fusion is not such a sum (BM25 alone, another fusion profile, a reranked search).
+function scoreParts(hit) {
+  if (hit.bm25_part === null || hit.bm25_part === undefined) return null;
+  const rest = hit.score - hit.bm25_part - hit.vector_part;
+  const text = "BM25 " + num(hit.bm25_part) + " + vector " + num(hit.vector_part) +
+    (Math.abs(rest) >= 0.0005 ? " + conversation " + num(rest) : "");
+  return h("div", { class: "hint score-parts", text });
+}
+
 function memoryRow(hit, searched) {
   const e = hit.entry;
   const state = e.superseded_by ? h("span", { class: "badge state-superseded", text: "superseded" }) : null;
@@ -145,7 +156,8 @@ function memoryRow(hit, searched) {
     h("td", {}, h("div", {}, state, state ? " " : "", e.content), h("div", { class: "hint", text: e.id }),
       h("div", { class: "hint validity", text: validity(e) })),
     h("td", {}, e.category ? h("span", { class: "badge", text: e.category }) : null, " ", e.tags.map((t) => h("span", { class: "chip", text: t }))),
-    h("td", { class: "num", text: searched ? num(hit.score) : "–" }), h("td", { class: "num", text: searched ? num(hit.bm25) : "–" }),
+    h("td", { class: "num" }, h("div", { text: searched ? num(hit.score) : "–" }), searched ? scoreParts(hit) : null),
+    h("td", { class: "num", text: searched ? num(hit.bm25) : "–" }),
     h("td", { class: "num", text: searched ? num(hit.vector) : "–" }), h("td", { class: "num", text: iso(e.created_at) }),
     h("td", { class: "actions" }, h("button", { type: "button", "aria-label": "Edit memory " + e.id, text: "Edit", onclick: () => editMemory(row, e) }), " ",
       h("button", { type: "button", "aria-label": "History of memory " + e.id, text: "History", onclick: () => memoryHistory(row, e).catch(fail) }), " ",
