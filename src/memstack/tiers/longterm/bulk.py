@@ -11,20 +11,19 @@ embedder's batches, as for a single save.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
+from ...engines import Engine
 from ...foundation.errors import Conflict, InvalidValue, MemstackError
 from ...foundation.limits import short_repr
 from . import writes
 from .entry import MemoryEntry, from_json, to_json
 from .history import check_actor
+from .layout import ScopeKeys
 from .plan import SavePlan, guard_version, now_of, plan_save
 from .query import document_text
 from .snapshotter import snapshotter
 from .supersede import superseded_versions
-
-if TYPE_CHECKING:
-    from .store import LongTermMemory
 
 __all__ = ["BATCH_ITEMS", "FIELDS", "MAX_BATCH_ITEMS", "save_many"]
 
@@ -39,6 +38,22 @@ FIELDS: Final = frozenset(
 """The fields an item (a mapping) may give: those of ``LongTermMemory.save``."""
 ATTEMPTS: Final = 16
 """Optimistic retries of one batch racing other writers of its ids."""
+
+
+class LongTermMemory(Protocol):
+    """What a bulk save needs of the store (the store itself imports this module, so the type is
+    named by what it offers, not imported: no import circle, tests/test_import_graph.py)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def keys(self) -> ScopeKeys: ...
+
+    @property
+    def scope(self) -> str: ...
+
+    def embed_later(self, entry_id: str, text: str) -> None: ...
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
