@@ -19,6 +19,10 @@ import memstack
 from _docblocks import DOC_FILES, KNOWN, ROOT, Block, all_blocks
 
 _OPTIONAL = ("memstack.doors.integrations", "memstack.doors.server")  # need extras; skipped when missing
+# Frameworks whose extras the dev set leaves out (their pins would downgrade openai and protobuf):
+# their blocks run in .ci/run's own environment for them, where MEMSTACK_REQUIRE_FRAMEWORKS=1 makes
+# a missing one a failure instead of a skip.
+_OWN_ENVIRONMENT = ("crewai", "autogen_core")
 
 
 def _modules() -> list[str]:
@@ -48,7 +52,12 @@ def test_python_blocks_run(block: Block, tmp_path: Path, monkeypatch: pytest.Mon
     if reason is not None:
         pytest.skip(reason)
     monkeypatch.chdir(tmp_path)  # a block that writes a file writes it here
-    exec(compile(block.code, block.name, "exec"), {"__name__": "docs"})
+    try:
+        exec(compile(block.code, block.name, "exec"), {"__name__": "docs"})
+    except ModuleNotFoundError as exc:
+        if exc.name in _OWN_ENVIRONMENT and not os.environ.get("MEMSTACK_REQUIRE_FRAMEWORKS"):
+            pytest.skip(f"{exc.name} is installed in .ci/run's framework environment, not this one")
+        raise
 
 
 def test_every_block_is_in_a_language_the_tests_run() -> None:
