@@ -156,7 +156,7 @@ SCENARIOS: dict[str, Scenario] = {
     "documents.get": Scenario({"name": "kb", "key": "readme"}),
     "documents.delete": Scenario({"name": "kb", "key": "readme"}),
     "store.put": Scenario(
-        {"namespace": ["docs", "carol"], "key": "plan", "value": {"title": "Plan"}, "ttl": 60}
+        {"namespace": ["docs", "carol"], "key": "plan", "value": {"title": "Plan"}, "ttl_seconds": 60}
     ),
     "store.get": Scenario({"namespace": ["docs", "alice"], "key": "report", "refresh_ttl": False}),
     "store.search": Scenario(
@@ -188,4 +188,6 @@ SCENARIOS: dict[str, Scenario] = {
     "agent.delete_from_working_memory": Scenario({"key": "draft", "session_id": "s1"}),
     "agent.list_working_memory": Scenario({"session_id": "s1"}),
     "agent.search_working_memory": Scenario({"query": "bob", "session_id": "s1"}),
+    "tools.list": Scenario({}),
+    "tools.call": Scenario({"name": "search_memory", "arguments": {"query": "violin"}, "scope": "alice"}),
 }

@@ -158,6 +158,16 @@ export function storeMethods(t: Transport) {
   };
 }
 
+/** The generated methods of the `tools` namespace (src/tiers/ adds the hand-written ones). */
+export function toolsMethods(t: Transport) {
+  return {
+    /** Run one tool call as a model emitted it (a failure has the status of its error) (`{ arguments?, namespace?, scope?, session_id? }`); path: name. `POST /v1/tools/{name}` */
+    call: method(t, "tools_call"),
+    /** Tool schemas in the OpenAI tool format. `GET /v1/tools` */
+    list: method(t, "tools_list"),
+  };
+}
+
 /** The generated methods of the `working` namespace (src/tiers/ adds the hand-written ones). */
 export function workingMethods(t: Transport) {
   return {
