@@ -20,19 +20,14 @@ reported as saved unless it was.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
-
-from pydantic import BaseModel
 
 from ..agent.tools.dispatcher import decode_arguments, unknown_tool
 from ..agent.tools.schemas import TOOLS, tool_schemas
 from ..agent.tools.session import ToolSession
-from ..engines.base import Engine
 from ..foundation.errors import MemstackError
 from ..services.memory import Memory
-from ..tiers.longterm import LongTermMemory
-from ..tiers.working import WorkingMemory
 from .agent import AGENT_TOOLS, bound
 from .tools import call_tool
 
@@ -42,63 +37,23 @@ _log = logging.getLogger(__name__)
 _SPECS = {spec.name: spec for spec in TOOLS}
 
 
-class MemoryTools:
+class MemoryTools(ToolSession):
     """The agent memory tools of one session: long-term memory of ``scope``, working memory of
-    ``namespace`` (default ``session/{session_id}``). Arguments as
-    :class:`~memstack.agent.tools.session.ToolSession` takes them.
+    ``namespace`` (default ``session/{session_id}``). Constructed as
+    :class:`~memstack.agent.tools.session.ToolSession` is; its calls go through the registry.
 
     Raises:
         InvalidSessionId: a malformed session id.
         InvalidKey: a bad scope or namespace.
     """
 
-    def __init__(
-        self,
-        mem_or_engine: Memory | Engine,
-        *,
-        scope: str = "default",
-        session_id: str,
-        namespace: str | None = None,
-        save_hook: Callable[[Any], object] | None = None,
-        long_term: LongTermMemory | None = None,
-        working: WorkingMemory | None = None,
-    ) -> None:
-        self.session = ToolSession(
-            mem_or_engine,
-            scope=scope,
-            session_id=session_id,
-            namespace=namespace,
-            save_hook=save_hook,
-            long_term=long_term,
-            working=working,
-        )
-        # The registry runs an operation on a Memory; an engine gets one that only carries it.
-        self.memory = mem_or_engine if isinstance(mem_or_engine, Memory) else Memory(mem_or_engine)
-
     @property
-    def session_id(self) -> str:
-        return self.session.session_id
-
-    @property
-    def long_term(self) -> LongTermMemory:
-        return self.session.long_term
-
-    @property
-    def working(self) -> WorkingMemory:
-        return self.session.working
-
-    @property
-    def namespace(self) -> str:
-        """The working-memory namespace this session writes to."""
-        return self.session.namespace
-
-    @property
-    def save_hook(self) -> Callable[[Any], object] | None:
-        return self.session.save_hook
-
-    @save_hook.setter
-    def save_hook(self, hook: Callable[[Any], object] | None) -> None:
-        self.session.save_hook = hook
+    def memory(self) -> Memory:
+        """The memory the registry runs the calls on (an engine given gets one that only carries it)."""
+        source = self.source
+        if not isinstance(source, Memory):
+            source = self.source = Memory(source)
+        return source
 
     @staticmethod
     def schemas() -> list[dict[str, Any]]:
@@ -112,14 +67,6 @@ class MemoryTools:
     def run(self, name: str, arguments: str | Mapping[str, Any] | None) -> str:
         """Run one tool call; failures raise typed errors (see :func:`run`)."""
         return run(self, name, arguments)
-
-    def apply(self, name: str, args: BaseModel) -> str:
-        """Run tool ``name`` with arguments already validated by its model.
-
-        Raises:
-            MemstackError: the tool failed (``'{name} failed: …'``, keeping the error's type).
-        """
-        return self.session.apply(name, args)
 
     def call(self, tool_call: Mapping[str, Any]) -> dict[str, Any]:
         """Run an OpenAI ``tool_calls`` item and return the ``{"role": "tool", ...}`` reply message."""
@@ -141,7 +88,7 @@ def run(tools: MemoryTools, name: str, arguments: str | Mapping[str, Any] | None
     """
     if not isinstance(name, str) or name not in AGENT_TOOLS:
         raise unknown_tool(name, AGENT_TOOLS)
-    session = tools.session
+    session = tools
     raw = decode_arguments(name, arguments)
     # A tool's own ``namespace`` argument (browse another namespace) is the registry's context field
     # of that name; left out, the bound session's own namespace applies.

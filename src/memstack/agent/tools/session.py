@@ -51,6 +51,7 @@ class ToolSession:
         working: WorkingMemory | None = None,
     ) -> None:
         engine = mem_or_engine.engine if isinstance(mem_or_engine, Memory) else mem_or_engine
+        self.source: Memory | Engine = mem_or_engine
         self.session_id = check_session_id(session_id)
         if long_term is None:  # a Memory's scopes carry its retrieval setting (embedder)
             long_term = (
