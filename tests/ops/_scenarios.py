@@ -133,7 +133,7 @@ SCENARIOS: dict[str, Scenario] = {
     "working.search": Scenario({"query": "bob", "namespace": "session/s1"}),
     "working.clear": Scenario({"namespace": "session/s1"}),
     "working.set": Scenario(
-        {"key": "notes", "value": "hello there", "namespace": "session/s1", "ttl_seconds": 60, "tags": ["a"]}
+        {"key": "notes", "value": "hello there", "namespace": "session/s1", "ttl": 60, "tags": ["a"]}
     ),
     "working.get": Scenario({"key": "session/s1/draft"}),
     "working.delete": Scenario({"key": "draft", "namespace": "session/s1"}),
@@ -156,7 +156,7 @@ SCENARIOS: dict[str, Scenario] = {
     "documents.get": Scenario({"name": "kb", "key": "readme"}),
     "documents.delete": Scenario({"name": "kb", "key": "readme"}),
     "store.put": Scenario(
-        {"namespace": ["docs", "carol"], "key": "plan", "value": {"title": "Plan"}, "ttl_seconds": 60}
+        {"namespace": ["docs", "carol"], "key": "plan", "value": {"title": "Plan"}, "ttl": 60}
     ),
     "store.get": Scenario({"namespace": ["docs", "alice"], "key": "report", "refresh_ttl": False}),
     "store.search": Scenario(

@@ -183,7 +183,7 @@ export function workingMethods(t: Transport) {
     namespaces: cursorPaged<"working_namespaces", ItemOf<"working_namespaces">>(t, "working_namespaces"),
     /** Search entries by BM25 over key, value, tags and category (newest first without a query) (`{ query?, category?, tags?, prefix?, namespace?, limit? }`). `GET /v1/working` */
     search: method(t, "working_search"),
-    /** Store an entry in the namespace (JSON value, TTL, category, tags) (`{ namespace?, category?, subject?, tags?, ttl_seconds?, value }`); path: key. `PUT /v1/working/{key}` */
+    /** Store an entry in the namespace (JSON value, TTL, category, tags) (`{ namespace?, category?, subject?, tags?, ttl?, value }`); path: key. `PUT /v1/working/{key}` */
     set: method(t, "working_set"),
   };
 }

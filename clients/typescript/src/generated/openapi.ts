@@ -11701,14 +11701,14 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A category path. */
+                    /** @description A category path: segments of [A-Za-z0-9_-] joined by '/'. */
                     category?: string | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description Tags: a list or 'a, b'. */
+                    /** @description Tags: a list or 'a, b' (each at most 256 characters). */
                     tags?: string[] | string;
                     /** @description Seconds to live (default 300). */
-                    ttl_seconds?: number | null;
+                    ttl?: number | null;
                     /** @description Any JSON value. */
                     value: unknown;
                 };
