@@ -141,7 +141,10 @@ def _list(mem: Memory, r: ListEntries) -> Entries:
 @cli("working search QUERY", names={**_NS, "limit": ("--limit", "--max-results")})
 def _search(mem: Memory, r: SearchEntries) -> Entries:
     """Search entries by BM25 over key, value, tags and category (newest first without a query)."""
-    request = SearchRequest.of(r.query, r.category, r.tags, _target(r.prefix, r.namespace), r.limit)
+    prefix = _target(r.prefix, r.namespace)
+    request = SearchRequest.of(
+        query=r.query, category=r.category, tags=r.tags, prefix=prefix, max_results=r.limit
+    )
     found = _reader(mem, r.namespace).find(request)
     return {"items": [working_json(e) for e in found]}
 
@@ -159,7 +162,7 @@ def _clear(mem: Memory, r: ClearEntries) -> Cleared:
 @cli("working set KEY VALUE", names=_NS)
 def _set(mem: Memory, r: SetEntry) -> WorkingJSON:
     """Store an entry in the namespace (JSON value, TTL, category, tags)."""
-    request = SetRequest.of(r.key, r.value, r.ttl, r.category, r.tags, r.subject)
+    request = SetRequest.of(r.key, r.value, ttl=r.ttl, category=r.category, tags=r.tags, subject=r.subject)
     return working_json(_writer(mem, r.namespace).put(request))
 
 

@@ -157,7 +157,10 @@ class WorkingReads:
             InvalidValue: ``max_results`` not an int >= 1, bad tags, a ``query`` or ``category``
                 that is not a string (or None) or holds a lone surrogate.
         """
-        return self.find(SearchEntries.of(query, category, tags, prefix, max_results))
+        request = SearchEntries.of(
+            query=query, category=category, tags=tags, prefix=prefix, max_results=max_results
+        )
+        return self.find(request)
 
     def find(self, request: SearchEntries) -> builtins.list[WorkingEntry]:
         """:meth:`search` with a request already checked (:meth:`SearchEntries.of`)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 from ...foundation import limits
 from ...foundation.errors import InvalidValue
@@ -20,7 +20,7 @@ from ...foundation.keyspace import check_subject
 from ...foundation.limits import MAX_TTL_SECONDS, short_repr
 from .entry import MAX_CATEGORY_LENGTH, MAX_TAG_LENGTH, check_category, check_tags, check_ttl
 
-__all__ = ["RULES", "Rule", "SearchEntries", "SetEntry"]
+__all__ = ["RULES", "Rule", "SearchEntries", "SearchOptions", "SetEntry", "SetOptions"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,25 @@ RULES: Final[Mapping[str, Rule]] = {
 """Field name -> its rule as the doors show it."""
 
 
+class SetOptions(TypedDict, total=False):
+    """A write's optional fields, as ``WorkingMemory.set`` takes them."""
+
+    ttl: float | None
+    category: str | None
+    tags: Sequence[str] | None
+    subject: str | None
+
+
+class SearchOptions(TypedDict, total=False):
+    """A search's fields, as ``WorkingMemory.search`` takes them."""
+
+    query: str | None
+    category: str | None
+    tags: Sequence[str] | None
+    prefix: str | None
+    max_results: int
+
+
 @dataclass(frozen=True, slots=True)
 class SetEntry:
     """A checked write: ``ttl_ms`` is None for the memory's default TTL."""
@@ -59,27 +78,20 @@ class SetEntry:
     subject: str | None = None
 
     @classmethod
-    def of(
-        cls,
-        key: str,
-        value: Any,
-        ttl: float | None = None,
-        category: str | None = None,
-        tags: Sequence[str] | None = None,
-        subject: str | None = None,
-    ) -> SetEntry:
+    def of(cls, key: str, value: Any, **options: Unpack[SetOptions]) -> SetEntry:
         """The write, its fields checked (the key is resolved by the namespace that writes it).
 
         Raises:
             InvalidValue: a ``ttl`` not in (0, 10 years], bad tags or subject; names the field.
             InvalidCategory: an ill-formed category path, or one over 256 characters.
         """
+        ttl, subject = options.get("ttl"), options.get("subject")
         return cls(
             key,
             value,
             None if ttl is None else check_ttl(ttl),
-            check_category(category),
-            check_tags(tags),
+            check_category(options.get("category")),
+            check_tags(options.get("tags")),
             None if subject is None else check_subject(subject),
         )
 
@@ -95,24 +107,19 @@ class SearchEntries:
     max_results: int = 20
 
     @classmethod
-    def of(
-        cls,
-        query: str | None = None,
-        category: str | None = None,
-        tags: Sequence[str] | None = None,
-        prefix: str | None = None,
-        max_results: int = 20,
-    ) -> SearchEntries:
+    def of(cls, **options: Unpack[SearchOptions]) -> SearchEntries:
         """The search, its fields checked (the prefix is checked where it is resolved).
 
         Raises:
             InvalidValue: ``max_results`` not an int >= 1, bad tags, a ``query`` or ``category``
                 that is not a string (or None) or holds a lone surrogate.
         """
+        query, category = options.get("query"), options.get("category")
+        max_results = options.get("max_results", 20)
         if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
             raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int of at least 1")
         if query is not None:
             limits.check_text(query, "query")
         if category is not None:
             limits.check_text(category, "category")
-        return cls(query, category, check_tags(tags), prefix, max_results)
+        return cls(query, category, check_tags(options.get("tags")), options.get("prefix"), max_results)

@@ -113,7 +113,8 @@ class WorkingMemory(WorkingReads):
             Conflict: the namespace kept changing under ``MAX_WRITE_ATTEMPTS`` tries.
         """
         full = wkeys.resolve_write(self.namespace, key)
-        return self._put(full, SetEntry.of(key, value, ttl, category, tags, subject))
+        request = SetEntry.of(key, value, ttl=ttl, category=category, tags=tags, subject=subject)
+        return self._put(full, request)
 
     def put(self, request: SetEntry) -> WorkingEntry:
         """:meth:`set` with a request already checked (:meth:`SetEntry.of`).
