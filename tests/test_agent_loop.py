@@ -13,9 +13,10 @@ from typing import Any
 from memstack import ManualClock, Memory
 from memstack.agent.context import ContextBuilder
 from memstack.agent.context import format as fmt
-from memstack.agent.tools import MemoryTools, tool_schemas
+from memstack.agent.tools import tool_schemas
 from memstack.agent.tools.schemas import TOOLS
 from memstack.llm.scripted import ScriptedChatModel, ToolCall, reply, tool_call
+from memstack.ops.memory_tools import MemoryTools
 
 SYSTEM = "You are a helpful assistant with memory tools."
 

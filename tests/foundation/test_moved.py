@@ -52,3 +52,16 @@ def test_names_that_did_not_move_are_left_alone() -> None:
     assert new_name("memstack.longterm.entry") == "memstack.tiers.longterm.entry"
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("memstack.not_a_module")
+
+
+def test_memory_tools_still_answer_at_their_old_path() -> None:
+    """MemoryTools moved above the agent tools, to the registry whose dispatcher it uses."""
+    import memstack.agent.tools as old
+    from memstack.ops.memory_tools import MemoryTools, dispatch
+
+    with pytest.warns(DeprecationWarning, match=r"tools\.MemoryTools moved to memstack\.ops"):
+        assert old.MemoryTools is MemoryTools
+    with pytest.warns(DeprecationWarning, match="dispatch moved"):
+        assert old.dispatch is dispatch
+    with pytest.raises(AttributeError):
+        _ = old.no_such_name

@@ -143,7 +143,7 @@ SCENARIOS: dict[str, Scenario] = {
     "working.search": Scenario({"query": "bob", "namespace": "session/s1"}),
     "working.clear": Scenario({"namespace": "session/s1"}),
     "working.set": Scenario(
-        {"key": "notes", "value": "hello there", "namespace": "session/s1", "ttl_seconds": 60, "tags": ["a"]}
+        {"key": "notes", "value": "hello there", "namespace": "session/s1", "ttl": 60, "tags": ["a"]}
     ),
     "working.get": Scenario({"key": "session/s1/draft"}),
     "working.delete": Scenario({"key": "draft", "namespace": "session/s1"}),
@@ -203,4 +203,6 @@ SCENARIOS: dict[str, Scenario] = {
     "agent.delete_from_working_memory": Scenario({"key": "draft", "session_id": "s1"}),
     "agent.list_working_memory": Scenario({"session_id": "s1"}),
     "agent.search_working_memory": Scenario({"query": "bob", "session_id": "s1"}),
+    "tools.list": Scenario({}),
+    "tools.call": Scenario({"name": "search_memory", "arguments": {"query": "violin"}, "scope": "alice"}),
 }

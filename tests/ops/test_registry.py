@@ -39,8 +39,6 @@ HAND_WRITTEN_V1 = {
     ("POST", "/v1/keys"): "key management: an admin key mints a key, whose token is shown once",
     ("DELETE", "/v1/keys/{key_id}"): "key management: an admin key revokes a key",
     ("POST", "/v1/admin/tenants/{tenant}/purge"): "key management: an admin key purges a tenant",
-    ("GET", "/v1/tools"): "the tool door: the registry's tool operations in the OpenAI format",
-    ("POST", "/v1/tools/{name}"): "the tool door: runs the registry's tool operation so named",
     ("GET", "/v1/info"): "the server process's state (version, engine, vector backfill), no tenant's",
 }
 

@@ -12,10 +12,10 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from memstack import Memory
-from memstack.agent.tools import MemoryTools
 from memstack.agent.tools.schemas import TOOLS
 from memstack.foundation.errors import EntryNotFound, InvalidValue, NamespaceFull, UnknownTool
 from memstack.ops import OPERATIONS
+from memstack.ops.memory_tools import MemoryTools
 from memstack.ops.tools import TOOL_NAMES, call_tool, run_tool, tool_specs
 
 

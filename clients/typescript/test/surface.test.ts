@@ -19,7 +19,7 @@ test("every operation of the registry has its client method", () => {
     assert.equal(called, id.replace(/_\d+$/, ""), `${spec.client} calls ${called}, not ${id}`);
     reached.add(spec.client as string);
   }
-  for (const id of ["list_tools", "call_tool", "info"]) {
+  for (const id of ["tools_list", "tools_call", "info"]) {
     assert.ok(id in OPERATIONS, `the document has no ${id} operation`);
   }
   assert.ok(reached.has("sessions.get") && reached.has("store.put") && reached.has("shared.watch"));

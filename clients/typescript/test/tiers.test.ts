@@ -118,7 +118,7 @@ describe("memories", () => {
 
 describe("working", () => {
   test("set, get, list, search, namespaces, delete, clear", async () => {
-    await mem.working.set("draft", { namespace: "session/s1", value: { to: "bob" }, ttl_seconds: 300, tags: ["mail"] });
+    await mem.working.set("draft", { namespace: "session/s1", value: { to: "bob" }, ttl: 300, tags: ["mail"] });
     await mem.working.set("alert", { namespace: "patrol/hb", value: "disk full" });
     assert.deepEqual((await mem.working.get("draft", { namespace: "session/s1" })).value, { to: "bob" });
     const listed = await mem.working.list({ namespace: "session/s1" });

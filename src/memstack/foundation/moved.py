@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Final
 
-__all__ = ["MOVED", "install", "new_name"]
+__all__ = ["MOVED", "MOVED_NAMES", "install", "moved_name", "new_name"]
 
 MOVED: Final[dict[str, str]] = {
     "memstack.errors": "memstack.foundation.errors",
@@ -46,6 +46,30 @@ MOVED: Final[dict[str, str]] = {
     "memstack.integrations": "memstack.doors.integrations",
 }
 """Old module path -> where it lives now (a package's submodules follow it)."""
+
+MOVED_NAMES: Final[dict[tuple[str, str], str]] = {
+    # MemoryTools runs its calls through the operations registry, a layer above the agent tools.
+    ("memstack.agent.tools", "MemoryTools"): "memstack.ops.memory_tools",
+    ("memstack.agent.tools", "dispatch"): "memstack.ops.memory_tools",
+}
+"""(module, name) -> the module that now defines ``name``: names a module re-exported before
+they moved to a higher layer, which it may not import."""
+
+
+def moved_name(module: str, name: str) -> object:
+    """``name`` where it lives now, with a :class:`DeprecationWarning` naming the new path (for a
+    module's ``__getattr__``).
+
+    Raises:
+        AttributeError: ``name`` did not move out of ``module``.
+    """
+    target = MOVED_NAMES.get((module, name))
+    if target is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} moved to {target}.{name}; import it from there", DeprecationWarning, stacklevel=3
+    )
+    return getattr(importlib.import_module(target), name)
 
 
 def new_name(fullname: str) -> str | None:

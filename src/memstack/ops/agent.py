@@ -8,8 +8,10 @@ share :class:`~memstack.tiers.longterm.search_params.SearchParams`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import contextlib
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, create_model
 
@@ -17,7 +19,26 @@ from ..agent.tools.schemas import TOOLS, ToolSpec
 from ..services.memory import Memory
 from .spec import Op, Request, Tool
 
-__all__ = ["OPS"]
+if TYPE_CHECKING:
+    from ..agent.tools.session import ToolSession
+
+__all__ = ["AGENT_TOOLS", "OPS", "bound"]
+
+AGENT_TOOLS: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
+"""The original systems' tool names, in RockBot's order."""
+
+_BOUND: ContextVar[ToolSession | None] = ContextVar("memstack_tool_session", default=None)
+
+
+@contextlib.contextmanager
+def bound(session: ToolSession) -> Iterator[None]:
+    """Inside, the agent operations run on ``session`` (its configured tiers and save hook)
+    instead of building one from the call's context: how ``MemoryTools`` goes through the registry."""
+    token = _BOUND.set(session)
+    try:
+        yield
+    finally:
+        _BOUND.reset(token)
 
 
 class _Context(Request):
@@ -39,17 +60,19 @@ def _expansion(mem: Memory, scope: str) -> Callable[[Any], object] | None:
 
 def _handler(name: str) -> Callable[[Memory, Any], str]:
     def run(mem: Memory, request: Any) -> str:
-        from ..agent.tools import MemoryTools
+        session = _BOUND.get()
+        if session is None:
+            from ..agent.tools.session import ToolSession
 
-        hook = _expansion(mem, request.scope) if name == "save_memory" else None
-        tools = MemoryTools(
-            mem,
-            scope=request.scope,
-            session_id=request.session_id,
-            namespace=request.namespace,
-            save_hook=hook,
-        )
-        return tools.apply(name, request)
+            hook = _expansion(mem, request.scope) if name == "save_memory" else None
+            session = ToolSession(
+                mem,
+                scope=request.scope,
+                session_id=request.session_id,
+                namespace=request.namespace,
+                save_hook=hook,
+            )
+        return session.apply(name, request)
 
     return run
 

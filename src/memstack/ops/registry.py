@@ -22,12 +22,13 @@ from . import (
     shared,
     shared_cache,
     store,
+    tool_door,
     turn,
     working,
 )
 from .spec import Op
 
-__all__ = ["GROUPS", "OPERATIONS", "check", "client_method", "operation", "tool_operation"]
+__all__ = ["GROUPS", "OPERATIONS", "check", "client_method", "operation", "tool_operation", "tool_table"]
 
 GROUPS: Mapping[str, str] = MappingProxyType(
     {
@@ -76,12 +77,24 @@ def check(ops: Iterable[Op[Any]]) -> dict[str, Op[Any]]:
     return by_name
 
 
-OPERATIONS: Mapping[str, Op[Any]] = MappingProxyType(check(op for module in _MODULES for op in module.OPS))
-"""Every operation by name, in door order."""
+_BASE = [op for module in _MODULES for op in module.OPS]
 
 _TOOLS: Mapping[str, Op[Any]] = MappingProxyType(
-    {op.tool.name: op for op in OPERATIONS.values() if op.tool is not None}
+    {
+        op.tool.name: op
+        for op in sorted(_BASE, key=lambda op: not op.name.startswith("agent."))
+        if op.tool is not None
+    }
 )
+"""Tool name -> its operation: the original systems' memory tools first, then the others."""
+
+OPERATIONS: Mapping[str, Op[Any]] = MappingProxyType(check([*_BASE, *tool_door.door_ops(lambda: _TOOLS)]))
+"""Every operation by name, in door order (the tool door's own two last)."""
+
+
+def tool_table() -> Mapping[str, Op[Any]]:
+    """Every tool's operation by tool name, in the order the tool door lists them."""
+    return _TOOLS
 
 
 def operation(name: str) -> Op[Any]:

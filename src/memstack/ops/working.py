@@ -6,7 +6,7 @@ the namespace it belongs to. Writes need ``namespace``: the one namespace they m
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from ..tiers.working import WorkingMemory
 from ..foundation.errors import EntryNotFound, InvalidKey
 from ..tiers.working.namespaces import list_namespaces
-from .fields import Json, Subject, Tags
+from ..tiers.working.requests import RULES
+from ..tiers.working.requests import SearchEntries as SearchRequest
+from ..tiers.working.requests import SetEntry as SetRequest
+from .fields import Json, Tags
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, cli, http
 from .wire import WorkingJSON, working_json
@@ -33,6 +36,13 @@ Prefix = Annotated[
     str | None, Field(max_length=300, description="Whole-segment prefix (patrol, session/abc); default: all.")
 ]
 Key = Field(max_length=512, description="A plain key of the namespace, or a full path.")
+
+
+def _rule(name: str) -> Any:
+    """A door field showing the tier's rule ``name`` (its description and JSON-schema bounds); the
+    handler builds the tier's request, whose check is the only one (one error on every door)."""
+    rule = RULES[name]
+    return Field(None, description=rule.doc, json_schema_extra=dict(rule.json))
 
 
 class Entries(TypedDict):
@@ -58,9 +68,9 @@ class ListEntries(Request):
 
 
 class SearchEntries(Request):
-    query: str | None = Field(None, max_length=4000, description="Words to search for; absent: the newest.")
-    category: str | None = Field(None, max_length=300, description="That category or a sub-category.")
-    tags: Tags = Field(None, description="Tags that must all be present: a list or 'a, b'.")
+    query: str | None = Field(None, max_length=4000, description=RULES["query"].doc)
+    category: str | None = _rule("filter_category")
+    tags: Tags = _rule("filter_tags")
     prefix: Prefix = None
     namespace: Namespace = None
     limit: int = Field(20, ge=1, le=500, description="Most entries (1-500).")
@@ -75,10 +85,10 @@ class SetEntry(Request):
     key: str = Key
     value: Json
     namespace: Namespace = None
-    ttl_seconds: float | None = Field(None, gt=0, description="Seconds to live (default 300).")
-    category: str | None = Field(None, max_length=300, description="A category path.")
-    tags: Tags = Field(None, description="Tags: a list or 'a, b'.")
-    subject: Subject = None
+    ttl: int | float | None = _rule("ttl")  # an int stays one, so messages name the value given
+    category: str | None = _rule("category")
+    tags: Tags = _rule("tags")
+    subject: str | None = _rule("subject")
 
 
 class OneEntry(Request):
@@ -131,9 +141,11 @@ def _list(mem: Memory, r: ListEntries) -> Entries:
 @cli("working search QUERY", names={**_NS, "limit": ("--limit", "--max-results")})
 def _search(mem: Memory, r: SearchEntries) -> Entries:
     """Search entries by BM25 over key, value, tags and category (newest first without a query)."""
-    found = _reader(mem, r.namespace).search(
-        r.query, category=r.category, tags=r.tags, prefix=_target(r.prefix, r.namespace), max_results=r.limit
+    prefix = _target(r.prefix, r.namespace)
+    request = SearchRequest.of(
+        query=r.query, category=r.category, tags=r.tags, prefix=prefix, max_results=r.limit
     )
+    found = _reader(mem, r.namespace).find(request)
     return {"items": [working_json(e) for e in found]}
 
 
@@ -147,13 +159,11 @@ def _clear(mem: Memory, r: ClearEntries) -> Cleared:
 
 @ops("working.set", "mem.working(namespace).set(key, value)")
 @http("PUT " + _ENTRY, query=("namespace",))
-@cli("working set KEY VALUE", names={**_NS, "ttl_seconds": ("--ttl",)})
+@cli("working set KEY VALUE", names=_NS)
 def _set(mem: Memory, r: SetEntry) -> WorkingJSON:
     """Store an entry in the namespace (JSON value, TTL, category, tags)."""
-    entry = _writer(mem, r.namespace).set(
-        r.key, r.value, ttl=r.ttl_seconds, category=r.category, tags=r.tags, subject=r.subject
-    )
-    return working_json(entry)
+    request = SetRequest.of(r.key, r.value, ttl=r.ttl, category=r.category, tags=r.tags, subject=r.subject)
+    return working_json(_writer(mem, r.namespace).put(request))
 
 
 @ops("working.get", "mem.working(namespace).get(key)")

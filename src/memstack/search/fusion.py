@@ -342,21 +342,28 @@ def _rows(
     rows: list[Row] = []
     for kk, doc_id in names.items():
         b, v = bm25_norm.get(kk), vec.get(kk)
-        vn = vec_norm.get(kk)
-        if prof.method == "mean":
-            parts = [x for x in (b, vn) if x is not None]
-            score = sum(parts) / len(parts)
-        elif prof.method == "weighted":
-            score = prof.bm25_weight * (b or 0.0) + prof.vector_weight * (vn or 0.0)
-        else:
-            score = 0.0
-            if kk in bm25_rank:
-                score += prof.bm25_weight / (prof.rrf_k + bm25_rank[kk])
-            if kk in vec_rank:
-                score += prof.vector_weight / (prof.rrf_k + vec_rank[kk])
+        score = _score(prof, b, vec_norm.get(kk), bm25_rank.get(kk), vec_rank.get(kk))
         rows.append((doc_id, float(score), bm25_raw.get(kk), v, _SOURCES[b is not None, v is not None]))
     rows.sort(key=lambda row: -row[1])
     return rows
+
+
+def _score(
+    prof: FusionProfile, b: float | None, vn: float | None, b_rank: int | None, v_rank: int | None
+) -> float:
+    """One document's fused score from its normalised scores (``None`` when a list missed it) and its
+    1-based ranks in each list."""
+    if prof.method == "mean":
+        parts = [x for x in (b, vn) if x is not None]
+        return sum(parts) / len(parts)
+    if prof.method == "weighted":
+        return prof.bm25_weight * (b or 0.0) + prof.vector_weight * (vn or 0.0)
+    score = 0.0
+    if b_rank is not None:
+        score += prof.bm25_weight / (prof.rrf_k + b_rank)
+    if v_rank is not None:
+        score += prof.vector_weight / (prof.rrf_k + v_rank)
+    return score
 
 
 def cosine(a: Sequence[float] | npt.ArrayLike, b: Sequence[float] | npt.ArrayLike) -> float:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from memstack import Memory
-from memstack.agent.tools import MemoryTools, dispatch, tool_schemas
+from memstack.agent.tools import tool_schemas
 from memstack.agent.tools.schemas import TOOLS
 from memstack.engines import Engine
 from memstack.foundation.errors import EngineClosed
+from memstack.ops.memory_tools import MemoryTools, dispatch
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from memstack import ManualClock, Memory
-from memstack.agent.tools import MemoryTools
 from memstack.agent.tools.longterm_tools import age_text
+from memstack.ops.memory_tools import MemoryTools
 from memstack.tiers.longterm import MemoryEntry
 
 

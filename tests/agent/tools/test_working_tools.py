@@ -7,7 +7,7 @@ import json
 import pytest
 
 from memstack import ManualClock, Memory
-from memstack.agent.tools import MemoryTools
+from memstack.ops.memory_tools import MemoryTools
 
 
 @pytest.fixture

@@ -127,7 +127,7 @@ def test_memory_search_shows_scores_and_edits_and_deletes(live: Live, page: Any,
 
 
 def test_working_memory_counts_down_ttls(live: Live, page: Any, shoot: Any) -> None:
-    body = {"value": {"step": 2}, "ttl_seconds": 120, "category": "plan"}
+    body = {"value": {"step": 2}, "ttl": 120, "category": "plan"}
     live.api.put("/v1/working/plan?namespace=agent/7", json=body).raise_for_status()
     sign_in(page, live, "working")
     page.get_by_role("list", name="Namespaces").get_by_role("button", name="agent/7").click()

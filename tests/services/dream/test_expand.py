@@ -7,8 +7,8 @@ import json
 import pytest
 
 from memstack import Memory
-from memstack.agent.tools import MemoryTools
 from memstack.llm.scripted import ScriptedChatModel
+from memstack.ops.memory_tools import MemoryTools
 from memstack.services.dream import Dreamer
 from memstack.services.dream.expand import ExpansionHook
 

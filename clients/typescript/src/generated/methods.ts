@@ -170,6 +170,16 @@ export function storeMethods(t: Transport) {
   };
 }
 
+/** The generated methods of the `tools` namespace (src/tiers/ adds the hand-written ones). */
+export function toolsMethods(t: Transport) {
+  return {
+    /** Run one tool call as a model emitted it (a failure has the status of its error) (`{ arguments?, namespace?, scope?, session_id? }`); path: name. `POST /v1/tools/{name}` */
+    call: method(t, "tools_call"),
+    /** Tool schemas in the OpenAI tool format. `GET /v1/tools` */
+    list: method(t, "tools_list"),
+  };
+}
+
 /** The generated methods of the `working` namespace (src/tiers/ adds the hand-written ones). */
 export function workingMethods(t: Transport) {
   return {
@@ -185,7 +195,7 @@ export function workingMethods(t: Transport) {
     namespaces: cursorPaged<"working_namespaces", ItemOf<"working_namespaces">>(t, "working_namespaces"),
     /** Search entries by BM25 over key, value, tags and category (newest first without a query) (`{ query?, category?, tags?, prefix?, namespace?, limit? }`). `GET /v1/working` */
     search: method(t, "working_search"),
-    /** Store an entry in the namespace (JSON value, TTL, category, tags) (`{ namespace?, category?, subject?, tags?, ttl_seconds?, value }`); path: key. `PUT /v1/working/{key}` */
+    /** Store an entry in the namespace (JSON value, TTL, category, tags) (`{ namespace?, category?, subject?, tags?, ttl?, value }`); path: key. `PUT /v1/working/{key}` */
     set: method(t, "working_set"),
   };
 }

@@ -873,7 +873,7 @@ export interface paths {
             cookie?: never;
         };
         /** Tool schemas in the OpenAI tool format */
-        get: operations["list_tools"];
+        get: operations["tools_list"];
         put?: never;
         post?: never;
         delete?: never;
@@ -891,11 +891,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Run one tool call
-         * @description A failure is a problem with the status of its error: 404 for an unknown tool or an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full working-memory namespace, 503 when the engine is unavailable.
-         */
-        post: operations["call_tool"];
+        /** Run one tool call as a model emitted it (a failure has the status of its error) */
+        post: operations["tools_call"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1673,32 +1670,14 @@ export interface components {
             /** Items */
             items: components["schemas"]["DreamSummaryJSON"][];
         };
-        /** ToolCallIn */
-        ToolCallIn: {
-            /**
-             * Arguments
-             * @description The tool's arguments: an object or a JSON string (as an LLM emitted it).
-             */
-            arguments?: {
-                [key: string]: unknown;
-            } | string | null;
-            /**
-             * Namespace
-             * @description Working-memory namespace (default session/{id}).
-             */
-            namespace?: string | null;
-            /**
-             * Scope
-             * @description Long-term scope.
-             * @default default
-             */
-            scope?: string;
-            /**
-             * Session Id
-             * @description Session the tools act for.
-             * @default default
-             */
-            session_id?: string;
+        /** ToolAnswer */
+        ToolAnswer: {
+            /** Data */
+            data: unknown;
+            /** Name */
+            name: string;
+            /** Result */
+            result: string;
         };
         /** ToolList */
         ToolList: {
@@ -1706,21 +1685,6 @@ export interface components {
             tools: {
                 [key: string]: unknown;
             }[];
-        };
-        /** ToolResultOut */
-        ToolResultOut: {
-            /**
-             * Data
-             * @description The operation's JSON result (null for text-only tools).
-             */
-            data?: unknown;
-            /** Name */
-            name: string;
-            /**
-             * Result
-             * @description The tool's text result.
-             */
-            result: string;
         };
         /** Undone */
         Undone: {
@@ -11326,7 +11290,7 @@ export interface operations {
             };
         };
     };
-    list_tools: {
+    tools_list: {
         parameters: {
             query?: never;
             header?: {
@@ -11338,7 +11302,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Successful Response */
+            /** @description Tool schemas in the OpenAI tool format. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11469,7 +11433,7 @@ export interface operations {
             };
         };
     };
-    call_tool: {
+    tools_call: {
         parameters: {
             query?: never;
             header?: {
@@ -11477,23 +11441,41 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
+                /** @description The tool's name. */
                 name: string;
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": components["schemas"]["ToolCallIn"];
+                "application/json": {
+                    /** @description The tool's arguments: an object or a JSON string (as an LLM emitted it). */
+                    arguments?: {
+                        [key: string]: unknown;
+                    } | string | null;
+                    /** @description Working-memory namespace (default session/{id}). */
+                    namespace?: string | null;
+                    /**
+                     * @description Long-term scope.
+                     * @default default
+                     */
+                    scope?: string;
+                    /**
+                     * @description Session the tools act for.
+                     * @default default
+                     */
+                    session_id?: string;
+                };
             };
         };
         responses: {
-            /** @description Successful Response */
+            /** @description Run one tool call as a model emitted it (a failure has the status of its error). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ToolResultOut"];
+                    "application/json": components["schemas"]["ToolAnswer"];
                 };
             };
             /** @description Invalid input: the detail names the field or value and the rule. */
@@ -12388,14 +12370,14 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description A category path. */
+                    /** @description A category path: segments of [A-Za-z0-9_-] joined by '/'. */
                     category?: string | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description Tags: a list or 'a, b'. */
+                    /** @description Tags: a list or 'a, b' (each at most 256 characters). */
                     tags?: string[] | string;
                     /** @description Seconds to live (default 300). */
-                    ttl_seconds?: number | null;
+                    ttl?: number | null;
                     /** @description Any JSON value. */
                     value: unknown;
                 };

@@ -77,18 +77,6 @@ export const OPERATIONS = {
     retry: { kind: "never" },
     client: "shared.cache.store",
   },
-  /** POST /v1/tools/{name}: Run one tool call */
-  "call_tool": {
-    method: "POST",
-    path: "/v1/tools/{name}",
-    pathNames: ["name"],
-    query: {},
-    body: true,
-    status: 200,
-    stream: false,
-    retry: { kind: "never" },
-    client: "tools.call",
-  },
   /** POST /v1/context: The messages the context builder gives one turn, with why each item is in or out */
   "context_build": {
     method: "POST",
@@ -340,18 +328,6 @@ export const OPERATIONS = {
     stream: false,
     retry: { kind: "safe" },
     client: "info.get",
-  },
-  /** GET /v1/tools: Tool schemas in the OpenAI tool format */
-  "list_tools": {
-    method: "GET",
-    path: "/v1/tools",
-    pathNames: [],
-    query: {},
-    body: false,
-    status: 200,
-    stream: false,
-    retry: { kind: "safe" },
-    client: "tools.list",
   },
   /** POST /v1/recall: A user's best memories, extracted facts and turns for a query, each with its sources */
   "loop_recall": {
@@ -784,6 +760,30 @@ export const OPERATIONS = {
     stream: false,
     retry: { kind: "safe" },
     client: "store.search",
+  },
+  /** POST /v1/tools/{name}: Run one tool call as a model emitted it (a failure has the status of its error) */
+  "tools_call": {
+    method: "POST",
+    path: "/v1/tools/{name}",
+    pathNames: ["name"],
+    query: {},
+    body: true,
+    status: 200,
+    stream: false,
+    retry: { kind: "never" },
+    client: "tools.call",
+  },
+  /** GET /v1/tools: Tool schemas in the OpenAI tool format */
+  "tools_list": {
+    method: "GET",
+    path: "/v1/tools",
+    pathNames: [],
+    query: {},
+    body: false,
+    status: 200,
+    stream: false,
+    retry: { kind: "safe" },
+    client: "tools.list",
   },
   /** DELETE /v1/working: Delete the namespace's entries under a prefix (all without one) */
   "working_clear": {

@@ -1,18 +1,15 @@
 /** The service itself: its agent tools and what it runs on. */
 
+import { toolsMethods } from "../generated/methods.js";
 import type { CallOptions, Transport } from "../transport.js";
 import type { Input, Output } from "../types.js";
 
-type ToolCall = Input<"call_tool">;
+type ToolCall = Input<"tools_call">;
 
 /** The `tools` namespace of a {@link Memstack} client: the agent memory tools over HTTP. */
 export function tools(t: Transport) {
   return {
-    /** The tool schemas, in the OpenAI tool format (give them to a model). */
-    list: Object.assign(
-      (options: CallOptions = {}) => t.call("list_tools", {}, options) as Promise<Output<"list_tools">>,
-      { operation: "list_tools" as const },
-    ),
+    ...toolsMethods(t),
     /**
      * Run one tool call as a model emitted it: `call(name, arguments, { session_id, scope,
      * namespace })` (arguments an object or the model's JSON text). `UnknownTool` (404) for a
@@ -25,10 +22,10 @@ export function tools(t: Transport) {
         context: Omit<ToolCall, "name" | "arguments"> = {},
         options: CallOptions = {},
       ) =>
-        t.call("call_tool", { ...context, name, arguments: args }, options) as Promise<
-          Output<"call_tool">
+        t.call("tools_call", { ...context, name, arguments: args }, options) as Promise<
+          Output<"tools_call">
         >,
-      { operation: "call_tool" as const },
+      { operation: "tools_call" as const },
     ),
   };
 }

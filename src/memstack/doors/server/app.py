@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 # The routers under memstack.doors.server.routes: every operation's routes, generated from the registry
-# (memstack.ops), then the tool endpoint and the server's own information.
-ROUTERS: list[str] = ["ops", "tools"]
+# (memstack.ops, the tool door's among them), then the server's own information.
+ROUTERS: list[str] = ["ops"]
 ROUTERS.append("info")  # the version, the engine and the retrieval setting in force
 ROUTERS.append("watch")  # a board's events: a stream, so no operation of the registry
 

@@ -118,23 +118,10 @@ def limits_and_logs(
             problem = entry_problem(scope)
             if problem is not None:
                 raise InvalidInput(problem)
-            if guarded and throttle is not None:
-                wait = throttle.retry_after(client)
-                if wait:
-                    await _answer(_throttled(wait), scope, logging_send)
-                    return
-            headers = dict(scope.get("headers") or [])
-            path = str(scope.get("path", ""))
-            keyed = authenticator is not None and authenticator.mode == "keys" and not is_public(path)
-            if (
-                keyed
-                and authenticator is not None
-                and (path.startswith(_STREAMED) or scope.get("method") in _BODY_METHODS)
-            ):
-                refused = await _key_refusal(authenticator, headers.get(b"authorization"))
-                if refused is not None:
-                    await _answer(refused, scope, logging_send)
-                    return
+            refused = await _early_refusal(scope, throttle if guarded else None, client, authenticator)
+            if refused is not None:
+                await _answer(refused, scope, logging_send)
+                return
             await app(scope, await _bounded(scope, receive, max_body), logging_send)
         except _TooLarge:
             if status["started"]:
@@ -155,6 +142,24 @@ def limits_and_logs(
             access_log.write(scope, status["code"], (time.perf_counter() - started) * 1000)
 
     return middleware
+
+
+async def _early_refusal(
+    scope: Scope, throttle: FailureThrottle | None, client: str, authenticator: Authenticator | None
+) -> problems.ProblemResponse | None:
+    """What a request is answered before its body is read: 429 while its client is throttled, the
+    401 of a keyed route's missing or unknown key (a body is never read for a stranger); None to go on."""
+    if throttle is not None:
+        wait = throttle.retry_after(client)
+        if wait:
+            return _throttled(wait)
+    path = str(scope.get("path", ""))
+    if authenticator is None or authenticator.mode != "keys" or is_public(path):
+        return None
+    if not (path.startswith(_STREAMED) or scope.get("method") in _BODY_METHODS):
+        return None
+    headers = dict(scope.get("headers") or [])
+    return await _key_refusal(authenticator, headers.get(b"authorization"))
 
 
 async def _bounded(scope: Scope, receive: Receive, max_body: int) -> Receive:

@@ -11,12 +11,10 @@ import json
 from collections.abc import Sequence
 
 from ...engines.base import Engine
-from ...foundation import limits
-from ...foundation.errors import InvalidValue
-from ...foundation.limits import short_repr
 from . import keys as wkeys
-from .entry import WorkingEntry, category_matches, check_tags, decode_meta, document_text, tags_match
+from .entry import WorkingEntry, category_matches, decode_meta, document_text, tags_match
 from .layout import NamespaceKeys, RegistryKeys
+from .requests import SearchEntries
 
 __all__ = ["WorkingReads", "expiry"]
 
@@ -159,23 +157,25 @@ class WorkingReads:
             InvalidValue: ``max_results`` not an int >= 1, bad tags, a ``query`` or ``category``
                 that is not a string (or None) or holds a lone surrogate.
         """
-        if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
-            raise InvalidValue(f"max_results {short_repr(max_results)}: must be an int of at least 1")
-        if query is not None:
-            limits.check_text(query, "query")
-        if category is not None:
-            limits.check_text(category, "category")
-        wanted_tags = check_tags(tags)
+        request = SearchEntries.of(
+            query=query, category=category, tags=tags, prefix=prefix, max_results=max_results
+        )
+        return self.find(request)
+
+    def find(self, request: SearchEntries) -> builtins.list[WorkingEntry]:
+        """:meth:`search` with a request already checked (:meth:`SearchEntries.of`)."""
+        category, wanted_tags = request.category, request.tags
         candidates = [
             e
-            for e in self.list(prefix)
+            for e in self.list(request.prefix)
             if (category is None or category_matches(category, e.category))
             and tags_match(wanted_tags, e.tags)
         ]
+        query = request.query
         if query is None or not query.strip():
             candidates.sort(key=lambda e: (-e.stored_at, e.key))
-            return candidates[:max_results]
-        return _rank(query, candidates)[:max_results]
+            return candidates[: request.max_results]
+        return _rank(query, candidates)[: request.max_results]
 
 
 def _rank(query: str, entries: builtins.list[WorkingEntry]) -> builtins.list[WorkingEntry]:

@@ -25,12 +25,13 @@ from typing import Any, Final
 
 from ...engines.base import Engine
 from ...foundation.errors import Conflict, InvalidValue, NamespaceFull
-from ...foundation.keyspace import check_subject, label_of, register
+from ...foundation.keyspace import label_of, register
 from ...foundation.limits import short_repr
 from . import keys as wkeys
-from .entry import WorkingEntry, check_category, check_tags, check_ttl, dump_value, encode_meta
+from .entry import WorkingEntry, check_ttl, dump_value, encode_meta
 from .layout import NamespaceKeys, RegistryKeys
 from .reads import WorkingReads, expiry
+from .requests import SetEntry
 
 __all__ = ["DEFAULT_MAX_ENTRIES", "DEFAULT_MAX_VALUE_BYTES", "DEFAULT_TTL", "WorkingMemory"]
 
@@ -112,12 +113,21 @@ class WorkingMemory(WorkingReads):
             Conflict: the namespace kept changing under ``MAX_WRITE_ATTEMPTS`` tries.
         """
         full = wkeys.resolve_write(self.namespace, key)
-        px = self._default_px if ttl is None else check_ttl(ttl)
-        category = check_category(category)
-        tag_list = check_tags(tags)
-        if subject is not None:
-            check_subject(subject)
-        payload = dump_value(value, self.max_value_bytes)
+        request = SetEntry.of(key, value, ttl=ttl, category=category, tags=tags, subject=subject)
+        return self._put(full, request)
+
+    def put(self, request: SetEntry) -> WorkingEntry:
+        """:meth:`set` with a request already checked (:meth:`SetEntry.of`).
+
+        Raises:
+            InvalidKey, InvalidValue, NamespaceFull, Conflict: as :meth:`set` says.
+        """
+        return self._put(wkeys.resolve_write(self.namespace, request.key), request)
+
+    def _put(self, full: str, request: SetEntry) -> WorkingEntry:
+        px = self._default_px if request.ttl_ms is None else request.ttl_ms
+        category, tag_list, subject = request.category, request.tags, request.subject
+        payload = dump_value(request.value, self.max_value_bytes)
         keys = self.keys
         if self.engine.clustered:
             # The registry lives in another slot, so it cannot join the write's batch: register
