@@ -56,20 +56,8 @@ class ListScopes(PageRequest):
     """Which page of the scopes that hold memories."""
 
 
-class SaveMemory(Request):
+class OfScope(Request):
     scope: Scope = "default"
-    id: str | None = Field(None, max_length=128, description="Save under this id (an update when it exists).")
-    content: str = Field(description="The fact or preference (non-blank).")
-    category: str | None = Field(None, max_length=512, description="A path such as user-preferences/music.")
-    tags: Tags = Field(None, description="Tags: a list, or one comma-separated text.")
-    metadata: Metadata = None
-    subject: Subject = None
-    supersedes: Ids = Field(
-        None, description="Ids of memories this one replaces: they get valid_to and superseded_by."
-    )
-    valid_from: Time = Field(None, description="When the fact became true (default: when saved).")
-    expires_at: Time = Field(None, description="When the memory expires (hidden, then deleted).")
-    ttl: float | None = Field(None, gt=0, description="Seconds until it expires (instead of expires_at).")
 
 
 class MemoryItem(Request):
@@ -87,6 +75,11 @@ class MemoryItem(Request):
     valid_from: Time = Field(None, description="When the fact became true (default: when saved).")
     expires_at: Time = Field(None, description="When the memory expires (hidden, then deleted).")
     ttl: float | None = Field(None, gt=0, description="Seconds until it expires (instead of expires_at).")
+
+
+class SaveMemory(MemoryItem, OfScope):
+    # No docstring: the schema keeps no description. The bases in this order list ``scope`` first.
+    pass
 
 
 class SaveMemories(Request):
@@ -109,10 +102,6 @@ class SearchMemories(SearchParams, Request):
 class OneMemory(Request):
     scope: Scope = "default"
     id: str = MemoryId
-
-
-class OfScope(Request):
-    scope: Scope = "default"
 
 
 ops = Ops()

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NotRequired, TypedDict, Unpack
 
 __all__ = [
     "NO_BACKGROUND",
@@ -75,8 +75,9 @@ TAIL_SLOPE: Final = 0.01
 """Below ``vector_shift`` a cosine is no evidence; this small slope only keeps the tail in cosine order."""
 
 Row = tuple[str, float, float | None, float | None, tuple[str, ...]]
+"""One fused result as a plain tuple: the fields of :class:`~memstack.search.fusion.Hit` in order."""
 
-_SOURCES: dict[tuple[bool, bool], tuple[str, ...]] = {
+SOURCES: dict[tuple[bool, bool], tuple[str, ...]] = {
     (True, True): ("bm25", "vector"),
     (True, False): ("bm25",),
     (False, True): ("vector",),
@@ -107,44 +108,44 @@ class Terms:
         return b, self.vector_weight * (z if z > 0 else TAIL_SLOPE * z)
 
 
-def evidence_terms(
-    bm25: Sequence[tuple[str, float]],
-    *,
-    bm25_weight: float,
-    vector_weight: float,
-    vector_scale: float,
-    vector_shift: float = 0.0,
-    mass: float | None,
-    background: Background | None,
-) -> Terms:
+class TermOptions(TypedDict):
+    """The keywords of :func:`evidence_terms` and :func:`evidence_rows`."""
+
+    bm25_weight: float
+    vector_weight: float
+    vector_scale: float
+    vector_shift: NotRequired[float]
+    mass: float | None
+    background: Background | None
+
+
+def evidence_terms(bm25: Sequence[tuple[str, float]], **options: Unpack[TermOptions]) -> Terms:
     """The :class:`Terms` of one search (``mass`` None or 0: BM25 scores over their maximum)."""
+    mass = options["mass"]
     if not mass or mass <= 0:
         mass = max((s for _, s in bm25), default=0.0) or 1.0
-    return Terms(bm25_weight, vector_weight, vector_scale, vector_shift, mass, background or NO_BACKGROUND)
+    return Terms(
+        options["bm25_weight"],
+        options["vector_weight"],
+        options["vector_scale"],
+        options.get("vector_shift", 0.0),
+        mass,
+        options["background"] or NO_BACKGROUND,
+    )
 
 
 def evidence_rows(
-    bm25: Sequence[tuple[str, float]],
-    vector: Sequence[tuple[str, float]],
-    *,
-    bm25_weight: float,
-    vector_weight: float,
-    vector_scale: float,
-    vector_shift: float = 0.0,
-    mass: float | None,
-    background: Background | None,
+    bm25: Sequence[tuple[str, float]], vector: Sequence[tuple[str, float]], **options: Unpack[TermOptions]
 ) -> list[Row]:
     """Fused rows (id, score, raw BM25, raw cosine, sources), best first; ties keep first appearance
     (BM25 list first). ``mass``: the query's IDF mass (None or 0: BM25 scores over their maximum)."""
-    terms = evidence_terms(
-        bm25,
-        bm25_weight=bm25_weight,
-        vector_weight=vector_weight,
-        vector_scale=vector_scale,
-        vector_shift=vector_shift,
-        mass=mass,
-        background=background,
-    )
+    return terms_rows(bm25, vector, evidence_terms(bm25, **options))
+
+
+def terms_rows(
+    bm25: Sequence[tuple[str, float]], vector: Sequence[tuple[str, float]], terms: Terms
+) -> list[Row]:
+    """:func:`evidence_rows` for the :class:`Terms` already worked out."""
     raw_b: dict[str, float] = {}
     for doc_id, score in bm25:
         raw_b.setdefault(doc_id, score)
@@ -156,6 +157,6 @@ def evidence_rows(
         b, v = raw_b.get(doc_id), raw_v.get(doc_id)
         bm25_part, vector_part = terms.parts(b, v)
         score = bm25_part + vector_part
-        rows.append((doc_id, score, b, v, _SOURCES[b is not None, v is not None]))
+        rows.append((doc_id, score, b, v, SOURCES[b is not None, v is not None]))
     rows.sort(key=lambda row: -row[1])
     return rows

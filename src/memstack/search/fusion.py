@@ -80,7 +80,7 @@ import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
-from memstack.search.evidence import Background, Terms, evidence_rows, evidence_terms
+from memstack.search.evidence import SOURCES, Background, Row, Terms, evidence_terms, terms_rows
 
 __all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
 
@@ -196,17 +196,6 @@ def _min_max(scores: dict[str, float], floor: float | None = None) -> dict[str, 
     return {key: (score - low) / (high - low) for key, score in scores.items()}
 
 
-Row = tuple[str, float, float | None, float | None, tuple[str, ...]]
-"""One fused result as a plain tuple: the fields of :class:`Hit` in order."""
-
-_SOURCES: dict[tuple[bool, bool], tuple[str, ...]] = {
-    (True, True): ("bm25", "vector"),
-    (True, False): ("bm25",),
-    (False, True): ("vector",),
-    (False, False): (),
-}
-
-
 def fuse(
     bm25: Sequence[tuple[str, float]],
     vector: Sequence[tuple[str, float]],
@@ -244,8 +233,12 @@ def fused_terms(
     """How ``profile`` splits a fused score into its BM25 and vector terms (None: a fusion profile
     whose scores are not such a sum, every method but ``evidence``)."""
     prof = _profile(profile)
-    if prof.method != "evidence":
-        return None
+    return _evidence_terms(prof, bm25, mass, background) if prof.method == "evidence" else None
+
+
+def _evidence_terms(
+    prof: FusionProfile, bm25: Sequence[tuple[str, float]], mass: float | None, background: Background | None
+) -> Terms:
     return evidence_terms(
         bm25,
         bm25_weight=prof.bm25_weight,
@@ -278,16 +271,7 @@ def fuse_rows(
     if prof.method == "evidence":
         # ``mass``: the query's IDF mass; ``background``: its cosines over the scope (module evidence)
         kept = [(i, s) for i, s in vector if s >= prof.min_similarity]
-        return evidence_rows(
-            bm25,
-            kept,
-            bm25_weight=prof.bm25_weight,
-            vector_weight=prof.vector_weight,
-            vector_scale=prof.vector_scale,
-            vector_shift=prof.vector_shift,
-            mass=mass,
-            background=background,
-        )
+        return terms_rows(bm25, kept, _evidence_terms(prof, bm25, mass, background))
     return _rows(bm25, vector, prof, depth)
 
 
@@ -343,7 +327,7 @@ def _rows(
     for kk, doc_id in names.items():
         b, v = bm25_norm.get(kk), vec.get(kk)
         score = _score(prof, b, vec_norm.get(kk), bm25_rank.get(kk), vec_rank.get(kk))
-        rows.append((doc_id, float(score), bm25_raw.get(kk), v, _SOURCES[b is not None, v is not None]))
+        rows.append((doc_id, float(score), bm25_raw.get(kk), v, SOURCES[b is not None, v is not None]))
     rows.sort(key=lambda row: -row[1])
     return rows
 
