@@ -83,6 +83,7 @@ class ServerSettings:
             at once (429 past it).
         watch_per_key, watch_per_tenant: board event streams one key / one tenant may hold at
             once (429 past it; :mod:`memstack.doors.server.watch_hub`).
+        watch_idle_seconds: a board event stream that saw no change for this long is ended.
     """
 
     def __init__(
@@ -102,6 +103,7 @@ class ServerSettings:
         model_runs_per_tenant: int = 2,
         watch_per_key: int = 100,
         watch_per_tenant: int = 500,
+        watch_idle_seconds: float = 900.0,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -116,6 +118,8 @@ class ServerSettings:
         self.log_key = log_key
         self.slow_work = SlowWork(model_threads, model_runs_per_tenant)
         self.watch_per_key, self.watch_per_tenant = watch_per_key, watch_per_tenant
+        self.watch_idle_seconds = watch_idle_seconds
+        WatchHub(watch_per_key, watch_per_tenant, watch_idle_seconds)  # refused here, at start
 
 
 class _Tenants:
@@ -267,7 +271,9 @@ def create_app(
     app.state.backfill = backfill
     app.state.slow_work = settings.slow_work
     app.state.vacuum_gate = VacuumGate(auth, engine.clock)
-    app.state.watch_hub = WatchHub(settings.watch_per_key, settings.watch_per_tenant)
+    app.state.watch_hub = WatchHub(
+        settings.watch_per_key, settings.watch_per_tenant, settings.watch_idle_seconds
+    )
     problems.install(app)
 
     health.install(app, engine)
