@@ -52,7 +52,7 @@ def route_of(url: str) -> Route:
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     proxies = urllib.request.getproxies_environment()
     proxy = proxies.get(parts.scheme)
-    if not proxy or urllib.request.proxy_bypass_environment(host, proxies):
+    if not proxy or urllib.request.proxy_bypass(host):  # NO_PROXY (from the environment)
         return Route(https, host, parts.port, path)
     via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
     headers = {}

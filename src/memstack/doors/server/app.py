@@ -235,7 +235,7 @@ def create_app(
     if settings.embedder is not None:
         start_loading(settings.embedder)  # the first request's search does not wait for the model
 
-    mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
+    mcp_endpoint = _McpEndpoint(tenants, settings.slow_work) if mcp and _mcp_available() else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -326,17 +326,24 @@ class _McpEndpoint:
     A session manager runs only once, so each run of the app's lifespan gets a fresh one.
     """
 
-    def __init__(self, tenants: _Tenants) -> None:
+    def __init__(self, tenants: _Tenants, slow_work: SlowWork) -> None:
         from .mcp import build_server
 
-        self.tenants = tenants
-        self.server = build_server(self._resolve)
+        self.tenants, self.slow_work = tenants, slow_work
+        self.server = build_server(self._resolve, self._runner)
         self.manager: Any = None
 
-    def _resolve(self, ctx: Any) -> Memory:
+    @staticmethod
+    def _tenant(ctx: Any) -> str:
         request = getattr(ctx, "request", None)
         tenant = request.scope.get("state", {}).get("memstack_tenant") if request is not None else None
-        return self.tenants.get(tenant or DEFAULT_TENANT)
+        return str(tenant or DEFAULT_TENANT)
+
+    def _resolve(self, ctx: Any) -> Memory:
+        return self.tenants.get(self._tenant(ctx))
+
+    def _runner(self, ctx: Any) -> Any:  # a Runner: model-calling tools on the model threads
+        return self.slow_work.runner(self._tenant(ctx))
 
     @asynccontextmanager
     async def running(self) -> Any:

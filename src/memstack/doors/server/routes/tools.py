@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....ops.tools import ToolCall, acall_tool, tool_specs
@@ -61,7 +61,9 @@ def list_tools() -> ToolList:
     "an unknown memory id, 400 for bad arguments (the detail names the argument), 429 for a full "
     "working-memory namespace, 503 when the engine is unavailable.",
 )
-async def call(mem: TenantMemory, name: str, body: ToolCallIn) -> ToolResultOut:
+async def call(mem: TenantMemory, name: str, body: ToolCallIn, request: Request) -> ToolResultOut:
     context = ToolCall(session_id=body.session_id, scope=body.scope, namespace=body.namespace)
-    result = await acall_tool(mem, name, body.arguments, context)
+    # a tool that waits on a model (dream_dry_run) runs on the model threads, not the shared pool
+    runner = request.app.state.slow_work.runner(str(request.state.tenant))
+    result = await acall_tool(mem, name, body.arguments, context, runner)
     return ToolResultOut(name=name, result=result.text, data=result.data)
