@@ -16,12 +16,12 @@ import logging
 import socket
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable
 from typing import Any, Final
 
 from ..foundation.errors import InvalidConfiguration, MemstackError
 from ..foundation.redact import redact, redact_url
+from ._proxy import route_of
 
 __all__ = [
     "DEFAULT_DEADLINE",
@@ -91,10 +91,9 @@ class _Call:
     held)."""
 
     def __init__(self, url: str, seconds: float, timeout: float, max_reply: int) -> None:
-        parts = urllib.parse.urlsplit(url)
-        kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        self.conn = kind(parts.hostname or "", parts.port, timeout=min(timeout, seconds))
-        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self.route = route_of(url)
+        self.conn = self.route.connect(min(timeout, seconds))
+        self.target = self.route.target
         self.max_reply = max_reply
         self.expired = False
         self._watchdog = threading.Timer(seconds, self._cut)
@@ -110,7 +109,7 @@ class _Call:
     def post(self, body: bytes, headers: dict[str, str]) -> bytes:
         self._watchdog.start()
         try:
-            self.conn.request("POST", self.target, body, headers)
+            self.conn.request("POST", self.target, body, self.route.request_headers(headers))
             response = self.conn.getresponse()
             if response.status >= 400:
                 detail = response.read(300).decode("utf-8", "replace")

@@ -10,7 +10,7 @@ tool and the argument, and the doors map it through the one error table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from ..agent.tools.dispatcher import worded
@@ -25,6 +25,7 @@ __all__ = [
     "CONTEXT_ARGS",
     "TOOL_NAMES",
     "TOOL_OPS",
+    "Runner",
     "ToolCall",
     "ToolResult",
     "acall_tool",
@@ -80,14 +81,23 @@ def call_tool(
         return result_of(op, run(op, mem, request))
 
 
+Runner = Callable[[Op[Any], Memory, Any], Awaitable[Any]]
+"""How a server runs one parsed operation (:func:`memstack.ops.run.arun`, or a server's own
+executor for the ones that wait on a model)."""
+
+
 async def acall_tool(
-    mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, context: ToolCall
+    mem: Memory,
+    name: str,
+    arguments: Mapping[str, Any] | str | None,
+    context: ToolCall,
+    runner: Runner = arun,
 ) -> ToolResult:
-    """:func:`call_tool` for the servers' event loops."""
+    """:func:`call_tool` for the servers' event loops; ``runner`` runs the operation."""
     op = find(tool_table(), name)
     request = tool_request(op, arguments, context)
     with worded(name):
-        return result_of(op, await arun(op, mem, request))
+        return result_of(op, await runner(op, mem, request))
 
 
 def run_tool(mem: Memory, name: str, arguments: Mapping[str, Any] | str | None, **context: Any) -> str:

@@ -121,3 +121,38 @@ def test_held_dream_runs_leave_other_tenants_reads_answering(
         held_model.release.set()
         statuses = [r.result(timeout=HELD_AT_MOST) for r in runs]
     assert 429 not in statuses and all(s < 500 for s in statuses)
+
+
+def test_the_dry_run_tool_runs_on_the_model_threads_under_the_tenants_share(
+    held_model: HeldModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMSTACK_CHAT_URL", held_model.url)
+    monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "m")
+    monkeypatch.setenv("MEMSTACK_CHAT_DEADLINE", "600")
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    args = ("--no-auth", "--model-threads", "1", "--model-runs-per-tenant", "2")
+    headers = {"X-Memstack-Tenant": "t0"}
+    with (
+        memstack_serve(url, *args) as served,
+        httpx.Client(base_url=served.base, timeout=HELD_AT_MOST, headers=headers) as client,
+        ThreadPoolExecutor(2) as pool,
+    ):
+        for scope, text in itertools.product(SCOPES, ("Zoe likes hiking", "Zoe reads poetry")):
+            client.post(f"/v1/memories?scope={scope}", json={"content": text})
+
+        def dry_run(scope: str) -> int:
+            body = {"arguments": {"passes": ["consolidate"]}, "scope": scope}
+            return client.post("/v1/tools/dream_dry_run", json=body).status_code
+
+        runs = [pool.submit(dry_run, scope) for scope in SCOPES[:2]]
+        assert held_model.wait_for(1)
+        with httpx.Client(base_url=served.base, timeout=10, headers=headers) as other:
+            third = other.post(
+                "/v1/tools/dream_dry_run", json={"arguments": {"passes": ["consolidate"]}, "scope": "zoe2"}
+            )
+            assert third.status_code == 429  # the tenant's share: two running or waiting
+            assert other.get("/v1/sessions").status_code == 200
+        assert held_model.calls == 1  # one model thread: the second dry run waits for it
+        held_model.release.set()
+        statuses = [r.result(timeout=HELD_AT_MOST) for r in runs]
+    assert all(s < 500 for s in statuses), statuses

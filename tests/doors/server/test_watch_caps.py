@@ -71,3 +71,38 @@ def test_streams_past_the_key_cap_are_refused_and_one_subscription_serves_the_re
             assert client.put("/v1/shared/board/keys/plan", json={"value": 1}).status_code == 200
             assert client.get("/healthz").status_code == 200
         assert _threads(served) < 100
+
+
+def test_the_caps_are_serve_options(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    engine = open_engine(url)
+    try:
+        store = ApiKeyStore(engine)
+        (_, first), (_, second) = store.create(["acme"]), store.create(["acme"])
+    finally:
+        engine.close()
+    options = ("--watch-per-key", "3", "--watch-per-tenant", "5", "--watch-idle", "60")
+    with (
+        memstack_serve(url, *options) as served,
+        _streams(served, first, 4) as by_first,
+        _streams(served, second, 3) as by_second,
+    ):
+        assert by_first == Counter({200: 3, 429: 1})  # the key's cap
+        assert by_second == Counter({200: 2, 429: 1})  # the tenant's cap: 5 streams in all
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (("--watch-per-key", "0"), "per_key 0"),
+        (("--watch-per-tenant", "-1"), "per_tenant -1"),
+        (("--watch-idle", "0"), "idle_seconds 0"),
+    ],
+)
+def test_a_cap_out_of_range_stops_serve_at_start(tmp_path: Path, option: tuple[str, str], named: str) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    with (
+        pytest.raises(RuntimeError, match=f"exited with 2: error: watch {named}"),
+        memstack_serve(url, *option),
+    ):
+        pass  # pragma: no cover - serve must not start

@@ -34,7 +34,8 @@ def test_parse_facts_and_decisions() -> None:
     ]
     for bad, match in [
         ('{"facts": [{"content": 1}]}', r"facts\[0\].content"),
-        ('{"facts": [{"content": "a", "validFrom": 5}]}', "validFrom"),
+        ('{"facts": [{"content": "a", "validFrom": true}]}', "validFrom"),
+        ('{"facts": [{"content": "a", "validFrom": {"at": 5}}]}', "validFrom"),
         ('{"toSave": []}', "no facts"),
         ('{"decisions": [{"fact": 0, "action": "add"}]}', "fact number"),
         ('{"decisions": [{"fact": true, "action": "add"}]}', "fact number"),
@@ -44,6 +45,28 @@ def test_parse_facts_and_decisions() -> None:
     ]:
         with pytest.raises(InvalidValue, match=match):
             (parse_facts if "facts" in bad or "toSave" in bad else parse_decisions)(bad)
+
+
+def test_a_numeric_valid_from_is_epoch_seconds_by_the_one_time_rule() -> None:
+    text = (
+        '{"facts": [{"content": "a", "validFrom": 1767225600}, {"content": "b", "validFrom": 1767225600.5}]}'
+    )
+    first, second = parse_facts(text)
+    assert first.valid_from == 1767225600
+    assert second.valid_from == 1767225600.5
+    turns = {"m1": {"timestamp": (T0 + timedelta(days=3)).timestamp(), "session_id": "s", "subject": "al"}}
+    facts = [
+        ProposedFact("Lives in Berlin", source_ids=("m1",), valid_from=int(T0.timestamp()) + 86400),
+        ProposedFact("Likes cats", source_ids=("m1",), valid_from=99999999999),  # year 5138: after now
+    ]
+    ids = iter(["n1", "n2"])
+    decisions = [Decision(1, "add"), Decision(2, "add")]
+    plan = extraction_plan(
+        facts, [[], []], decisions, turns, T0 + timedelta(days=5), make_id=lambda: next(ids)
+    )
+    berlin, cats = (n.entry for n in plan.create)
+    assert berlin.valid_from == T0 + timedelta(days=1)  # seconds, as the model said
+    assert cats.valid_from == T0 + timedelta(days=3)  # after now: when it was said
 
 
 def test_prompts_show_ids() -> None:

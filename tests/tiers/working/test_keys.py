@@ -22,7 +22,15 @@ def test_namespace_is_first_two_segments(key: str, namespace: str) -> None:
 
 
 def test_keys_normalise_to_lower_case() -> None:
-    assert wkeys.normalize_key("Session/ABC/Emails") == "session/abc/emails"
+    assert wkeys.normalize_key("Patrol/HB/Emails") == "patrol/hb/emails"
+
+
+def test_a_session_id_keeps_its_case_and_the_rest_folds() -> None:
+    assert wkeys.normalize_key("Session/ABC/Emails") == "session/ABC/emails"
+    assert wkeys.normalize_namespace("SESSION/Alice") == "session/Alice"
+    assert wkeys.normalize_namespace("session/alice") != wkeys.normalize_namespace("session/Alice")
+    assert wkeys.normalize_prefix("Session") == "session"
+    assert wkeys.resolve_read("session/Alice", "Notes") == "session/Alice/notes"
 
 
 @pytest.mark.parametrize("bad", ["", "a//b", "/a", "a/", "a b", "a\n", "x/{y}", 5, None, "a" * 513])
@@ -53,7 +61,9 @@ def test_reads_resolve_plain_keys_into_the_own_namespace() -> None:
 
 def test_writes_stay_in_the_own_namespace() -> None:
     assert wkeys.resolve_write("session/abc", "notes") == "session/abc/notes"
-    assert wkeys.resolve_write("session/abc", "SESSION/ABC/x/y") == "session/abc/x/y"
+    assert wkeys.resolve_write("session/abc", "SESSION/abc/X/y") == "session/abc/x/y"
+    with pytest.raises(InvalidKey, match="own namespace 'session/abc'"):
+        wkeys.resolve_write("session/abc", "session/ABC/x")
     with pytest.raises(InvalidKey, match="own namespace 'session/abc'"):
         wkeys.resolve_write("session/abc", "patrol/hb/alert")
 

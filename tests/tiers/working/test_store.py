@@ -34,11 +34,11 @@ def test_set_returns_the_entry_with_defaults(mem: Memory, clock: ManualClock) ->
 
 
 def test_keys_are_case_insensitive(mem: Memory) -> None:
-    wm = mem.working("Session/ABC")
+    wm = mem.working("Session/abc")
     wm.set("Emails", "v1")
     wm.set("EMAILS", "v2")
     assert [e.key for e in wm.list()] == ["session/abc/emails"]
-    assert wm.get("session/ABC/emails").value == "v2"  # type: ignore[union-attr]  # set above
+    assert wm.get("SESSION/abc/Emails").value == "v2"  # type: ignore[union-attr]  # set above
     assert mem.working("session/abc").get("emails") is not None
 
 

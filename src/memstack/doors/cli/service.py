@@ -94,6 +94,15 @@ def serve(
     model_runs_per_tenant: int = typer.Option(
         2, "--model-runs-per-tenant", help="Model-backed runs one tenant may have at once (429 past it)."
     ),
+    watch_per_key: int = typer.Option(
+        100, "--watch-per-key", help="Board event streams one API key may hold at once (429 past it)."
+    ),
+    watch_per_tenant: int = typer.Option(
+        500, "--watch-per-tenant", help="Board event streams one tenant may hold at once (429 past it)."
+    ),
+    watch_idle: float = typer.Option(
+        900.0, "--watch-idle", help="Seconds after which an event stream that saw no change is ended."
+    ),
     forwarded_allow_ips: str = typer.Option(
         None,
         "--forwarded-allow-ips",
@@ -138,6 +147,9 @@ def serve(
                 auth_throttle=throttle,
                 model_threads=model_threads,
                 model_runs_per_tenant=model_runs_per_tenant,
+                watch_per_key=watch_per_key,
+                watch_per_tenant=watch_per_tenant,
+                watch_idle_seconds=watch_idle,
             )
         with _refused_setting():
             app = create_app(mem.engine, settings)

@@ -83,6 +83,7 @@ class ServerSettings:
             at once (429 past it).
         watch_per_key, watch_per_tenant: board event streams one key / one tenant may hold at
             once (429 past it; :mod:`memstack.doors.server.watch_hub`).
+        watch_idle_seconds: a board event stream that saw no change for this long is ended.
     """
 
     def __init__(
@@ -102,6 +103,7 @@ class ServerSettings:
         model_runs_per_tenant: int = 2,
         watch_per_key: int = 100,
         watch_per_tenant: int = 500,
+        watch_idle_seconds: float = 900.0,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:
@@ -116,6 +118,8 @@ class ServerSettings:
         self.log_key = log_key
         self.slow_work = SlowWork(model_threads, model_runs_per_tenant)
         self.watch_per_key, self.watch_per_tenant = watch_per_key, watch_per_tenant
+        self.watch_idle_seconds = watch_idle_seconds
+        WatchHub(watch_per_key, watch_per_tenant, watch_idle_seconds)  # refused here, at start
 
 
 class _Tenants:
@@ -231,7 +235,7 @@ def create_app(
     if settings.embedder is not None:
         start_loading(settings.embedder)  # the first request's search does not wait for the model
 
-    mcp_endpoint = _McpEndpoint(tenants) if mcp and _mcp_available() else None
+    mcp_endpoint = _McpEndpoint(tenants, settings.slow_work) if mcp and _mcp_available() else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -267,7 +271,9 @@ def create_app(
     app.state.backfill = backfill
     app.state.slow_work = settings.slow_work
     app.state.vacuum_gate = VacuumGate(auth, engine.clock)
-    app.state.watch_hub = WatchHub(settings.watch_per_key, settings.watch_per_tenant)
+    app.state.watch_hub = WatchHub(
+        settings.watch_per_key, settings.watch_per_tenant, settings.watch_idle_seconds
+    )
     problems.install(app)
 
     health.install(app, engine)
@@ -320,17 +326,24 @@ class _McpEndpoint:
     A session manager runs only once, so each run of the app's lifespan gets a fresh one.
     """
 
-    def __init__(self, tenants: _Tenants) -> None:
+    def __init__(self, tenants: _Tenants, slow_work: SlowWork) -> None:
         from .mcp import build_server
 
-        self.tenants = tenants
-        self.server = build_server(self._resolve)
+        self.tenants, self.slow_work = tenants, slow_work
+        self.server = build_server(self._resolve, self._runner)
         self.manager: Any = None
 
-    def _resolve(self, ctx: Any) -> Memory:
+    @staticmethod
+    def _tenant(ctx: Any) -> str:
         request = getattr(ctx, "request", None)
         tenant = request.scope.get("state", {}).get("memstack_tenant") if request is not None else None
-        return self.tenants.get(tenant or DEFAULT_TENANT)
+        return str(tenant or DEFAULT_TENANT)
+
+    def _resolve(self, ctx: Any) -> Memory:
+        return self.tenants.get(self._tenant(ctx))
+
+    def _runner(self, ctx: Any) -> Any:  # a Runner: model-calling tools on the model threads
+        return self.slow_work.runner(self._tenant(ctx))
 
     @asynccontextmanager
     async def running(self) -> Any:

@@ -65,8 +65,8 @@ DEFAULT_LIMITS: Final = ConnectionLimits()
 READ_SIZE: Final = 16 * 1024
 DRAIN_BYTES: Final = 64 * 1024
 DRAIN_SECONDS: Final = 2.0
-"""How long the unread body of an answered request is read and dropped before the connection
-is closed."""
+"""How long the unread body of an answered request is read and dropped (up to DRAIN_BYTES), or
+left unread behind a FIN (a larger one), before the connection is closed."""
 FLOOD: Final = 256
 """Connections open at once that count as a flood (see :class:`_Flood`)."""
 
@@ -100,6 +100,13 @@ def _malloc_trim() -> Callable[[int], int] | None:
     except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
         return None
     return trim
+
+
+def _half_close(transport: Any, flow: Any) -> None:
+    """No more reading; a FIN after what was written (the answer), the socket kept open."""
+    flow.pause_reading()
+    if transport.can_write_eof():
+        transport.write_eof()
 
 
 def guarded_protocol(limits: ConnectionLimits = DEFAULT_LIMITS) -> type[H11Protocol]:
@@ -138,11 +145,14 @@ def guarded_protocol(limits: ConnectionLimits = DEFAULT_LIMITS) -> type[H11Proto
             if self.conn.their_state is h11.SEND_BODY:
                 # Answered before its body came (a request without a key): a small rest is read
                 # and dropped for a moment, so that an honest client reads its answer instead of
-                # a reset; a large one, or a client still sending after that, is closed.
+                # a reset. A large one is never read: the answer is followed by a FIN and the
+                # socket lingers a moment before it closes (closing with unread bytes sends a
+                # reset, which makes the client's kernel drop the answer it had not read yet).
                 if self._declared() <= DRAIN_BYTES:
                     self._arm("drain")
                 else:
-                    self.transport.close()
+                    _half_close(self.transport, self.flow)
+                    self._arm("linger")
             else:
                 self._follow()
 
@@ -152,7 +162,7 @@ def guarded_protocol(limits: ConnectionLimits = DEFAULT_LIMITS) -> type[H11Proto
 
         def _follow(self) -> None:
             state = self.conn.their_state
-            if state is h11.SEND_BODY and self._phase == "drain":
+            if state is h11.SEND_BODY and self._phase in ("drain", "linger"):
                 return
             if state is h11.SEND_BODY and self._phase != "body":
                 # Nothing more is read until the app asks for the body (after the key check):
@@ -167,7 +177,7 @@ def guarded_protocol(limits: ConnectionLimits = DEFAULT_LIMITS) -> type[H11Proto
                 self._timer.cancel()
                 self._timer = None
             self._phase = phase
-            if phase in ("head", "drain"):
+            if phase in ("head", "drain", "linger"):  # the first to go when the cap is reached
                 waiting[id(self)] = self
             else:
                 waiting.pop(id(self), None)

@@ -28,7 +28,8 @@ from ... import __version__
 from ...engines.prefixed import tenant_engine
 from ...foundation.errors import InvalidValue
 from ...foundation.limits import check_text
-from ...ops.tools import CONTEXT_ARGS, TOOL_OPS, ToolCall, ToolResult, acall_tool, input_schema
+from ...ops.run import arun
+from ...ops.tools import CONTEXT_ARGS, TOOL_OPS, Runner, ToolCall, ToolResult, acall_tool, input_schema
 from ...services.memory import Memory
 from .error_table import describe
 
@@ -53,8 +54,13 @@ def _tools() -> list[types.Tool]:
     return tools
 
 
-def build_server(resolve: Resolver) -> Server[Any]:
-    """An MCP server whose tools run on the memory ``resolve`` returns for each request."""
+def _plain(ctx: Any) -> Runner:
+    return arun
+
+
+def build_server(resolve: Resolver, runner_of: Callable[[Any], Runner] = _plain) -> Server[Any]:
+    """An MCP server whose tools run on the memory ``resolve`` returns for each request, by the
+    runner ``runner_of`` returns for it (the HTTP server's: model calls on its model threads)."""
     tools = _tools()
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -65,7 +71,7 @@ def build_server(resolve: Resolver) -> Server[Any]:
         context = {k: arguments.pop(k) for k in _CONTEXT_KEYS if k in arguments}
         try:
             call = _context(context)
-            result = await acall_tool(resolve(ctx), params.name, arguments, call)
+            result = await acall_tool(resolve(ctx), params.name, arguments, call, runner_of(ctx))
         except Exception as exc:  # every failure is a tool result with isError, worded by the one table
             return _failure(params.name, exc)
         return types.CallToolResult(

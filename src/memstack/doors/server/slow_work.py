@@ -22,7 +22,11 @@ from typing import Any, Final, TypeVar
 import anyio.to_thread
 from starlette.exceptions import HTTPException
 
-from ...foundation.errors import InvalidConfiguration
+from ...foundation.errors import InvalidConfiguration, LimitReached
+from ...ops.run import arun
+from ...ops.spec import Op
+from ...ops.tools import Runner
+from ...services.memory import Memory
 
 __all__ = ["SLOW_OPS", "SlowWork"]
 
@@ -80,3 +84,18 @@ class SlowWork:
             self._limiter = anyio.CapacityLimiter(self.threads)
         async with self._share(tenant):
             return await anyio.to_thread.run_sync(work, *args, limiter=self._limiter)
+
+    def runner(self, tenant: str) -> Runner:
+        """How the tool doors (``/v1/tools``, MCP) run an operation for ``tenant``: the ones of
+        :data:`SLOW_OPS` (the ``dream_dry_run`` tool) on these threads under the tenant's share,
+        the rest as usual. A refused share is :class:`LimitReached` (429 / a tool error)."""
+
+        async def run(op: Op[Any], mem: Memory, request: Any) -> Any:
+            if op.name not in SLOW_OPS:
+                return await arun(op, mem, request)
+            try:
+                return await self.run(tenant, op.handler, mem, request)
+            except HTTPException as exc:
+                raise LimitReached(str(exc.detail)) from None
+
+        return run

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from starlette.exceptions import HTTPException
 
+from ...foundation.errors import InvalidConfiguration
 from ...services.memory import Memory
 from ...tiers.shared import MemoryChange, SharedMemory
 
@@ -57,6 +58,15 @@ class WatchHub:
     """The watchers of one server."""
 
     def __init__(self, per_key: int = 100, per_tenant: int = 500, idle_seconds: float = 900.0) -> None:
+        for name, value in (("per_key", per_key), ("per_tenant", per_tenant)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+                raise InvalidConfiguration(f"watch {name} {value!r}: must be an int from 1 to 100000")
+        if (
+            isinstance(idle_seconds, bool)
+            or not isinstance(idle_seconds, int | float)
+            or not 1 <= idle_seconds <= 86400
+        ):
+            raise InvalidConfiguration(f"watch idle_seconds {idle_seconds!r}: must be 1 to 86400 seconds")
         self.per_key, self.per_tenant, self.idle_seconds = per_key, per_tenant, idle_seconds
         self._boards: dict[tuple[str, str], _Board] = {}
         self._by_key: Counter[str] = Counter()

@@ -31,7 +31,7 @@ PART_RULES: Final[Mapping[str, str]] = {
     "scope": r"[A-Za-z0-9_.@-]{1,128}",
     "board": r"[A-Za-z0-9_.-]{1,128}",
     "subject": r"[A-Za-z0-9_.@:+-]{1,256}",
-    "namespace": r"[a-z0-9_.:@+=-]+/[a-z0-9_.:@+=-]+",
+    "namespace": r"[a-z0-9_.:@+=-]+/[A-Za-z0-9_.:@+=-]+",  # a session id keeps its case
     "top": r"[a-z0-9_.:@+=-]+",
     "turn_session": r"[A-Za-z0-9_./@:-]{1,256}",
     "code": r"\[.*\]",

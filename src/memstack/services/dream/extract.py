@@ -81,7 +81,7 @@ SOURCE: Final = "extracted"
 """The ``metadata["source"]`` of what the pass saves."""
 
 
-def _time(text: str | None) -> datetime | None:
+def _time(text: str | float | None) -> datetime | None:
     # The one strict rule (epoch seconds or ISO with a zone); a time the model garbled or gave
     # without a zone is None: the turns' time is used instead.
     return strict_instant(text)

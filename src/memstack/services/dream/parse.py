@@ -65,7 +65,9 @@ class ProposedEntry(ProposedItem):
 class ProposedFact(ProposedItem):
     """One fact an extraction answer found in the turns, as the model said it."""
 
-    valid_from: str | None = None
+    valid_from: str | int | float | None = None
+    """As the model gave it: a time string or epoch seconds, read later by the one strict time
+    rule (:func:`memstack.foundation.timefmt.strict_instant`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +207,10 @@ def parse_facts(text: str) -> list[ProposedFact]:
         entry = _entry(item, i, sources=True, metadata=False, name="facts")
         assert isinstance(item, dict)  # _entry checked it
         valid = {str(k).lower(): v for k, v in item.items()}.get("validfrom")
-        if valid is not None and not isinstance(valid, str):
-            raise InvalidValue(f"facts[{i}].validFrom {str(valid)[:80]!r}: must be a time string or null")
+        if valid is not None and (isinstance(valid, bool) or not isinstance(valid, str | int | float)):
+            raise InvalidValue(
+                f"facts[{i}].validFrom {str(valid)[:80]!r}: must be a time string, epoch seconds or null"
+            )
         facts.append(ProposedFact(entry.content, entry.category, entry.tags, entry.source_ids, valid))
     return facts
 

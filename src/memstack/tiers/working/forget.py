@@ -22,10 +22,10 @@ Counts = dict[str, int]
 
 
 def session_namespace(session_id: str) -> str | None:
-    """The working-memory namespace of a session (``session/{id}``, lower-cased), or None when
-    the id cannot name one."""
+    """The working-memory namespace of a session (``session/{id}``, the id's case kept: ``alice``
+    and ``Alice`` are two sessions), or None when the id cannot name one."""
     try:
-        return wkeys.normalize_prefix(f"session/{session_id.lower()}")
+        return wkeys.normalize_prefix(f"session/{session_id}")
     except InvalidKey:
         return None
 

@@ -3,7 +3,11 @@
 A key is a ``/``-separated path such as ``session/abc/emails``. Its *namespace* is its first two
 segments (``session/abc``); a key of one or two segments is its own namespace.
 Keys are compared case-insensitively, so every key is normalised to lower case once, here, and
-stored and shown in that form (one rule everywhere).
+stored and shown in that form (one rule everywhere), with one exception: the second segment of a
+``session/…`` key is a session id and keeps its case as given. Session ids are case-sensitive, so
+``session/alice`` and ``session/Alice`` are two sessions with two namespaces; folding them would let
+one session read and forget the other's entries. Entries stored before this rule sit under the
+lower-cased id: an all-lower-case session keeps them, and they stay readable by their full path.
 
 Segments are 1+ characters of ``[A-Za-z0-9_.:@+=-]``; a whole key is at most :data:`MAX_KEY_LENGTH`
 characters. Prefixes match whole segments: ``session/s1`` covers ``session/s1`` and
@@ -32,12 +36,13 @@ __all__ = [
 ]
 
 MAX_KEY_LENGTH: Final = 512
+_SESSION_TOP: Final = "session"
 _SEGMENT = re.compile(r"[A-Za-z0-9_.:@+=\-]+")
 _RULE = f"a '/'-separated path of segments of [A-Za-z0-9_.:@+=-], at most {MAX_KEY_LENGTH} characters"
 
 
 def normalize_key(key: object) -> str:
-    """``key`` checked and lower-cased.
+    """``key`` checked and lower-cased, except a session id (``session/{id}/…``), kept as given.
 
     Raises:
         InvalidKey: not a string, empty, too long, or with an empty or ill-formed segment.
@@ -50,7 +55,15 @@ def normalize_key(key: object) -> str:
         raise InvalidKey(
             f"working-memory key {short_repr(key)}: segment {short_repr(segment)} breaks the rule ({_RULE})"
         )
-    return key.lower()
+    return _fold(key)
+
+
+def _fold(key: str) -> str:
+    parts = key.split("/", 2)
+    top = parts[0].lower()
+    if top != _SESSION_TOP or len(parts) == 1:
+        return key.lower()
+    return "/".join([top, parts[1], *(p.lower() for p in parts[2:])])
 
 
 def namespace_of(key: str) -> str:
@@ -64,7 +77,7 @@ def top_segment(key: str) -> str:
 
 
 def normalize_namespace(namespace: object) -> str:
-    """A namespace to bind a :class:`WorkingMemory` to: exactly two segments, lower-cased.
+    """A namespace to bind a :class:`WorkingMemory` to: exactly two segments, normalised.
 
     Raises:
         InvalidKey: not a valid key, or not of exactly two segments (``session/abc``).

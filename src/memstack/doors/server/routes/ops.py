@@ -23,6 +23,7 @@ from ....agent.tools.schemas import inline_refs
 from ....foundation.errors import AlreadyExists, InvalidRequest
 from ....ops import OPERATIONS, Http, Op, arun, field_kind, from_text, parse
 from ....ops.registry import client_method
+from ....ops.tools import ToolCall, acall_tool
 from ..app import TenantMemory
 from ..bodies import is_json
 from ..slow_work import SLOW_OPS, SlowWork
@@ -147,6 +148,13 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
         if getattr(parsed, "vacuum", False) is True:  # rebuilds every tenant's file
             gate: VacuumGate = request.app.state.vacuum_gate
             await anyio.to_thread.run_sync(gate.admit, request.headers.get("authorization"))
+        if op.name == "tools.call":  # a tool that waits on a model (dream_dry_run): the model threads
+            runner = request.app.state.slow_work.runner(str(request.state.tenant))
+            call = ToolCall(parsed.session_id, parsed.scope, parsed.namespace)
+            answer = await acall_tool(mem, parsed.name, parsed.arguments, call, runner)
+            return JSONResponse(
+                {"name": answer.name, "result": answer.text, "data": answer.data}, status_code=binding.status
+            )
         # The result is JSON already (memstack.ops.wire, typed by op.output): no second validation.
         if op.name in SLOW_OPS:  # a model call: its own threads and a share per tenant
             slow: SlowWork = request.app.state.slow_work
