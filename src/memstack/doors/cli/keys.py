@@ -6,7 +6,7 @@ import typer
 
 from ...ops.wire import api_key_json
 from ..server.keys import ApiKeyStore
-from ._common import emit, emit_table, memory
+from ._common import emit, emit_table, memory, state
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -50,6 +50,8 @@ def list_keys() -> None:
     with memory() as mem:
         keys = ApiKeyStore(mem.engine).list()
     rows = [api_key_json(k) for k in keys]
+    if not state.as_json:  # a person reads the tenants as a list, not as JSON
+        rows = [{**row, "tenants": ", ".join(row["tenants"])} for row in rows]
     emit_table(rows, ["key_id", "tenants", "label", "admin", "rate", "created_at"], title="API keys")
 
 
