@@ -144,10 +144,10 @@ def test_memories_import_that_skips_everything_fails(cli: Cli, url: str, tmp_pat
         (source / f"m{i}.json").write_text("{" if i % 2 else '{"content": ""}')
     result = cli("--url", url, "memories", "import", str(source))
     assert result.returncode == 1
-    assert result.stdout.decode().startswith("imported 0 memories, skipped 4002 file(s)")
+    assert result.stdout.decode().startswith("imported 0 memories, skipped 4002 files")
     assert "… and 3982 more" in result.stdout.decode()
     line = one_error_line(result.stderr)
-    assert line == "error: FilesSkipped: 4002 of 4002 file(s) skipped; --allow-skips accepts that"
+    assert line == "error: FilesSkipped: 4002 of 4002 files skipped; --allow-skips accepts that"
     allowed = cli("--url", url, "--json", "memories", "import", str(source), "--allow-skips")
     assert allowed.returncode == 0
     report = json.loads(allowed.stdout)

@@ -67,7 +67,7 @@ def test_export_import_round_trip(url: str, tmp_path: Path) -> None:
     }  # fmt: skip
     (out_dir / "broken.json").write_text("{")
     out = run(url, "memories", "import", str(out_dir), "--scope", "dst", "--allow-skips")
-    assert "imported 2 memories, skipped 1 file(s)" in out
+    assert "imported 2 memories, skipped 1 file" in out
     assert "broken.json" in out
     src = run_json(url, "memories", "search", "--scope", "src")
     dst = run_json(url, "memories", "search", "--scope", "dst")

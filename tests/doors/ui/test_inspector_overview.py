@@ -12,6 +12,7 @@ import pytest
 from _serving import serving
 from memstack.doors.server import ServerSettings, create_app
 from memstack.engines import Engine
+from memstack.foundation.clock import ManualClock
 
 pytest.importorskip("playwright")
 
@@ -144,3 +145,26 @@ def test_a_board_shows_its_reserved_keys_apart_and_only_when_set(
     expect(page.locator("#board-reserved-section")).to_be_visible()
     expect(page.locator('#board-keys tr[data-key="results"]')).to_have_count(0)
     shoot("board-reserved-keys")
+
+
+def test_the_overview_lists_the_latest_changes_across_tiers_newest_first(
+    keyless: str, clock: ManualClock, page: Any, shoot: Any
+) -> None:
+    httpx.post(f"{keyless}/v1/sessions", json={"session_id": "s1"}).raise_for_status()
+    clock.advance(10)  # the engine runs on this clock: the changes get distinct times
+    httpx.put(f"{keyless}/v1/sessions/s1/keys/topic", json={"value": "billing"}).raise_for_status()
+    clock.advance(10)
+    saved = httpx.post(f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": "Ana likes tea"})
+    saved.raise_for_status()
+    clock.advance(10)
+    httpx.post(f"{keyless}/v1/memories", params={"scope": "bob"}, json={"content": "Bob likes jazz"})
+    page.goto(f"{keyless}/ui/")
+    feed = page.get_by_role("list", name="Latest changes").get_by_role("listitem")
+    expect(feed).to_have_count(3)
+    expect(feed.nth(0)).to_contain_text("memory in bob saved: Bob likes jazz")
+    expect(feed.nth(1)).to_contain_text("memory in ana saved: Ana likes tea")
+    expect(feed.nth(2)).to_contain_text("session s1: put topic")
+    shoot("overview-activity")
+    feed.nth(1).get_by_role("link").click()
+    expect(page.locator("#memory-results")).to_contain_text("Ana likes tea")
+    assert page.url.endswith(f"#memories/ana/{saved.json()['id']}")

@@ -95,7 +95,7 @@ def test_consolidation_plan_takes_the_oldest_known_source_time() -> None:
     assert (
         rewrite.retire == ("a", "b")
         and rewrite.superseded == ()
-        and rewrite.create[0].entry.valid_from is None
+        and rewrite.create[0].entry.given_valid_from is None
     )
 
 

@@ -130,7 +130,7 @@ def test_doctor_reports_and_the_command_moves(tmp_path: Path) -> None:
     assert dry.exit_code == 0 and json.loads(dry.stdout)["moved"] == {"long_term": 6}
     done = runner.invoke(cli_app, ["--url", url, "tenants", "adopt", "--into", "default"])
     assert (
-        done.exit_code == 0 and "moved 6 keys in 1 families" in done.stdout
+        done.exit_code == 0 and "moved 6 keys in 1 family" in done.stdout
     )  # the entry's history is one of them
     found = runner.invoke(
         cli_app, ["--url", url, "--json", "memories", "search", "--scope", "alice", "violin"]

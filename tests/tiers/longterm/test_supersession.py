@@ -41,7 +41,7 @@ def test_lisbon_then_berlin(mem: Memory, clock: ManualClock) -> None:
     assert {h.entry.id for h in every} == {lisbon, berlin}
     old = next(h.entry for h in every if h.entry.id == lisbon)
     new = next(h.entry for h in every if h.entry.id == berlin)
-    assert old.valid_to == new.valid_since == new.created_at and old.superseded_by == berlin
+    assert old.valid_to == new.valid_from == new.created_at and old.superseded_by == berlin
     assert new.valid_to is None and new.superseded_by is None
 
     assert _contents(memories, "where does the user live", as_of=between) == ["The user lives in Lisbon"]

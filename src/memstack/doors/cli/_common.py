@@ -105,6 +105,11 @@ def tenant_memory() -> Iterator[Memory]:
             view.close()  # the tiers' background work; the engine itself is the outer memory's
 
 
+def counted(n: int, one: str, many: str) -> str:
+    """``1 memory``, ``2 memories``: a count with its noun in the right number."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def emit(value: Any, text: str | None = None) -> None:
     """Print ``value`` as JSON under ``--json``, else ``text`` (or the value) for humans.
 

@@ -21,6 +21,10 @@ EXTRAS: dict[str, list[str]] = {
     "embeddings": ["onnxruntime", "tokenizers"],
     "langgraph": ["langgraph"],
     "llamaindex": ["llama-index-core"],
+    "openai-agents": ["openai-agents"],
+    "adk": ["google-adk"],
+    "crewai": ["crewai"],
+    "autogen": ["autogen-core"],
 }
 
 
@@ -38,7 +42,8 @@ def doctor(
     for extra, dists in EXTRAS.items():
         found = {d: _version(d) for d in dists}
         ok = all(v != "missing" for v in found.values())
-        rows.append({"check": f"extra {extra}", "result": ("installed " if ok else "missing ") + str(found)})
+        listed = ", ".join(f"{d} {v}" for d, v in found.items())
+        rows.append({"check": f"extra {extra}", "result": f"{'installed' if ok else 'missing'} ({listed})"})
     code = 0
     try:
         with memory() as mem:

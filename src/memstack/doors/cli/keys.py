@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from ...ops.wire import api_key_json
 from ..server.keys import ApiKeyStore
-from ._common import emit, emit_table, memory
+from ._common import emit, emit_table, memory, state
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -49,7 +51,10 @@ def list_keys() -> None:
     """List keys (ids, tenants, labels; never secrets)."""
     with memory() as mem:
         keys = ApiKeyStore(mem.engine).list()
-    rows = [api_key_json(k) for k in keys]
+    rows: list[dict[str, Any]] = [dict(api_key_json(k)) for k in keys]
+    if not state.as_json:  # a person reads the tenants as a list, not as JSON
+        for row in rows:
+            row["tenants"] = ", ".join(row["tenants"])
     emit_table(rows, ["key_id", "tenants", "label", "admin", "rate", "created_at"], title="API keys")
 
 

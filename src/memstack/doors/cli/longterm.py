@@ -19,7 +19,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ...foundation.errors import InvalidInput
-from ._common import EXIT, console, emit, state, tenant_memory
+from ._common import EXIT, console, counted, emit, state, tenant_memory
 from ._errors import report as report_error
 
 __all__ = ["export_command", "import_command"]
@@ -35,7 +35,10 @@ def export_command(directory: Path, scope: str = SCOPE) -> None:
 
     with tenant_memory() as mem:
         count = export_dir(mem.long_term(scope), directory)
-        emit({"exported": count, "directory": str(directory)}, f"exported {count} memories to {directory}")
+        emit(
+            {"exported": count, "directory": str(directory)},
+            f"exported {counted(count, 'memory', 'memories')} to {directory}",
+        )
 
 
 @contextlib.contextmanager
@@ -67,7 +70,10 @@ def _import_jsonl(path: Path, scope: str, batch_size: int) -> None:
                     bar.update(task, completed=raw.tell(), saved=saved[0])
 
                 count = import_lines(target, lines, batch_size=batch_size, progress=advance)
-    emit({"imported": count, "skipped": 0, "file": str(path)}, f"imported {count} memories from {path}")
+    emit(
+        {"imported": count, "skipped": 0, "file": str(path)},
+        f"imported {counted(count, 'memory', 'memories')} from {path}",
+    )
 
 
 def import_command(
@@ -116,11 +122,14 @@ def import_command(
             "skipped": skipped,
             "skipped_files": [{"path": p, "reason": r} for p, r in report.skipped],
         },
-        f"imported {len(report.imported)} memories, skipped {skipped} file(s){shown}{more}",
+        f"imported {counted(len(report.imported), 'memory', 'memories')}, skipped "
+        f"{counted(skipped, 'file', 'files')}{shown}{more}",
     )
     if skipped and not allow_skips:
         total = skipped + len(report.imported)
         report_error(
-            "FilesSkipped", f"{skipped} of {total} file(s) skipped; --allow-skips accepts that", EXIT["error"]
+            "FilesSkipped",
+            f"{skipped} of {counted(total, 'file', 'files')} skipped; --allow-skips accepts that",
+            EXIT["error"],
         )
         raise typer.Exit(EXIT["error"])

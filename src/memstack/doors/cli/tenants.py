@@ -9,7 +9,7 @@ from ...services.lifecycle.purge import purge_tenant
 from ...services.lifecycle.report import TIERS
 from ...services.transfer.adopt import ADOPT_TIERS, adopt
 from ..server.keys import ApiKeyStore
-from ._common import emit, memory
+from ._common import counted, emit, memory
 
 __all__ = ["adopt_command", "purge"]
 
@@ -54,10 +54,12 @@ def adopt_command(
     data = report.to_dict()
     verb = "would move" if dry_run else "moved"
     total = sum(data["moved"].values())
-    lines = [f"{verb} {total} keys in {data['families']} families into tenant {into}"]
+    families = counted(data["families"], "family", "families")
+    lines = [f"{verb} {counted(total, 'key', 'keys')} in {families} into tenant {into}"]
     lines += [f"  {name}: {count}" for name, count in data["moved"].items()]
     if data["overwritten"]:
-        lines.append(f"  {data['overwritten']} tenant keys {'would be ' if dry_run else ''}replaced")
+        replaced = counted(data["overwritten"], "tenant key", "tenant keys")
+        lines.append(f"  {replaced} {'would be ' if dry_run else ''}replaced")
     if data["conflicts"]:
         lines.append(f"left in place (tenant {into} holds other values; --overwrite replaces them):")
         lines += [f"  {family}" for family in data["conflicts"]]

@@ -154,7 +154,7 @@ def _changes(
 
 def _superseded(old: MemoryEntry, new: MemoryEntry, now: datetime) -> MemoryEntry:
     """``old`` closed by ``new``: valid until ``new`` became valid (never before ``old`` did)."""
-    return replace(old, valid_to=max(new.valid_since, old.valid_since), superseded_by=new.id, updated_at=now)
+    return replace(old, valid_to=max(new.valid_from, old.valid_from), superseded_by=new.id, updated_at=now)
 
 
 def _write(

@@ -125,7 +125,7 @@ def _entry(
         make_id,
         metadata=check_metadata(metadata),
         subject=subject,
-        valid_from=told if told is not None and told <= now else datetime.fromtimestamp(said, UTC),
+        given_valid_from=told if told is not None and told <= now else datetime.fromtimestamp(said, UTC),
     )
 
 

@@ -187,7 +187,7 @@ def consolidation_plan(
     for new in created:
         mine = tuple(i for i in new.source_ids if i in known and i not in replaced)
         replaced.update(mine)
-        entry = replace(new.entry, valid_from=now) if mine else new.entry
+        entry = replace(new.entry, given_valid_from=now) if mine else new.entry
         made.append(NewEntry(entry, new.source_ids, mine))
     retire = tuple(i for i in gone if i not in replaced)
     return Plan(kind, retire, tuple(made), unknown, dropped, tuple(known[i] for i in gone))

@@ -6,7 +6,7 @@ One JSON form serves the engine and RockBot's file layout: camelCase fields
 ``validFrom, validTo, supersededBy, expiresAt`` are written only when set, so an entry that has
 none keeps RockBot's file shape.
 
-Validity: an entry holds from ``valid_from`` (default: its creation) until
+Validity: an entry holds from ``valid_from`` (its creation unless another start was given) until
 ``valid_to`` (set when another entry supersedes it, ``superseded_by`` naming that entry), and
 lives until ``expires_at``. :func:`current_at` and :func:`valid_at` are the two rules every search,
 listing and context uses.
@@ -59,7 +59,10 @@ class MemoryEntry:
         metadata: free JSON data (a fresh copy on every read).
         subject: the end user this version is about (None: unlabelled; see
             :mod:`memstack.foundation.keyspace.subjects`).
-        valid_from: when the fact became true (None: since ``created_at``; see :attr:`valid_since`).
+        given_valid_from: the start of validity given at save, or None when none was given (then
+            the fact holds since ``created_at``). Stored apart so that "not given" stays known: an
+            entry with no validity field of its own keeps RockBot's file shape and stays out of
+            the validity index. Read :attr:`valid_from` for the start itself.
         valid_to: when it stopped being true (set by the entry superseding it), or None.
         superseded_by: the id of the entry that replaced this one, or None.
         expires_at: when the entry expires (hidden from searches, then deleted by the retention
@@ -74,15 +77,21 @@ class MemoryEntry:
     updated_at: datetime | None = None
     metadata: dict[str, Any] | None = None
     subject: str | None = None
-    valid_from: datetime | None = None
+    given_valid_from: datetime | None = None
     valid_to: datetime | None = None
     superseded_by: str | None = None
     expires_at: datetime | None = None
 
     @property
+    def valid_from(self) -> datetime:
+        """When the fact became true: the start given at save, else ``created_at``. The same value
+        as ``valid_from`` in the JSON of every door."""
+        return self.given_valid_from or self.created_at
+
+    @property
     def valid_since(self) -> datetime:
-        """``valid_from`` or, when not given, ``created_at``: when the fact became true."""
-        return self.valid_from or self.created_at
+        """The older name of :attr:`valid_from`, kept so existing code keeps working."""
+        return self.valid_from
 
     @property
     def last_changed(self) -> datetime:
@@ -149,10 +158,10 @@ def current_at(entry: MemoryEntry, at: float) -> bool:
 
 
 def valid_at(entry: MemoryEntry, at: float) -> bool:
-    """Whether the fact of ``entry`` held at ``at`` (epoch seconds): ``valid_since <= at <
+    """Whether the fact of ``entry`` held at ``at`` (epoch seconds): ``valid_from <= at <
     valid_to`` (what an ``as_of`` search shows, with the expiry checked at that time too)."""
     at = on_grid(at)
-    if entry.valid_since.timestamp() > at:
+    if entry.valid_from.timestamp() > at:
         return False
     return entry.valid_to is None or at < entry.valid_to.timestamp()
 
@@ -202,7 +211,7 @@ def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
         "updatedAt": None if entry.updated_at is None else _time_to_str(entry.updated_at),
         "metadata": copy.deepcopy(entry.metadata),
     }
-    for name, when in (("validFrom", entry.valid_from), ("validTo", entry.valid_to)):
+    for name, when in (("validFrom", entry.given_valid_from), ("validTo", entry.valid_to)):
         if when is not None:
             data[name] = _time_to_str(when)
     if entry.superseded_by is not None:
@@ -262,7 +271,7 @@ def entry_from_dict(data: object) -> MemoryEntry:
         updated_at=None if updated is None else _time_from_str(updated, "updatedAt"),
         metadata=metadata,
         subject=subject,
-        valid_from=_optional_time(fields, "validfrom", "validFrom"),
+        given_valid_from=_optional_time(fields, "validfrom", "validFrom"),
         valid_to=_optional_time(fields, "validto", "validTo"),
         superseded_by=superseded_by,
         expires_at=_optional_time(fields, "expiresat", "expiresAt"),
@@ -277,7 +286,7 @@ def _optional_time(fields: dict[str, Any], key: str, name: str) -> datetime | No
 def entry_json(entry: MemoryEntry) -> dict[str, Any]:
     """The one JSON shape of an entry on every surface (:func:`memstack.ops.wire.memory_json`):
     snake_case fields, ISO-8601 UTC times ending in ``Z``; ``valid_from`` is always the time the
-    fact became true (:attr:`MemoryEntry.valid_since`), the other validity fields null when unset."""
+    fact became true (:attr:`MemoryEntry.valid_from`), the other validity fields null when unset."""
     return {
         "id": entry.id,
         "content": entry.content,
@@ -286,7 +295,7 @@ def entry_json(entry: MemoryEntry) -> dict[str, Any]:
         "created_at": iso_utc(entry.created_at),
         "updated_at": iso_utc(entry.updated_at),
         "metadata": entry.metadata,
-        "valid_from": iso_utc(entry.valid_since),
+        "valid_from": iso_utc(entry.valid_from),
         "valid_to": iso_utc(entry.valid_to),
         "superseded_by": entry.superseded_by,
         "expires_at": iso_utc(entry.expires_at),

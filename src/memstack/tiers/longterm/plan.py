@@ -53,12 +53,12 @@ class SavePlan:
         """The version to store over ``old`` (None: a new entry) at ``now``: an update keeps the
         creation time, ``valid_from`` (unless given) and the supersession fields."""
         if old is None:
-            return replace(self.template, created_at=self.created or now, valid_from=self.valid)
+            return replace(self.template, created_at=self.created or now, given_valid_from=self.valid)
         return replace(
             self.template,
             created_at=self.created or old.created_at,
             updated_at=now,
-            valid_from=self.valid or old.valid_from,
+            given_valid_from=self.valid or old.given_valid_from,
             valid_to=old.valid_to,
             superseded_by=old.superseded_by,
         )
@@ -95,7 +95,7 @@ def plan_save(
             raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
         content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
         id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
-        given_valid = given_valid or check_time(entry.valid_from, "valid_from")
+        given_valid = given_valid or check_time(entry.given_valid_from, "valid_from")
         if expiry is None:
             expiry = expiry_of(entry.expires_at, None, now)
         if subject is None and entry.subject is not None:

@@ -54,7 +54,7 @@ def builtin_of(entry: MemoryEntry) -> Callable[[str], Any]:
         when = {
             "created_at": entry.created_at,
             "updated_at": entry.updated_at,
-            "valid_from": entry.valid_since,
+            "valid_from": entry.valid_from,
             "valid_to": entry.valid_to,
             "expires_at": entry.expires_at,
         }[name]

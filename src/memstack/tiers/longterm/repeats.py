@@ -36,7 +36,7 @@ def same_version(old: MemoryEntry, new: MemoryEntry) -> bool:
         and old.tags == new.tags
         and (old.metadata or None) == (new.metadata or None)
         and old.subject == new.subject
-        and old.valid_from == new.valid_from
+        and old.given_valid_from == new.given_valid_from
         and old.valid_to == new.valid_to
         and old.superseded_by == new.superseded_by
         and old.expires_at == new.expires_at

@@ -299,7 +299,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             updated_at=check_time(entry.updated_at, "updated_at"),
             metadata=check_metadata(entry.metadata),
             subject=None if entry.subject is None else check_subject(entry.subject),
-            valid_from=check_time(entry.valid_from, "valid_from"),
+            given_valid_from=check_time(entry.given_valid_from, "valid_from"),
             valid_to=check_time(entry.valid_to, "valid_to"),
             superseded_by=None if entry.superseded_by is None else normalise_id(entry.superseded_by),
             expires_at=check_time(entry.expires_at, "expires_at"),

@@ -1,7 +1,7 @@
 """Supersession and expiry: the rules of the validity fields of a save, as pure functions.
 
 An entry may name the entries it supersedes (``save(…, supersedes=[id])``): each of them gets
-``valid_to`` = the new entry's ``valid_since`` and ``superseded_by`` = its id, in the save's own
+``valid_to`` = the new entry's ``valid_from`` and ``superseded_by`` = its id, in the save's own
 batch, and stays readable (``get``, ``history``, searches with ``include_history`` or ``as_of``).
 """
 
@@ -74,7 +74,7 @@ def superseded_versions(
         InvalidValue: ``new`` became valid before an entry it supersedes did.
     """
     out = []
-    start = new.valid_since
+    start = new.valid_from
     for entry_id, raw in found:
         if raw is None:
             raise EntryNotFound(f"supersedes {entry_id!r}: no such memory in scope {scope!r}; nothing saved")
@@ -83,9 +83,9 @@ def superseded_versions(
             raise Conflict(
                 f"supersedes {entry_id!r}: already superseded by {old.superseded_by!r}; nothing saved"
             )
-        if start < old.valid_since:
+        if start < old.valid_from:
             raise InvalidValue(
-                f"valid_from {start.isoformat()}: before the valid_from {old.valid_since.isoformat()} "
+                f"valid_from {start.isoformat()}: before the valid_from {old.valid_from.isoformat()} "
                 f"of the superseded memory {entry_id!r}"
             )
         if old.valid_to == start and old.superseded_by == new.id:

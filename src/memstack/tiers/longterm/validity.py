@@ -5,7 +5,7 @@
 | default | current entries: not superseded by now (no ``valid_to``, or a later one), not expired |
 | ``include_history`` | superseded entries too |
 | ``include_expired`` | expired entries too (audits; the retention sweep deletes them) |
-| ``as_of=T`` | the entries valid at ``T``: ``valid_since <= T < valid_to``, not expired at ``T`` |
+| ``as_of=T`` | the entries valid at ``T``: ``valid_from <= T < valid_to``, not expired at ``T`` |
 
 Each scope's cache keeps a :class:`ValidityIndex` of the few entries whose validity is not the
 default one (an explicit ``valid_from``, a ``valid_to``, an ``expires_at``), so a search over a
@@ -91,10 +91,10 @@ class ValidityIndex:
     def add(self, entry: MemoryEntry) -> None:
         """Index ``entry`` (replacing what was indexed under its id)."""
         self.remove(entry.id)
-        if entry.valid_from is None and entry.valid_to is None and entry.expires_at is None:
+        if entry.given_valid_from is None and entry.valid_to is None and entry.expires_at is None:
             return
         self._of[entry.id] = entry
-        _insort(self._starts, entry.valid_from, entry.id)
+        _insort(self._starts, entry.given_valid_from, entry.id)
         _insort(self._ends, entry.valid_to, entry.id)
         _insort(self._expiries, entry.expires_at, entry.id)
 
@@ -102,7 +102,7 @@ class ValidityIndex:
         """Forget ``entry_id`` (a no-op when it is not indexed)."""
         entry = self._of.pop(entry_id, None)
         if entry is not None:
-            _drop(self._starts, entry.valid_from, entry_id)
+            _drop(self._starts, entry.given_valid_from, entry_id)
             _drop(self._ends, entry.valid_to, entry_id)
             _drop(self._expiries, entry.expires_at, entry_id)
 
