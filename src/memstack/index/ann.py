@@ -16,6 +16,7 @@ one), so a label never names two ids over the index's life.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -47,8 +48,9 @@ class _Stats:
 stats = _Stats()
 
 
+@functools.cache
 def available() -> bool:
-    """True when the ANN library (usearch) is installed."""
+    """True when the ANN library (usearch) is installed (looked up once)."""
     return importlib.util.find_spec("usearch") is not None
 
 

@@ -66,10 +66,8 @@ def prepare(
     found = cache.anns.get((model, dim))
     if found is not None:
         return found
-    if not graph.available():
-        return None
     vectors = cache.vector_index(model, dim)
-    if len(vectors) < graph.ANN_FROM:
+    if len(vectors) < graph.ANN_FROM or not graph.available():
         return None
     found = _load(engine, keys, cache, model, dim, vectors)
     if found is None:
