@@ -140,9 +140,9 @@ def main() -> None:
     queries_n = 50 if args.smoke else args.queries
     module = {"usearch": "usearch", "hnswlib": "hnswlib", "faiss": "faiss", "voyager": "voyager"}
     libs = [lib for lib in args.libs if importlib.util.find_spec(module[lib]) is not None]
-    for lib in set(args.libs) - set(libs):
+    for lib in [lib for lib in args.libs if lib not in libs]:
         print(f"{lib}: not installed, skipped")
-    result: dict[str, float] = {}
+    result: dict[str, float] = {"libraries": float(len(libs))}
     if len(libs) > 1:  # one process per library: two OpenMP runtimes in one process crashed here
         for lib in libs:
             argv = [sys.executable, __file__, "--libs", lib, "--queries", str(args.queries), "--sizes"]
@@ -152,7 +152,8 @@ def main() -> None:
             out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
             for line in out.splitlines():
                 if line.startswith("RESULT "):
-                    result.update((k, float(v)) for k, v in (kv.split("=") for kv in line.split()[1:]))
+                    pairs = (kv.split("=") for kv in line.split()[1:])
+                    result.update((k, float(v)) for k, v in pairs if k != "libraries")
                 else:
                     print(line, flush=True)
         print("RESULT " + " ".join(f"{k}={v:.3f}" for k, v in result.items()))
