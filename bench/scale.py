@@ -12,8 +12,13 @@
    the process's RSS. Each size prints its ratio to the first size's figure. The embedder is
    memstack's ``FakeEmbedder`` (hashed bag of words, deterministic, microseconds a query): the
    query embedding a real model would add (~3.5 ms for MiniLM on this machine) is left out of the
-   hybrid figures, as the targets say. Vectors are scanned exactly (no approximate index yet), so
-   the top-10 overlap with the exact answer is 1 by construction and printed as such.
+   hybrid figures, as the targets say. Hybrid is measured twice: with every vector scanned
+   (``exact``) and through the approximate graph (``ann``, :mod:`memstack.index.ann`, forced at
+   every size so that its overlap is measured below the threshold too; memstack itself uses it from
+   ``MEMSTACK_ANN_FROM`` vectors, and not at all when it is not set). ``overlap`` is the mean share of the exact
+   top 10 that the graph-backed search also returns; ``ann_build_s`` the graph's build time. Index
+   bytes per entry, from the scope cache's own counts: ``vec_b`` (the float vectors: the decoded
+   copy and the search matrix), ``graph_b`` (the int8 graph), ``bm25_b``.
 3. Many small scopes: ``--scopes`` scopes of 10 entries (100,000 by default, 5,000 with
    ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
    (p50/p99) with ``MEMSTACK_INDEX_MEMORY_MB=256``; RSS before and after.
@@ -25,7 +30,8 @@ Engine: a temporary SQLite file, or ``--url`` (its tenant ``bench-scale``'s keys
 and after). The machine of a run is shared: figures move by tens of percent between runs.
 
 Last line: ``RESULT bulk_per_s=… bulk_vs_loop=… size=… bm25_p50_ms=… hybrid_p50_ms=…
-hybrid_p99_ms=… rss_mb=… overlap=… scopes=… scopes_p50_ms=… scopes_p99_ms=… scopes_rss_mb=…
+hybrid_p99_ms=… ann_p50_ms=… ann_p99_ms=… overlap=… rss_mb=… vec_b=… graph_b=… bm25_b=…
+scopes=… scopes_p50_ms=… scopes_p99_ms=… scopes_rss_mb=…
 save_growth=…`` (the figures of the last size).
 """
 
@@ -45,9 +51,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import memstack
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
+from memstack.index import ann as graph
 from memstack.index.changelog import log_changes
 from memstack.search.embedders import FakeEmbedder
-from memstack.tiers.longterm import LongTermMemory
+from memstack.tiers.longterm import LongTermMemory, index_cache
 from memstack.tiers.longterm.layout import ScopeKeys
 from memstack.tiers.longterm.vectors import encode_vector
 
@@ -97,14 +104,45 @@ def _fill(lt: LongTermMemory, count: int, rng: random.Random, embedder: FakeEmbe
     return time.perf_counter() - started
 
 
-def _searches(lt: LongTermMemory, queries: list[str]) -> list[float]:
+def _searches(lt: LongTermMemory, queries: list[str], answers: list[list[str]] | None = None) -> list[float]:
     lt.search(queries[0], limit=10)  # the first search builds the caches: not a steady-state figure
     times = []
     for query in queries:
         started = time.perf_counter()
-        lt.search(query, limit=10)
+        hits = lt.search(query, limit=10)
         times.append(time.perf_counter() - started)
+        if answers is not None:
+            answers.append([h.entry.id for h in hits])
     return times
+
+
+def _hybrid(lt: LongTermMemory, queries: list[str], threshold: int) -> tuple[list[float], list[list[str]]]:
+    """Hybrid searches with the graph used from ``threshold`` vectors (the graph kept between calls)."""
+    graph.ANN_FROM = threshold
+    cache = index_cache.scope_cache(lt.engine, lt.scope)
+    with cache.lock:
+        cache.refresh(lt.engine, lt.keys)  # no change reaches the cache while its graph is set aside
+        held = dict(cache.anns)
+        if threshold > lt.engine.scard(lt.keys.ids):
+            cache.anns.clear()
+    answers: list[list[str]] = []
+    times = _searches(lt, queries, answers)
+    with cache.lock:
+        cache.anns.update(held)
+    return times, answers
+
+
+def _overlap(exact: list[list[str]], approx: list[list[str]]) -> float:
+    return statistics.mean(len(set(a) & set(b)) / max(len(a), 1) for a, b in zip(exact, approx, strict=True))
+
+
+def _bytes_per_entry(lt: LongTermMemory, size: int) -> dict[str, float]:
+    cache = index_cache.scope_cache(lt.engine, lt.scope)
+    with cache.lock:
+        graphs = sum(a.nbytes for a in cache.anns.values())
+        vectors = cache.vector_bytes() - graphs
+        bm25 = sum(index_cache.bm25_bytes(*i.shape()) for i in cache.indexes.values())
+    return {"vec_b": vectors / size, "graph_b": graphs / size, "bm25_b": bm25 / size}
 
 
 def bulk_import(mem: memstack.Memory, count: int, loop: int, rng: random.Random) -> tuple[float, float]:
@@ -136,22 +174,42 @@ def growth(
         took = _fill(plain, size - filled, rng, embedder)
         filled = size
         bm25 = _ms(_searches(plain, asked))
-        both = _ms(_searches(hybrid, asked))
+        exact_times, exact = _hybrid(hybrid, asked, 10**12)
+        builds, at = graph.stats.builds, time.perf_counter()
+        _hybrid(hybrid, asked[:1], 1)  # builds (or loads) the graph: its time is not a search's
+        build_s = time.perf_counter() - at
+        ann_times, approx = _hybrid(hybrid, asked, 1)
+        both, ann = _ms(exact_times), _ms(ann_times)
         row = {"size": size, "fill_s": took, "bm25_p50_ms": bm25[0], "bm25_p99_ms": bm25[1]}
-        row |= {"hybrid_p50_ms": both[0], "hybrid_p99_ms": both[1], "rss_mb": _rss_mb(), "overlap": 1.0}
-        row["save_p50_ms"] = save_p50(hybrid, saves, rng)
+        row |= {
+            "hybrid_p50_ms": both[0],
+            "hybrid_p99_ms": both[1],
+            "ann_p50_ms": ann[0],
+            "ann_p99_ms": ann[1],
+        }
+        row |= {
+            "overlap": _overlap(exact, approx),
+            "ann_build_s": build_s,
+            "ann_built": graph.stats.builds - builds,
+        }
+        row |= {"rss_mb": _rss_mb(), **_bytes_per_entry(hybrid, size)}
+        row["save_p50_ms"] = save_p50(hybrid, saves, rng) if saves else 0.0
         filled += saves
         first = first or row
         ratios = " ".join(
-            f"{k} x{row[k] / first[k]:.2f}" for k in ("bm25_p50_ms", "hybrid_p50_ms", "rss_mb", "save_p50_ms")
+            f"{k} x{row[k] / first[k]:.2f}"
+            for k in ("bm25_p50_ms", "hybrid_p50_ms", "ann_p50_ms", "rss_mb", "save_p50_ms")
+            if first[k]
         )
         print(
             f"size {size:>9,}: fill {took:.1f}s  bm25 p50 {bm25[0]:.2f} p99 {bm25[1]:.2f} ms  "
-            f"hybrid p50 {both[0]:.2f} p99 {both[1]:.2f} ms  rss {row['rss_mb']:.0f} MB  "
+            f"hybrid exact p50 {both[0]:.2f} p99 {both[1]:.2f} ms  ann p50 {ann[0]:.2f} p99 {ann[1]:.2f} ms "
+            f"(overlap {row['overlap']:.3f}, graph built in {build_s:.1f}s)  rss {row['rss_mb']:.0f} MB  "
+            f"bytes/entry vectors {row['vec_b']:.0f} graph {row['graph_b']:.0f} bm25 {row['bm25_b']:.0f}  "
             f"save p50 {row['save_p50_ms']:.2f} ms\n  vs the first size: {ratios}",
             flush=True,
         )
-    row["save_growth"] = row["save_p50_ms"] / first["save_p50_ms"]
+    row["save_growth"] = row["save_p50_ms"] / first["save_p50_ms"] if first["save_p50_ms"] else 0.0
     return row
 
 
@@ -189,6 +247,7 @@ def main() -> None:
     parser.add_argument("--sizes", help="comma-separated scope sizes (default 10000,100000)")
     parser.add_argument("--scopes", type=int, help="small scopes (default 100,000)")
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
+    parser.add_argument("--growth-only", action="store_true", help="only the growth curve, no saves")
     add_smoke(parser)
     args = parser.parse_args()
     sizes = [200, 1000] if args.smoke else [10_000] if args.quick else [10_000, 100_000]
@@ -203,9 +262,10 @@ def main() -> None:
         with memstack.open(url, tenant=TENANT) as mem:
             if args.url:
                 mem.engine.flush()
-            bulk, ratio = bulk_import(mem, sizes[0], loop, rng)
-            row = growth(mem, sizes, queries, saves, rng)
-            row |= scopes(mem, count, rng)
+            bulk, ratio = (0.0, 0.0) if args.growth_only else bulk_import(mem, sizes[0], loop, rng)
+            row = growth(mem, sizes, queries, 0 if args.growth_only else saves, rng)
+            if not args.growth_only:
+                row |= scopes(mem, count, rng)
             if args.url:
                 mem.engine.flush()
     result = {"bulk_per_s": bulk, "bulk_vs_loop": ratio, **row}

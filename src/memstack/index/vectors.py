@@ -164,6 +164,11 @@ class VectorIndex:
         ids = self._ids
         return [ids[slot] for slot in self._owner[: self._nrows].tolist()]
 
+    def rows_of(self, ids: list[str]) -> npt.NDArray[np.int64]:
+        """The first column of each of ``ids`` (every one held) in :meth:`columns`, in order."""
+        rows, slot = self._rows, self._slot
+        return np.fromiter((rows[slot[i]][0] for i in ids), dtype=np.int64, count=len(ids))
+
     def columns(self) -> Matrix:
         """The live vectors as a ``(dim, n)`` view, one column per vector (read it under the
         owner's lock, before the index changes again)."""

@@ -128,6 +128,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     Family("long_term.vectors", "long_term", LONG_TERM, "vec", "hash", "vector", "scope", doc="id -> vector"),
     Family("long_term.snapshot", "long_term", LONG_TERM, "snap", "string", "snapshot", "scope", doc="BM25"),
     Family("long_term.snapshot_version", "long_term", LONG_TERM, "snapver", "string", "counter", "scope"),
+    Family("long_term.ann", "long_term", LONG_TERM, "ann", "string", "snapshot", "scope", doc="ANN graph"),
     Family("long_term.deletions", "long_term", LONG_TERM, "dels", "string", "counter", "scope"),
     Family(
         "long_term.history",

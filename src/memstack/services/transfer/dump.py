@@ -27,7 +27,13 @@ from ...foundation.limits import check_json, check_text
 __all__ = ["DERIVED", "dump_lines", "export_jsonl", "import_jsonl", "load_line", "read_key", "write_value"]
 
 DERIVED: Final = frozenset(
-    {"long_term.snapshot", "long_term.snapshot_version", "langgraph.snapshot", "langgraph.snapshot_version"}
+    {
+        "long_term.snapshot",
+        "long_term.snapshot_version",
+        "long_term.ann",
+        "langgraph.snapshot",
+        "langgraph.snapshot_version",
+    }
 )
 """The families an export leaves out (also under a tenant's prefix): BM25 snapshots
 (memstack.tiers.longterm.snapshot), written again by the next writes of a big scope."""

@@ -47,9 +47,9 @@ class LongTermDeletes:
         batch = self.engine.batch()
         batch.require_exists(self.keys.entry(entry_id))
         writes.drop(batch, self.keys, [entry_id])
-        # The snapshot may hold the entry's terms: it goes with the entry, and the counter keeps a
+        # The snapshots may hold the entry's terms and vector: they go with the entry, and the counter keeps a
         # snapshot taken before this deletion from landing after it (longterm/snapshot.py).
-        batch.delete(self.keys.snapshot, self.keys.snapshot_version)
+        batch.delete(self.keys.snapshot, self.keys.snapshot_version, self.keys.ann)
         batch.incr(self.keys.deletions)
         if not batch.execute().applied:
             return False
@@ -127,7 +127,7 @@ class LongTermDeletes:
             for entry_id in present:
                 batch.require_equal(self.keys.entry(entry_id), stored[entry_id])
             writes.drop(batch, self.keys, present)
-            batch.delete(self.keys.snapshot, self.keys.snapshot_version)  # as delete() does
+            batch.delete(self.keys.snapshot, self.keys.snapshot_version, self.keys.ann)  # as delete() does
             batch.incr(self.keys.deletions)
             if batch.execute().applied:
                 snapshotter(self.engine, self.scope).touch()

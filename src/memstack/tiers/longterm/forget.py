@@ -78,7 +78,7 @@ def forget_scope(engine: Engine, scope: str) -> Counts:
         ids = sorted(engine.smembers(keys.ids))
         untracked += untrack(engine, ids)  # first: while the ids exist, a re-run finds them again
         # every process's cache rebuilds instead of serving what goes; no snapshot keeps its terms
-        engine.delete(keys.epoch, keys.snapshot, keys.snapshot_version)
+        engine.delete(keys.epoch, keys.snapshot, keys.snapshot_version, keys.ann)
         for start in range(0, len(ids), BATCH_KEYS):
             chunk = ids[start : start + BATCH_KEYS]
             with engine.batch() as batch:
@@ -88,7 +88,15 @@ def forget_scope(engine: Engine, scope: str) -> Counts:
                 batch.hdel(keys.vectors, *chunk)
             assert batch.result is not None
             removed += int(batch.result.results[0])
-        last = (keys.epoch, keys.vectors, keys.version, keys.log, keys.snapshot, keys.snapshot_version)
+        last = (
+            keys.epoch,
+            keys.vectors,
+            keys.version,
+            keys.log,
+            keys.snapshot,
+            keys.snapshot_version,
+            keys.ann,
+        )
         # entries nobody indexes any more, and the histories of entries retired into an archive
         orphans = sorted(engine.scan(keys.entry_prefix)) + sorted(engine.scan(keys.history_prefix))
         done, count = guarded_sweep(engine, keys.ids, orphans, (*last, keys.expiry, keys.deletions))

@@ -17,6 +17,7 @@ import numpy as np
 
 from ...engines import Engine
 from ...index import registry
+from ...index.ann import AnnIndex
 from ...index.changelog import LogKeys, changes_since
 from ...index.mirror import Mirror, Row, Seen, decoded
 from ...index.vectors import VectorIndex
@@ -49,6 +50,9 @@ class ScopeCache(Mirror):
         # The kit's vector index of each (model, dim) searched so far: the vectors that model
         # made from each entry's current text, kept up to date by every change (built on first use).
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
+        # The approximate graph of each (model, dim) whose vectors reached the threshold (.ann),
+        # kept up to date by every change like the exact vectors.
+        self.anns: dict[tuple[str, int], AnnIndex] = {}
         self.indexes: dict[str, Bm25Index] = {}
         self.filters = FilterIndex()
         self.validity = ValidityIndex()
@@ -83,6 +87,7 @@ class ScopeCache(Mirror):
     def reset(self) -> None:
         self.entries, self.texts, self.vectors = {}, {}, {}
         self.vector_indexes = {}
+        self.anns = {}
         self.indexes = {}
         self.filters = FilterIndex()
         self.validity = ValidityIndex()
@@ -137,6 +142,8 @@ class ScopeCache(Mirror):
                     index.remove(entry_id)
                 for vectors in self.vector_indexes.values():
                     vectors.remove(entry_id)
+                for ann in self.anns.values():
+                    ann.remove(entry_id)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
@@ -146,10 +153,14 @@ class ScopeCache(Mirror):
             else:
                 self.vectors[entry_id] = vector
             for (model, dim), vectors in self.vector_indexes.items():
+                held = self.anns.get((model, dim))
                 if vector is not None and _valid(vector, model, dim, text):
-                    vectors.add(entry_id, vector.vector)
+                    if vectors.add(entry_id, vector.vector) and held is not None:
+                        held.add(entry_id, vectors.columns()[:, vectors.rows_of([entry_id])[0]])
                 else:
                     vectors.remove(entry_id)
+                    if held is not None:
+                        held.remove(entry_id)
             if text != old_text:
                 for index in self.indexes.values():
                     index.remove(entry_id)
@@ -208,7 +219,8 @@ class ScopeCache(Mirror):
     def vector_bytes(self) -> int:
         first = next(iter(self.vectors.values()), None)
         decoded = 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
-        return decoded + sum(v.nbytes for v in self.vector_indexes.values())
+        graphs = sum(a.nbytes for a in self.anns.values())
+        return decoded + graphs + sum(v.nbytes for v in self.vector_indexes.values())
 
 
 def adopt(engine: Engine, keys: LogKeys, cache: ScopeCache) -> None:

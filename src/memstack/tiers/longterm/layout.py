@@ -14,6 +14,7 @@ embeds the scope's tag.
   empty or wiped: a new one means caches built before are void (reads never create it) |
 | ``lt:{scope}:snap`` (``snapshot``) | string | BM25 snapshot for cold starts (:mod:`.snapshot`) |
 | ``lt:{scope}:snapver`` (``snapshot_version``) | string | the version that snapshot was taken at |
+| ``lt:{scope}:ann`` (``ann``) | string | the vectors' approximate graph for cold starts (:mod:`.ann`) |
 | ``lt:{scope}:dels`` (``deletions``) | string | deletions: no snapshot taken before one is written |
 | ``lt:~inj:{session}`` (``injected``) | set | memory ids already injected in a session |
 
@@ -62,6 +63,7 @@ class ScopeKeys:
     epoch = KeyUnder("long_term.epoch")
     snapshot = KeyUnder("long_term.snapshot")
     snapshot_version = KeyUnder("long_term.snapshot_version")
+    ann = KeyUnder("long_term.ann")
     deletions = KeyUnder("long_term.deletions")
 
     def entry(self, entry_id: str) -> str:

@@ -13,7 +13,7 @@ from ...engines import Engine
 from ...foundation.errors import InvalidConfiguration, InvalidValue
 from ...foundation.limits import short_repr
 from ...search.retrieval import SEARCH_PROFILES
-from . import cold, history, hybrid, retrieve
+from . import ann, cold, history, hybrid, retrieve
 from .entry import MemoryEntry, SearchHit, current_at, from_json
 from .history import HistoryEvent
 from .index_cache import ScopeCache, scope_cache
@@ -192,10 +192,13 @@ class LongTermReads:
             if request.query is None or not request.ranked:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, total)]
+            profile = SEARCH_PROFILES[self.profile]
+            if embedder is not None and query_vector is not None and ann.uses_graph(cache, profile):
+                ann.prepare(self.engine, self.keys, cache, embedder.model_id, embedder.dim)
             return retrieve.ranked(
                 cache,
                 request.query,
-                SEARCH_PROFILES[self.profile],
+                profile,
                 embedder=embedder,
                 query_vector=query_vector,
                 allowed=allowed,

@@ -20,7 +20,7 @@ from ...search.fusion import Row, fuse_rows, fused_terms
 from ...search.rerank import Reranker
 from ...search.retrieval import SearchProfile
 from ...search.thread_table import Scored
-from . import hybrid
+from . import ann, hybrid
 from .entry import SearchHit
 from .index_cache import ScopeCache
 from .query import document_text
@@ -100,7 +100,12 @@ def _vector_hits(
     allowed: set[str] | None,
     depth: int,
 ) -> tuple[list[tuple[str, float]], Background | None]:
-    """The ``depth`` best ``(id, cosine)`` and the background of the cosines (None: no vector)."""
+    """The ``depth`` best ``(id, cosine)`` and the background of the cosines (None: no vector);
+    from the scope's approximate graph when it has one (:mod:`.ann`)."""
+    graph = cache.anns.get((embedder.model_id, embedder.dim))
+    if graph is not None and ann.uses_graph(cache, profile):
+        vectors = cache.vector_index(embedder.model_id, embedder.dim)
+        return ann.vector_hits(graph, vectors, query_vector, profile, allowed, depth)
     ids, scores = hybrid.cosines(cache, embedder, query_vector)
     row_of = hybrid.row_index(cache, embedder)
     if profile.rocchio_docs > 0 and ids:

@@ -1,0 +1,163 @@
+"""``AnnIndex``: an approximate nearest-neighbour graph (HNSW, 8-bit vectors) over string ids.
+
+A scope whose vectors number at least :data:`ANN_FROM` is searched through this graph instead of a
+scan of every vector: the graph proposes candidates, the caller re-scores them with the exact
+float cosines it holds and keeps the best. The library is usearch (an ``embeddings`` extra): chosen
+on ``bench/ann_choice.py`` against hnswlib, faiss and voyager (docs/scale.md has the figures): it
+stores vectors as int8 (about 530 bytes a 384-dimensional vector with its graph against 1,685 for
+hnswlib's float32), removes a vector for real (faiss's HNSW cannot remove), answers a query
+faster than voyager, and serialises to bytes in one call, which the scope's snapshot stores so a
+new process loads the graph instead of building it. Without usearch installed :func:`available` is
+False and every scope is searched exactly.
+
+Keys: usearch labels are integers. Each id gets a fresh label when added (a re-added id gets a new
+one), so a label never names two ids over the index's life.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+import os
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..foundation.errors import InvalidValue
+
+__all__ = ["ANN_FROM", "AnnIndex", "available", "stats"]
+
+OFF: Final = 2**62
+"""The threshold when ``MEMSTACK_ANN_FROM`` is not set: no scope reaches it, so every search is exact.
+The graph is opt-in because its one end-to-end measurement (bench/scale.py) answered slower and
+less like the exact scan than the scan itself (docs/scale.md)."""
+ANN_FROM: int = int(os.environ.get("MEMSTACK_ANN_FROM") or OFF)
+"""Vectors in a scope from which its searches go through the graph (exact below; tests lower it)."""
+CONNECTIVITY: Final = 16
+EXPANSION_ADD: Final = 64
+EXPANSION_SEARCH: Final = 64
+_MAGIC: Final = b"MSANN1\n"
+_CHUNK: Final = 16_384
+
+
+class _Stats:
+    """Process-wide counters: how many graphs were built from vectors and how many were loaded."""
+
+    builds = 0
+    loads = 0
+
+
+stats = _Stats()
+
+
+@functools.cache
+def available() -> bool:
+    """True when the ANN library (usearch) is installed (looked up once)."""
+    return importlib.util.find_spec("usearch") is not None
+
+
+def _new(dim: int) -> Any:
+    from usearch.index import Index  # optional: imported only when a scope reaches the threshold
+
+    return Index(
+        ndim=dim,
+        metric="cos",
+        dtype="i8",
+        connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
+        expansion_search=EXPANSION_SEARCH,
+    )
+
+
+class AnnIndex:
+    """An HNSW graph of unit vectors of dimension ``dim`` by id (not thread-safe: the owner locks)."""
+
+    def __init__(self, dim: int, graph: Any = None, labels: dict[str, int] | None = None) -> None:
+        self.dim = dim
+        self._graph = _new(dim) if graph is None else graph
+        self._label: dict[str, int] = dict(labels or {})
+        self._id: dict[int, str] = {v: k for k, v in self._label.items()}
+        self._next = max(self._id, default=-1) + 1
+
+    def __len__(self) -> int:
+        return len(self._label)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._label
+
+    def ids(self) -> list[str]:
+        return list(self._label)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the graph and its vectors hold (usearch's own count) plus the label maps'."""
+        return int(self._graph.memory_usage) + 200 * len(self._label)
+
+    def extend(self, ids: list[str], vectors: npt.ArrayLike) -> None:
+        """Add one vector (a row of ``vectors``) per id not held yet, in one call (built in threads)."""
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
+        labels = np.arange(self._next, self._next + len(ids), dtype=np.uint64)
+        self._next += len(ids)
+        for entry_id, label in zip(ids, labels.tolist(), strict=True):
+            self.remove(entry_id)
+            self._label[entry_id], self._id[label] = label, entry_id
+        for start in range(0, len(ids), _CHUNK):  # a contiguous copy of a chunk, not of every row
+            chunk = np.ascontiguousarray(rows[start : start + _CHUNK])
+            self._graph.add(labels[start : start + _CHUNK], chunk)
+
+    def add(self, entry_id: str, vector: npt.ArrayLike) -> None:
+        """Store ``vector`` under ``entry_id``, replacing its old one."""
+        self.extend([entry_id], np.asarray(vector, dtype=np.float32)[None, :])
+
+    def remove(self, entry_id: str) -> bool:
+        """Drop ``entry_id``; True if it was there."""
+        label = self._label.pop(entry_id, None)
+        if label is None:
+            return False
+        del self._id[label]
+        self._graph.remove(label)
+        return True
+
+    def search(self, vector: npt.ArrayLike, k: int) -> list[tuple[str, float]]:
+        """Up to ``k`` ``(id, approximate cosine)`` nearest ``vector``, nearest first (the cosine of
+        the 8-bit vectors: within about 0.01 of the float one)."""
+        if not self._label or k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
+        found = self._graph.search(query, min(k, len(self._label)), exact=False)
+        ids = self._id
+        return [
+            (ids[label], 1.0 - distance)
+            for label, distance in zip(found.keys.tolist(), found.distances.tolist(), strict=True)
+            if label in ids
+        ]
+
+    def to_bytes(self, meta: dict[str, object]) -> bytes:
+        """The graph and its ids, with a JSON ``meta`` dict, as bytes (:meth:`from_bytes` reads them)."""
+        head = json.dumps({**meta, "dim": self.dim, "labels": self._label}, separators=(",", ":"))
+        return b"".join([_MAGIC, head.encode(), b"\n", bytes(self._graph.save())])
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> tuple[AnnIndex, dict[str, object]]:
+        """The index and meta dict :meth:`to_bytes` wrote.
+
+        Raises:
+            InvalidValue: not such bytes, or a damaged header or graph.
+        """
+        from usearch.index import Index
+
+        end = data.find(b"\n", len(_MAGIC))
+        if not data.startswith(_MAGIC) or end < 0:
+            raise InvalidValue("ANN snapshot: unknown format")
+        try:
+            head = json.loads(data[len(_MAGIC) : end])
+            dim, labels = int(head.pop("dim")), head.pop("labels")
+            graph = Index.restore(bytearray(data[end + 1 :]))
+        except (ValueError, TypeError, KeyError, RuntimeError) as exc:
+            raise InvalidValue(f"ANN snapshot: damaged ({exc})") from None
+        if graph is None or not isinstance(labels, dict) or len(graph) != len(labels) or graph.ndim != dim:
+            raise InvalidValue("ANN snapshot: the graph and its ids disagree")
+        graph.expansion_search = EXPANSION_SEARCH
+        return cls(dim, graph, {str(k): int(v) for k, v in labels.items()}), head
