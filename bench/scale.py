@@ -15,7 +15,7 @@
    hybrid figures, as the targets say. Hybrid is measured twice: with every vector scanned
    (``exact``) and through the approximate graph (``ann``, :mod:`memstack.index.ann`, forced at
    every size so that its overlap is measured below the threshold too; memstack itself uses it from
-   ``MEMSTACK_ANN_FROM`` vectors, and not at all when it is not set). ``overlap`` is the mean share of the exact
+   ``MEMSTACK_ANN_FROM`` vectors, never when it is unset). ``overlap`` is the mean share of the exact
    top 10 that the graph-backed search also returns; ``ann_build_s`` the graph's build time. Index
    bytes per entry, from the scope cache's own counts: ``vec_b`` (the float vectors: the decoded
    copy and the search matrix), ``graph_b`` (the int8 graph), ``bm25_b``.
