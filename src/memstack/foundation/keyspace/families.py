@@ -107,6 +107,16 @@ FAMILIES: Final[tuple[Family, ...]] = (
         "conversation.log", "conversations", CONVERSATION, "log", "list", "value", "scope", doc="messages"
     ),
     Family("conversation.message", "conversations", CONVERSATION, "id:{message}", "string", "index", "scope"),
+    Family(
+        "conversation.owner",
+        "conversations",
+        CONVERSATION,
+        "owner",
+        "string",
+        "index",
+        "scope",
+        doc="the user whose turns it holds",
+    ),
     Family("conversation.node", "conversations", CONVERSATION, "node:{app}:{node}", "hash", "value", "scope"),
     Family("window.node_buffer", "conversations", NODE_WINDOW, "buf", "list", "value", "scope"),
     Family("window.node_seen", "conversations", NODE_WINDOW, "seen", "string", "counter", "scope"),
@@ -212,6 +222,16 @@ FAMILIES: Final[tuple[Family, ...]] = (
         "scope",
         members="object",
         doc="what a subject's writes reached",
+    ),
+    Family(
+        "subject.turns",
+        "subject_index",
+        SUBJECT,
+        "turns",
+        "hash",
+        "index",
+        "scope",
+        doc="conversation id -> time of its newest message",
     ),
     # -- the LangGraph store (integrations): no selector reaches it ---------------------------
     Family("langgraph.item", "langgraph", LANGGRAPH, "e:{key}", "string", "value", "tenant"),

@@ -236,7 +236,10 @@ class Dreamer:
             )
         keys = DreamKeys.of(self.memory.engine, self.scope)
         read, raw = cursor.read(self.memory.engine, self.scope, key=keys.pref_cursor)
-        readable = pass_turns(self.user, None, conversations=self.conversations, turns=self.turns)
+        since = None if read.again else read.at
+        readable = pass_turns(
+            self.user, None, conversations=self.conversations, turns=self.turns, since=since
+        )
         entries = cursor.new_turns(readable, read)
         if not entries:
             return None

@@ -20,7 +20,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...engines import Engine
+from ...foundation.errors import InvalidValue
 from ...foundation.keyspace.subjects import subject_key
+from ...tiers.conversation.activity import activity, owner_of
 from ...tiers.conversation.message import CONVERSATION_RULE
 from ...tiers.conversation.turns import message_id_of
 
@@ -59,21 +61,42 @@ def _conversation_turns(store: ConversationStore, conversation_id: str, subject:
     return out
 
 
+def _refuse_others(engine: Engine, user: str | None, named: set[str]) -> None:
+    for conversation_id in sorted(named):
+        owner = owner_of(engine, conversation_id)
+        if owner is not None and owner != user:
+            raise InvalidValue(
+                f"sessions: conversation {conversation_id!r} holds another user's turns;"
+                " a pass reads only its own user's conversations and unlabelled ones"
+            )
+
+
 def pass_turns(
     user: str | None,
     sessions: Sequence[str] | None,
     *,
     conversations: ConversationStore | None,
     turns: TurnMemory | None,
+    since: float | None = None,
 ) -> Turns:
     """Every turn a pass of ``user`` naming ``sessions`` may read, oldest first (see the module
     docstring). With ``sessions``, only the turns of those sessions or conversations: the user's,
-    and the unlabelled ones (a turn labelled with another user never)."""
+    and the unlabelled ones (a turn labelled with another user never). ``since``: the pass has
+    read every turn older than this, so a conversation of the user whose newest message is older
+    (:mod:`memstack.tiers.conversation.activity`) is not read at all.
+
+    Raises:
+        InvalidValue: a named conversation holds another user's turns (nothing is read).
+    """
     named = set(sessions or ())
     found: Turns = []
     if conversations is not None:
         mine = set(user_conversations(conversations.engine, user)) if user is not None else set()
         wanted = (mine & named if named else mine) | {s for s in named if CONVERSATION_RULE.fullmatch(s)}
+        _refuse_others(conversations.engine, user, wanted - mine)
+        if since is not None and user is not None:
+            newest = activity(conversations.engine, user)
+            wanted -= {c for c in mine if newest.get(c, since) < since}
         for conversation_id in sorted(wanted):
             label = user if conversation_id in mine else None
             found += _conversation_turns(conversations, conversation_id, label)
