@@ -233,6 +233,16 @@ FAMILIES: Final[tuple[Family, ...]] = (
         "scope",
         doc="conversation id -> time of its newest message",
     ),
+    Family(
+        "subject.pending",
+        "subject_index",
+        SUBJECT,
+        "pending",
+        "hash",
+        "index",
+        "scope",
+        doc="remembered turns not yet searchable",
+    ),
     # -- the LangGraph store (integrations): no selector reaches it ---------------------------
     Family("langgraph.item", "langgraph", LANGGRAPH, "e:{key}", "string", "value", "tenant"),
     Family("langgraph.vectors", "langgraph", LANGGRAPH, "vec", "hash", "vector", "tenant"),
