@@ -55,7 +55,8 @@ def test_scheduled_extract_passes_of_a_served_process_keep_users_apart(
         monkeypatch.setenv("MEMSTACK_CHAT_URL", model.url)
         monkeypatch.setenv("MEMSTACK_CHAT_MODEL", "dream-model")
         monkeypatch.setenv("MEMSTACK_CHAT_JSON", "1")
-        args = ("--dream-interval", "0.5", "--dream-passes", "extract")
+        # --no-auth: keys another test created on a shared engine must not turn keys on here
+        args = ("--no-auth", "--dream-interval", "0.5", "--dream-passes", "extract")
         with (
             memstack_serve(engine_url_for, *args) as served,
             httpx.Client(base_url=served.base, timeout=20) as http,

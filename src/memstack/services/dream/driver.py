@@ -87,6 +87,10 @@ class Dreamer:
         if not retention > 0:
             raise InvalidConfiguration(f"retention {retention!r}: must be > 0 seconds")
         self.memory, self.model, self.turns, self.retention = memory, model, turns, float(retention)
+        if conversations is None and turns is not None:  # the turn log's turns live in conversations
+            from ...tiers.conversation import ConversationStore
+
+            conversations = ConversationStore(turns.engine)
         self.conversations = conversations
         self.user = check_subject(user if user is not None else memory.scope)
         self.directive = load_directive(CONSOLIDATION, directive)
