@@ -11,7 +11,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,8 +27,11 @@ class Step:
 
 
 class FakeOpenAI:
-    def __init__(self, script: list[str | Step]) -> None:
+    def __init__(
+        self, script: list[str | Step], answer: Callable[[dict[str, Any]], str] | None = None
+    ) -> None:
         self.script = list(script)
+        self.answer = answer  # answers every request once the script is spent (the order is free)
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
@@ -38,6 +41,8 @@ class FakeOpenAI:
         with self.lock:
             self.requests.append(body)
             self.headers.append(headers)
+            if not self.script and self.answer is not None:
+                return Step(content=self.answer(body))
             if not self.script:
                 return Step(status=500, body=b'{"error": "script exhausted"}')
             item = self.script.pop(0)
@@ -81,9 +86,12 @@ def _handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextlib.contextmanager
-def fake_openai(script: list[str | Step]) -> Iterator[FakeOpenAI]:
-    """Serve ``script`` on 127.0.0.1 (a free port); ``fake.url`` is the ``/v1`` root."""
-    fake = FakeOpenAI(script)
+def fake_openai(
+    script: list[str | Step], answer: Callable[[dict[str, Any]], str] | None = None
+) -> Iterator[FakeOpenAI]:
+    """Serve ``script`` on 127.0.0.1 (a free port), then ``answer(body)`` for each further
+    request; ``fake.url`` is the ``/v1`` root."""
+    fake = FakeOpenAI(script, answer)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
     server.daemon_threads = True
     fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -30,9 +30,10 @@ def test_waits_while_the_user_is_active_then_runs_once_per_interval(mem: Memory)
     assert scheduler.passes == ("dedupe",) and scheduler.scopes() == ["pat"]
     assert scheduler.run_once() == []  # the scope just changed: the user is active
     clock.advance(ACTIVITY_WINDOW - 1)
-    mem.turns.add("s1", "user", "still here")
+    mem.conversations.append("pat-chat", "user", "still here", subject="pat")
+    mem.conversations.append("other", "user", "another user talking", subject="sam")
     clock.advance(POLL)
-    assert scheduler.run_once() == []  # a turn a moment ago
+    assert scheduler.run_once() == []  # a turn of pat's a moment ago (sam's delays only sam)
     clock.advance(ACTIVITY_WINDOW)
     (record,) = scheduler.run_once()
     assert record.kind == "dedupe" and record.status == "applied"

@@ -51,7 +51,9 @@ def test_the_sweep_applies_each_policy(mem: Memory, clock: ManualClock) -> None:
         "turn_log": 1,
         "registries": 0,
     }
-    assert mem.conversations.conversations() == ["busy"]
+    # "s" holds the turns recorded for session s (they live in conversations), the fresh one
+    # among them: conversation retention keeps it, the turn log's own keeps only its fresh entry.
+    assert mem.conversations.conversations() == ["busy", "s"]
     assert [e["content"] for e in mem.turns.log_entries()] == [fresh_turn.content]
     clock.advance(9 * DAY)
     kept = mem.long_term("u").save(content="a new fact")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from memstack import ManualClock, Memory
+from memstack.foundation.errors import AlreadyExists
 from memstack.tiers.longterm import MemoryEntry
 from memstack.tiers.longterm.repeats import equal_current, same_version
 
@@ -37,3 +40,14 @@ def test_a_superseded_entry_is_no_equal() -> None:
     gone = MemoryEntry("b", "Porto", valid_to=datetime(2020, 1, 1, tzinfo=UTC), superseded_by="c")
     assert equal_current([gone], "porto", 2e9) is None
     assert same_version(old, MemoryEntry("a", "Porto")) and not same_version(old, MemoryEntry("a", "Lisbon"))
+
+
+def test_a_create_by_id_is_a_no_op_again_and_never_overwrites_other_content(mem: Memory) -> None:
+    memory = mem.long_term("creates")
+    first = memory.save(id="c1", content="Ada likes tea", create=True)
+    assert memory.save(id="c1", content="Ada likes tea", create=True) == first
+    assert len(memory.history("c1")) == 1
+    memory.save(id="c1", content="Ada likes coffee")  # an update by someone else
+    with pytest.raises(AlreadyExists, match="c1"):
+        memory.save(id="c1", content="Ada likes tea", create=True)
+    assert memory.get("c1").content == "Ada likes coffee" and len(memory.history("c1")) == 2

@@ -87,6 +87,10 @@ class Dreamer:
         if not retention > 0:
             raise InvalidConfiguration(f"retention {retention!r}: must be > 0 seconds")
         self.memory, self.model, self.turns, self.retention = memory, model, turns, float(retention)
+        if conversations is None and turns is not None:  # the turn log's turns live in conversations
+            from ...tiers.conversation import ConversationStore
+
+            conversations = ConversationStore(turns.engine)
         self.conversations = conversations
         self.user = check_subject(user if user is not None else memory.scope)
         self.directive = load_directive(CONSOLIDATION, directive)
@@ -236,7 +240,10 @@ class Dreamer:
             )
         keys = DreamKeys.of(self.memory.engine, self.scope)
         read, raw = cursor.read(self.memory.engine, self.scope, key=keys.pref_cursor)
-        readable = pass_turns(self.user, None, conversations=self.conversations, turns=self.turns)
+        since = None if read.again else read.at
+        readable = pass_turns(
+            self.user, None, conversations=self.conversations, turns=self.turns, since=since
+        )
         entries = cursor.new_turns(readable, read)
         if not entries:
             return None

@@ -194,7 +194,13 @@ def run_extract(dreamer: _Pass, *, sessions: Sequence[str] | None) -> Extraction
         raise InvalidValue(f"sessions {sessions!r}: must be a list of session ids")
     memory, engine = dreamer.memory, dreamer.memory.engine
     read, raw = cursor.read(engine, memory.scope)
-    readable = pass_turns(dreamer.user, sessions, conversations=dreamer.conversations, turns=dreamer.turns)
+    readable = pass_turns(
+        dreamer.user,
+        sessions,
+        conversations=dreamer.conversations,
+        turns=dreamer.turns,
+        since=None if read.again else read.at,
+    )
     taken = cursor.new_turns(readable, read)[:EXTRACT_INPUT]
     if not taken:
         return None

@@ -1,10 +1,19 @@
-"""``DreamScheduler``: dream passes in the background of a service, one scope at a time.
+"""``DreamScheduler``: dream passes in the background of a service, one user or scope at a time.
 
-Every ``interval`` seconds each scope of the engine's long-term tier is due. A due scope whose
-user was active in the last :data:`ACTIVITY_WINDOW` seconds (a turn in the turn log, or a change
-to the scope) waits, checked again every :data:`POLL` seconds. A pass holds the scope's
-lease in the engine, so several service processes on one engine never run two passes on one
-scope at the same time; a scope whose lease is held elsewhere is retried at the next poll.
+The passes that read a user's turns (``extract``, ``preferences``) run per USER, and only for a
+user with turns their passes have not read: the users come from the index every labelled
+conversation append keeps (:mod:`memstack.tiers.conversation.activity`), so a user who has a
+conversation but no long-term scope yet is found, and finding who is due reads one small hash per
+user, no conversation. A user's passes write to the scope named after them.
+
+The other passes (``consolidate``, ``dedupe``) run per long-term scope, every ``interval``
+seconds.
+
+Either waits while its user is active: a turn of that user (or a change to the scope) less than
+``quiet`` seconds ago (default :data:`ACTIVITY_WINDOW`, or the interval when shorter). Another
+user's turn delays nobody else. A pass holds the scope's lease in the engine, so several service
+processes on one engine never run two passes on one scope at the same time; a scope whose lease is
+held elsewhere is retried at the next poll.
 """
 
 from __future__ import annotations
@@ -17,14 +26,19 @@ from typing import TYPE_CHECKING, Final
 from ...foundation.errors import Conflict, MemstackError
 from ...foundation.keyspace import family_of
 from ...llm.chat import ChatModel
+from ...tiers.conversation.activity import activity, users_with_turns
+from ...tiers.conversation.turn_source import migrate_turn_log
 from ...tiers.longterm.layout import PREFIX
+from ...tiers.longterm.validate import SCOPE_RULE
+from . import cursor
 from .driver import PASSES, Dreamer
+from .keys import DreamKeys
 from .record import DreamRecord
 
 if TYPE_CHECKING:
     from ..tiers import Tiers
 
-__all__ = ["ACTIVITY_WINDOW", "POLL", "DreamScheduler"]
+__all__ = ["ACTIVITY_WINDOW", "POLL", "USER_PASSES", "DreamScheduler"]
 
 log = logging.getLogger("memstack.services.dream")
 
@@ -32,6 +46,8 @@ ACTIVITY_WINDOW: Final = 30.0
 """A scope whose user was active this recently (seconds) is left alone for now."""
 POLL: Final = 5.0
 """Seconds between checks of a scope that is due but busy."""
+USER_PASSES: Final = ("extract", "preferences")
+"""The passes that read a user's turns: scheduled per user with new turns."""
 
 
 class DreamScheduler:
@@ -44,6 +60,8 @@ class DreamScheduler:
         passes: any of :data:`~memstack.services.dream.driver.PASSES` (``extract`` turns the new
             conversation turns into memories); default ``("consolidate",)`` with a model,
             ``("dedupe",)`` without.
+        quiet: seconds a user must have been idle before their passes run (default the smaller
+            of :data:`ACTIVITY_WINDOW` and ``interval``).
 
     Raises:
         InvalidConfiguration: ``interval`` <= 0, an unknown pass, or a pass that needs a model
@@ -57,6 +75,7 @@ class DreamScheduler:
         *,
         model: ChatModel | None = None,
         passes: Sequence[str] | None = None,
+        quiet: float | None = None,
     ) -> None:
         from ...foundation.errors import InvalidConfiguration
 
@@ -69,7 +88,10 @@ class DreamScheduler:
                 raise InvalidConfiguration(f"dream pass {name!r}: must be one of {', '.join(PASSES)}")
             if name != "dedupe" and model is None:
                 raise InvalidConfiguration(f"dream pass {name!r} needs a chat model (MEMSTACK_CHAT_*)")
-        self._next: dict[str, float] = {}
+        self.quiet = min(ACTIVITY_WINDOW, self.interval) if quiet is None else float(quiet)
+        self.poll = min(POLL, self.interval)
+        self._next: dict[tuple[str, str], float] = {}
+        self._ran: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -82,47 +104,104 @@ class DreamScheduler:
                 found.add(family[1]["scope"])
         return sorted(found)
 
+    def users(self) -> list[str]:
+        """The users with a labelled conversation turn, sorted."""
+        return users_with_turns(self.memory.engine)
+
+    def latest_turn(self, user: str) -> float | None:
+        """The time of the user's newest conversation turn (None: none known)."""
+        newest = activity(self.memory.engine, user)
+        return max(newest.values()) if newest else None
+
+    def unread(self, user: str, latest: float) -> bool:
+        """Whether a user pass of the scheduler has not read the user's turn of time ``latest``."""
+        engine = self.memory.engine
+        keys = DreamKeys.of(engine, user)
+        for name in self.passes:
+            if name not in USER_PASSES:
+                continue
+            read, _ = cursor.read(engine, user, key=None if name == "extract" else keys.pref_cursor)
+            if read.again or read.at is None or latest > read.at:
+                return True
+            # Turns written together share a time: a capped pass may have left some at ``at``.
+            if latest == read.at and self._ran.get(user) != latest:
+                return True
+        return False
+
     def active(self, scope: str) -> bool:
-        """Whether the scope's user did something in the last :data:`ACTIVITY_WINDOW` seconds."""
+        """Whether the scope's user did something in the last ``quiet`` seconds: a turn of theirs,
+        or a change to the scope."""
         now = self.memory.clock.now()
-        last = self.memory.turns.log_entries(limit=1)
-        if last and now - float(last[-1]["timestamp"]) < ACTIVITY_WINDOW:
+        latest = self.latest_turn(scope)
+        if latest is not None and now - latest < self.quiet:
             return True
         recent = self.memory.long_term(scope).search(None, max_results=1)
-        return bool(recent) and now - recent[0].entry.last_changed.timestamp() < ACTIVITY_WINDOW
+        return bool(recent) and now - recent[0].entry.last_changed.timestamp() < self.quiet
 
     def run_once(self) -> list[DreamRecord]:
-        """One round: every due, idle scope gets its passes; returns the records written."""
+        """One round: every user with unread turns who is idle gets the user passes, then every
+        due, idle scope the other passes; returns the records written."""
         now = self.memory.clock.now()
         done: list[DreamRecord] = []
-        for scope in self.scopes():
-            if self._next.get(scope, now) > now:
-                continue
-            if self.active(scope):
-                self._next[scope] = now + POLL
-                continue
-            dreamer = Dreamer(
-                self.memory.long_term(scope),
-                model=self.model,
-                turns=self.memory.turns,
-                conversations=self.memory.conversations,
-            )
-            try:
-                done += dreamer.run(self.passes)
-            except Conflict as exc:  # another process holds the lease, or the scope kept changing
-                log.info("dream: scope %r busy (%s); retrying", scope, exc)
-                self._next[scope] = now + POLL
-                continue
-            except MemstackError as exc:  # a refused plan, an engine hiccup: try again next interval
-                log.warning("dream: scope %r: %s: %s", scope, type(exc).__name__, exc)
-            self._next[scope] = now + self.interval
+        per_user = [p for p in self.passes if p in USER_PASSES]
+        per_scope = [p for p in self.passes if p not in USER_PASSES]
+        if per_user:
+            for user in self.users():
+                done += self._user_round(user, per_user, now)
+        if per_scope:
+            for scope in self.scopes():
+                if self._next.get(("scope", scope), now) > now:
+                    continue
+                if self.active(scope):
+                    self._next[("scope", scope)] = now + self.poll
+                    continue
+                done += self._run(("scope", scope), scope, None, per_scope, now)
+        return done
+
+    def _user_round(self, user: str, passes: list[str], now: float) -> list[DreamRecord]:
+        if self._next.get(("user", user), now) > now or not SCOPE_RULE.fullmatch(user):
+            return []
+        latest = self.latest_turn(user)
+        if latest is None or not self.unread(user, latest):
+            return []
+        if now - latest < self.quiet:  # debounced: the user is still talking
+            self._next[("user", user)] = latest + self.quiet
+            return []
+        done = self._run(("user", user), user, user, passes, now)
+        self._ran[user] = latest
+        return done
+
+    def _run(
+        self, key: tuple[str, str], scope: str, user: str | None, passes: list[str], now: float
+    ) -> list[DreamRecord]:
+        dreamer = Dreamer(
+            self.memory.long_term(scope),
+            model=self.model,
+            turns=self.memory.turns,
+            conversations=self.memory.conversations,
+            user=user,
+        )
+        done: list[DreamRecord] = []
+        try:
+            done = dreamer.run(passes)
+        except Conflict as exc:  # another process holds the lease, or the scope kept changing
+            log.info("dream: scope %r busy (%s); retrying", scope, exc)
+            self._next[key] = now + self.poll
+            return done
+        except MemstackError as exc:  # a refused plan, an engine hiccup: try again next interval
+            log.warning("dream: scope %r: %s: %s", scope, type(exc).__name__, exc)
+        self._next[key] = now + self.interval
         return done
 
     # -- background thread ---------------------------------------------------------------
     def start(self) -> None:
-        """Run rounds in a daemon thread every :data:`POLL` seconds until :meth:`stop`."""
+        """Copy the turn log's older entries into conversations
+        (:mod:`memstack.tiers.conversation.turn_source`), then run rounds in a daemon thread
+        every ``poll`` seconds (:data:`POLL`, or the interval when shorter) until :meth:`stop`."""
         if self._thread is not None:
             return
+        # Turn-log entries logged before turns went to conversations: copied once (idempotent).
+        migrate_turn_log(self.memory.turns.log_entries(), self.memory.conversations)
         self._thread = threading.Thread(target=self._loop, name="memstack-dream", daemon=True)
         self._thread.start()
 
@@ -132,7 +211,7 @@ class DreamScheduler:
                 self.run_once()
             except Exception:  # the service must outlive a failing round; the log keeps the trace
                 log.exception("dream round failed")
-            self._stop.wait(POLL)
+            self._stop.wait(self.poll)
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop the thread (after its current pass)."""

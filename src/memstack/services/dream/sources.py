@@ -4,7 +4,9 @@ A pass over a scope reads the turns of ONE user (its ``user``; by default the sc
 a user's memories live in the scope named after them):
 
 - every conversation of the conversation store registered for that user (``subject=user`` on
-  its messages: :mod:`memstack.foundation.keyspace.subjects`), and every turn-log entry labelled with them;
+  its messages: :mod:`memstack.foundation.keyspace.subjects`); the turns recorded through the
+  turn log are there too (:mod:`memstack.tiers.conversation.turn_source`): the turn log itself is
+  never read, conversations are the one source of turns;
 - the conversations and turn-log sessions the caller names (``sessions``), which is the only way
   a conversation without a subject is ever read.
 
@@ -20,9 +22,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...engines import Engine
+from ...foundation.errors import InvalidValue
 from ...foundation.keyspace.subjects import subject_key
+from ...tiers.conversation.activity import activity, owner_of
 from ...tiers.conversation.message import CONVERSATION_RULE
-from ...tiers.conversation.turns import message_id_of
+from ...tiers.conversation.turn_source import candidates
 
 if TYPE_CHECKING:
     from ...tiers.conversation import ConversationStore, TurnMemory
@@ -59,32 +63,51 @@ def _conversation_turns(store: ConversationStore, conversation_id: str, subject:
     return out
 
 
+def _refuse_others(engine: Engine, user: str | None, named: set[str]) -> None:
+    for conversation_id in sorted(named):
+        owner = owner_of(engine, conversation_id)
+        if owner is not None and owner != user:
+            raise InvalidValue(
+                f"sessions: conversation {conversation_id!r} holds another user's turns;"
+                " a pass reads only its own user's conversations and unlabelled ones"
+            )
+
+
 def pass_turns(
     user: str | None,
     sessions: Sequence[str] | None,
     *,
     conversations: ConversationStore | None,
     turns: TurnMemory | None,
+    since: float | None = None,
 ) -> Turns:
     """Every turn a pass of ``user`` naming ``sessions`` may read, oldest first (see the module
     docstring). With ``sessions``, only the turns of those sessions or conversations: the user's,
-    and the unlabelled ones (a turn labelled with another user never)."""
+    and the unlabelled ones (a turn labelled with another user never). ``since``: the pass has
+    read every turn older than this, so a conversation of the user whose newest message is older
+    (:mod:`memstack.tiers.conversation.activity`) is not read at all.
+
+    Raises:
+        InvalidValue: a named conversation holds another user's turns (nothing is read).
+    """
     named = set(sessions or ())
     found: Turns = []
-    if conversations is not None:
-        mine = set(user_conversations(conversations.engine, user)) if user is not None else set()
-        wanted = (mine & named if named else mine) | {s for s in named if CONVERSATION_RULE.fullmatch(s)}
-        for conversation_id in sorted(wanted):
-            label = user if conversation_id in mine else None
-            found += _conversation_turns(conversations, conversation_id, label)
-    if turns is not None:
-        for entry in turns.log_entries():
-            label = entry.get("subject")
-            session = entry.get("session_id")
-            if (label is None and session in named) or (
-                user is not None and label == user and (not named or session in named)
-            ):
-                found.append({**entry, "message_id": message_id_of(entry)})
+    if conversations is None:
+        return found
+    engine = conversations.engine
+    mine = set(user_conversations(engine, user)) if user is not None else set()
+    # A named session of the turn log lives in a conversation of the same name or of its own.
+    derived = {c for s in named for c in (*candidates(s, user), *candidates(s, None))}
+    derived = {c for c in derived if c not in named and (c in mine or owner_of(engine, c) is None)}
+    given = {s for s in named if CONVERSATION_RULE.fullmatch(s)} | derived
+    wanted = (mine & given if named else mine) | given
+    _refuse_others(engine, user, wanted - mine)
+    if since is not None and user is not None:
+        newest = activity(engine, user)
+        wanted -= {c for c in mine if newest.get(c, since) < since}
+    for conversation_id in sorted(wanted):
+        label = user if conversation_id in mine else None
+        found += _conversation_turns(conversations, conversation_id, label)
     found.sort(key=lambda t: float(t.get("timestamp", 0)))
     counts: dict[str, int] = {}
     for turn in found:

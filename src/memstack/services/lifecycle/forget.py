@@ -21,6 +21,8 @@ from __future__ import annotations
 from ...engines import Engine
 from ...foundation.errors import InvalidValue
 from ...foundation.limits import short_repr
+from ...tiers.conversation.forget import turn_conversations
+from ...tiers.conversation.turn_source import candidates
 from . import traces
 from .plans import CHECKS_LEFT, PLANS, Counts
 from .report import ForgetReport
@@ -62,6 +64,8 @@ def forget(
         for tier, count in more.items():
             deleted[tier] = deleted.get(tier, 0) + count
 
+    # The conversations a session's turns were copied to: their batch records name them too.
+    copies = turn_conversations(engine, value) if kind == "session" else []
     walk = None
     if kind == "subject":
         walk = forget_subject(engine, value)
@@ -75,6 +79,8 @@ def forget(
     )
     trail = [traces.Trace.of(engine, kind, value, extra)]
     trail += [traces.Trace.of(engine, k, v) for k, v in containers]
+    copies += [c for k, v in containers if k == "session" for s in (value, None) for c in candidates(v, s)]
+    trail += [traces.Trace.of(engine, "conversation", c) for c in sorted(set(copies))]
     add({"engine": traces.purge(engine, trail)})
     engine.compact(vacuum=vacuum)
     if walk is not None:

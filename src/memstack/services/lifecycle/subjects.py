@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 from ...engines import Engine
 from ...engines.bulk import BATCH_KEYS
+from ...foundation.keyspace import family_named
 from ...foundation.keyspace.subjects import OBJECTS, subject_key
+from ...tiers.conversation.activity import activity_key
 from ...tiers.longterm import forget as long_term
 from ...tiers.longterm.layout import ScopeKeys
 from ...tiers.shared import forget as shared
@@ -95,6 +97,10 @@ def forget_subject(engine: Engine, subject: str) -> Walk:
                 walk.add(dream.forget_feedback(engine, scope, subject))
                 walk.add(dream.forget_records(engine, scope, subject))
         walk.add({"subject_index": _release(engine, subject, kind, refs)})
+    # The index of their conversations' newest turns names conversations of theirs: it goes too.
+    # So do the notes of their remembered turns not indexed yet (they name conversations too).
+    pending = family_named("subject.pending").key(engine.tag, subject=subject)
+    walk.add({"subject_index": int(engine.delete(activity_key(engine, subject), pending))})
     return walk
 
 

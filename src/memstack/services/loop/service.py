@@ -27,6 +27,7 @@ from ...tiers.longterm.validate import check_scope
 from ..dream import Dreamer
 from ..dream.record import DreamRecord
 from ..dream.sources import user_conversations
+from . import pending
 from .recall import TURN_SOURCE, Recalled, recalled
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class MemoryLoop:
             AlreadyExists: a message id already in the conversation, or a conversation that is
                 not this user's (it holds messages of another user or of nobody).
         """
-        scope = check_scope(check_subject(user))
+        check_scope(check_subject(user))
         drafts = _drafts(messages)
         conversation_id = default_conversation(user) if conversation is None else conversation
         store = self.memory.conversations
@@ -119,10 +120,32 @@ class MemoryLoop:
             raise AlreadyExists(
                 f"conversation {conversation_id!r}: holds messages of another user or of nobody"
             )
-        appended = store.extend(conversation_id, drafts, subject=user)
-        memory = self.memory.long_term(scope)
+        engine = self.memory.engine
+        for earlier, position in pending.notes(engine, user):  # a call that died before indexing
+            self._index(user, earlier, store.messages(earlier, position), position)
+            pending.done(engine, user, earlier, position)
+        pending.note(engine, user, conversation_id, start)
+        try:
+            appended = store.extend(conversation_id, drafts, subject=user)
+        except MemstackError:  # the append is one batch: refused, nothing of it was written
+            pending.done(engine, user, conversation_id, start)
+            raise
+        entries = self._index(user, conversation_id, appended, start)
+        pending.done(engine, user, conversation_id, start)
+        queued = self.model is not None
+        if queued:
+            with self._lock:
+                self._due[user] = self.memory.clock.now() + self.debounce
+        return Remembered(user, conversation_id, tuple(appended), tuple(entries), queued)
+
+    def _index(
+        self, user: str, conversation_id: str, messages: Sequence[Message], start: int
+    ) -> list[MemoryEntry]:
+        """Make ``messages`` (from position ``start`` of the conversation) searchable in the
+        user's scope; a message already indexed gets its entry back, nothing written."""
+        memory = self.memory.long_term(user)
         entries = []
-        for position, message in enumerate(appended, start):
+        for position, message in enumerate(messages, start):
             when = datetime.fromtimestamp(message.created_at, UTC)
             metadata = {
                 **conversation_metadata(conversation_id, position, message.role, when),
@@ -132,11 +155,7 @@ class MemoryLoop:
             entries.append(
                 memory.save(content=f"{message.role}: {message.content}", metadata=metadata, subject=user)
             )
-        queued = self.model is not None
-        if queued:
-            with self._lock:
-                self._due[user] = self.memory.clock.now() + self.debounce
-        return Remembered(user, conversation_id, tuple(appended), tuple(entries), queued)
+        return entries
 
     # -- recall ------------------------------------------------------------------------------
     def recall(self, query: str, *, user: str, limit: int = 10) -> list[Recalled]:

@@ -19,7 +19,14 @@ from .turns import TurnMemory
 from .turns_forget import forget_session_turns, turn_leftovers
 from .window_keys import PREFIX as WINDOW_PREFIX
 
-__all__ = ["FORGETS", "LEFTOVERS", "forget_conversation", "forget_turns", "forget_windows"]
+__all__ = [
+    "FORGETS",
+    "LEFTOVERS",
+    "forget_conversation",
+    "forget_turns",
+    "forget_windows",
+    "turn_conversations",
+]
 
 Counts = dict[str, int]
 _WINDOW_PARTS: Final = {"window": False, "node_window": True}
@@ -69,14 +76,28 @@ def forget_windows(engine: Engine, session_id: str) -> Counts:
     return {"conversations": delete_keys(engine, _windows_of(engine, session_id))}
 
 
+def turn_conversations(engine: Engine, session_id: str) -> list[str]:
+    """The conversations the session's turns were copied to (:mod:`.turn_source`)."""
+    from .turn_source import candidates  # it imports the turn memory, as this module does
+
+    subjects = {
+        e.get("subject") for e in TurnMemory(engine).log_entries() if e.get("session_id") == session_id
+    }
+    return sorted({c for s in subjects | {None} for c in candidates(session_id, s)})
+
+
 def forget_turns(engine: Engine, session_id: str) -> Counts:
-    """The session's turns and its entries of the turn log."""
-    return {"turn_log": forget_session_turns(TurnMemory(engine), session_id)}
+    """The session's turns, its entries of the turn log and the conversations they live in."""
+    copies = turn_conversations(engine, session_id)
+    counts = {"turn_log": forget_session_turns(TurnMemory(engine), session_id)}
+    counts["conversations"] = sum(forget_conversation(engine, c).get("conversations", 0) for c in copies)
+    return counts
 
 
 def session_leftovers(engine: Engine, session_id: str) -> int:
     """Windows and turns of the session still stored."""
-    return len(_windows_of(engine, session_id)) + turn_leftovers(TurnMemory(engine), session_id)
+    copies = sum(conversation_leftovers(engine, c) for c in turn_conversations(engine, session_id))
+    return len(_windows_of(engine, session_id)) + turn_leftovers(TurnMemory(engine), session_id) + copies
 
 
 FORGETS: Final = {

@@ -10,6 +10,7 @@ how ``message_limit`` counts).
 from __future__ import annotations
 
 import json
+import math
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -48,7 +49,16 @@ LATEST: Final = "__latest__"
 """Default parent of an appended message: the conversation's newest message."""
 UUID_NIL: Final = "00000000-0000-0000-0000-000000000000"  # as memstack.tiers.conversation.thread
 _FIELDS: Final = frozenset(
-    {"role", "content", "message_id", "parent_message_id", "files", "token_count", "workflow_run_id"}
+    {
+        "role",
+        "content",
+        "message_id",
+        "parent_message_id",
+        "files",
+        "token_count",
+        "workflow_run_id",
+        "created_at",
+    }
 )
 CONVERSATION_RULE: Final = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _MESSAGE_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
@@ -267,7 +277,11 @@ def draft_message(
         raise InvalidValue(f"workflow_run_id {short_repr(run_id)}: must be a non-empty string or None")
     if run_id is not None:
         limits.check_text(run_id, f"{field}.workflow_run_id", max_bytes=1024)
+    at = fields.get("created_at")
+    if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
+        raise InvalidValue(f"created_at {short_repr(at)}: must be a finite number of seconds")
     return {
+        **({} if at is None else {"created_at": float(at)}),
         "message_id": message_id,
         "parent_message_id": parent or None,
         "role": role,
@@ -292,5 +306,8 @@ def link_drafts(
             parent = built[-1].message_id if built else previous
         elif parent and parent != UUID_NIL and parent not in ids[:offset]:
             external.add(check_message_id(parent, "parent_message_id"))
-        built.append(Message(**{**draft, "parent_message_id": parent, "created_at": now}))
+        # A copy of an older record (the turn log's) keeps its time; a new message is now's.
+        built.append(
+            Message(**{**draft, "parent_message_id": parent, "created_at": draft.get("created_at", now)})
+        )
     return built, external

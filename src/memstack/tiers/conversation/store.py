@@ -31,6 +31,7 @@ from ...foundation.keyspace import check_subject, family_named, family_of, regis
 from ...foundation.keyspace.families import CONVERSATION
 from ...foundation.limits import short_repr
 from ...llm.tokens import TokenCounter, token_counter
+from .activity import note_activity
 from .budget import TokenBudget, resolve_token_limit
 from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, select_history, select_thread
 from .inputs import check_positions
@@ -173,6 +174,7 @@ class ConversationStore:
                 batch.require_exists(base + _MESSAGE + parent)
             batch.set(base + _COUNT, str(count + len(built)))
             register(self.engine, batch, subject, "conversation", conversation_id)
+            note_activity(self.engine, batch, subject, conversation_id, max(m.created_at for m in built))
             batch.rpush(base + _LOG, *(m.to_json() for m in built))
             for offset, message_id in enumerate(ids):
                 batch.set(base + _MESSAGE + message_id, str(count + offset))

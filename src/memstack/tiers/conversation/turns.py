@@ -20,7 +20,6 @@ comes from the keyspace registry::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import threading
@@ -36,6 +35,7 @@ from ...foundation.keyspace import check_subject, family_named, labelled, regist
 from ...foundation.keyspace.families import TURNS
 from ...foundation.limits import check_match, short_repr
 from ...foundation.timefmt import iso_utc
+from .turn_ids import MESSAGE_ID_RULE, message_id_of
 
 __all__ = ["MESSAGE_ID_RULE", "SESSION_RULE", "Turn", "TurnMemory", "message_id_of"]
 
@@ -44,18 +44,6 @@ _SESSION_LIST: Final = family_named("turns.session").tail_prefix
 _SESSIONS, _LOG = family_named("turns.sessions").tail, family_named("turns.log").tail
 _LEASE: Final = family_named("turns.lease").tail
 SESSION_RULE: Final = re.compile(r"[A-Za-z0-9_./@:-]{1,256}")  # RockBot ids may hold "/" (sub-directories)
-MESSAGE_ID_RULE: Final = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
-"""A turn's message id: 1-128 of letters, digits, ``_ . : @ -`` (generated: 12 hex characters)."""
-
-
-def message_id_of(entry: dict[str, Any]) -> str:
-    """The message id of a turn-log entry; an entry logged before turns had ids gets one derived
-    from what it holds (stable: the same entry always gets the same id)."""
-    given = entry.get("message_id")
-    if isinstance(given, str) and MESSAGE_ID_RULE.fullmatch(given):
-        return given
-    text = json.dumps(entry, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return "l" + hashlib.sha256(text.encode()).hexdigest()[:11]
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +193,11 @@ class TurnMemory:
             subject,  # what is learnt from the turn is theirs too (the extract pass labels it)
         )
         entry_text = json.dumps(entry, ensure_ascii=False)
+        from .store import ConversationStore  # the store imports this module's message ids
+        from .turn_source import mirror_turn
+
+        # The conversation first: the passes read turns there, and a crash after it loses no turn.
+        mirror_turn(ConversationStore(self.engine), entry)
         with self.engine.batch() as batch:
             register(self.engine, batch, subject, "session", session_id)
             batch.rpush(key, record)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from ...engines import Engine
-from ...foundation.errors import Conflict, InvalidConfiguration, InvalidValue
+from ...foundation.errors import AlreadyExists, Conflict, InvalidConfiguration, InvalidValue
 from ...foundation.keyspace import check_subject
 from ...foundation.limits import short_repr
 from ...foundation.redact import redact_url
@@ -128,6 +128,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         expires_at: datetime | float | None = None,
         ttl: float | None = None,
         actor: str = "api",
+        create: bool = False,
     ) -> MemoryEntry:
         """Save a memory (an upsert by id) and return it as stored.
 
@@ -153,6 +154,8 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         default: the given entry's); ``Memory.forget(subject=…)`` then removes it, unless
         another version was saved over it. ``actor``: who saves, as the history records it
         (``api``, ``tool``, ``import``...; :data:`memstack.tiers.longterm.history.ACTOR_RULE`).
+        ``create``: the id is an idempotency key: over an entry holding other content, the save
+        is refused (checked inside the guarded write, so a concurrent update is never overwritten).
 
         Raises:
             InvalidValue: blank content, bad tags/metadata/time, both ``entry`` and fields, an
@@ -164,6 +167,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             InvalidCategory: a category that breaks the path rule or is over 256 characters.
             InvalidKey: a bad id (of the entry or of one it supersedes).
             EntryNotFound: an id of ``supersedes`` that the scope does not hold (nothing is saved).
+            AlreadyExists: ``create`` and the id holds other content (nothing is saved).
             Conflict: an entry of ``supersedes`` was already superseded by another one (nothing is
                 saved), or the id kept changing under concurrent writers.
         """
@@ -202,9 +206,9 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             equal = self._equal_current(plan.template.content)
             if equal is not None:  # the same words again: that entry, nothing written
                 return equal
-        return self._upsert(plan, actor)
+        return self._upsert(plan, actor, create)
 
-    def _upsert(self, plan: SavePlan, actor: str) -> MemoryEntry:
+    def _upsert(self, plan: SavePlan, actor: str, create: bool = False) -> MemoryEntry:
         """Write the plan's version over its stored version (keeping what an update keeps) and
         close the entries it supersedes, in one guarded batch, again while concurrent writers win."""
         key = self.keys.entry(plan.id)
@@ -214,6 +218,10 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             now = now_of(self.engine)
             old = from_json(old_raw) if old_raw is not None else None
             new = plan.version(old, now)
+            if create and old is not None and old.content != new.content:
+                raise AlreadyExists(
+                    f"memory {short_repr(plan.id)}: holds other content; a create never overwrites"
+                )
             found = list(zip(plan.superseded, raws[1:], strict=True))
             closed = superseded_versions(new, found, now, self.scope)
             if old is not None and not closed and same_version(old, new):

@@ -20,10 +20,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from ....agent.tools.schemas import inline_refs
-from ....foundation.errors import AlreadyExists, InvalidRequest
+from ....foundation.errors import InvalidRequest
 from ....ops import OPERATIONS, Http, Op, arun, field_kind, from_text, parse
 from ....ops.registry import client_method
 from ....ops.tools import ToolCall, acall_tool
+from ....ops.wire import memory_json
 from ..app import TenantMemory
 from ..bodies import is_json
 from ..slow_work import SLOW_OPS, SlowWork
@@ -121,19 +122,16 @@ async def _read(request: Request, op: Op[Any], binding: Http) -> Any:
     raise _fail(issues)
 
 
-def _create_once(mem: Any, request: Any) -> None:
+def _create_once(mem: Any, request: Any) -> Any:
     """``POST /v1/memories`` with an id creates (the id is its idempotency key; PUT updates): a
     retry with the same content changes nothing; over other content, written since by anyone, it
-    is refused rather than overwriting it.
+    is refused rather than overwriting it. The check is part of the save's guarded write.
 
     Raises:
         AlreadyExists: the id holds other content.
     """
-    found = mem.long_term(request.scope).get(request.id)
-    if found is not None and found.content != request.content:
-        raise AlreadyExists(
-            f"memory {request.id!r}: holds other content; a POST with an id creates it (PUT updates it)"
-        )
+    entry = mem.long_term(request.scope).save(**request.model_dump(exclude={"scope"}), create=True)
+    return memory_json(entry)
 
 
 def _endpoint(op: Op[Any], binding: Http) -> Any:
@@ -144,7 +142,8 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
             cap = float(request.app.state.settings.max_wait_seconds)
             parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
         if binding.method == "POST" and op.name == "memories.save" and parsed.id is not None:
-            await anyio.to_thread.run_sync(_create_once, mem, parsed)
+            created = await anyio.to_thread.run_sync(_create_once, mem, parsed)
+            return JSONResponse(created, status_code=binding.status)
         if getattr(parsed, "vacuum", False) is True:  # rebuilds every tenant's file
             gate: VacuumGate = request.app.state.vacuum_gate
             await anyio.to_thread.run_sync(gate.admit, request.headers.get("authorization"))
