@@ -159,5 +159,5 @@ class AnnIndex:
             raise InvalidValue(f"ANN snapshot: damaged ({exc})") from None
         if graph is None or not isinstance(labels, dict) or len(graph) != len(labels) or graph.ndim != dim:
             raise InvalidValue("ANN snapshot: the graph and its ids disagree")
-        graph.expansion_search = EXPANSION_SEARCH
+        graph.expansion_search = EXPANSION_SEARCH  # type: ignore[misc, unused-ignore]  # usearch declares the setter apart from its getter
         return cls(dim, graph, {str(k): int(v) for k, v in labels.items()}), head

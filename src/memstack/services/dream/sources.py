@@ -90,17 +90,12 @@ def pass_turns(
     Raises:
         InvalidValue: a named conversation holds another user's turns (nothing is read).
     """
-    named = set(sessions or ())
     found: Turns = []
     if conversations is None:
         return found
     engine = conversations.engine
     mine = set(user_conversations(engine, user)) if user is not None else set()
-    # A named session of the turn log lives in a conversation of the same name or of its own.
-    derived = {c for s in named for c in (*candidates(s, user), *candidates(s, None))}
-    derived = {c for c in derived if c not in named and (c in mine or owner_of(engine, c) is None)}
-    given = {s for s in named if CONVERSATION_RULE.fullmatch(s)} | derived
-    wanted = (mine & given if named else mine) | given
+    wanted = _wanted(engine, user, set(sessions or ()), mine)
     _refuse_others(engine, user, wanted - mine)
     if since is not None and user is not None:
         newest = activity(engine, user)
@@ -109,10 +104,25 @@ def pass_turns(
         label = user if conversation_id in mine else None
         found += _conversation_turns(conversations, conversation_id, label)
     found.sort(key=lambda t: float(t.get("timestamp", 0)))
+    _unique_ids(found)
+    return found
+
+
+def _wanted(engine: Engine, user: str | None, named: set[str], mine: set[str]) -> set[str]:
+    """The conversations a pass reads: the user's (only the named ones among them when the pass
+    names sessions) and those named; a named session of the turn log lives in a conversation of
+    the same name or of its own."""
+    derived = {c for s in named for c in (*candidates(s, user), *candidates(s, None))}
+    derived = {c for c in derived if c not in named and (c in mine or owner_of(engine, c) is None)}
+    given = {s for s in named if CONVERSATION_RULE.fullmatch(s)} | derived
+    return (mine & given if named else mine) | given
+
+
+def _unique_ids(found: Turns) -> None:
+    """A message id that two conversations share is told apart by its session (in place)."""
     counts: dict[str, int] = {}
     for turn in found:
         counts[turn["message_id"]] = counts.get(turn["message_id"], 0) + 1
     for turn in found:
         if counts[turn["message_id"]] > 1:
             turn["message_id"] = f"{turn['session_id']}:{turn['message_id']}"
-    return found

@@ -260,23 +260,14 @@ def draft_message(
     parent = fields.get("parent_message_id", LATEST)
     if parent not in (None, "", LATEST, UUID_NIL):
         check_message_id(parent, "parent_message_id")
-    files = check_files(fields.get("files"))
-    for file in files:
-        if file.belongs_to is not None and role in ("user", "assistant") and file.belongs_to != role:
-            raise InvalidValue(
-                f"file belongs_to {short_repr(file.belongs_to)} on a {short_repr(role)} message"
-            )
+    files = _role_files(fields.get("files"), role)
     tokens = fields.get("token_count")
     if tokens is None:
         tokens = count_tokens(content)
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
         raise InvalidValue(f"token_count {short_repr(tokens)}: must be an int >= 0")
     limits.check_int(tokens, f"{field}.token_count")
-    run_id = fields.get("workflow_run_id")
-    if run_id is not None and (not isinstance(run_id, str) or not run_id):
-        raise InvalidValue(f"workflow_run_id {short_repr(run_id)}: must be a non-empty string or None")
-    if run_id is not None:
-        limits.check_text(run_id, f"{field}.workflow_run_id", max_bytes=1024)
+    run_id = _run_id(fields.get("workflow_run_id"), field)
     at = fields.get("created_at")
     if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
         raise InvalidValue(f"created_at {short_repr(at)}: must be a finite number of seconds")
@@ -290,6 +281,27 @@ def draft_message(
         "token_count": tokens,
         "workflow_run_id": run_id,
     }
+
+
+def _role_files(raw: Any, role: str) -> tuple[FileRef, ...]:
+    """A message's checked files; a file that belongs to the other side of a user or assistant
+    message is refused."""
+    files = check_files(raw)
+    for file in files:
+        if file.belongs_to is not None and role in ("user", "assistant") and file.belongs_to != role:
+            raise InvalidValue(
+                f"file belongs_to {short_repr(file.belongs_to)} on a {short_repr(role)} message"
+            )
+    return files
+
+
+def _run_id(run_id: Any, field: str) -> str | None:
+    """A message's workflow run id: None, or a non-empty string of at most 1 KiB."""
+    if run_id is not None and (not isinstance(run_id, str) or not run_id):
+        raise InvalidValue(f"workflow_run_id {short_repr(run_id)}: must be a non-empty string or None")
+    if run_id is not None:
+        limits.check_text(run_id, f"{field}.workflow_run_id", max_bytes=1024)
+    return run_id
 
 
 def link_drafts(
