@@ -32,10 +32,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
-from ui._live import live_server  # noqa: E402
-from ui.conftest import CHROMIUM_ARGS, chromium_path  # noqa: E402
-
 from _smoke import add_smoke, smoke_tag  # noqa: E402 - after the path set-up above
+from doors.ui._live import live_server  # noqa: E402
+from doors.ui.conftest import CHROMIUM_ARGS, chromium_path  # noqa: E402
 from memstack import Memory  # noqa: E402
 from memstack.engines import open_engine  # noqa: E402
 from memstack.engines.prefixed import tenant_engine  # noqa: E402
