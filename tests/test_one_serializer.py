@@ -115,16 +115,16 @@ def test_context_explanation(url: str, client: TestClient) -> None:
 
 
 def test_dream_record_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
-    for _ in range(2):
-        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    for i in range(2):  # ids: a save of content equal to a current entry without one returns that entry
+        client.post("/v1/memories", json={"id": f"violin-{i}", "content": "Alice plays the violin"})
     via_http = client.post("/v1/dream/runs", json={"passes": ["dedupe"], "dry_run": True}).json()["items"]
     with memstack.open(url) as mem:
         via_mcp = call_tool(mem, "dream_dry_run", {"passes": ["dedupe"]}).data["items"][0]
     assert set(via_mcp) == set(via_http[0])
     assert via_mcp["retired"] == via_http[0]["retired"]
     assert times_are_iso(via_mcp) >= 2 and times_are_iso(via_http) >= 2
-    for _ in range(2):
-        cli(url, "memories", "save", "Bob plays chess")
+    for i in range(2):
+        cli(url, "memories", "save", "Bob plays chess", "--id", f"chess-{i}")
     via_cli = cli(url, "dream", "run", "--pass", "dedupe", "--dry-run")["items"]
     assert set(via_cli[0]) == set(via_http[0])
     assert times_are_iso(via_cli) >= 2
@@ -146,8 +146,8 @@ def test_api_key(url: str) -> None:
 
 
 def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: TestClient) -> None:
-    for _ in range(2):
-        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    for i in range(2):  # ids: a save of content equal to a current entry without one returns that entry
+        client.post("/v1/memories", json={"id": f"violin-{i}", "content": "Alice plays the violin"})
     ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
     via_http = client.get("/v1/dream/records").json()["items"]
     via_cli = cli(url, "dream", "history")["items"]
@@ -161,8 +161,8 @@ def test_dream_history_is_one_summary_on_cli_http_and_mcp(url: str, client: Test
 
 
 def test_one_dream_record_on_cli_and_http(url: str, client: TestClient) -> None:
-    for _ in range(2):
-        client.post("/v1/memories", json={"content": "Alice plays the violin"})
+    for i in range(2):  # ids: a save of content equal to a current entry without one returns that entry
+        client.post("/v1/memories", json={"id": f"violin-{i}", "content": "Alice plays the violin"})
     ran = client.post("/v1/dream/runs", json={"passes": ["dedupe"]}).json()["items"][0]
     via_http = client.get(f"/v1/dream/records/{ran['id']}").json()
     via_cli = cli(url, "dream", "show", ran["id"])

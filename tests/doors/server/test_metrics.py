@@ -133,10 +133,38 @@ def test_docs_reference_no_other_host(client: TestClient, path: str) -> None:
         assert response.status_code == 200 and len(response.content) > 1000, asset
 
 
+LOOPBACK = {"127.0.0.1", "localhost", "[::1]"}
+URL = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)?//([^/\s'\"<>?#]*)")
+LOADED = re.compile(r"""\b(?:src|href|action|srcset)\s*=\s*["']?[^"'>\s]*//""", re.IGNORECASE)
+
+
+def _external_urls(html: str) -> list[str]:
+    """What in ``html`` would reach another machine: every ``//`` URL whose host is not loopback,
+    and every attribute that would load a ``//`` URL at all (the inspector works offline; loopback
+    addresses appear only as text, in example commands a user copies)."""
+    found = [
+        m.group(0)
+        for m in URL.finditer(html)
+        if re.sub(r":\d+$", "", m.group(1).rpartition("@")[2]) not in LOOPBACK
+    ]
+    return found + [m.group(0) for m in LOADED.finditer(html)]
+
+
+def test_the_external_url_check_finds_what_it_guards_against() -> None:
+    assert _external_urls("<pre>curl 'http://127.0.0.1:8765/v1/x' http://localhost/y</pre>") == []
+    for bad in [
+        '<script src="https://cdn.example.com/app.js"></script>',
+        "<link rel=stylesheet href=//fonts.example.net/a.css>",
+        '<img src="http://127.0.0.1:8765/x.png">',
+        "<p>see https://example.org</p>",
+    ]:
+        assert _external_urls(bad), bad
+
+
 def test_ui_is_served_from_the_package(client: TestClient) -> None:
     page = client.get("/ui/")
     assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
-    assert "//" not in page.text
+    assert _external_urls(page.text) == []
     for asset in ["/ui/static/app.js", "/ui/static/app.css"]:
         assert client.get(asset).status_code == 200
     assert client.get("/ui", follow_redirects=False).status_code == 307

@@ -172,7 +172,11 @@ def test_keyboard_moves_between_tabs(live: Live, page: Any) -> None:
 
 def test_dream_view_shows_a_dedupe_diff_and_undoes_it(live: Live, page: Any, shoot: Any) -> None:
     texts = ["Zoe drinks coffee every single morning", "zoe drinks coffee every single morning.", "Zoe swims"]
-    ids = [live.api.post("/v1/memories?scope=zoe", json={"content": t}).json()["id"] for t in texts]
+    # ids: a save of content equal to a current entry without one returns that entry
+    ids = [
+        live.api.post("/v1/memories?scope=zoe", json={"id": f"zoe-{i}", "content": t}).json()["id"]
+        for i, t in enumerate(texts)
+    ]
     ran = live.api.post("/v1/dream/runs?scope=zoe", json={"passes": ["dedupe"]}).json()["items"][0]
     assert ran["status"] == "applied"
     (gone,) = set(ids[:2]) - {ran["created"][0]["id"]}
@@ -269,5 +273,5 @@ def test_every_tier_lists_its_ids_a_page_at_a_time(live: Live, page: Any, shoot:
     boards = page.get_by_role("list", name="Boards").get_by_role("button")
     expect(boards).to_have_text(["alpha", "beta"])
     boards.last.click()
-    expect(page.locator("#board-state")).to_have_text(re.compile(r"^live: beta \(\d+ keys\)$"))
+    expect(page.locator("#board-state")).to_have_text("live: beta (1 key)")
     shoot("boards")

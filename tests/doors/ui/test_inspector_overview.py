@@ -90,7 +90,8 @@ def test_deep_links_open_a_memory_a_dream_record_and_a_conversation(
     try:
         notes = mem.long_term("ana")
         notes.save(content="Ana lives in Lisbon")
-        notes.save(content="Ana lives in Lisbon!")  # a duplicate for the dedupe pass
+        # a duplicate for the dedupe pass, under an id: without one, the save would return the first entry
+        notes.save(id="lisbon-2", content="Ana lives in Lisbon!")
         violin = notes.save(content="Ana plays the violin")
         with fake_openai(["this is not JSON"]) as model:
             (skipped,) = mem.dream("ana", model=ChatClient(model.url, "m")).run(["consolidate"])
