@@ -5,9 +5,11 @@ the library's ``search``, an option of ``memstack memories search``, a query par
 from __future__ import annotations
 
 import inspect
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from fastapi.testclient import TestClient
 
@@ -15,7 +17,9 @@ import memstack
 from memstack.agent.tools.schemas import SearchMemoryArgs
 from memstack.doors.cli import app as cli_app
 from memstack.doors.server import create_app
+from memstack.foundation.errors import InvalidValue
 from memstack.tiers.longterm import LongTermMemory
+from memstack.tiers.longterm.search_request import SearchRequest, search_request
 
 CANONICAL = (
     "query",
@@ -35,8 +39,20 @@ CANONICAL = (
 )
 
 
+def _library_names() -> set[str]:
+    """The library's ``search`` names: its own parameters and, as it forwards ``**options`` to
+    ``search_request`` (which refuses an unknown keyword), the fields of ``SearchRequest``."""
+    parameters = inspect.signature(LongTermMemory.search).parameters
+    names = set(parameters)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        with pytest.raises(InvalidValue, match="unknown"):
+            search_request("tea", no_such_parameter=1)
+        names |= {f.name for f in fields(SearchRequest) if f.init}
+    return names
+
+
 def test_every_surface_takes_every_name() -> None:
-    library = set(inspect.signature(LongTermMemory.search).parameters)
+    library = _library_names()
     root: Any = typer.main.get_command(cli_app)
     ctx = root.context_class(root)
     memories = root.get_command(ctx, "memories")

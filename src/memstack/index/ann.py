@@ -154,10 +154,10 @@ class AnnIndex:
         try:
             head = json.loads(data[len(_MAGIC) : end])
             dim, labels = int(head.pop("dim")), head.pop("labels")
-            graph = Index.restore(bytearray(data[end + 1 :]))
+            # A graph's search depth is not in its snapshot: the restored one is given ours.
+            graph = Index.restore(bytearray(data[end + 1 :]), expansion_search=EXPANSION_SEARCH)
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:
             raise InvalidValue(f"ANN snapshot: damaged ({exc})") from None
         if graph is None or not isinstance(labels, dict) or len(graph) != len(labels) or graph.ndim != dim:
             raise InvalidValue("ANN snapshot: the graph and its ids disagree")
-        graph.expansion_search = EXPANSION_SEARCH  # type: ignore[misc, unused-ignore]  # usearch declares the setter apart from its getter
         return cls(dim, graph, {str(k): int(v) for k, v in labels.items()}), head

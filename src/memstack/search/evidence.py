@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Final, NotRequired, TypedDict, Unpack
 
 __all__ = [
+    "GATED_SCOPE",
     "NO_BACKGROUND",
     "RELEVANCE_GATE",
     "Background",
@@ -51,13 +52,27 @@ as the highest gate keeping at least 90 % of the questions whose evidence the to
 share of injected memories that are evidence, before and after, is in docs/recall.md)."""
 
 
-def relevance_gate(has_vectors: bool, min_score: float | None = None) -> float | None:
+GATED_SCOPE: Final = 20
+"""The fewest entries a scope holds before :data:`RELEVANCE_GATE` applies. A vector's evidence is its
+cosine's z-score against the scope's own cosines, and among n cosines none stands more than
+sqrt(n - 1) deviations above their mean: in a scope of 5 even a perfect paraphrase ("caffeine" for
+"I drink green tea every morning") fuses to about 0.09, under the gate, and up to about 20 entries a
+strong one sits near it. The gate was tuned on scopes of hundreds of entries; a smaller scope keeps
+only what has positive evidence (a BM25 match or a cosine above the shift), a floor of 0."""
+
+
+def relevance_gate(
+    has_vectors: bool, min_score: float | None = None, entries: int | None = None
+) -> float | None:
     """The ``min_score`` an agent-facing recall uses: the caller's, else :data:`RELEVANCE_GATE` for a
-    scope searched with vectors (fused scores); a BM25-only search keeps its own rule (no zero
+    scope searched with vectors (fused scores), or 0 when ``entries`` (the scope's size, when the
+    caller knows it) is under :data:`GATED_SCOPE`; a BM25-only search keeps its own rule (no zero
     scores) and no gate."""
     if min_score is not None:
         return min_score
-    return RELEVANCE_GATE if has_vectors else None
+    if not has_vectors:
+        return None
+    return 0.0 if entries is not None and entries < GATED_SCOPE else RELEVANCE_GATE
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from memstack.agent.context import format as fmt
 from memstack.agent.tools.longterm_tools import search_memory
 from memstack.agent.tools.schemas import SearchMemoryArgs
 from memstack.search.embedders import FakeEmbedder
-from memstack.search.evidence import RELEVANCE_GATE
+from memstack.search.evidence import GATED_SCOPE, RELEVANCE_GATE, relevance_gate
 
 TEXTS = [
     "The garden hose leaks near the tap",
@@ -45,3 +45,14 @@ def test_the_search_tool_gates_unless_the_agent_sets_min_score(mem: Memory) -> N
     assert "[e0]" in gated and "[e2]" not in gated
     everything = search_memory(memories, SearchMemoryArgs(query="the garden hose leaks", min_score=-10.0))
     assert all(f"[e{n}]" in everything for n in range(len(TEXTS)))
+
+
+def test_a_small_scope_keeps_positive_evidence_and_a_large_one_the_gate() -> None:
+    # Among n cosines no z-score passes sqrt(n - 1): a perfect vector match in a scope of 5 fuses
+    # under RELEVANCE_GATE, so a small scope keeps what has positive evidence instead.
+    assert relevance_gate(True, entries=5) == 0.0
+    assert relevance_gate(True, entries=GATED_SCOPE - 1) == 0.0
+    assert relevance_gate(True, entries=GATED_SCOPE) == RELEVANCE_GATE
+    assert relevance_gate(True) == RELEVANCE_GATE  # the size unknown: the gate
+    assert relevance_gate(True, 0.5, entries=5) == 0.5  # the caller's own floor wins
+    assert relevance_gate(False, entries=5) is None  # BM25 alone keeps its own rule

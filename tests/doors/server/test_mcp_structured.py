@@ -32,6 +32,10 @@ from memstack.ops.tools import TOOL_NAMES
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("save_memory", {"content": "Ada prefers green tea", "category": "prefs", "tags": "tea"}),
     ("search_memory", {"query": "tea"}),
+    ("save_memories", {"items": [{"content": "Ada rides a bike"}, {"content": "Ada reads at night"}]}),
+    ("count_memories", {}),
+    ("remember", {"user": "ada", "content": "I drink green tea every morning"}),
+    ("recall", {"user": "ada", "query": "green tea"}),
     ("list_memory_categories", {}),
     ("update_memory", {"id": "{id}", "content": "Ada prefers black tea"}),
     ("memory_history", {"id": "{id}"}),
@@ -66,7 +70,8 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 _ID = re.compile(r"\b(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,32})\b")
 
 
-_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
+# Conversation provenance in a memory's metadata keeps its stored ISO text (an offset, not "Z").
+_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
 
 
 def _same(value: Any, times: bool) -> Any:

@@ -105,7 +105,9 @@ def search_memory(memory: LongTermMemory, args: SearchMemoryArgs) -> str:
     """``Found {n} memory entries:`` (``1 memory entry``) and one line each, or RockBot's
     no-result text."""
     options = args.options()  # the agent's own gate unless it set min_score (memstack.search.evidence)
-    options["min_score"] = relevance_gate(memory.embedder is not None, options["min_score"])
+    vectors = memory.embedder is not None
+    entries = memory.current_count() if vectors and options["min_score"] is None else None
+    options["min_score"] = relevance_gate(vectors, options["min_score"], entries)
     hits = memory.search(**options)
     if not hits:
         return "No memories found matching the search criteria."
