@@ -58,10 +58,21 @@ def available() -> bool:
     return importlib.util.find_spec("usearch") is not None
 
 
-def _new(dim: int) -> Any:
-    from usearch.index import Index  # optional: imported only when a scope reaches the threshold
+def _index_class() -> Any:
+    """usearch's Index class, imported only when a scope reaches the threshold or a graph loads.
 
-    return Index(
+    usearch's wheel carries its own static C++ runtime; once it is loaded, loading onnxruntime (the
+    local embedder, same extra) kills the process with a segmentation fault. The other order is
+    safe, so onnxruntime, when installed, is loaded first."""
+    if importlib.util.find_spec("onnxruntime") is not None:
+        importlib.import_module("onnxruntime")
+    from usearch.index import Index
+
+    return Index
+
+
+def _new(dim: int) -> Any:
+    return _index_class()(
         ndim=dim,
         metric="cos",
         dtype="i8",
@@ -146,7 +157,7 @@ class AnnIndex:
         Raises:
             InvalidValue: not such bytes, or a damaged header or graph.
         """
-        from usearch.index import Index
+        index_type = _index_class()
 
         end = data.find(b"\n", len(_MAGIC))
         if not data.startswith(_MAGIC) or end < 0:
@@ -155,7 +166,7 @@ class AnnIndex:
             head = json.loads(data[len(_MAGIC) : end])
             dim, labels = int(head.pop("dim")), head.pop("labels")
             # A graph's search depth is not in its snapshot: the restored one is given ours.
-            graph = Index.restore(bytearray(data[end + 1 :]), expansion_search=EXPANSION_SEARCH)
+            graph = index_type.restore(bytearray(data[end + 1 :]), expansion_search=EXPANSION_SEARCH)
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:
             raise InvalidValue(f"ANN snapshot: damaged ({exc})") from None
         if graph is None or not isinstance(labels, dict) or len(graph) != len(labels) or graph.ndim != dim:
