@@ -43,7 +43,8 @@ def test_untenanted_data_is_counted_and_moved_exactly(engine: Engine, clock: Man
     before = _records(engine)
     counts = untenanted(engine)
     assert {"sessions", "conversations", "long_term", "working", "shared", "turn_log"} <= set(counts)
-    assert counts["subject_index"] == 1 and sum(counts.values()) == len(before)
+    # the subject's objects and its conversations' latest turns (subj:u1:objs, subj:u1:turns)
+    assert counts["subject_index"] == 2 and sum(counts.values()) == len(before)
 
     planned = adopt(engine, "default", dry_run=True)
     assert _records(engine) == before  # a dry run writes nothing
