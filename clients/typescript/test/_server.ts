@@ -133,3 +133,10 @@ export function servedClient(ready: (server: Served, mem: Memstack) => void): vo
   });
   after(() => running?.stop());
 }
+
+/** `code` importing this package's sources (for the type check) or its build (to run). */
+export function resolved(code: string, root: string, extension: string): string {
+  return code
+    .replace(/"@memstack\/client\/langgraph"/g, JSON.stringify(`${root}langgraph/index${extension}`))
+    .replace(/"@memstack\/client"/g, JSON.stringify(`${root}index${extension}`));
+}

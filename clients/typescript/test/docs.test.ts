@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { after, before, test } from "node:test";
 import ts from "typescript";
 import { Memstack } from "../src/index.js";
-import { serve, type Served } from "./_server.js";
+import { resolved, serve, type Served } from "./_server.js";
 
 const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
 const REPO = join(PACKAGE, "..", "..");
@@ -72,12 +72,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
   await server.stop();
 });
-
-function resolved(code: string, root: string, extension: string): string {
-  return code
-    .replace(/"@memstack\/client\/langgraph"/g, JSON.stringify(`${root}langgraph/index${extension}`))
-    .replace(/"@memstack\/client"/g, JSON.stringify(`${root}index${extension}`));
-}
 
 test("the README shows the memory loop in TypeScript", () => {
   assert.ok(BLOCKS.some((b) => b.name.startsWith("README.md") && b.code.includes("remember")));

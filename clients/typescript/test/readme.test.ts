@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { after, before, test } from "node:test";
 import ts from "typescript";
-import { serve, type Served } from "./_server.js";
+import { resolved, serve, type Served } from "./_server.js";
 
 const PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
 const BUILT = fileURLToPath(new URL("../src/", import.meta.url));
@@ -28,13 +28,6 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
   await server.stop();
 });
-
-/** `code` importing this package's sources (for the type check) or its build (to run). */
-function resolved(code: string, root: string, extension: string): string {
-  return code
-    .replace(/"@memstack\/client\/langgraph"/g, JSON.stringify(`${root}langgraph/index${extension}`))
-    .replace(/"@memstack\/client"/g, JSON.stringify(`${root}index${extension}`));
-}
 
 test("the README has an example per tier", () => {
   const calls = EXAMPLES.join("\n");
