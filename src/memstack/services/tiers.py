@@ -148,7 +148,8 @@ class Tiers(Closing):
         Without ``options`` the scope uses this memory's :attr:`embedder` and is kept (the last
         :data:`SCOPES_KEPT` scopes), so its background vector worker is shared by every caller.
         ``options`` go to :class:`~memstack.tiers.longterm.LongTermMemory` (``embedder`` defaults to
-        :attr:`embedder`).
+        :attr:`embedder`; a setting text such as ``"none"`` or ``"local"`` is resolved as
+        :func:`memstack.open` resolves it).
 
         Raises:
             InvalidKey: a bad scope.
@@ -157,7 +158,12 @@ class Tiers(Closing):
         from ..tiers.longterm import LongTermMemory
 
         if options:
-            options.setdefault("embedder", self.embedder)
+            embedder = options.get("embedder", self.embedder)
+            if isinstance(embedder, str):
+                from ..search.embedders.setting import embedder_from_setting
+
+                embedder = embedder_from_setting(embedder)
+            options["embedder"] = embedder
             made = LongTermMemory(self.engine, scope, **options)
             with self._lock:
                 self._long_terms.add(made)  # close() finishes its vectors

@@ -18,6 +18,7 @@ from ...foundation.keyspace import check_subject
 from ...foundation.limits import short_repr
 from ...foundation.redact import redact_url
 from ...search import FUSION_PROFILES
+from ...search.embedders.base import Embedder
 from ...search.retrieval import SEARCH_PROFILES
 from .bulk import BATCH_ITEMS, save_many
 from .deletes import LongTermDeletes
@@ -43,7 +44,6 @@ from .validate import (
 from .vectors import EmbeddingWorker
 
 if TYPE_CHECKING:
-    from ...search.embedders import Embedder
     from ...search.rerank import Reranker
 
 __all__ = ["LongTermMemory"]
@@ -102,6 +102,11 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         ):
             raise InvalidConfiguration(
                 f"min_similarity {short_repr(min_similarity)}: must be a number from -1 to 1"
+            )
+        if embedder is not None and not isinstance(embedder, Embedder):
+            raise InvalidConfiguration(
+                f"embedder {short_repr(embedder)}: must be an Embedder or None (a setting text such as "
+                "'none' or 'local' is resolved by memstack.open and Memory.long_term)"
             )
         self.engine = engine
         self.scope = check_scope(scope)
