@@ -3,6 +3,7 @@
 Usage::
 
     python bench/recall_suite.py [--data locomo-dev.json] [--quick] [--smoke] [--sets paraphrase,...]
+        [--embedder minilm|e5-small|...] [--embed-speed N]
 
 Side by side in one run, over the same entries:
 
@@ -22,7 +23,9 @@ printed too. ``empty`` counts searches that returned nothing from a scope holdin
 The share of the memories an agent's prompt would get (the default search's top 8 at or above the
 relevance gate of the context builder) that are evidence is printed under each table.
 ``--quick``: the report part only. ``--smoke``: a tiny made-up set, any embedder (the figures mean
-nothing).
+nothing). ``--embedder NAME``: a row of memstack's embedder registry (default ``minilm``), for the
+default search and plain cosine alike; ``--embed-speed N`` first times that embedder on N entry texts
+(uncached), per 1,000 texts.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from _recall_sets import Question, Scope, add_smoke_observations, locomo_facts, 
 from _smoke import add_smoke, smoke_tag  # bench/ is on sys.path when the script runs
 from locomo_recall import DATA_VARIABLE
 from memstack import Memory
-from memstack.search.embedders import Embedder, available_embedder, embed_queries
+from memstack.search.embedders import DEFAULT_EMBEDDER, EMBEDDERS, Embedder, available_embedder, embed_queries
 from memstack.search.embedders.fake import FakeEmbedder
 from memstack.search.evidence import RELEVANCE_GATE
 from memstack.tiers.longterm import SearchHit
@@ -147,8 +150,8 @@ def print_tally(title: str, tally: Tally, parts: Sequence[str]) -> None:
     print()
 
 
-def result_line(name: str, tally: Tally, part: str, extra: str, tag: str) -> str:
-    figures = [f"set={name}", f"part={part}"]
+def result_line(name: str, tally: Tally, part: str, extra: str, tag: str, embedder: str) -> str:
+    figures = [f"set={name}", f"part={part}", f"embedder={embedder}"]
     for system in SYSTEMS:
         figures += [f"{system}_r{k}={tally.recall(system, part, k):.4f}" for k in KS]
     figures.append(f"empty={tally.empty.get('default', 0)}")
@@ -174,17 +177,36 @@ def load_sets(args: argparse.Namespace) -> dict[str, list[Scope]]:
     return sets
 
 
+def embed_speed(embedder: Embedder, sets: dict[str, list[Scope]], n: int) -> str:
+    """Seconds to embed ``n`` entry texts of the loaded sets (no cache), per 1,000 texts."""
+    texts = [e.content for scopes in sets.values() for s in scopes for e in s.entries][:n]
+    embedder.embed(texts[:8])  # load the model first: its load time is not embedding time
+    started = time.perf_counter()
+    embedder.embed(texts)
+    took = time.perf_counter() - started
+    per_1k = took / max(1, len(texts)) * 1000
+    print(f"embedding speed: {len(texts)} texts in {took:.2f} s, {per_1k:.2f} s per 1k texts")
+    return f" embed_texts={len(texts)} embed_s_per_1k={per_1k:.3f}"
+
+
 def run(args: argparse.Namespace) -> int:
-    found = available_embedder("minilm")
+    found = available_embedder(args.embedder)
+    if found is None and not args.smoke:
+        print(f"embedder {args.embedder!r}: its package is not installed")
+        return 2
     inner: Embedder = found if found is not None else FakeEmbedder()
-    print(f"embedder: {inner.model_id} (dim {inner.dim})")
+    print(f"embedder: {args.embedder} = {inner.model_id} (dim {inner.dim})")
     embedder = cached = CachedEmbedder(inner, Path(args.cache_dir)) if args.cache_dir else None
     embedder = embedder or inner
     parts = ("tune", "report") if args.part == "both" else (args.part,)
     lines = []
+    sets = load_sets(args)
+    if args.embed_speed:
+        speed = embed_speed(inner, sets, 40 if args.smoke else args.embed_speed)
+        lines.append(f"RESULT set=embed-speed embedder={args.embedder}{speed}{smoke_tag(args)}")
     try:
         with memstack.open(args.url, embedder="none") as mem:
-            for name, scopes in load_sets(args).items():
+            for name, scopes in sets.items():
                 started = time.perf_counter()
                 tally, sessions = Tally(), Tally() if name == "locomo-turns" else None
                 for scope in scopes:
@@ -202,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
                     )  # fmt: skip
                     multihop = tally.recall("default", parts[-1], 10, "multi-hop")
                     extra += f" default_multihop_r10={multihop:.4f}"
-                lines.append(result_line(name, tally, parts[-1], extra, smoke_tag(args)))
+                lines.append(result_line(name, tally, parts[-1], extra, smoke_tag(args), args.embedder))
     finally:
         if cached is not None:
             cached.save()
@@ -220,6 +242,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the report part only (--part report)")
     parser.add_argument("--part", choices=("tune", "report", "both"), default=None, help="default: both")
     parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache", help="'' disables the cache")
+    parser.add_argument(
+        "--embedder",
+        choices=sorted(EMBEDDERS),
+        default=DEFAULT_EMBEDDER,
+        help=f"a row of memstack's embedder registry (default: {DEFAULT_EMBEDDER}); --smoke falls back to a "
+        "fake embedder when its package is not installed",
+    )
+    parser.add_argument(
+        "--embed-speed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first time embedding N entry texts of the sets without the cache (0: not measured)",
+    )
     add_smoke(parser)
     args = parser.parse_args(argv)
     args.part = args.part or ("report" if args.quick else "both")
