@@ -14,7 +14,7 @@ the LangGraph store (:mod:`memstack.agent.lgstore`) are its clients.
 
 from __future__ import annotations
 
-from .changelog import LOG_MAX, LogKeys, SetKeys, changes_since, log_change, record, renew, restart
+from .changelog import LOG_MAX, SetKeys, changes_since, log_change, record, renew, restart
 from .codec import Matrix, StoredVectors
 from .mirror import Mirror
 from .registry import memory_bound, mirror
@@ -22,7 +22,6 @@ from .vectors import VectorIndex
 
 __all__ = [
     "LOG_MAX",
-    "LogKeys",
     "Matrix",
     "Mirror",
     "SetKeys",

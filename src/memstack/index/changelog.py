@@ -21,7 +21,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final
 
 from ..engines import Engine
 from ..engines.base import Batch
@@ -31,7 +31,6 @@ from ..foundation.keyspace.families import CHANGE_LOG
 __all__ = [
     "LOG_MAX",
     "SLACK",
-    "LogKeys",
     "SetKeys",
     "changed_ids",
     "changes_since",
@@ -46,24 +45,6 @@ LOG_MAX: Final = 1000
 """Changes kept in a log; an index further behind rebuilds."""
 SLACK: Final = 64
 """Extra log lines read past the ones known to be missing: writes landing between the two reads."""
-
-
-class LogKeys(Protocol):
-    """The keys of one entry set (see the module docstring); ``entry(id)`` is an entry's key."""
-
-    @property
-    def version(self) -> str: ...
-
-    @property
-    def log(self) -> str: ...
-
-    @property
-    def epoch(self) -> str: ...
-
-    @property
-    def ids(self) -> str: ...
-
-    def entry(self, entry_id: str) -> str: ...
 
 
 _VERSION: Final = CHANGE_LOG["version"]
@@ -108,7 +89,7 @@ class SetKeys:
         renew(batch, self)
 
 
-def log_changes(batch: Batch, keys: LogKeys, op: str, entry_ids: Sequence[str]) -> None:
+def log_changes(batch: Batch, keys: SetKeys, op: str, entry_ids: Sequence[str]) -> None:
     """:func:`log_change` for many ids in one batch, in four commands whatever their number (a bulk
     write): the version moves by one per line, as it does line by line."""
     if not entry_ids:
@@ -121,7 +102,7 @@ def log_changes(batch: Batch, keys: LogKeys, op: str, entry_ids: Sequence[str]) 
 
 def log_change(
     batch: Batch,
-    keys: LogKeys,
+    keys: SetKeys,
     op: str,
     entry_id: str,
     epoch: str | None = None,
@@ -145,7 +126,7 @@ def log_change(
         batch.ltrim(keys.log, -LOG_MAX, -1)
 
 
-def record(batch: Batch, keys: LogKeys, op: str, ids: Sequence[str]) -> None:
+def record(batch: Batch, keys: SetKeys, op: str, ids: Sequence[str]) -> None:
     """Queue ``op`` (``put`` adds to the ids set, anything else removes) of ``ids``, counted and logged."""
     if not ids:
         return
@@ -159,13 +140,13 @@ def record(batch: Batch, keys: LogKeys, op: str, ids: Sequence[str]) -> None:
     batch.ltrim(keys.log, -LOG_MAX, -1)
 
 
-def restart(batch: Batch, keys: LogKeys) -> None:
+def restart(batch: Batch, keys: SetKeys) -> None:
     """Queue forgetting every id and starting a new epoch (every index rebuilds)."""
     batch.delete(keys.ids, keys.log)
     batch.set(keys.epoch, uuid.uuid4().hex)
 
 
-def renew(batch: Batch, keys: LogKeys) -> None:
+def renew(batch: Batch, keys: SetKeys) -> None:
     """Queue dropping the log (after a forget it names the forgotten ids) and starting a new epoch,
     the ids kept: every index rebuilds from them, so none needed the lines dropped."""
     batch.delete(keys.log)
@@ -184,7 +165,7 @@ def changed_ids(cached: int, version: int, log: Sequence[str]) -> set[str] | Non
 
 
 def changes_since(
-    engine: Engine, keys: LogKeys, since: int, seen: int | None = None
+    engine: Engine, keys: SetKeys, since: int, seen: int | None = None
 ) -> tuple[int, set[str] | None]:
     """``(version now, ids changed after version since)``, the ids None when the log no longer
     reaches back that far (then read the whole set again); one engine call. ``seen``, a version

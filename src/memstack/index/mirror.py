@@ -23,7 +23,7 @@ from typing import ClassVar, Final, TypeVar
 
 from ..engines import Engine
 from ..foundation.errors import InvalidValue
-from .changelog import LogKeys, changes_since
+from .changelog import SetKeys, changes_since
 
 __all__ = ["CHUNK", "ENTRY_OVERHEAD", "Mirror", "Row", "Seen", "decoded"]
 
@@ -82,7 +82,7 @@ class Mirror:
         """Take in the current state of ``rows`` (an entry gone has no text)."""
         raise NotImplementedError
 
-    def rebuilt(self, engine: Engine, keys: LogKeys) -> None:
+    def rebuilt(self, engine: Engine, keys: SetKeys) -> None:
         """Called after a rebuild, before the refresh returns (caller holds :attr:`lock`)."""
 
     def vector_bytes(self) -> int:
@@ -95,7 +95,7 @@ class Mirror:
         """True when the last refresh completed (a failed one leaves the mirror to rebuild)."""
         return self.version >= 0
 
-    def refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None = None) -> None:
+    def refresh(self, engine: Engine, keys: SetKeys, seen: Seen | None = None) -> None:
         """Bring the mirror up to the engine's current version (caller holds :attr:`lock`).
         ``seen``: the set's ``(version, epoch)`` as stored, read by the caller just now (a caller
         checking several sets reads them all in one call); None reads them here.
@@ -109,7 +109,7 @@ class Mirror:
             self.version = -1  # half-applied changes must never pass for a fresh mirror
             raise
 
-    def _refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None) -> None:
+    def _refresh(self, engine: Engine, keys: SetKeys, seen: Seen | None) -> None:
         raw_version, epoch = engine.mget([keys.version, keys.epoch]) if seen is None else seen
         version = int(raw_version or 0)
         if epoch == self.epoch and self.version >= 0:
@@ -130,7 +130,7 @@ class Mirror:
         self.rebuilt(engine, keys)
         self.version = int(result[0] or 0)
 
-    def load(self, engine: Engine, keys: LogKeys, ids: Sequence[str]) -> None:
+    def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:
         """Read ``ids`` (their entries, and vectors when the set has them) and :meth:`take` them."""
         hash_key = None if self.vector_hash is None else getattr(keys, self.vector_hash)
         for start in range(0, len(ids), CHUNK):

@@ -131,9 +131,7 @@ def _run(mem: Memory, r: Run) -> Records:
 
     passes = list(dict.fromkeys(r.passes))
     model = _chat_model() if set(passes) - {"dedupe"} else None
-    dreamer = Dreamer(
-        mem.long_term(r.scope), model=model, turns=mem.turns, conversations=mem.conversations, user=r.user
-    )
+    dreamer = Dreamer.over(mem, r.scope, model=model, user=r.user)
     records = dreamer.run(passes, dry_run=r.dry_run, force=r.force)
     return {"items": [dream_record_json(record) for record in records]}
 

@@ -78,7 +78,7 @@ def test_start_and_stop_the_thread(mem: Memory) -> None:
     scheduler = DreamScheduler(mem, interval=60)
     scheduler.start()
     scheduler.stop()
-    assert scheduler._thread is None
+    assert not scheduler._rounds.running
     with pytest.raises(ValueError, match="interval"):
         DreamScheduler(mem, interval=0)
 

@@ -18,6 +18,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -99,35 +100,29 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
+        # Every family goes to this app's registry, never the process-wide default one.
+        counter, gauge = partial(Counter, registry=self.registry), partial(Gauge, registry=self.registry)
+        histogram = partial(Histogram, registry=self.registry)
+        self.requests = counter(
             "memstack_http_requests",
             "HTTP requests by route template, method and status.",
             ["route", "method", "status"],
-            registry=self.registry,
         )
-        self.latency = Histogram(
+        self.latency = histogram(
             "memstack_http_request_duration_seconds",
             "HTTP request latency by route template and method.",
             ["route", "method"],
             buckets=_REQUEST_BUCKETS,
-            registry=self.registry,
         )
-        self.batches = Histogram(
+        self.batches = histogram(
             "memstack_engine_batch_duration_seconds",
             "Latency of one atomic engine batch, by engine.",
             ["engine", "outcome"],
             buckets=_BATCH_BUCKETS,
-            registry=self.registry,
         )
-        self.errors = Counter(
-            "memstack_errors", "Error responses by error type.", ["type"], registry=self.registry
-        )
-        self.open_waits = Gauge(
-            "memstack_open_waits", "Long-poll reads waiting for a shared key.", registry=self.registry
-        )
-        self.subscriptions = Gauge(
-            "memstack_subscriptions", "Open live streams of shared memory changes.", registry=self.registry
-        )
+        self.errors = counter("memstack_errors", "Error responses by error type.", ["type"])
+        self.open_waits = gauge("memstack_open_waits", "Long-poll reads waiting for a shared key.")
+        self.subscriptions = gauge("memstack_subscriptions", "Open live streams of shared memory changes.")
         self.registry.register(_IndexCollector())
 
     def render(self) -> bytes:

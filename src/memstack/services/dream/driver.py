@@ -38,6 +38,7 @@ from .undo import UndoReport, undo
 
 if TYPE_CHECKING:
     from ...tiers.conversation import ConversationStore, TurnMemory
+    from ..tiers import Tiers
 
 __all__ = ["CONSOLIDATION_INPUT", "MIN_ENTRIES", "PASSES", "Dreamer", "prompt_digest"]
 
@@ -99,6 +100,18 @@ class Dreamer:
         self.decision_directive = load_directive(EXTRACTION_DECISIONS, decision_directive)
         self.feedback = FeedbackLog(memory.engine, memory.scope)
         self.records = RecordStore(memory.engine, memory.scope)
+
+    @classmethod
+    def over(cls, tiers: Tiers, scope: str, *, model: ChatModel | None, user: str | None) -> Dreamer:
+        """The passes of ``scope`` in ``tiers``, reading the turns and conversations of ``user``
+        there (None: the scope's name)."""
+        return cls(
+            tiers.long_term(scope),
+            model=model,
+            turns=tiers.turns,
+            conversations=tiers.conversations,
+            user=user,
+        )
 
     @property
     def scope(self) -> str:

@@ -19,7 +19,6 @@ held elsewhere is retried at the next poll.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -30,6 +29,7 @@ from ...tiers.conversation.activity import activity, users_with_turns
 from ...tiers.conversation.turn_source import migrate_turn_log
 from ...tiers.longterm.layout import PREFIX
 from ...tiers.longterm.validate import SCOPE_RULE
+from ..rounds import Rounds
 from . import cursor
 from .driver import PASSES, Dreamer
 from .keys import DreamKeys
@@ -92,8 +92,7 @@ class DreamScheduler:
         self.poll = min(POLL, self.interval)
         self._next: dict[tuple[str, str], float] = {}
         self._ran: dict[str, float] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._rounds = Rounds("memstack-dream", self.run_once, self.poll, log, "dream round failed")
 
     def scopes(self) -> list[str]:
         """The long-term scopes of the engine, sorted."""
@@ -174,13 +173,7 @@ class DreamScheduler:
     def _run(
         self, key: tuple[str, str], scope: str, user: str | None, passes: list[str], now: float
     ) -> list[DreamRecord]:
-        dreamer = Dreamer(
-            self.memory.long_term(scope),
-            model=self.model,
-            turns=self.memory.turns,
-            conversations=self.memory.conversations,
-            user=user,
-        )
+        dreamer = Dreamer.over(self.memory, scope, model=self.model, user=user)
         done: list[DreamRecord] = []
         try:
             done = dreamer.run(passes)
@@ -198,24 +191,12 @@ class DreamScheduler:
         """Copy the turn log's older entries into conversations
         (:mod:`memstack.tiers.conversation.turn_source`), then run rounds in a daemon thread
         every ``poll`` seconds (:data:`POLL`, or the interval when shorter) until :meth:`stop`."""
-        if self._thread is not None:
+        if self._rounds.running:
             return
         # Turn-log entries logged before turns went to conversations: copied once (idempotent).
         migrate_turn_log(self.memory.turns.log_entries(), self.memory.conversations)
-        self._thread = threading.Thread(target=self._loop, name="memstack-dream", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_once()
-            except Exception:  # the service must outlive a failing round; the log keeps the trace
-                log.exception("dream round failed")
-            self._stop.wait(self.poll)
+        self._rounds.start()
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop the thread (after its current pass)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self._rounds.stop(timeout)

@@ -27,6 +27,7 @@ from ...tiers.longterm.validate import check_scope
 from ..dream import Dreamer
 from ..dream.record import DreamRecord
 from ..dream.sources import user_conversations
+from ..rounds import Rounds
 from . import pending
 from .recall import TURN_SOURCE, Recalled, recalled
 
@@ -97,8 +98,7 @@ class MemoryLoop:
         self.memory, self.model, self.debounce = memory, model, float(debounce)
         self._due: dict[str, float] = {}
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._rounds = Rounds("memstack-loop", self.run_due, POLL, log, "loop: extract round failed")
 
     # -- remember ----------------------------------------------------------------------------
     def remember(self, messages: object, *, user: str, conversation: str | None = None) -> Remembered:
@@ -183,13 +183,7 @@ class MemoryLoop:
         for user in self.due():
             with self._lock:
                 self._due.pop(user, None)
-            dreamer = Dreamer(
-                self.memory.long_term(user),
-                model=self.model,
-                turns=self.memory.turns,
-                conversations=self.memory.conversations,
-                user=user,
-            )
+            dreamer = Dreamer.over(self.memory, user, model=self.model, user=user)
             try:
                 done += dreamer.run(["extract"])
             except Conflict as exc:  # another process holds the scope's lease: next look
@@ -203,26 +197,12 @@ class MemoryLoop:
     def start(self) -> None:
         """Run the due passes in a daemon thread every :data:`POLL` seconds until :meth:`stop`
         (a no-op without a model)."""
-        if self.model is None or self._thread is not None:
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="memstack-loop", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.run_due()
-            except Exception:  # the service must outlive a failing pass; the log keeps the trace
-                log.exception("loop: extract round failed")
-            self._stop.wait(POLL)
+        if self.model is not None:
+            self._rounds.start()
 
     def stop(self, timeout: float | None = 10.0) -> None:
         """Stop the background thread (after its current pass)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+        self._rounds.stop(timeout)
 
     def close(self) -> None:
         """Stop the background thread (the memory closing calls it)."""

@@ -18,7 +18,7 @@ import numpy as np
 from ...engines import Engine
 from ...index import registry
 from ...index.ann import AnnIndex
-from ...index.changelog import LogKeys, changes_since
+from ...index.changelog import SetKeys, changes_since
 from ...index.mirror import Mirror, Row, Seen, decoded
 from ...index.vectors import VectorIndex
 from ...search import Bm25Index
@@ -68,7 +68,7 @@ class ScopeCache(Mirror):
         self._bm25: tuple[tuple[object, ...], int] | None = None  # (as of, bytes of the BM25 indexes)
 
     # -- freshness ---------------------------------------------------------------------------
-    def refresh(self, engine: Engine, keys: LogKeys, seen: Seen | None = None) -> None:
+    def refresh(self, engine: Engine, keys: SetKeys, seen: Seen | None = None) -> None:
         """Bring the cache up to the engine's current version (caller holds :attr:`lock`;
         ``seen`` as :meth:`Mirror.refresh`).
 
@@ -94,7 +94,7 @@ class ScopeCache(Mirror):
         self.threads = ConversationThreads()
         self.derived = {}
 
-    def rebuilt(self, engine: Engine, keys: LogKeys) -> None:
+    def rebuilt(self, engine: Engine, keys: SetKeys) -> None:
         if self.cold is not None:
             adopt(engine, keys, self)
 
@@ -110,7 +110,7 @@ class ScopeCache(Mirror):
             self._bm25 = key, sum(bm25_bytes(*index.shape()) for index in indexes)
         return super().approx_bytes() + self._bm25[1]
 
-    def load(self, engine: Engine, keys: LogKeys, ids: Sequence[str]) -> None:
+    def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:
         if not ids:
             return
         self.derived = {}
@@ -223,7 +223,7 @@ class ScopeCache(Mirror):
         return decoded + graphs + sum(v.nbytes for v in self.vector_indexes.values())
 
 
-def adopt(engine: Engine, keys: LogKeys, cache: ScopeCache) -> None:
+def adopt(engine: Engine, keys: SetKeys, cache: ScopeCache) -> None:
     """Give a cache that has just read every entry (a rebuild) the snapshot's index, so it is not
     built again from every text; the caller holds ``cache.lock``.
 

@@ -31,23 +31,22 @@ from typing import Final
 from ...engines import Engine
 from ...foundation.keyspace import KeyUnder, family_named
 from ...foundation.keyspace.families import LONG_TERM
-from ...index.changelog import LOG_MAX, log_change  # the change log of every entry set
+from ...index.changelog import LOG_MAX, SetKeys, log_change  # the change log of every entry set
 
 __all__ = ["LOG_MAX", "PREFIX", "ScopeKeys", "injected_key", "log_change"]
 
 PREFIX: Final = LONG_TERM.lead
 """``lt:``: what every key of the tier starts with."""
 _INJECTED: Final = family_named("long_term.injected")
-_ENTRY: Final = family_named("long_term.entry").tail_prefix
 _HISTORY: Final = family_named("long_term.history").tail_prefix
 
 
 @dataclass(frozen=True, slots=True)
-class ScopeKeys:
+class ScopeKeys(SetKeys):
     """The keys of one scope on one engine, under the stem ``base`` (``lt:{scope}:``; the
-    LangGraph store keeps the same shapes under its own stem)."""
-
-    base: str
+    LangGraph store keeps the same shapes under its own stem): the change log, vectors and
+    ``entry(id)`` of every entry set (:class:`~memstack.index.changelog.SetKeys`), and the
+    scope's own records."""
 
     @classmethod
     def of(cls, engine: Engine, scope: str) -> ScopeKeys:
@@ -56,18 +55,10 @@ class ScopeKeys:
     entry_prefix = KeyUnder("long_term.entry", prefix=True)
     history_prefix = KeyUnder("long_term.history", prefix=True)
     expiry = KeyUnder("long_term.expiry")
-    ids = KeyUnder("long_term.ids")
-    vectors = KeyUnder("long_term.vectors")
-    version = KeyUnder("long_term.version")
-    log = KeyUnder("long_term.log")
-    epoch = KeyUnder("long_term.epoch")
     snapshot = KeyUnder("long_term.snapshot")
     snapshot_version = KeyUnder("long_term.snapshot_version")
     ann = KeyUnder("long_term.ann")
     deletions = KeyUnder("long_term.deletions")
-
-    def entry(self, entry_id: str) -> str:
-        return f"{self.base}{_ENTRY}{entry_id}"
 
     def history(self, entry_id: str) -> str:
         return f"{self.base}{_HISTORY}{entry_id}"

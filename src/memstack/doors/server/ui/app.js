@@ -132,19 +132,26 @@ async function start() {
 }
 
 // -- views ----------------------------------------------------------------------------------
-// Each view's loader; the views live in tiers.js and lifecycle.js (loaded after this file). A Map,
-// not an object: a hash such as #constructor or #__proto__ names no view.
-const loaders = new Map(Object.entries({
-  overview: () => loadOverview(), sessions: () => loadSessions(), conversations: () => loadConversations(), memories: () => loadScopes(),
-  working: () => loadNamespaces(), shared: () => loadBoards(), dream: () => loadDreamScopes(), forget: () => loadForgetOptions(),
+// Every view once, in tab order: its title (the heading; tab: when the tab says less), its list of
+// ids (list: the ids of the list and its "More" button; label: the list's name) and its loader. The loaders live in tiers.js, lifecycle.js and overview.js (loaded after this file). A
+// Map, not an object: a hash such as #constructor or #__proto__ names no view.
+const views = new Map(Object.entries({
+  overview: { title: "Overview", load: () => loadOverview() },
+  sessions: { title: "Sessions", list: "session", label: "Sessions", load: () => loadSessions() },
+  conversations: { title: "Conversations", list: "conversation", label: "Conversations", load: () => loadConversations() },
+  memories: { title: "Long-term memories", list: "scope", label: "Scopes", load: () => loadScopes() },
+  working: { title: "Working memory", list: "namespace", label: "Namespaces", load: () => loadNamespaces() },
+  shared: { title: "Shared boards", list: "board", label: "Boards", load: () => loadBoards() },
+  dream: { title: "Dream records", tab: "Dream", list: "dream-scope", label: "Dream scopes", more: "More scopes", load: () => loadDreamScopes() },
+  forget: { title: "Forget", load: () => loadForgetOptions() },
 }));
 
 // A hash is a view, or a deep link into one: #memories/SCOPE/ID, #dream/SCOPE/RECORD,
 // #conversations/ID, #sessions/ID (each part percent-encoded).
 function show(hash) {
   const [first, ...rest] = String(hash).split("/");
-  const name = loaders.has(first) ? first : "sessions";
-  const parts = loaders.has(first) ? rest.map(decodeURIComponent) : [];
+  const name = views.has(first) ? first : "sessions";
+  const parts = views.has(first) ? rest.map(decodeURIComponent) : [];
   document.querySelectorAll(".view").forEach((v) => { v.hidden = v.id !== "view-" + name; });
   document.querySelectorAll("#tabs button").forEach((b) => {
     if (b.dataset.view === name) b.setAttribute("aria-current", "page"); else b.removeAttribute("aria-current");
@@ -156,8 +163,7 @@ function show(hash) {
   // A linked scope is picked before its list loads, so the list marks it as the current one.
   if (parts.length && name === "memories") picked.scope = parts[0];
   if (parts.length && name === "dream") picked.dreamScope = parts[0];
-  const load = loaders.get(name);
-  if (load) load().then(() => (parts.length ? openLink(name, parts) : null)).catch(fail);
+  views.get(name).load().then(() => (parts.length ? openLink(name, parts) : null)).catch(fail);
 }
 
 // What a deep link opens once its view is loaded.
@@ -204,18 +210,39 @@ async function pagedList(path, listId, moreId, label, onPick, cursor, current) {
   if (!cursor) say(page.items.length ? "" : "No " + label + " yet.");
 }
 
+// A table's head: one column header per name.
+function tableHead(columns) {
+  return h("thead", {}, h("tr", {}, columns.map((name) => h("th", { scope: "col", text: name }))));
+}
+
 // -- start ----------------------------------------------------------------------------------
-// Each list pane of ids (every tier's) gets its list and its "More" button for the next page.
-function buildListPanes() {
-  document.querySelectorAll(".list-pane[data-list]").forEach((pane) => {
-    const name = pane.dataset.list;
-    pane.append(h("ul", { id: name + "-list", class: "items", "aria-label": pane.dataset.label }),
-      h("button", { id: name + "-more", type: "button", hidden: true, text: pane.dataset.more }));
-  });
+// Each view gets its tab and its heading; a view with a list of ids is split: the list pane (the
+// list and its "More" button for the next page) beside the detail pane holding the view's content.
+function buildViews() {
+  for (const [name, view] of views) {
+    const section = $("view-" + name);
+    const heading = h("h2", { id: "h-" + name, text: view.title });
+    $("tabs").append(h("button", { type: "button", "data-view": name, text: view.tab || view.title }));
+    section.setAttribute("aria-labelledby", heading.id);
+    if (!view.list) { section.prepend(heading); continue; }
+    const pane = h("div", { class: "list-pane" },
+      h("ul", { id: view.list + "-list", class: "items", "aria-label": view.label }),
+      h("button", { id: view.list + "-more", type: "button", hidden: true, text: view.more || "More " + view.label.toLowerCase() }));
+    section.replaceChildren(heading, h("div", { class: "split" }, pane, h("div", { class: "detail" }, [...section.children])));
+  }
+}
+
+// The static tables name their columns (data-columns, "|" between) and caption (data-caption).
+function buildTables() {
+  for (const table of document.querySelectorAll("table[data-columns]")) {
+    if (table.dataset.caption) table.append(h("caption", { class: "sr-only", text: table.dataset.caption }));
+    table.append(tableHead(table.dataset.columns.split("|")), h("tbody"));
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  buildListPanes();
+  buildViews();
+  buildTables();
   $("signin-form").addEventListener("submit", signIn);
   $("signout").addEventListener("click", () => signOut(""));
   document.querySelectorAll("#tabs button").forEach((b) => b.addEventListener("click", () => show(b.dataset.view)));

@@ -107,7 +107,7 @@ async function forgetOne(event) {
     h("h3", { text: "Deletion report" }),
     h("p", { id: "forget-summary", text: "Forgot " + kind + " " + value + ": " + count(report.total, "key", "keys") + " removed, " + report.remaining + " remaining" + (report.complete ? "." : " (incomplete: run it again).") }),
     h("table", { id: "forget-table" }, h("caption", { class: "sr-only", text: "Removed per tier" }),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Tier" }), h("th", { scope: "col", text: "Removed" }))),
+      tableHead(["Tier", "Removed"]),
       h("tbody", {}, ...rows)));
   say("Forgot " + kind + " " + value + ".");
 }

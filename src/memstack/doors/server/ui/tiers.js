@@ -20,10 +20,10 @@ async function openSession(id) {
   $("session-detail").replaceChildren(
     h("h3", { text: "Session " + id + " · " + view.key_count + " keys" }),
     h("div", { class: "table-wrap" }, h("table", { "aria-label": "Values of session " + id },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Key" }), h("th", { scope: "col", text: "Value" }))), values)),
+      tableHead(["Key", "Value"]), values)),
     h("h3", { text: "History (" + hist.entries.length + ", oldest first; summaries included)" }),
     h("div", { class: "table-wrap" }, h("table", { "aria-label": "History of session " + id },
-      h("thead", {}, h("tr", {}, ["Time (UTC)", "Operation", "Key", "Details"].map((t) => h("th", { scope: "col", text: t })))), entries)),
+      tableHead(["Time (UTC)", "Operation", "Key", "Details"]), entries)),
   );
 }
 
