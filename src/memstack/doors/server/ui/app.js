@@ -132,11 +132,11 @@ async function start() {
 }
 
 // -- views ----------------------------------------------------------------------------------
-// Each view's loader; the views live in tiers.js and lifecycle.js (loaded after this file). A Map,
+// Each view's loader; the views live in tiers.js, lifecycle.js and loop.js (loaded after this file). A Map,
 // not an object: a hash such as #constructor or #__proto__ names no view.
 const loaders = new Map(Object.entries({
   overview: () => loadOverview(), sessions: () => loadSessions(), conversations: () => loadConversations(), memories: () => loadScopes(),
-  working: () => loadNamespaces(), shared: () => loadBoards(), dream: () => loadDreamScopes(), forget: () => loadForgetOptions(),
+  working: () => loadNamespaces(), shared: () => loadBoards(), loop: () => loadLoop(), dream: () => loadDreamScopes(), forget: () => loadForgetOptions(),
 }));
 
 // A hash is a view, or a deep link into one: #memories/SCOPE/ID, #dream/SCOPE/RECORD,
