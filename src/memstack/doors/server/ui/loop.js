@@ -38,7 +38,7 @@ function relabelLoop() {
   [...$("loop-messages").children].forEach((item, i) => {
     const [role, content] = item.querySelectorAll("label");
     role.textContent = "Role of message " + (i + 1);
-    content.textContent = "Content of message " + (i + 1);
+    content.textContent = "Text of message " + (i + 1);
     item.querySelector("button").setAttribute("aria-label", "Remove message " + (i + 1));
   });
 }
