@@ -27,7 +27,6 @@ from ...foundation.errors import Conflict, MemstackError
 from ...foundation.keyspace import family_of
 from ...llm.chat import ChatModel
 from ...tiers.conversation.activity import activity, users_with_turns
-from ...tiers.conversation.turn_source import migrate_turn_log
 from ...tiers.longterm.layout import PREFIX
 from ...tiers.longterm.validate import SCOPE_RULE
 from . import cursor
@@ -201,7 +200,7 @@ class DreamScheduler:
         if self._thread is not None:
             return
         # Turn-log entries logged before turns went to conversations: copied once (idempotent).
-        migrate_turn_log(self.memory.turns.log_entries(), self.memory.conversations)
+        self.memory.turns.migrate()
         self._thread = threading.Thread(target=self._loop, name="memstack-dream", daemon=True)
         self._thread.start()
 
