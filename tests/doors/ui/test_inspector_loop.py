@@ -4,6 +4,7 @@ other's, the remember answer's extract status is shown, and hostile text stays t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -13,7 +14,10 @@ from typing import Any
 import pytest
 
 from doors.ui._live import Live, live_server
+from memstack import Memory
 from memstack.engines import Engine
+from memstack.engines.prefixed import tenant_engine
+from memstack.tiers.conversation.turns import _LOG
 
 pytest.importorskip("playwright")
 from playwright.sync_api import expect
@@ -163,3 +167,31 @@ def test_each_kind_shows_its_provenance_and_a_model_queues_the_extract(
     expect(kinds["turn"].locator(".loop-message-ids")).to_have_text(f"message {ids[0]}")
     expect(kinds["memory"].locator("td.provenance")).to_have_text("none recorded")
     shots(page, "kinds")
+
+
+@pytest.fixture
+def tenant(live: Live, engine: Engine) -> Iterator[Memory]:
+    """The memory of the tenant the page acts for."""
+    memory = Memory(tenant_engine(engine, live.tenant))
+    yield memory
+    memory.close()
+
+
+def test_the_older_turn_log_is_copied_into_conversations_once(
+    live: Live, page: Any, shots: Any, tenant: Memory
+) -> None:
+    # An entry as logged before turns went to conversations.
+    entry = {"session_id": "s9", "role": "user", "content": "dora likes quinces", "subject": "dora"}
+    tenant.engine.rpush(
+        tenant.turns._base + _LOG, json.dumps({**entry, "message_id": "d1", "timestamp": 1.0})
+    )
+    _open(page, live)
+    migrate = page.get_by_role("button", name="Copy the turn log into conversations")
+    migrate.click()
+    expect(page.locator("#loop-migrate-summary")).to_have_text("Copied 1 turn-log entry into conversations.")
+    shots(page, "migrated")
+    migrate.click()
+    expect(page.locator("#loop-migrate-summary")).to_have_text(
+        "Nothing to copy: every turn-log entry is in its conversation."
+    )
+    assert [m.content for m in tenant.conversations.messages("s9")] == ["dora likes quinces"]

@@ -128,10 +128,20 @@ function recalledRow(item, rank, user) {
     h("td", { class: "provenance" }, provenance(item)));
 }
 
+// The turn-log entries written before turns went to conversations, copied into them (POST
+// /v1/turns/migrate): the number copied, 0 once every entry is in its conversation.
+async function migrateTurns() {
+  const done = await api("POST", "/v1/turns/migrate");
+  $("loop-migrate-summary").textContent = done.copied
+    ? "Copied " + count(done.copied, "turn-log entry", "turn-log entries") + " into conversations."
+    : "Nothing to copy: every turn-log entry is in its conversation.";
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   // A conversation is one user's: another user id starts from their own (the default).
   $("loop-user").addEventListener("change", () => { $("loop-conversation").value = ""; });
   $("loop-add").addEventListener("click", () => addLoopMessage().focus());
   $("loop-remember").addEventListener("submit", (e) => rememberLoop(e).catch(fail));
   $("loop-recall").addEventListener("submit", (e) => recallLoop(e).catch(fail));
+  $("loop-migrate").addEventListener("click", () => migrateTurns().catch(fail));
 });
