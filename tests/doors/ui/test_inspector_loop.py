@@ -102,6 +102,7 @@ def test_recall_for_one_user_shows_their_message_with_its_id_and_never_anothers(
 
     rows = _recall(page, "alice", "locker code")
     expect(rows.first).to_be_visible()
+    expect(page.locator("#loop-remembered")).to_be_empty()  # bob's remember answer went with his id
     table = page.locator("#loop-results")
     expect(table).to_contain_text("user: My locker code is 4417, locker by the north door.")
     first = rows.filter(has_text="4417, locker by the north door")

@@ -138,8 +138,9 @@ async function migrateTurns() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  // A conversation is one user's: another user id starts from their own (the default).
-  $("loop-user").addEventListener("change", () => { $("loop-conversation").value = ""; });
+  // A conversation is one user's: another user id starts from their own (the default), and the
+  // last remember answer (another user's messages) is cleared.
+  $("loop-user").addEventListener("change", () => { $("loop-conversation").value = ""; $("loop-remembered").replaceChildren(); });
   $("loop-add").addEventListener("click", () => addLoopMessage().focus());
   $("loop-remember").addEventListener("submit", (e) => rememberLoop(e).catch(fail));
   $("loop-recall").addEventListener("submit", (e) => recallLoop(e).catch(fail));
