@@ -188,6 +188,7 @@ SCENARIOS: dict[str, Scenario] = {
         frozenset({"message_id", "parent_message_id", "id", "metadata"}),
     ),
     "loop.recall": Scenario({"query": "violin", "user": "alice"}),
+    "turns.migrate": Scenario({}),
     "agent.save_memory": Scenario(
         {"content": "Alice lives in Denver", "tags": "home", "supersedes": "a3", "scope": "alice"},
         text_ids=True,

@@ -9,6 +9,7 @@ import { sessions } from "./tiers/sessions.js";
 import { shared } from "./tiers/shared.js";
 import { store } from "./tiers/store.js";
 import { context, forget } from "./tiers/turn.js";
+import { turns } from "./tiers/turns.js";
 import { working } from "./tiers/working.js";
 import { Transport, type ClientOptions } from "./transport.js";
 
@@ -37,6 +38,7 @@ export class Memstack {
   readonly dream;
   readonly forget;
   readonly loop;
+  readonly turns;
   readonly info;
   readonly store;
 
@@ -54,6 +56,7 @@ export class Memstack {
     this.dream = dream(t);
     this.forget = forget(t);
     this.loop = loop(t);
+    this.turns = turns(t);
     this.info = info(t);
     this.store = store(t);
   }

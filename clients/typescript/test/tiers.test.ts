@@ -219,6 +219,14 @@ describe("context, tools, dream, forget, info", () => {
     assert.deepEqual((await mem.loop.recall({ query: "bees", user: "finn" })).items, []);
   });
 
+  test("turns: a recorded turn is in its conversation already, so the migration copies nothing, twice", async () => {
+    await mem.context.build({ session_id: "tm1", message: "I water the ferns on Sundays", record_turn: true, user: "hana" });
+    assert.deepEqual(await mem.turns.migrate(), { copied: 0 });
+    assert.deepEqual(await mem.turns.migrate(), { copied: 0 });
+    const [turn] = (await mem.conversations.messages("tm1")).items;
+    assert.equal(turn?.content, "I water the ferns on Sundays");
+  });
+
   test("info names the engine", async () => {
     const info = await mem.info.get();
     assert.equal(info.engine, "sqlite");

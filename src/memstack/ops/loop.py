@@ -1,4 +1,5 @@
-"""Operations of the memory loop: remember a user's messages, recall what is known about them."""
+"""Operations of the memory loop: remember a user's messages, recall what is known about them, and
+copy the turn log's older entries into conversations (the one source of turns the passes read)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,14 @@ class Recalls(TypedDict):
     items: list[RecalledJSON]
 
 
+class MigrateTurns(Request):
+    pass
+
+
+class Migrated(TypedDict):
+    copied: int
+
+
 ops = Ops()
 _REMEMBER = Tool(
     "remember",
@@ -74,6 +83,23 @@ def _remember(mem: Memory, r: Remember) -> RememberedJSON:
 def _recall(mem: Memory, r: Recall) -> Recalls:
     """A user's best memories, extracted facts and turns for a query, each with its sources."""
     return {"items": [recalled_json(x) for x in mem.recall(r.query, user=r.user, limit=r.limit)]}
+
+
+@ops(
+    "turns.migrate",
+    "mem.turns.migrate()",
+    tool=Tool(
+        "migrate_turns",
+        description="Copy turn-log entries that are in no conversation yet into their conversations.",
+    ),
+)
+@http("POST /v1/turns/migrate")
+@cli("turns migrate")
+def _migrate_turns(mem: Memory, r: MigrateTurns) -> Migrated:
+    """Copy the turn log's entries that are in no conversation yet into their conversations."""
+    # Turns logged before they went to conversations reach no dream pass until copied; the
+    # copy keeps each turn's time, message id and user, and a second run copies nothing.
+    return {"copied": mem.turns.migrate()}
 
 
 OPS = tuple(ops.all)

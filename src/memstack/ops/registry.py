@@ -38,6 +38,7 @@ GROUPS: Mapping[str, str] = MappingProxyType(
         "working": "Working memory: namespaces, list, search, set, get, delete.",
         "shared": "Shared boards: keys with versions, the semantic cache and documents.",
         "dream": "Dream passes: consolidate, preferences, dedupe, extract; history, show, undo, feedback.",
+        "turns": "The turn log: copy its older entries into conversations, where the passes read turns.",
     }
 )
 """The command groups of the generated commands, with their help (in the order shown)."""

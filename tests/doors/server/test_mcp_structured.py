@@ -36,6 +36,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("count_memories", {}),
     ("remember", {"user": "ada", "content": "I drink green tea every morning"}),
     ("recall", {"user": "ada", "query": "green tea"}),
+    ("migrate_turns", {}),
     ("list_memory_categories", {}),
     ("update_memory", {"id": "{id}", "content": "Ada prefers black tea"}),
     ("memory_history", {"id": "{id}"}),

@@ -180,6 +180,14 @@ export function toolsMethods(t: Transport) {
   };
 }
 
+/** The generated methods of the `turns` namespace (src/tiers/ adds the hand-written ones). */
+export function turnsMethods(t: Transport) {
+  return {
+    /** Copy the turn log's entries that are in no conversation yet into their conversations. `POST /v1/turns/migrate` */
+    migrate: method(t, "turns_migrate"),
+  };
+}
+
 /** The generated methods of the `working` namespace (src/tiers/ adds the hand-written ones). */
 export function workingMethods(t: Transport) {
   return {

@@ -785,6 +785,18 @@ export const OPERATIONS = {
     retry: { kind: "safe" },
     client: "tools.list",
   },
+  /** POST /v1/turns/migrate: Copy the turn log's entries that are in no conversation yet into their conversations */
+  "turns_migrate": {
+    method: "POST",
+    path: "/v1/turns/migrate",
+    pathNames: [],
+    query: {},
+    body: false,
+    status: 200,
+    stream: false,
+    retry: { kind: "never" },
+    client: "turns.migrate",
+  },
   /** DELETE /v1/working: Delete the namespace's entries under a prefix (all without one) */
   "working_clear": {
     method: "DELETE",

@@ -26,7 +26,6 @@ from ...foundation.errors import Conflict, MemstackError
 from ...foundation.keyspace import family_of
 from ...llm.chat import ChatModel
 from ...tiers.conversation.activity import activity, users_with_turns
-from ...tiers.conversation.turn_source import migrate_turn_log
 from ...tiers.longterm.layout import PREFIX
 from ...tiers.longterm.validate import SCOPE_RULE
 from ..rounds import Rounds
@@ -194,7 +193,7 @@ class DreamScheduler:
         if self._rounds.running:
             return
         # Turn-log entries logged before turns went to conversations: copied once (idempotent).
-        migrate_turn_log(self.memory.turns.log_entries(), self.memory.conversations)
+        self.memory.turns.migrate()
         self._rounds.start()
 
     def stop(self, timeout: float | None = 10.0) -> None:

@@ -278,6 +278,16 @@ class TurnMemory:
         start = 0 if limit is None else -limit
         return [json.loads(r) for r in self.engine.lrange(self._base + _LOG, start, -1)]
 
+    def migrate(self) -> int:
+        """Copy the turn log's entries that are in no conversation yet (logged before turns went
+        to conversations) into their conversations, with their time, message id and subject
+        (:mod:`memstack.tiers.conversation.turn_source`); the number copied. Running it again
+        copies nothing."""
+        from .store import ConversationStore  # the store imports this module's message ids
+        from .turn_source import migrate_turn_log
+
+        return migrate_turn_log(self.log_entries(), ConversationStore(self.engine))
+
     def clear_log(self) -> int:
         """Empty the turn log (the JSONL mirror is left alone); returns how many entries it held."""
         with self.engine.batch() as batch:

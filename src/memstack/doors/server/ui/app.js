@@ -133,7 +133,7 @@ async function start() {
 
 // -- views ----------------------------------------------------------------------------------
 // Every view once, in tab order: its title (the heading; tab: when the tab says less), its list of
-// ids (list: the ids of the list and its "More" button; label: the list's name) and its loader. The loaders live in tiers.js, lifecycle.js and overview.js (loaded after this file). A
+// ids (list: the ids of the list and its "More" button; label: the list's name) and its loader. The loaders live in tiers.js, lifecycle.js, overview.js and loop.js (loaded after this file). A
 // Map, not an object: a hash such as #constructor or #__proto__ names no view.
 const views = new Map(Object.entries({
   overview: { title: "Overview", load: () => loadOverview() },
@@ -142,6 +142,7 @@ const views = new Map(Object.entries({
   memories: { title: "Long-term memories", list: "scope", label: "Scopes", load: () => loadScopes() },
   working: { title: "Working memory", list: "namespace", label: "Namespaces", load: () => loadNamespaces() },
   shared: { title: "Shared boards", list: "board", label: "Boards", load: () => loadBoards() },
+  loop: { title: "Remember / recall", load: () => loadLoop() },
   dream: { title: "Dream records", tab: "Dream", list: "dream-scope", label: "Dream scopes", more: "More scopes", load: () => loadDreamScopes() },
   forget: { title: "Forget", load: () => loadForgetOptions() },
 }));
