@@ -6397,9 +6397,9 @@ export interface operations {
                 "application/json": {
                     /** @description A session id: 1-128 of A-Z a-z 0-9 _ -. */
                     session_id: string;
-                    /** @description The end user this is about (for forget). */
+                    /** @description The end user the session is about (for forget). */
                     subject?: string | null;
-                    /** @description Whole-session TTL in hours (0: never expires). */
+                    /** @description Whole-session TTL in hours (0: never expires; default: the store's). */
                     ttl_hours?: number | null;
                 };
             };
@@ -6831,7 +6831,7 @@ export interface operations {
     sessions_history: {
         parameters: {
             query?: {
-                /** @description The newest N entries (0: all). */
+                /** @description The newest N entries (0 or less: all). */
                 limit?: number;
             };
             header?: {
