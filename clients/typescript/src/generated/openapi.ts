@@ -10039,7 +10039,7 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
-                /** @description A key of the board. */
+                /** @description A key of the board: 1-256 characters, no control characters. */
                 key: string;
                 /** @description A shared board: 1-128 of A-Z a-z 0-9 _ . -. */
                 name: string;
@@ -10187,7 +10187,7 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
-                /** @description A key of the board. */
+                /** @description A key of the board: 1-256 characters, no control characters. */
                 key: string;
                 /** @description A shared board: 1-128 of A-Z a-z 0-9 _ . -. */
                 name: string;
@@ -10197,7 +10197,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The end user this is about (for forget). */
+                    /** @description The end user this version is about (for forget). */
                     subject?: string | null;
                     /** @description Any JSON value. */
                     value: unknown;
@@ -10346,7 +10346,7 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
-                /** @description A key of the board. */
+                /** @description A key of the board: 1-256 characters, no control characters. */
                 key: string;
                 /** @description A shared board: 1-128 of A-Z a-z 0-9 _ . -. */
                 name: string;
