@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..foundation.errors import InvalidRequest, SessionExists
+from ..foundation.errors import InvalidRequest, SessionExists, SessionNotFound
 from ..services.memory import Memory
 from ..tiers.session import requests as session
 from ..tiers.session.requests import RULES
@@ -183,20 +183,24 @@ def _get(mem: Memory, r: OneKey) -> KeyValue:
 @cli("sessions put SESSION_ID KEY VALUE")
 def _put(mem: Memory, r: PutValue) -> KeyValue:
     """Store a JSON value under a key of a session."""
-    # With create: the create is one guarded batch, so of two concurrent first writes one creates
-    # and the other finds it created; both then write. Both requests are checked before either runs.
+    # With create: the write runs first (a bad value is refused before anything is written); on a
+    # missing session the create is one guarded batch, so of two concurrent first writes one creates
+    # and the other finds it created; both then write.
     if r.subject is not None and not r.create:
         problem = (
             "a session's subject is set when it is created: add create (--create) or use sessions create"
         )
         raise InvalidRequest(f"subject: {problem}", (("subject", problem),))
     write = session.PutValue.of(r.session_id, r.key, r.value)
-    if r.create:
-        create = session.CreateSession.of(r.session_id, subject=r.subject)
-        if not mem.sessions.exists(r.session_id):
-            with contextlib.suppress(SessionExists):
-                mem.sessions.start(create)
-    mem.sessions.write(write)
+    create = session.CreateSession.of(r.session_id, subject=r.subject) if r.create else None
+    try:
+        mem.sessions.write(write)
+    except SessionNotFound:
+        if create is None:
+            raise
+        with contextlib.suppress(SessionExists):
+            mem.sessions.start(create)
+        mem.sessions.write(write)
     return {"session_id": r.session_id, "key": r.key, "value": r.value}
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("mcp")
 from memstack import Memory
 from memstack.engines.prefixed import tenant_engine
 from memstack.foundation.errors import InvalidValue
-from memstack.ops import OPERATIONS
+from memstack.ops import OPERATIONS, call
 from memstack.tiers.session.requests import (
     MAX_TTL_HOURS,
     RULES,
@@ -104,6 +104,18 @@ def test_a_bad_request_is_refused_alike_on_every_door(
     assert len(found) >= 2  # the registry's call and HTTP at least
     for door, answer in found.items():
         assert answer == expected, door
+
+
+def test_a_bad_value_creates_no_session(mem: Memory) -> None:
+    deep: Any = 1
+    for _ in range(101):
+        deep = [deep]
+    put = {"session_id": "s1", "key": "k", "value": deep, "create": True, "subject": "u1"}
+    with pytest.raises(InvalidValue, match="nested deeper than 100"):
+        call(OPERATIONS["sessions.put"], mem, put)
+    assert mem.sessions.list() == []  # the session is created only for a value it can hold
+    assert call(OPERATIONS["sessions.put"], mem, {**put, "value": 1})["value"] == 1
+    assert mem.sessions.items("s1") == {"k": 1}
 
 
 def test_a_request_is_checked_once_and_applied_as_is(mem: Memory) -> None:
