@@ -39,7 +39,7 @@ def test_unknown_tool_lists_every_tool(mem: Memory) -> None:
 BAD_ARGUMENTS: list[tuple[str, object, str]] = [
     ("session_put", {"value": 1}, "key: required."),
     ("session_get", {"key": 5}, "key: input should be a valid string."),
-    ("session_history", {"limit": -1}, "limit: input should be greater than or equal to 0."),
+    ("session_history", {"limit": 1.5}, "limit: input should be a valid integer."),
     (
         "conversation_append",
         {"conversation_id": "c", "role": "user", "content": "x", "extra": 1},

@@ -8,9 +8,11 @@ from typing import Any
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from ..foundation.errors import InvalidRequest, NotANumber, SessionExists
+from ..foundation.errors import InvalidRequest, SessionExists, SessionNotFound
 from ..services.memory import Memory
-from .fields import Json, SessionId, Subject
+from ..tiers.session import requests as session
+from ..tiers.session.requests import RULES
+from .fields import Json
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, Tool, cli, http
 from .wire import history_json
@@ -22,7 +24,13 @@ _KEY = "/v1/sessions/{session_id}/keys/{key}"
 _GET = "Read one value of the current session's state."
 _PUT = "Store a JSON value in the current session's state."
 _HISTORY = "The current session's recent operations."
-Key = Field(max_length=256, description="A key of the session: 1-256 of A-Z a-z 0-9 _ - .")
+
+
+def _rule(name: str, default: Any = ...) -> Any:
+    """A door field showing the tier's rule ``name`` (its description and JSON-schema bounds); the
+    handler builds the tier's request, whose check is the only one (one error on every door)."""
+    rule = RULES[name]
+    return Field(default, description=rule.doc, json_schema_extra=dict(rule.json))
 
 
 class Created(TypedDict):
@@ -62,44 +70,46 @@ class ListSessions(PageRequest):
 
 
 class OneSession(Request):
-    session_id: SessionId
+    session_id: str = _rule("session_id")
 
 
 class CreateSession(Request):
-    session_id: SessionId
-    ttl_hours: float | None = Field(None, ge=0, description="Whole-session TTL in hours (0: never expires).")
-    subject: Subject = None
+    session_id: str = _rule("session_id")
+    ttl_hours: int | float | None = _rule("ttl_hours", None)  # an int stays one, as messages name it
+    subject: str | None = _rule("subject", None)
 
 
 class ClearKeys(Request):
-    session_id: SessionId
-    key: str | None = Field(None, max_length=256, description="Only this key (default: every key).")
+    session_id: str = _rule("session_id")
+    key: str | None = _rule("clear_key", None)
 
 
 class OneKey(Request):
-    session_id: SessionId
-    key: str = Key
+    session_id: str = _rule("session_id")
+    key: str = _rule("key")
 
 
 class PutValue(Request):
-    session_id: SessionId
-    key: str = Key
+    session_id: str = _rule("session_id")
+    key: str = _rule("key")
     value: Json
     create: bool = Field(False, description="Create the session first when it does not exist.")
     subject: str | None = Field(
-        None, max_length=256, description="With create: the end user the new session is about (for forget)."
+        None,
+        description="With create: the end user the new session is about (for forget).",
+        json_schema_extra=dict(RULES["subject"].json),
     )
 
 
 class Increment(Request):
-    session_id: SessionId
-    key: str = Key
-    amount: int | float = Field(1, description="An int or a float to add (default 1).")
+    session_id: str = _rule("session_id")
+    key: str = _rule("key")
+    amount: int | float = _rule("amount", 1)
 
 
 class ReadHistory(Request):
-    session_id: SessionId
-    limit: int = Field(50, ge=0, le=10_000, description="The newest N entries (0: all).")
+    session_id: str = _rule("session_id")
+    limit: int = _rule("limit", 50)
 
 
 ops = Ops()
@@ -118,7 +128,7 @@ def _list(mem: Memory, r: ListSessions) -> Page:
 @cli("sessions create SESSION_ID")
 def _create(mem: Memory, r: CreateSession) -> Created:
     """Create an empty session."""
-    mem.sessions.create(r.session_id, ttl_hours=r.ttl_hours, subject=r.subject)
+    mem.sessions.start(session.CreateSession.of(r.session_id, ttl_hours=r.ttl_hours, subject=r.subject))
     return {"session_id": r.session_id, "created": True}
 
 
@@ -173,17 +183,24 @@ def _get(mem: Memory, r: OneKey) -> KeyValue:
 @cli("sessions put SESSION_ID KEY VALUE")
 def _put(mem: Memory, r: PutValue) -> KeyValue:
     """Store a JSON value under a key of a session."""
-    # With create: the create is one guarded batch, so of two concurrent first writes one creates
+    # With create: the write runs first (a bad value is refused before anything is written); on a
+    # missing session the create is one guarded batch, so of two concurrent first writes one creates
     # and the other finds it created; both then write.
     if r.subject is not None and not r.create:
         problem = (
             "a session's subject is set when it is created: add create (--create) or use sessions create"
         )
         raise InvalidRequest(f"subject: {problem}", (("subject", problem),))
-    if r.create and not mem.sessions.exists(r.session_id):
+    write = session.PutValue.of(r.session_id, r.key, r.value)
+    create = session.CreateSession.of(r.session_id, subject=r.subject) if r.create else None
+    try:
+        mem.sessions.write(write)
+    except SessionNotFound:
+        if create is None:
+            raise
         with contextlib.suppress(SessionExists):
-            mem.sessions.create(r.session_id, subject=r.subject)
-    mem.sessions.put(r.session_id, r.key, r.value)
+            mem.sessions.start(create)
+        mem.sessions.write(write)
     return {"session_id": r.session_id, "key": r.key, "value": r.value}
 
 
@@ -192,11 +209,7 @@ def _put(mem: Memory, r: PutValue) -> KeyValue:
 @cli("sessions incr SESSION_ID KEY AMOUNT")
 def _increment(mem: Memory, r: Increment) -> KeyValue:
     """Add a number to the number at a key, atomically; the new value."""
-    try:
-        value = mem.sessions.increment(r.session_id, r.key, r.amount)
-    except NotANumber as exc:  # the engine's message names its storage key: say it with the caller's ids
-        why = str(exc).split("': ", 1)[-1]
-        raise NotANumber(f"cannot increment key {r.key!r} of session {r.session_id!r}: {why}") from exc
+    value = mem.sessions.add(session.Increment.of(r.session_id, r.key, r.amount))
     return {"session_id": r.session_id, "key": r.key, "value": value}
 
 
@@ -209,7 +222,7 @@ def _increment(mem: Memory, r: Increment) -> KeyValue:
 @cli("sessions history SESSION_ID", names={"limit": ("--limit", "-n")})
 def _history(mem: Memory, r: ReadHistory) -> History:
     """A session's operation history, oldest first."""
-    entries = [history_json(e) for e in mem.sessions.history(r.session_id, r.limit)]
+    entries = [history_json(e) for e in mem.sessions.recent(session.ReadHistory.of(r.session_id, r.limit))]
     return {"session_id": r.session_id, "entries": entries}
 
 

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from ..tiers.shared.documents import DocumentStore
 from ..foundation.errors import EntryNotFound
 from ..foundation.limits import MAX_SEARCH_OFFSET
-from .fields import Board, Json, Metadata, Subject
+from .fields import Json, Metadata, Subject
+from .shared import Board
 from .spec import Ops, Request, cli, http
 from .wire import DocumentJSON, document_json
 

@@ -19,6 +19,7 @@ from ..agent.tools.dispatcher import check_arguments, decode_arguments, unknown_
 from ..agent.tools.schemas import parameters
 from ..foundation.errors import InvalidRequest
 from ..services.memory import Memory
+from ..tiers.session.requests import RULES as SESSION
 from .request import dumps, parse
 from .run import arun
 from .spec import CONTEXT, Http, Op, Request
@@ -138,7 +139,12 @@ class CallTool(Request):
     arguments: dict[str, Any] | str | None = Field(
         None, description="The tool's arguments: an object or a JSON string (as an LLM emitted it)."
     )
-    session_id: str = Field("default", max_length=128, description="Session the tools act for.")
+    # The session tier checks the id (its rule shown here): one message on every door.
+    session_id: str = Field(
+        "default",
+        description="Session the tools act for.",
+        json_schema_extra=dict(SESSION["session_id"].json),
+    )
     scope: str = Field("default", max_length=128, description="Long-term scope.")
     namespace: str | None = Field(
         None, max_length=300, description="Working-memory namespace (default session/{id})."

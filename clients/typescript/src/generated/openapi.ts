@@ -6419,9 +6419,9 @@ export interface operations {
                 "application/json": {
                     /** @description A session id: 1-128 of A-Z a-z 0-9 _ -. */
                     session_id: string;
-                    /** @description The end user this is about (for forget). */
+                    /** @description The end user the session is about (for forget). */
                     subject?: string | null;
-                    /** @description Whole-session TTL in hours (0: never expires). */
+                    /** @description Whole-session TTL in hours (0: never expires; default: the store's). */
                     ttl_hours?: number | null;
                 };
             };
@@ -6853,7 +6853,7 @@ export interface operations {
     sessions_history: {
         parameters: {
             query?: {
-                /** @description The newest N entries (0: all). */
+                /** @description The newest N entries (0 or less: all). */
                 limit?: number;
             };
             header?: {
@@ -10061,7 +10061,7 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
-                /** @description A key of the board. */
+                /** @description A key of the board: 1-256 characters, no control characters. */
                 key: string;
                 /** @description A shared board: 1-128 of A-Z a-z 0-9 _ . -. */
                 name: string;
@@ -10209,7 +10209,7 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
-                /** @description A key of the board. */
+                /** @description A key of the board: 1-256 characters, no control characters. */
                 key: string;
                 /** @description A shared board: 1-128 of A-Z a-z 0-9 _ . -. */
                 name: string;
@@ -10219,7 +10219,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The end user this is about (for forget). */
+                    /** @description The end user this version is about (for forget). */
                     subject?: string | null;
                     /** @description Any JSON value. */
                     value: unknown;
@@ -10368,7 +10368,7 @@ export interface operations {
                 "x-memstack-tenant"?: string | null;
             };
             path: {
-                /** @description A key of the board. */
+                /** @description A key of the board: 1-256 characters, no control characters. */
                 key: string;
                 /** @description A shared board: 1-128 of A-Z a-z 0-9 _ . -. */
                 name: string;

@@ -15,6 +15,7 @@ from typing import Any
 from ...foundation import limits
 from ...foundation.errors import InvalidValue
 from .core import SessionCore
+from .requests import ReadHistory
 from .summary import plan_summary
 from .validate import encode_entry, encode_value
 
@@ -32,10 +33,17 @@ class SessionHistory(SessionCore):
             InvalidValue: ``limit`` is not an int of magnitude at most 2**53.
             SessionNotFound: unknown, deleted or expired session.
         """
-        lay = self._layout(session_id)
-        limits.check_int(limit, "limit", minimum=-limits.MAX_COUNT)
-        start = 0 if limit <= 0 else -limit
-        (raws,) = self._read(session_id, lay, lambda b: b.lrange(lay.history, start, -1))
+        return self.recent(ReadHistory.of(session_id, limit))
+
+    def recent(self, request: ReadHistory) -> builtins.list[dict[str, Any]]:
+        """:meth:`history` with a request already checked (:meth:`ReadHistory.of`).
+
+        Raises:
+            SessionNotFound: unknown, deleted or expired session.
+        """
+        lay = self._layout(request.session_id)
+        start = 0 if request.limit <= 0 else -request.limit
+        (raws,) = self._read(request.session_id, lay, lambda b: b.lrange(lay.history, start, -1))
         return [json.loads(r) for r in raws]
 
     def replace_history(self, session_id: str, entries: Iterable[dict[str, Any]]) -> None:

@@ -11,14 +11,14 @@ import builtins
 import logging
 from typing import Any, Final
 
-from ...foundation import limits
-from ...foundation.errors import EntryNotFound, InvalidValue, SessionExists, SessionLimitReached
-from ...foundation.keyspace import check_subject, register
+from ...foundation.errors import EntryNotFound, NotANumber, SessionExists, SessionLimitReached
+from ...foundation.keyspace import register
 from ...foundation.limits import short_repr
 from .core import DEFAULT_MEMORY_SESSION_CAP
 from .history_ops import SessionHistory
 from .layout import SESSIONS_KEY, Layout
-from .validate import check_amount, check_key, decode_value, encode_value, put_entry, ttl_ms
+from .requests import CreateSession, Increment, PutValue
+from .validate import check_key, decode_value, encode_value, put_entry, ttl_ms
 
 __all__ = ["DEFAULT_MEMORY_SESSION_CAP", "SessionStore"]
 
@@ -61,12 +61,18 @@ class SessionStore(SessionHistory):
             SessionLimitReached: ``max_sessions`` live sessions exist already.
             InvalidValue: a malformed subject.
         """
-        if subject is not None:
-            check_subject(subject)
-        hours = self.session_ttl_hours if ttl_hours is None else _check_hours(ttl_hours)
+        self.start(CreateSession.of(session_id, ttl_hours=ttl_hours, subject=subject))
+
+    def start(self, request: CreateSession) -> None:
+        """:meth:`create` with a request already checked (:meth:`CreateSession.of`).
+
+        Raises:
+            SessionExists, SessionLimitReached: as :meth:`create` says.
+        """
+        hours = self.session_ttl_hours if request.ttl_hours is None else request.ttl_hours
         if isinstance(hours, float) and hours.is_integer():
             hours = int(hours)  # meta says "86400" for 24 h, like RocketRide's node
-        self._create(session_id, hours * 3600 if hours else None, subject)
+        self._create(request.session_id, hours * 3600 if hours else None, request.subject)
 
     def _create(self, session_id: str, ttl_seconds: float | None, subject: str | None = None) -> None:
         lay = self._layout(session_id)
@@ -175,9 +181,18 @@ class SessionStore(SessionHistory):
                 deeper than 100...) or larger than ``max_value_bytes``; names ``value`` and the part.
             SessionNotFound: unknown, deleted or expired session.
         """
+        self.write(PutValue.of(session_id, key, value))
+
+    def write(self, request: PutValue) -> None:
+        """:meth:`put` with a request already checked (:meth:`PutValue.of`); the value is checked
+        here, where it is encoded (its size limit is this store's).
+
+        Raises:
+            InvalidValue, SessionNotFound: as :meth:`put` says.
+        """
+        session_id, key = request.session_id, request.key
         lay = self._layout(session_id)
-        check_key(key)
-        raw = encode_value(value, self.max_value_bytes)
+        raw = encode_value(request.value, self.max_value_bytes)
         batch = self.engine.batch()
         batch.require_exists(lay.meta)
         batch.set(lay.data(key), raw)
@@ -198,12 +213,20 @@ class SessionStore(SessionHistory):
         Raises:
             InvalidSessionId, InvalidKey: malformed id or key.
             InvalidValue: ``amount`` is not a finite int or float of magnitude at most 2**63-1.
-            NotANumber: the stored value is not a JSON number (nothing is changed).
+            NotANumber: the stored value is not a JSON number (nothing is changed); the message
+                names the key and the session.
             SessionNotFound: unknown, deleted or expired session.
         """
+        return self.add(Increment.of(session_id, key, amount))
+
+    def add(self, request: Increment) -> int | float:
+        """:meth:`increment` with a request already checked (:meth:`Increment.of`).
+
+        Raises:
+            NotANumber, SessionNotFound: as :meth:`increment` says.
+        """
+        session_id, key, amount = request.session_id, request.key, request.amount
         lay = self._layout(session_id)
-        check_key(key)
-        check_amount(amount)
         batch = self.engine.batch()
         batch.require_exists(lay.meta)
         batch.incr(lay.data(key), amount)
@@ -211,7 +234,13 @@ class SessionStore(SessionHistory):
         entry = {"op": "increment", "key": key, "amount": amount, "timestamp": self._now()}
         self._log(batch, lay, entry)
         self._align(batch, lay, lay.data(key), lay.keys, lay.history)
-        result = batch.execute()
+        try:
+            result = batch.execute()
+        except NotANumber as exc:  # the engine's message names its storage key: say the caller's ids
+            why = str(exc).split("': ", 1)[-1]
+            raise NotANumber(
+                f"cannot increment key {short_repr(key)} of session {short_repr(session_id)}: {why}"
+            ) from exc
         if not result.applied:
             raise self._absent(session_id)
         self._after_write(session_id, result[_PUSHED])
@@ -296,18 +325,3 @@ class SessionStore(SessionHistory):
         if not batch.execute().applied:
             raise self._absent(session_id)
         return cleared
-
-
-def _is_int(value: object, minimum: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int) and minimum <= value <= limits.MAX_COUNT
-
-
-def _check_hours(hours: object) -> float:
-    """``hours`` of a session TTL, checked here so the message speaks of hours as given."""
-    most = limits.MAX_TTL_SECONDS // 3600
-    if isinstance(hours, bool) or not isinstance(hours, int | float) or not 0 <= hours <= most:
-        raise InvalidValue(
-            f"session TTL (ttl_hours): {limits.short_repr(hours)} "
-            f"is not a number of hours from 0 to {most} (10 years)"
-        )
-    return hours

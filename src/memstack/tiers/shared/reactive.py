@@ -18,27 +18,16 @@ from typing import Any, Self
 
 from ...engines import Engine, Subscription
 from ...foundation.errors import EngineClosed, InvalidInput
-from ...foundation.limits import MAX_TTL_SECONDS, short_repr
+from ...foundation.limits import short_repr
 from . import reserved as rs
 from .change import MemoryChange
+from .requests import ReadKeys, Wait
 from .serialize import check_key
 from .storage import SharedStorage, parse_message
 from .subscriptions import Callback, Subscriptions
 from .waiters import Waiter, WaiterSet, WaitStep, run_async, run_sync, wait_core
 
 __all__ = ["Reactive", "Wait"]
-
-Wait = bool | float | int
-
-
-def _timeout(wait: Wait) -> float | None:
-    if wait is True:
-        return None
-    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_TTL_SECONDS:
-        raise InvalidInput(
-            f"wait {short_repr(wait)}: must be False, True or a number of seconds from 0 to {MAX_TTL_SECONDS}"
-        )
-    return float(wait)
 
 
 class Reactive:
@@ -68,16 +57,14 @@ class Reactive:
                 out[key] = found[key].value
         return out
 
-    def _plan(self, keys: tuple[str, ...], wait: Wait) -> tuple[list[str], float | None]:
-        if not keys:
-            raise InvalidInput("get needs at least one key")
-        checked = list(dict.fromkeys(check_key(k) for k in keys))
-        timeout = None if wait is False else _timeout(wait)
-        return checked, timeout
-
-    def _core(self, keys: list[str], timeout: float | None, wait: Wait, waiter: Waiter) -> WaitStep:
+    def _core(self, request: ReadKeys, waiter: Waiter) -> WaitStep:
         return wait_core(
-            keys, waiter=waiter, waiters=self._waiters, present=self._present, timeout=timeout, label=wait
+            request.keys,
+            waiter=waiter,
+            waiters=self._waiters,
+            present=self._present,
+            timeout=request.timeout,
+            label=request.wait,
         )
 
     def get(self, *keys: str, wait: Wait = False) -> Any:
@@ -93,23 +80,33 @@ class Reactive:
             InvalidInput: a bad ``wait`` (not False, True or 0 to ten years of seconds).
             EngineClosed: the memory was closed while waiting.
         """
-        checked, timeout = self._plan(keys, wait)
-        if wait is False:
-            found = self._present(checked)
+        return self.read(ReadKeys.of(*keys, wait=wait))
+
+    def read(self, request: ReadKeys) -> Any:
+        """:meth:`get` with a request already checked (:meth:`ReadKeys.of`).
+
+        Raises:
+            WaitTimeout, EngineClosed: as :meth:`get` says.
+        """
+        if request.wait is False:
+            found = self._present(request.keys)
         else:
             self._listen()
-            found = run_sync(lambda w: self._core(checked, timeout, wait, w), checked)
-        return found.get(checked[0]) if len(keys) == 1 else found
+            found = run_sync(partial(self._core, request), request.keys)
+        return found.get(request.keys[0]) if request.single else found
 
     async def aget(self, *keys: str, wait: Wait = False) -> Any:
         """:meth:`get` for asyncio code: waits without blocking the event loop."""
-        checked, timeout = self._plan(keys, wait)
-        if wait is False:
-            found = self._present(checked)
+        return await self.aread(ReadKeys.of(*keys, wait=wait))
+
+    async def aread(self, request: ReadKeys) -> Any:
+        """:meth:`read` for asyncio code: waits without blocking the event loop."""
+        if request.wait is False:
+            found = self._present(request.keys)
         else:
             self._listen()
-            found = await run_async(lambda w: self._core(checked, timeout, wait, w), checked)
-        return found.get(checked[0]) if len(keys) == 1 else found
+            found = await run_async(partial(self._core, request), request.keys)
+        return found.get(request.keys[0]) if request.single else found
 
     # -- subscriptions -----------------------------------------------------------------------
     def subscribe(self, *keys: str | Callback, callback: Callback | None = None) -> str:

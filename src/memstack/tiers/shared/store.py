@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from ...engines import Engine, Subscription
 from ...foundation.closing import Closing
-from ...foundation.errors import Conflict, InvalidInput, InvalidKey
+from ...foundation.errors import Conflict, InvalidInput
 from ...foundation.keyspace import check_subject
-from ...foundation.limits import check_int, check_text, short_repr
+from ...foundation.limits import check_text, short_repr
 from . import reserved as rs
 from .accessors import ReservedAccessors
 from .document_methods import DocumentMethods
 from .reactive import Reactive
+from .requests import SetIfVersion, SetKey
 from .serialize import check_key, check_name, check_value
 from .storage import Entry, SharedStorage, Write
 from .subscriptions import Subscriptions
@@ -144,25 +145,24 @@ class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
                 reserved key), or a lone surrogate in ``key`` or ``correlation_id``.
             InvalidInput: ``key`` is ``cache``.
         """
-        key = check_key(key)
-        if subject is not None:
-            check_subject(subject)
-        if key in rs.RESERVED:
-            stored = rs.normalise(key, value)
+        return self.put(SetKey.of(key, value, correlation_id=correlation_id, subject=subject))
+
+    def put(self, request: SetKey) -> Any:
+        """:meth:`set` with a request already checked (:meth:`SetKey.of`); returns its value."""
+        if request.reserved:
+            stored = request.stored
             self._store.write(
-                [Write(key, lambda _: stored, custom=False, notify=False)],
+                [Write(request.key, lambda _: stored, custom=False, notify=False)],
                 writer=self.current_writer,
-                subject=subject,
+                subject=request.subject,
             )
-            return value
-        check_value(value)
-        if correlation_id is not None:
-            check_text(correlation_id, "correlation_id", max_bytes=1024)
+            return request.value
+        value = request.value
         self._store.write(
-            [Write(key, lambda _: value)],
+            [Write(request.key, lambda _: value)],
             writer=self.current_writer,
-            correlation_id=correlation_id,
-            subject=subject,
+            correlation_id=request.correlation_id,
+            subject=request.subject,
         )
         return value
 
@@ -236,17 +236,15 @@ class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
             InvalidKey: bad or reserved key.
             InvalidValue: ``value`` is not JSON, ``version`` is not None nor an int from 0 to 2**53.
         """
-        if subject is not None:
-            check_subject(subject)
-        key = check_key(key)
-        if key in rs.RESERVED:
-            raise InvalidKey(
-                f"set_if on reserved key {short_repr(key)}: only custom keys are versioned for CAS"
-            )
-        check_value(value)
-        if version is not None:
-            check_int(version, "version")
-        expected = version or 0
+        return self.put_if(SetIfVersion.of(key, value, version=version, subject=subject))
+
+    def put_if(self, request: SetIfVersion) -> int:
+        """:meth:`set_if` with a request already checked (:meth:`SetIfVersion.of`).
+
+        Raises:
+            Conflict: as :meth:`set_if` says.
+        """
+        key, expected = request.key, request.version
 
         def expect(entries: list[Entry]) -> None:
             if entries[0].version != expected:
@@ -255,7 +253,10 @@ class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
                 )
 
         [(old, _)] = self._store.write(
-            [Write(key, partial(_const, value))], writer=self.current_writer, expect=expect, subject=subject
+            [Write(key, partial(_const, request.value))],
+            writer=self.current_writer,
+            expect=expect,
+            subject=request.subject,
         )
         return old.version + 1
 

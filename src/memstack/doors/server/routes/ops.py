@@ -138,9 +138,9 @@ def _endpoint(op: Op[Any], binding: Http) -> Any:
     async def endpoint(request: Request, mem: TenantMemory) -> Any:
         parsed = await _read(request, op, binding)
         wait = getattr(parsed, "wait", None)
-        if isinstance(wait, float | int):  # long polls are cut at the server's limit
-            cap = float(request.app.state.settings.max_wait_seconds)
-            parsed = parsed.model_copy(update={"wait": min(float(wait), cap)})
+        cap = float(request.app.state.settings.max_wait_seconds)
+        if isinstance(wait, float | int) and wait > cap:  # long polls are cut at the server's limit
+            parsed = parsed.model_copy(update={"wait": cap})
         if binding.method == "POST" and op.name == "memories.save" and parsed.id is not None:
             created = await anyio.to_thread.run_sync(_create_once, mem, parsed)
             return JSONResponse(created, status_code=binding.status)
