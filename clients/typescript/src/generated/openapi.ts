@@ -2582,7 +2582,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The message text. */
+                    /** @description The message text (at most 1 MiB). */
                     content: string;
                     /** @description File references of the message. */
                     files?: {
@@ -2613,7 +2613,7 @@ export interface operations {
                     role: string;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description The workflow run of the message. */
+                    /** @description The workflow run of the message (at most 1024 bytes). */
                     workflow_run_id?: string | null;
                 };
             };
