@@ -62,10 +62,10 @@ def test_a_bad_append_is_refused_alike_on_every_door(
     keywords: dict[str, Any],
     request_: dict[str, Any],
 ) -> None:
-    expected = _library(lambda: _append(mem, **keywords))
-    fields = {"conversation_id": "c1", "role": "user", "content": "hello", **request_}
     if door == "mcp" and set(request_) - {"conversation_id", "role", "content"}:
         pytest.skip("the conversation_append tool takes only the conversation, role and content")
+    expected = _library(lambda: _append(mem, **keywords))
+    fields = {"conversation_id": "c1", "role": "user", "content": "hello", **request_}
     assert refusals.refuse(door, "conversations.append", fields) == expected
     assert mem.conversations.conversations() == []  # a failing call changes nothing
 

@@ -4332,9 +4332,9 @@ export interface operations {
                     } | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description Ids of memories this one replaces: they get valid_to and superseded_by. */
+                    /** @description Ids of memories this one replaces (at most 100): they get valid_to and superseded_by. */
                     supersedes?: string[] | string;
-                    /** @description Tags: a list, or one comma-separated text. */
+                    /** @description Tags: a list, or one comma-separated text (each at most 256 characters). */
                     tags?: string[] | string;
                     /** @description Seconds until it expires (instead of expires_at). */
                     ttl?: number | null;
@@ -4661,9 +4661,9 @@ export interface operations {
                     } | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description Ids of memories this one replaces: they get valid_to and superseded_by. */
+                    /** @description Ids of memories this one replaces (at most 100): they get valid_to and superseded_by. */
                     supersedes?: string[] | string;
-                    /** @description Tags: a list, or one comma-separated text. */
+                    /** @description Tags: a list, or one comma-separated text (each at most 256 characters). */
                     tags?: string[] | string;
                     /** @description Seconds until it expires (instead of expires_at). */
                     ttl?: number | null;
@@ -5158,12 +5158,12 @@ export interface operations {
                         subject?: string | null;
                         /**
                          * Supersedes
-                         * @description Ids of memories this one replaces: they get valid_to and superseded_by.
+                         * @description Ids of memories this one replaces (at most 100): they get valid_to and superseded_by.
                          */
                         supersedes?: string[] | string;
                         /**
                          * Tags
-                         * @description Tags: a list, or one comma-separated text.
+                         * @description Tags: a list, or one comma-separated text (each at most 256 characters).
                          */
                         tags?: string[] | string;
                         /**
