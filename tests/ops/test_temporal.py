@@ -92,7 +92,8 @@ def test_expiry_over_http(client: TestClient, clock: ManualClock) -> None:
     assert both.status_code == 400 and "ttl" in both.text
     past = client.post("/v1/memories?scope=u", json={"content": "x", "expires_at": iso(clock.now() - 9)})
     assert past.status_code == 400
-    assert client.post("/v1/memories?scope=u", json={"content": "x", "ttl": 0}).status_code == 422
+    zero = client.post("/v1/memories?scope=u", json={"content": "x", "ttl": 0})  # the tier's rule: a 400
+    assert zero.status_code == 400 and zero.json()["detail"].startswith("ttl 0: must be a number of seconds")
     clock.advance(61)
     assert client.get("/v1/memories?scope=u&query=door code").json()["items"] == []
     audit = client.get("/v1/memories?scope=u&query=door code&include_expired=true").json()["items"]

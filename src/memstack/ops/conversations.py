@@ -3,14 +3,16 @@ token-limited history."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..foundation.errors import EntryNotFound
 from ..services.memory import Memory
-from .fields import ConversationId, Subject
+from ..tiers.conversation.requests import RULES, AppendMessages
+from ..tiers.conversation.requests import ReadHistory as HistoryRequest
+from .fields import ruled
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, Tool, cli, http
 from .wire import MessageJSON, message_json
@@ -18,7 +20,9 @@ from .wire import MessageJSON, message_json
 __all__ = ["OPS"]
 
 _TOOL_APPEND = "Append a message to a conversation."
-_CURRENT = Field(None, max_length=128, description="The current message (default: the newest).")
+# The tier's rules, shown (not checked again): the handlers build the tier's requests.
+ConversationId = Annotated[str, ruled(RULES["conversation_id"])]
+_CURRENT = ruled(RULES["current_message_id"], None)
 
 
 class Messages(TypedDict):
@@ -51,17 +55,13 @@ class ListConversations(PageRequest):
 
 class Append(Request):
     conversation_id: ConversationId
-    role: str = Field(max_length=16, description="user, assistant, system or tool")
-    content: str = Field(description="The message text.")
-    message_id: str | None = Field(None, max_length=128, description="Its id (default: a new UUID).")
-    parent_message_id: str | None = Field(
-        None,
-        max_length=128,
-        description="The message it follows: absent follows the newest, null starts a new thread.",
-    )
-    files: list[FileIn] = Field(default_factory=list, description="File references of the message.")
-    workflow_run_id: str | None = Field(None, max_length=128, description="The workflow run of the message.")
-    subject: Subject = None
+    role: str = ruled(RULES["role"])
+    content: str = ruled(RULES["content"])
+    message_id: str | None = ruled(RULES["message_id"], None)
+    parent_message_id: str | None = ruled(RULES["parent_message_id"], None)
+    files: list[FileIn] = ruled(RULES["files"], default_factory=list)
+    workflow_run_id: str | None = ruled(RULES["workflow_run_id"], None)
+    subject: str | None = ruled(RULES["subject"], None)
 
 
 class OneConversation(Request):
@@ -76,7 +76,7 @@ class ReadMessages(Request):
 
 class OneMessage(Request):
     conversation_id: ConversationId
-    message_id: str = Field(max_length=128, description="The message's id.")
+    message_id: str = Field(json_schema_extra=dict(RULES["message_id"].json), description="The message's id.")
 
 
 class ReadThread(Request):
@@ -87,20 +87,12 @@ class ReadThread(Request):
 class ReadHistory(Request):
     conversation_id: ConversationId
     current_message_id: str | None = _CURRENT
-    max_token_limit: int | None = Field(None, ge=0, le=1_000_000, description="Token limit (default 2000).")
-    message_limit: int | None = Field(
-        None, ge=1, le=500, description="Stored messages read back (at most 500)."
-    )
-    context_size: int | None = Field(
-        None,
-        ge=0,
-        le=100_000_000,
-        description="Instead of a limit: the model's context window (Dify's budget).",
-    )
-    max_output_tokens: int | None = Field(
-        None, ge=0, le=100_000_000, description="Tokens kept for the answer."
-    )
-    prompt_tokens: int | None = Field(None, ge=0, le=100_000_000, description="Tokens of the current prompt.")
+    # The upper bounds are the doors' own (the library caps a message limit at 500 itself).
+    max_token_limit: int | None = ruled(RULES["max_token_limit"], None, le=1_000_000)
+    message_limit: int | None = ruled(RULES["message_limit"], None, ge=1, le=500)
+    context_size: int | None = ruled(RULES["context_size"], None, le=100_000_000)
+    max_output_tokens: int | None = ruled(RULES["max_output_tokens"], None, le=100_000_000)
+    prompt_tokens: int | None = ruled(RULES["prompt_tokens"], None, le=100_000_000)
 
 
 def _require(mem: Memory, conversation_id: str) -> None:
@@ -134,7 +126,7 @@ def _append(mem: Memory, r: Append) -> MessageJSON:
     from ..tiers.conversation.store import LATEST
 
     parent = r.parent_message_id if "parent_message_id" in r.model_fields_set else LATEST
-    message = mem.conversations.append(
+    request = AppendMessages.one(
         r.conversation_id,
         r.role,
         r.content,
@@ -144,7 +136,7 @@ def _append(mem: Memory, r: Append) -> MessageJSON:
         workflow_run_id=r.workflow_run_id,
         subject=r.subject,
     )
-    return message_json(message)
+    return message_json(mem.conversations.add(request)[0])
 
 
 @ops("conversations.messages", "mem.conversations.messages(conversation_id, start, stop)")
@@ -182,14 +174,18 @@ def _history(mem: Memory, r: ReadHistory) -> Prompt:
     """The active thread as chat messages, within a token budget."""
     from ..tiers.conversation import TokenBudget
 
-    _require(mem, r.conversation_id)
     budget = None
     if r.context_size is not None or r.max_output_tokens is not None or r.prompt_tokens is not None:
         budget = TokenBudget(r.context_size, r.max_output_tokens, r.prompt_tokens or 0)
-    found = mem.conversations.history(
-        r.conversation_id, r.current_message_id, r.max_token_limit, r.message_limit, token_budget=budget
+    request = HistoryRequest.of(
+        r.conversation_id,
+        current_message_id=r.current_message_id,
+        max_token_limit=r.max_token_limit,
+        message_limit=r.message_limit,
+        token_budget=budget,
     )
-    return {"conversation_id": r.conversation_id, "messages": found}
+    _require(mem, r.conversation_id)
+    return {"conversation_id": r.conversation_id, "messages": mem.conversations.read_history(request)}
 
 
 @ops("conversations.delete", "mem.conversations.delete(conversation_id)")

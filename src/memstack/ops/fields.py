@@ -2,6 +2,8 @@
 
 A field's constraints here are the doors' rules (lengths, ranges); the tiers check their own rules
 again (id syntax, category paths), so a value the doors pass may still be refused with a 400.
+:func:`ruled` makes a field that shows a tier's rule without checking it (the tier's request
+checks it once, with one message on every door).
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 from typing import Annotated, Any, Final
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
+from pydantic_core import PydanticUndefined
 
+from ..foundation.rules import Rule
 from ..tiers.longterm.search_params import CommaList, Tags, Time, split_tags
 
 __all__ = [
@@ -26,6 +30,7 @@ __all__ = [
     "Subject",
     "Tags",
     "Time",
+    "ruled",
 ]
 
 MAX_PAGE: Final = 1000
@@ -56,3 +61,9 @@ Ids = Annotated[
         }
     ),
 ]
+
+
+def ruled(rule: Rule, default: Any = PydanticUndefined, **door: Any) -> Any:
+    """A request field showing a tier's ``rule`` (its description and JSON-schema bounds) and
+    checking only ``door``'s own bounds (a page's size: what the library has no rule for)."""
+    return Field(default, description=rule.doc, json_schema_extra=dict(rule.json), **door)

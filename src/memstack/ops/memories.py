@@ -3,16 +3,18 @@ and tags."""
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..foundation.errors import EntryNotFound
 from ..services.memory import Memory
+from ..tiers.longterm.requests import RULES
+from ..tiers.longterm.requests import SaveMemory as SaveRequest
 from ..tiers.longterm.scopes import list_scopes
 from ..tiers.longterm.search_params import SearchParams
-from .fields import Ids, Metadata, Scope, Subject, Tags, Time
+from .fields import Ids, Metadata, Tags, Time, ruled
 from .paging import Page, PageRequest, page_of
 from .spec import Ops, Request, cli, http
 from .wire import HitJSON, MemoryEventJSON, MemoryJSON, hit_json, memory_event_json, memory_json
@@ -21,7 +23,9 @@ __all__ = ["OPS", "SearchMemories"]
 
 MAX_ITEMS: Final = 1000
 """Most memories one batch request saves (one transaction; a larger import sends several)."""
-MemoryId = Field(max_length=128, description="A memory id.")
+# The tier's rules, shown (not checked again): the handlers build the tier's requests.
+Scope = Annotated[str, ruled(RULES["scope"])]
+MemoryId = ruled(RULES["id"])
 Profile = Literal["default", "plain", "conversation", "rm3", "rocchio", "rockbot"]
 
 
@@ -63,18 +67,16 @@ class OfScope(Request):
 class MemoryItem(Request):
     """One memory of a batch: the fields of a save."""
 
-    id: str | None = Field(None, max_length=128, description="Save under this id (an update when it exists).")
-    content: str = Field(description="The fact or preference (non-blank).")
-    category: str | None = Field(None, max_length=512, description="A path such as user-preferences/music.")
-    tags: Tags = Field(None, description="Tags: a list, or one comma-separated text.")
-    metadata: Metadata = None
-    subject: Subject = None
-    supersedes: Ids = Field(
-        None, description="Ids of memories this one replaces: they get valid_to and superseded_by."
-    )
-    valid_from: Time = Field(None, description="When the fact became true (default: when saved).")
-    expires_at: Time = Field(None, description="When the memory expires (hidden, then deleted).")
-    ttl: float | None = Field(None, gt=0, description="Seconds until it expires (instead of expires_at).")
+    id: str | None = ruled(RULES["save_id"], None)
+    content: str = ruled(RULES["content"])
+    category: str | None = ruled(RULES["category"], None)
+    tags: Tags = ruled(RULES["tags"], None)
+    metadata: Metadata = ruled(RULES["metadata"], None)
+    subject: str | None = ruled(RULES["subject"], None)
+    supersedes: Ids = ruled(RULES["supersedes"], None)
+    valid_from: Time = ruled(RULES["valid_from"], None)
+    expires_at: Time = ruled(RULES["expires_at"], None)
+    ttl: int | float | None = ruled(RULES["ttl"], None)  # an int stays one, so messages name the value given
 
 
 class SaveMemory(MemoryItem, OfScope):
@@ -123,9 +125,9 @@ def _scopes(mem: Memory, r: ListScopes) -> Page:
 @cli("memories save CONTENT")
 def _save(mem: Memory, r: SaveMemory) -> MemoryJSON:
     """Save a memory (an update when the id exists)."""
-    # The request's fields beside the scope are save()'s keyword arguments, name for name.
-    entry = mem.long_term(r.scope).save(**r.model_dump(exclude={"scope"}))
-    return memory_json(entry)
+    # The request's fields beside the scope are the tier's save request's, name for name.
+    memories = mem.long_term(r.scope)
+    return memory_json(memories.put(SaveRequest.of(**r.model_dump(exclude={"scope"}))))
 
 
 @ops("memories.save_many", "mem.long_term(scope).save_many(items)", tool="save_memories")

@@ -2604,7 +2604,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The message text. */
+                    /** @description The message text (at most 1 MiB). */
                     content: string;
                     /** @description File references of the message. */
                     files?: {
@@ -2635,7 +2635,7 @@ export interface operations {
                     role: string;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description The workflow run of the message. */
+                    /** @description The workflow run of the message (at most 1024 bytes). */
                     workflow_run_id?: string | null;
                 };
             };
@@ -4354,9 +4354,9 @@ export interface operations {
                     } | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description Ids of memories this one replaces: they get valid_to and superseded_by. */
+                    /** @description Ids of memories this one replaces (at most 100): they get valid_to and superseded_by. */
                     supersedes?: string[] | string;
-                    /** @description Tags: a list, or one comma-separated text. */
+                    /** @description Tags: a list, or one comma-separated text (each at most 256 characters). */
                     tags?: string[] | string;
                     /** @description Seconds until it expires (instead of expires_at). */
                     ttl?: number | null;
@@ -4683,9 +4683,9 @@ export interface operations {
                     } | null;
                     /** @description The end user this is about (for forget). */
                     subject?: string | null;
-                    /** @description Ids of memories this one replaces: they get valid_to and superseded_by. */
+                    /** @description Ids of memories this one replaces (at most 100): they get valid_to and superseded_by. */
                     supersedes?: string[] | string;
-                    /** @description Tags: a list, or one comma-separated text. */
+                    /** @description Tags: a list, or one comma-separated text (each at most 256 characters). */
                     tags?: string[] | string;
                     /** @description Seconds until it expires (instead of expires_at). */
                     ttl?: number | null;
@@ -5180,12 +5180,12 @@ export interface operations {
                         subject?: string | null;
                         /**
                          * Supersedes
-                         * @description Ids of memories this one replaces: they get valid_to and superseded_by.
+                         * @description Ids of memories this one replaces (at most 100): they get valid_to and superseded_by.
                          */
                         supersedes?: string[] | string;
                         /**
                          * Tags
-                         * @description Tags: a list, or one comma-separated text.
+                         * @description Tags: a list, or one comma-separated text (each at most 256 characters).
                          */
                         tags?: string[] | string;
                         /**

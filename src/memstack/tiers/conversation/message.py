@@ -33,6 +33,7 @@ __all__ = [
     "check_files",
     "check_message_id",
     "check_role",
+    "check_token_count",
     "draft_message",
     "link_drafts",
 ]
@@ -238,9 +239,10 @@ def check_files(files: Sequence[FileRef | Mapping[str, Any]] | None) -> tuple[Fi
 
 
 def draft_message(
-    fields: Mapping[str, Any], count_tokens: Callable[[str], int], field: str = "message"
+    fields: Mapping[str, Any], count_tokens: Callable[[str], int] | None = None, field: str = "message"
 ) -> dict[str, Any]:
-    """Validate the fields of a message to append and fill the defaults (id, token count).
+    """Validate the fields of a message to append and fill the defaults (id, token count; without
+    ``count_tokens`` a missing count stays None, for the store that writes it to count).
 
     Text follows :mod:`memstack.foundation.limits` (no lone surrogates; content at most 1 MiB); messages
     name the field as ``{field}.content``.
@@ -262,11 +264,10 @@ def draft_message(
         check_message_id(parent, "parent_message_id")
     files = _role_files(fields.get("files"), role)
     tokens = fields.get("token_count")
-    if tokens is None:
+    if tokens is None and count_tokens is not None:
         tokens = count_tokens(content)
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
-        raise InvalidValue(f"token_count {short_repr(tokens)}: must be an int >= 0")
-    limits.check_int(tokens, f"{field}.token_count")
+    if tokens is not None:
+        check_token_count(tokens, field)
     run_id = _run_id(fields.get("workflow_run_id"), field)
     at = fields.get("created_at")
     if at is not None and (isinstance(at, bool) or not isinstance(at, int | float) or not math.isfinite(at)):
@@ -281,6 +282,17 @@ def draft_message(
         "token_count": tokens,
         "workflow_run_id": run_id,
     }
+
+
+def check_token_count(tokens: object, field: str = "message") -> int:
+    """``tokens`` if it is an int >= 0 of magnitude at most 2**53.
+
+    Raises:
+        InvalidValue: anything else.
+    """
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+        raise InvalidValue(f"token_count {short_repr(tokens)}: must be an int >= 0")
+    return limits.check_int(tokens, f"{field}.token_count")
 
 
 def _role_files(raw: Any, role: str) -> tuple[FileRef, ...]:

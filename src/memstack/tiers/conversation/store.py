@@ -23,28 +23,27 @@ import random
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 from ...engines.base import Engine
-from ...foundation.errors import AlreadyExists, Conflict, EntryNotFound, InvalidValue
-from ...foundation.keyspace import check_subject, family_named, family_of, register
+from ...foundation.errors import AlreadyExists, Conflict, EntryNotFound
+from ...foundation.keyspace import family_named, family_of, register
 from ...foundation.keyspace.families import CONVERSATION
-from ...foundation.limits import short_repr
 from ...llm.tokens import TokenCounter, token_counter
 from .activity import note_activity
-from .budget import TokenBudget, resolve_token_limit
+from .budget import TokenBudget
 from .history import DEFAULT_MESSAGE_LIMIT, drop_in_flight, effective_limit, select_history, select_thread
 from .inputs import check_positions
 from .message import (
     LATEST,
-    FileRef,
     Message,
     check_conversation_id,
     check_message_id,
-    draft_message,
+    check_token_count,
     link_drafts,
 )
-from .prompt import IMAGE_DETAILS, FileResolver, PromptMessage, default_resolver, history_text
+from .prompt import FileResolver, PromptMessage, default_resolver, history_text
+from .requests import AppendMessages, MessageOptions, ReadHistory
 from .twins import Face, Twin
 
 __all__ = [
@@ -94,19 +93,9 @@ class ConversationStore:
 
     # -- writing -----------------------------------------------------------------------------
     def append(
-        self,
-        conversation_id: str,
-        role: str,
-        content: str,
-        *,
-        message_id: str | None = None,
-        parent_message_id: str | None = LATEST,
-        files: Sequence[FileRef | Mapping[str, Any]] | None = None,
-        token_count: int | None = None,
-        workflow_run_id: str | None = None,
-        subject: str | None = None,
+        self, conversation_id: str, role: str, content: str, **options: Unpack[MessageOptions]
     ) -> Message:
-        """Append one message and return it.
+        """Append one message and return it (builds an :class:`~.requests.AppendMessages`).
 
         Args:
             message_id: unique in the conversation (default: a new UUID).
@@ -122,21 +111,7 @@ class ConversationStore:
             EntryNotFound: ``parent_message_id`` is not in the conversation.
             Conflict: other writers kept appending concurrently (after retries).
         """
-        return self.extend(
-            conversation_id,
-            [
-                {
-                    "role": role,
-                    "content": content,
-                    "message_id": message_id,
-                    "parent_message_id": parent_message_id,
-                    "files": files,
-                    "token_count": token_count,
-                    "workflow_run_id": workflow_run_id,
-                }
-            ],
-            subject=subject,
-        )[0]
+        return self.add(AppendMessages.one(conversation_id, role, content, **options))[0]
 
     def extend(
         self, conversation_id: str, messages: Sequence[Mapping[str, Any]], *, subject: str | None = None
@@ -149,13 +124,18 @@ class ConversationStore:
         Raises:
             The errors of :meth:`append`.
         """
+        return self.add(AppendMessages.of(conversation_id, messages, subject=subject))
+
+    def add(self, request: AppendMessages) -> list[Message]:
+        """Append a checked request's messages in one atomic batch and return them as stored.
+
+        Raises:
+            AlreadyExists, EntryNotFound, Conflict: as :meth:`append`.
+        """
+        conversation_id, subject = request.conversation_id, request.subject
         base = self._base(conversation_id)
-        if subject is not None:
-            check_subject(subject)
-        drafts = [draft_message(m, self.count_tokens) for m in messages]
+        drafts = [self._counted(d) for d in request.drafts]
         ids = [d["message_id"] for d in drafts]
-        if len(set(ids)) != len(ids):
-            raise AlreadyExists(f"message ids repeat within one extend call: {ids!r}")
         for attempt in range(_RETRIES):
             if attempt:
                 # Lost a race: back off a random, growing while, so contending writers stop
@@ -186,6 +166,12 @@ class ConversationStore:
         raise Conflict(
             f"conversation {conversation_id!r}: gave up appending after {_RETRIES} concurrent writes"
         )
+
+    def _counted(self, draft: Mapping[str, Any]) -> dict[str, Any]:
+        """A draft with its token count: the given one, or the store's counter's."""
+        if draft["token_count"] is not None:
+            return dict(draft)
+        return {**draft, "token_count": check_token_count(self.count_tokens(draft["content"]))}
 
     def _tail(self, base: str) -> tuple[str | None, str | None]:
         """The conversation's message count (as stored) and last message id, cached or read."""
@@ -344,17 +330,30 @@ class ConversationStore:
             InvalidValue: ``image_detail`` is not high, low or auto.
             InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
         """
-        limit = resolve_token_limit(max_token_limit, token_budget)
-        if image_detail not in IMAGE_DETAILS:
-            raise InvalidValue(
-                f"image_detail {short_repr(image_detail)}: must be one of {', '.join(IMAGE_DETAILS)}"
-            )
-        return select_history(
-            self._pages(self._base(conversation_id), current_message_id),
-            max_token_limit=limit,
+        request = ReadHistory.of(
+            conversation_id,
+            current_message_id=current_message_id,
+            max_token_limit=max_token_limit,
             message_limit=message_limit,
-            resolver=resolver,
+            token_budget=token_budget,
             image_detail=image_detail,
+        )
+        return self.read_history(request, resolver=resolver)
+
+    def read_history(
+        self, request: ReadHistory, *, resolver: FileResolver = default_resolver
+    ) -> list[PromptMessage]:
+        """:meth:`history` of a checked request.
+
+        Raises:
+            EntryNotFound: the request's current message is not in the conversation.
+        """
+        return select_history(
+            self._pages(self._base(request.conversation_id), request.current_message_id),
+            max_token_limit=request.max_token_limit,
+            message_limit=request.message_limit,
+            resolver=resolver,
+            image_detail=request.image_detail,
         )
 
     def history_text(
@@ -385,6 +384,7 @@ class AsyncConversationStore(Face[ConversationStore]):
 
     append = Twin(ConversationStore.append)
     extend = Twin(ConversationStore.extend)
+    add = Twin(ConversationStore.add)
     delete = Twin(ConversationStore.delete)
     count = Twin(ConversationStore.count)
     conversations = Twin(ConversationStore.conversations)
@@ -393,4 +393,5 @@ class AsyncConversationStore(Face[ConversationStore]):
     thread = Twin(ConversationStore.thread)
     thread_length = Twin(ConversationStore.thread_length)
     history = Twin(ConversationStore.history)
+    read_history = Twin(ConversationStore.read_history)
     history_text = Twin(ConversationStore.history_text)

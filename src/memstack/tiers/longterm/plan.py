@@ -1,6 +1,6 @@
-"""The small core every save shares (``save`` and ``save_many``): a checked request becomes a
-:class:`SavePlan`, a plan and the stored version become the new version, and the new version with
-the entries it supersedes is queued on a batch.
+"""The small core every save shares (``save`` and ``save_many``): a checked request
+(:class:`~.requests.SaveMemory`) becomes a :class:`SavePlan`, a plan and the stored version become
+the new version, and the new version with the entries it supersedes is queued on a batch.
 
 Keeping these three steps in one place means a single save and a bulk save validate the same
 fields with the same messages, and write the same keys, history items and change-log lines.
@@ -8,31 +8,21 @@ fields with the same messages, and write the same keys, history items and change
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Unpack
 
 from ...engines import Engine
 from ...engines.base import Batch
-from ...foundation.errors import InvalidValue
-from ...foundation.keyspace import check_subject
 from . import writes
 from .entry import MemoryEntry, to_json
 from .layout import ScopeKeys
 from .query import document_text
-from .supersede import check_supersedes, expiry_of
-from .validate import (
-    check_category,
-    check_content,
-    check_metadata,
-    check_tags,
-    check_time,
-    new_id,
-    normalise_id,
-)
+from .requests import SaveMemory, SaveOptions
+from .supersede import expiry_of
 
-__all__ = ["SavePlan", "guard_version", "now_of", "plan_save", "queue_version"]
+__all__ = ["SavePlan", "guard_version", "now_of", "plan_of", "plan_save", "queue_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,59 +54,34 @@ class SavePlan:
         )
 
 
-def plan_save(
-    *,
-    now: float,
-    entry: MemoryEntry | None = None,
-    content: str | None = None,
-    category: str | None = None,
-    tags: Iterable[str] | str | None = None,
-    metadata: dict[str, Any] | None = None,
-    id: str | None = None,  # noqa: A002 - the field is called id everywhere
-    created_at: datetime | float | None = None,
-    subject: str | None = None,
-    supersedes: Iterable[str] | str | None = None,
-    valid_from: datetime | float | None = None,
-    expires_at: datetime | float | None = None,
-    ttl: float | None = None,
-) -> SavePlan:
-    """Check one save's fields (see ``LongTermMemory.save`` for the rules and errors).
+def plan_of(request: SaveMemory, now: float) -> SavePlan:
+    """The plan of a checked save at ``now``: its expiry settled (``ttl`` from now; an
+    ``expires_at`` must be after now).
+
+    Raises:
+        InvalidValue: an ``expires_at`` that is not after ``now``.
+    """
+    template = MemoryEntry(
+        id=request.id,
+        content=request.content,
+        category=request.category,
+        tags=request.tags,
+        metadata=request.metadata,
+        subject=request.subject,
+        expires_at=expiry_of(request.expires_at, request.ttl, now),
+    )
+    return SavePlan(
+        template, request.created_at, request.valid_from, request.supersedes, generated=request.generated
+    )
+
+
+def plan_save(*, now: float, entry: MemoryEntry | None = None, **fields: Unpack[SaveOptions]) -> SavePlan:
+    """Check one save's fields (the tier's one :class:`~.requests.SaveMemory`) and plan it at ``now``.
 
     Raises:
         InvalidValue, InvalidCategory, InvalidKey: as ``LongTermMemory.save``.
     """
-    if subject is not None:
-        check_subject(subject)
-    superseded = check_supersedes(supersedes)
-    given_valid = check_time(valid_from, "valid_from")
-    expiry = expiry_of(expires_at, ttl, now)
-    if entry is not None:
-        if content is not None or id is not None:
-            raise InvalidValue("save(): pass either a MemoryEntry or content=/id=, not both")
-        content, category, tags, metadata = entry.content, entry.category, entry.tags, entry.metadata
-        id, created_at = entry.id, entry.created_at  # noqa: A001 - see the signature
-        given_valid = given_valid or check_time(entry.given_valid_from, "valid_from")
-        if expiry is None:
-            expiry = expiry_of(entry.expires_at, None, now)
-        if subject is None and entry.subject is not None:
-            subject = check_subject(entry.subject)
-    entry_id = new_id() if id is None else normalise_id(id)
-    template = MemoryEntry(
-        id=entry_id,
-        content=check_content(content),
-        category=check_category(category),
-        tags=check_tags(tags),
-        metadata=check_metadata(metadata),
-        subject=subject,
-        expires_at=expiry,
-    )
-    return SavePlan(
-        template,
-        check_time(created_at, "created_at"),
-        given_valid,
-        check_supersedes(superseded, entry_id),
-        generated=id is None,
-    )
+    return plan_of(SaveMemory.of(entry, **fields), now)
 
 
 def now_of(engine: Engine) -> datetime:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Unpack
 
 from ...engines import Engine
 from ...foundation.errors import AlreadyExists, Conflict, InvalidConfiguration, InvalidValue
@@ -25,13 +25,14 @@ from .deletes import LongTermDeletes
 from .entry import MemoryEntry, current_at, from_json
 from .history import check_actor
 from .layout import ScopeKeys
-from .plan import SavePlan, guard_version, now_of, plan_save, queue_version
+from .plan import SavePlan, guard_version, now_of, plan_of, queue_version
 from .query import document_text
 from .reads import LongTermReads
 from .repeats import equal_current, same_version
+from .requests import SaveMemory, SaveOptions
 from .similar import DedupeMode, check_mode, find_duplicate
 from .snapshotter import snapshotter, take
-from .supersede import check_supersedes, expiry_of, superseded_versions
+from .supersede import expiry_of, superseded_versions
 from .validate import (
     check_category,
     check_content,
@@ -120,20 +121,10 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         self,
         entry: MemoryEntry | None = None,
         *,
-        content: str | None = None,
-        category: str | None = None,
-        tags: Iterable[str] | str | None = None,
-        metadata: dict[str, Any] | None = None,
-        id: str | None = None,  # noqa: A002 - the field is called id everywhere in RockBot
-        created_at: datetime | float | None = None,
         dedupe: DedupeMode | None = None,
-        subject: str | None = None,
-        supersedes: Iterable[str] | str | None = None,
-        valid_from: datetime | float | None = None,
-        expires_at: datetime | float | None = None,
-        ttl: float | None = None,
         actor: str = "api",
         create: bool = False,
+        **fields: Unpack[SaveOptions],
     ) -> MemoryEntry:
         """Save a memory (an upsert by id) and return it as stored.
 
@@ -177,37 +168,33 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
                 saved), or the id kept changing under concurrent writers.
         """
         check_actor(actor)
+        return self.put(SaveMemory.of(entry, **fields), dedupe=dedupe, actor=actor, create=create)
+
+    def put(
+        self,
+        request: SaveMemory,
+        *,
+        dedupe: DedupeMode | None = None,
+        actor: str = "api",
+        create: bool = False,
+    ) -> MemoryEntry:
+        """:meth:`save` of a checked request (what the operations' handlers build).
+
+        Raises:
+            InvalidValue: an expiry not in the future, ``dedupe`` with an id, a bad actor.
+            EntryNotFound, AlreadyExists, Conflict: as :meth:`save`.
+        """
+        check_actor(actor)
         now_s = self.engine.clock.now()
         if check_mode(dedupe) is not None:
-            if entry is not None or id is not None:
+            if not request.generated:
                 raise InvalidValue(f"save(dedupe={dedupe!r}): only for a new entry (no id, no MemoryEntry)")
-            if subject is not None:
-                check_subject(subject)
-            superseded = check_supersedes(supersedes)
-            given_valid = check_time(valid_from, "valid_from")
-            expiry = expiry_of(expires_at, ttl, now_s)
-            existing = self._duplicate_of(check_content(content), dedupe)
+            expiry = expiry_of(request.expires_at, request.ttl, now_s)
+            existing = self._duplicate_of(request.content, dedupe)
             if existing is not None:
-                return self._save_over(
-                    existing, tags, subject, superseded, given_valid, expiry or existing.expires_at, actor
-                )
-        plan = plan_save(
-            now=now_s,
-            entry=entry,
-            content=content,
-            category=category,
-            tags=tags,
-            metadata=metadata,
-            id=id,
-            created_at=created_at,
-            subject=subject,
-            supersedes=supersedes,
-            valid_from=valid_from,
-            expires_at=expires_at,
-            ttl=ttl,
-        )
-        fresh = entry is None and id is None and not plan.superseded
-        if fresh and dedupe is None:
+                return self._save_over(existing, request, expiry or existing.expires_at, actor)
+        plan = plan_of(request, now_s)
+        if request.generated and not plan.superseded and dedupe is None:
             equal = self._equal_current(plan.template.content)
             if equal is not None:  # the same words again: that entry, nothing written
                 return equal
@@ -238,19 +225,12 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         )
 
     def _save_over(
-        self,
-        existing: MemoryEntry,
-        tags: Iterable[str] | str | None,
-        subject: str | None,
-        superseded: tuple[str, ...],
-        valid_from: datetime | None,
-        expires_at: datetime | None,
-        actor: str,
+        self, existing: MemoryEntry, request: SaveMemory, expires_at: datetime | None, actor: str
     ) -> MemoryEntry:
-        """A deduplicated save: ``existing`` again, with ``tags`` merged into its own (first
-        spelling kept, case-insensitively)."""
+        """A deduplicated save: ``existing`` again, with the request's tags merged into its own
+        (first spelling kept, case-insensitively)."""
         merged: dict[str, str] = {}
-        for tag in (*existing.tags, *check_tags(tags)):
+        for tag in (*existing.tags, *request.tags):
             merged.setdefault(tag.lower(), tag)
         return self.save(
             content=existing.content,
@@ -259,9 +239,9 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
             metadata=existing.metadata,
             id=existing.id,
             created_at=existing.created_at,
-            subject=subject,
-            supersedes=superseded,
-            valid_from=valid_from,
+            subject=request.subject,
+            supersedes=request.supersedes,
+            valid_from=request.valid_from,
             expires_at=expires_at,
             actor=actor,
         )

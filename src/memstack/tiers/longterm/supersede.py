@@ -16,7 +16,7 @@ from ...foundation.limits import MAX_TTL_SECONDS, short_repr
 from .entry import MemoryEntry, from_json
 from .validate import check_time, normalise_id
 
-__all__ = ["MAX_SUPERSEDES", "check_supersedes", "expiry_of", "superseded_versions"]
+__all__ = ["MAX_SUPERSEDES", "check_expiry", "check_supersedes", "expiry_of", "superseded_versions"]
 
 MAX_SUPERSEDES = 100
 """Most entries one save may supersede."""
@@ -43,20 +43,31 @@ def check_supersedes(supersedes: Iterable[str] | str | None, own_id: str | None 
     return ids
 
 
-def expiry_of(expires_at: object, ttl: object, now: float) -> datetime | None:
-    """The expiry a save asks for: ``expires_at`` (a time), or ``ttl`` seconds from ``now``.
+def check_expiry(expires_at: object, ttl: object) -> tuple[datetime | None, float | None]:
+    """The expiry a save asks for, checked: ``(expires_at as UTC, ttl)``, at most one of them.
 
     Raises:
         InvalidValue: both given, a ``ttl`` that is not a number of seconds > 0 and at most ten
-            years, or an ``expires_at`` that is not after now.
+            years, or an ``expires_at`` that is not a time.
     """
     if ttl is not None and expires_at is not None:
         raise InvalidValue("expires_at and ttl: give one of them")
     if ttl is not None:
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl <= MAX_TTL_SECONDS:
             raise InvalidValue(f"ttl {short_repr(ttl)}: must be a number of seconds > 0, at most ten years")
-        return datetime.fromtimestamp(now, UTC) + timedelta(seconds=float(ttl))
-    when = check_time(expires_at, "expires_at")
+        return None, float(ttl)
+    return check_time(expires_at, "expires_at"), None
+
+
+def expiry_of(expires_at: object, ttl: object, now: float) -> datetime | None:
+    """The expiry a save asks for: ``expires_at`` (a time), or ``ttl`` seconds from ``now``.
+
+    Raises:
+        InvalidValue: as :func:`check_expiry`, or an ``expires_at`` that is not after now.
+    """
+    when, seconds = check_expiry(expires_at, ttl)
+    if seconds is not None:
+        return datetime.fromtimestamp(now, UTC) + timedelta(seconds=seconds)
     if when is not None and when.timestamp() <= now:
         raise InvalidValue(f"expires_at {when.isoformat()}: must be in the future (use delete to remove now)")
     return when

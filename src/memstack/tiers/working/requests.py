@@ -11,25 +11,17 @@ build a request with ``of``, so a bad value gets the same error class and messag
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, TypedDict, Unpack
 
 from ...foundation import limits
 from ...foundation.errors import InvalidValue
 from ...foundation.keyspace import check_subject
 from ...foundation.limits import MAX_TTL_SECONDS, short_repr
+from ...foundation.rules import Rule
 from .entry import MAX_CATEGORY_LENGTH, MAX_TAG_LENGTH, check_category, check_tags, check_ttl
 
 __all__ = ["RULES", "Rule", "SearchEntries", "SearchOptions", "SetEntry", "SetOptions"]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """What a door shows of one field's rule: its description and JSON-schema bounds. The check
-    itself is the tier's, run by the request's ``of``."""
-
-    doc: str
-    json: Mapping[str, Any] = field(default_factory=dict)
 
 
 RULES: Final[Mapping[str, Rule]] = {
