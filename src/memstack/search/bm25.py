@@ -25,7 +25,13 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
-from memstack.search.bm25_scoring import collection_stats, idf_mass, term_scores, top_slots
+from memstack.search.bm25_scoring import (
+    collection_stats,
+    idf_mass,
+    sparse_term_scores,
+    term_scores,
+    top_hits,
+)
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
 from memstack.search.postings import Posting, live_postings
@@ -64,6 +70,7 @@ class Bm25Index:
         self._dl: _F64 = np.zeros(16, dtype=np.float64)
         self._live = np.zeros(16, dtype=bool)
         self._seq = np.zeros(16, dtype=np.int64)
+        self._scratch: _F64 = np.zeros(16, dtype=np.float64)  # all zeros between searches
         self._nslots = 0
         self._next_seq = 0
         self._total_len = 0.0
@@ -352,12 +359,18 @@ class Bm25Index:
                 mask[[s for s in map(self._slot_of.get, candidates) if s is not None]] = True
             elif self._dead:
                 mask = self._live[:n]
-            scores = self._term_scores(terms, mask if prof.stats == "candidates" else None)
+            stat_mask = mask if prof.stats == "candidates" else None
             if prof.phrase_weight > 0 and tokens:
-                self._add_phrases(scores, query_phrases(tokens), mask if prof.stats == "candidates" else None)
+                scores = self._term_scores(terms, stat_mask)
+                self._add_phrases(scores, query_phrases(tokens), stat_mask)
+                hits = np.flatnonzero(scores > 0.0)
+                values = scores[hits]
+            else:
+                hits, values = self._sparse_scores(terms, stat_mask)
             if mask is not None:
-                scores[~mask] = 0.0
-            return self._top(scores, k)
+                keep = mask[hits]
+                hits, values = hits[keep], values[keep]
+            return top_hits(hits, values, self._seq, self._ids, k)
 
     def _stats(self, mask: npt.NDArray[np.bool_] | None) -> tuple[float, float]:
         return collection_stats(len(self._slot_of), self._total_len, self._dl, mask)
@@ -370,6 +383,24 @@ class Bm25Index:
             self._postings,
             self._dl,
             self._nslots,
+            k1=prof.k1,
+            b=prof.b,
+            stats=self._stats(stat_mask),
+            stat_mask=stat_mask,
+        )
+
+    def _sparse_scores(
+        self, terms: dict[str, float], stat_mask: npt.NDArray[np.bool_] | None
+    ) -> tuple[npt.NDArray[np.intp], _F64]:
+        """:meth:`_term_scores` of the slots the query's postings hold (see ``sparse_term_scores``)."""
+        if len(self._scratch) < self._nslots:
+            self._scratch = np.zeros(len(self._dl), dtype=np.float64)
+        prof = self._profile
+        return sparse_term_scores(
+            terms,
+            self._postings,
+            self._dl,
+            self._scratch,
             k1=prof.k1,
             b=prof.b,
             stats=self._stats(stat_mask),
@@ -394,9 +425,6 @@ class Bm25Index:
             b=b,
             weight=prof.phrase_weight,
         )
-
-    def _top(self, scores: _F64, k: int | None) -> list[tuple[str, float]]:
-        return top_slots(scores, self._seq, self._ids, k)
 
 
 def _check_str(name: str, value: object) -> None:
