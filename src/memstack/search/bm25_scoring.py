@@ -8,19 +8,61 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from memstack.search.postings import Posting
 
-__all__ = ["collection_stats", "sparse_term_scores", "term_scores", "top_hits", "top_slots"]
+__all__ = [
+    "ScoreArgs",
+    "candidate_mask",
+    "collection_stats",
+    "sparse_term_scores",
+    "term_scores",
+    "top_hits",
+    "top_slots",
+]
 
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 Slots = npt.NDArray[np.intp]
 _SORT_IN_PYTHON = 64
+
+
+class ScoreArgs(TypedDict):
+    """The keywords :func:`term_scores` and :func:`sparse_term_scores` share."""
+
+    k1: float
+    b: float
+    stats: tuple[float, float]
+    stat_mask: Mask | None
+
+
+def candidate_mask(
+    candidates: Collection[str] | Mask | None,
+    nslots: int,
+    live: Mask,
+    dead: int,
+    slot_of: Mapping[str, int],
+) -> Mask | None:
+    """The slots a search may return: ``candidates`` (ids, or a mask made while the index had its
+    current slots) that are live; None when that is every slot (no candidates, nothing removed)."""
+    if isinstance(candidates, np.ndarray):
+        mask = np.zeros(nslots, dtype=bool)
+        size = min(nslots, len(candidates))
+        mask[:size] = candidates[:size]
+        if dead:
+            mask &= live[:nslots]
+        return mask
+    if candidates is not None:
+        mask = np.zeros(nslots, dtype=bool)
+        mask[[s for s in map(slot_of.get, candidates) if s is not None]] = True
+        return mask
+    return live[:nslots] if dead else None
 
 
 def collection_stats(count: int, total_len: float, lengths: F64, mask: Mask | None) -> tuple[float, float]:
@@ -168,10 +210,14 @@ def top_hits(
         hits, values = hits[keep], values[keep]
     if len(hits) <= _SORT_IN_PYTHON:
         # a few rows: sorting Python tuples beats the numpy calls of a lexsort
-        rows = sorted(zip((-values).tolist(), seq[hits].tolist(), hits.tolist(), strict=True))
-        return [(ids[s], -negated) for negated, _, s in rows[:k]]
+        rows = sorted(zip((-values).tolist(), seq[hits].tolist(), hits.tolist(), strict=True))[:k]
+        return [(ids[s], -negated) for negated, _, s in rows]
     order = np.lexsort((seq[hits], -values))
     if k is not None:
         order = order[:k]
-    # tolist(): Python ints and floats at once; indexing the arrays per hit cost ~0.1 ms a search
-    return [(ids[s], score) for s, score in zip(hits[order].tolist(), values[order].tolist(), strict=True)]
+    # tolist(): Python ints and floats at once (indexing the arrays per hit cost ~0.1 ms a search);
+    # itemgetter and zip build the pairs in C (a comprehension took ~0.14 µs a hit)
+    chosen = hits[order].tolist()
+    if len(chosen) < 2:  # itemgetter of one index returns the item, not a tuple
+        return [(ids[s], score) for s, score in zip(chosen, values[order].tolist(), strict=True)]
+    return list(zip(itemgetter(*chosen)(ids), values[order].tolist(), strict=True))
