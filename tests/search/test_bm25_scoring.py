@@ -57,11 +57,12 @@ def test_live_postings_renumber_the_live_slots() -> None:
     assert [(t, s.tolist(), f.tolist()) for t, s, f in renumbered] == [("x", [1], [5])]
 
 
-def test_sparse_scores_equal_the_dense_ones_and_leave_the_scratch_zero() -> None:
+@pytest.mark.parametrize("slots", [8, 200])  # 5 postings: a share of 8 slots (dense), of 200 (sparse)
+def test_sparse_scores_equal_the_dense_ones_and_leave_the_scratch_zero(slots: int) -> None:
     postings = {"tea": _posting([(0, 2), (2, 1), (4, 3)]), "cup": _posting([(2, 2), (3, 1)])}
     lengths = np.array([3.0, 3.0, 6.0, 2.0, 9.0])
     terms = {"cup": 0.5, "tea": 1.0, "none": 1.0}
-    scratch = np.zeros(8)
+    scratch = np.zeros(slots)
     for mask, want in ((None, [0, 2, 3, 4]), (np.array([True, False, False, True, True]), [0, 3, 4])):
         stats = (5.0, 4.6)
         dense = term_scores(terms, postings, lengths, 5, k1=1.2, b=0.75, stats=stats, stat_mask=mask)

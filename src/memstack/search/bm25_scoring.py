@@ -31,6 +31,7 @@ F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 Slots = npt.NDArray[np.intp]
 _SORT_IN_PYTHON = 64
+_DENSE_SHARE = 16  # a query with more postings than 1/_DENSE_SHARE of the slots is scored densely
 
 
 class ScoreArgs(TypedDict):
@@ -86,10 +87,27 @@ def term_scores(
     stats: tuple[float, float],
     stat_mask: Mask | None,
 ) -> F64:
-    """Σ weight·idf·tf per slot over ``terms``; df counted over ``stat_mask`` (None: every live slot)."""
+    """Σ weight·idf·tf per slot over ``terms``; df counted over ``stat_mask`` (None: every live slot).
+    Term by term over an array of every slot: what a query of common terms (postings in most
+    slots) costs least with; :func:`sparse_term_scores` adds up in the same order."""
+    n_docs, avgdl = stats
     scores = np.zeros(nslots, dtype=np.float64)
-    slots, contributions, _ = _contributions(terms, postings, lengths, k1, b, stats, stat_mask)
-    np.add.at(scores, slots, contributions)
+    for term, weight in terms.items():
+        posting = postings.get(term)
+        if posting is None or posting.df == 0:
+            continue
+        slots, tfs = posting.views()
+        if stat_mask is None:
+            df = posting.df
+        else:
+            inside = stat_mask[slots]
+            slots, tfs = slots[inside], tfs[inside]
+            df = len(slots)
+            if df == 0:
+                continue
+        idf = weight * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        norm = k1 * (1.0 - b + b * (lengths[slots] / avgdl))
+        scores[slots] += (idf * (k1 + 1.0)) * tfs / (tfs + norm)
     return scores
 
 
@@ -107,7 +125,15 @@ def sparse_term_scores(
     """What :func:`term_scores` computes, for the slots the query's postings hold only: ``(slots
     ascending, their scores)``. A query touches a few hundred postings of a corpus of many thousand
     slots, so nothing here walks every slot: ``scratch`` (zeros, one per slot, left zeros again) sums
-    the contributions in the same order as the dense sum, so the scores are bit for bit the same."""
+    the contributions in the same order as the dense sum, so the scores are bit for bit the same.
+    Terms whose postings fill a good share of the slots go the dense way (:func:`term_scores`)."""
+    touched = sum(len(p.tfs) for p in map(postings.get, terms) if p is not None)
+    if touched * _DENSE_SHARE > len(scratch):
+        scores = term_scores(
+            terms, postings, lengths, len(scratch), k1=k1, b=b, stats=stats, stat_mask=stat_mask
+        )
+        hits = np.flatnonzero(scores > 0.0)
+        return hits, scores[hits]
     slots, contributions, parts = _contributions(terms, postings, lengths, k1, b, stats, stat_mask)
     if parts < 2:  # one posting list holds each slot once, in ascending order
         return slots, contributions
