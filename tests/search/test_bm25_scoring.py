@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from memstack.search.bm25_scoring import collection_stats, term_scores, top_slots
+from memstack.search.bm25_scoring import (
+    collection_stats,
+    sparse_term_scores,
+    term_scores,
+    top_hits,
+    top_slots,
+)
 from memstack.search.postings import Posting, live_postings
 
 
@@ -49,3 +55,50 @@ def test_live_postings_renumber_the_live_slots() -> None:
     kept, renumbered = live_postings(postings, np.array([False, True, True]))
     assert kept.tolist() == [1, 2]
     assert [(t, s.tolist(), f.tolist()) for t, s, f in renumbered] == [("x", [1], [5])]
+
+
+@pytest.mark.parametrize("slots", [8, 200])  # 5 postings: a share of 8 slots (dense), of 200 (sparse)
+def test_sparse_scores_equal_the_dense_ones_and_leave_the_scratch_zero(slots: int) -> None:
+    postings = {"tea": _posting([(0, 2), (2, 1), (4, 3)]), "cup": _posting([(2, 2), (3, 1)])}
+    lengths = np.array([3.0, 3.0, 6.0, 2.0, 9.0])
+    terms = {"cup": 0.5, "tea": 1.0, "none": 1.0}
+    scratch = np.zeros(slots)
+    for mask, want in ((None, [0, 2, 3, 4]), (np.array([True, False, False, True, True]), [0, 3, 4])):
+        stats = (5.0, 4.6)
+        dense = term_scores(terms, postings, lengths, 5, k1=1.2, b=0.75, stats=stats, stat_mask=mask)
+        hits, values = sparse_term_scores(
+            terms, postings, lengths, scratch, k1=1.2, b=0.75, stats=stats, stat_mask=mask
+        )
+        assert hits.tolist() == want == np.flatnonzero(dense).tolist()
+        assert values.tolist() == dense[hits].tolist()  # the same sums in the same order: equal bits
+        assert not scratch.any()
+    one = sparse_term_scores(
+        {"tea": 1.0}, postings, lengths, scratch, k1=1.2, b=0.75, stats=(5.0, 4.6), stat_mask=None
+    )
+    assert one[0].tolist() == [0, 2, 4]
+    assert not sparse_term_scores(
+        {"none": 1.0}, postings, lengths, scratch, k1=1.2, b=0.75, stats=(5.0, 4.6), stat_mask=None
+    )[0].size
+
+
+def test_top_hits_rank_by_score_then_insertion_and_drop_zeros() -> None:
+    hits = np.array([0, 1, 2, 3, 4, 5])
+    values = np.array([1.0, 3.0, 1.0, 0.0, 3.0, 2.0])
+    seq = np.array([4, 3, 2, 1, 0, 5])
+    ids = ["a", "b", "c", "d", "e", "f"]
+    everything = [("e", 3.0), ("b", 3.0), ("f", 2.0), ("c", 1.0), ("a", 1.0)]
+    assert top_hits(hits, values, seq, ids, None) == everything
+    for k in (1, 2, 3, 4, 5, 6, 10):  # k=0 never reaches it (the index answers [] first)
+        assert top_hits(hits, values, seq, ids, k) == everything[:k]
+
+
+def test_top_hits_rank_many_hits_as_few() -> None:
+    rng = np.random.default_rng(3)
+    values = rng.integers(0, 20, 500).astype(np.float64)  # many ties, some zeros
+    seq = rng.permutation(500)
+    ids = [f"d{i}" for i in range(500)]
+    hits = np.arange(500)
+    ranked = sorted((i for i in range(500) if values[i] > 0), key=lambda i: (-values[i], seq[i]))
+    want = [(ids[i], float(values[i])) for i in ranked]
+    assert top_hits(hits, values, seq, ids, None) == want  # the numpy path (many rows)
+    assert top_hits(hits, values, seq, ids, 10) == want[:10]  # the Python path (the few at the cut)

@@ -6,10 +6,11 @@ text appends one slot and one posting per distinct term; replacing or removing m
 (a tombstone) and adjusts the document frequencies. Nothing is rebuilt per operation; when tombstones
 outnumber live slots the arrays are compacted once (amortised O(1) per operation).
 
-A search (its arithmetic: :mod:`memstack.search.bm25_scoring`) accumulates ``idf·tf`` contributions of
-each query term into a float array over slots, masks
-dead and non-candidate slots, and selects the top k with a partial sort (``np.partition``). Ties follow
-the order in which ids were first added (re-adding an id keeps its place).
+A search (its arithmetic: :mod:`memstack.search.bm25_scoring`) computes the ``idf·tf`` contributions
+of the query terms' postings in one batch, sums them per slot, drops dead and non-candidate slots and
+selects the top k with a partial sort (``np.partition``); it touches the query's postings only, never
+every slot (the ``rockbot`` phrase bonus, scored over raw texts, uses an array over all slots). Ties
+follow the order in which ids were first added (re-adding an id keeps its place).
 
 The index is thread-safe: every public method holds an internal lock.
 """
@@ -25,7 +26,15 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
-from memstack.search.bm25_scoring import collection_stats, idf_mass, term_scores, top_slots
+from memstack.search.bm25_scoring import (
+    ScoreArgs,
+    candidate_mask,
+    collection_stats,
+    idf_mass,
+    sparse_term_scores,
+    term_scores,
+    top_hits,
+)
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
 from memstack.search.postings import Posting, live_postings
@@ -64,6 +73,7 @@ class Bm25Index:
         self._dl: _F64 = np.zeros(16, dtype=np.float64)
         self._live = np.zeros(16, dtype=bool)
         self._seq = np.zeros(16, dtype=np.int64)
+        self._scratch: _F64 = np.zeros(16, dtype=np.float64)  # all zeros between searches
         self._nslots = 0
         self._next_seq = 0
         self._total_len = 0.0
@@ -335,68 +345,42 @@ class Bm25Index:
             raise InvalidInput(f"k={k!r} must be None or an int >= 0")
         if k == 0 or not terms:
             return []
-        prof = self._profile
         with self._lock:
             n = self._nslots
             if n == 0:
                 return []
-            mask: npt.NDArray[np.bool_] | None = None  # None: every slot is live and a candidate
-            if isinstance(candidates, np.ndarray):
-                mask = np.zeros(n, dtype=bool)
-                size = min(n, len(candidates))
-                mask[:size] = candidates[:size]
-                if self._dead:
-                    mask &= self._live[:n]
-            elif candidates is not None:
-                mask = np.zeros(n, dtype=bool)
-                mask[[s for s in map(self._slot_of.get, candidates) if s is not None]] = True
-            elif self._dead:
-                mask = self._live[:n]
-            scores = self._term_scores(terms, mask if prof.stats == "candidates" else None)
-            if prof.phrase_weight > 0 and tokens:
-                self._add_phrases(scores, query_phrases(tokens), mask if prof.stats == "candidates" else None)
+            mask = candidate_mask(candidates, n, self._live, self._dead, self._slot_of)
+            phrases = query_phrases(tokens) if self._profile.phrase_weight > 0 and tokens else []
+            hits, values = self._scores(terms, mask if self._profile.stats == "candidates" else None, phrases)
             if mask is not None:
-                scores[~mask] = 0.0
-            return self._top(scores, k)
+                keep = mask[hits]
+                hits, values = hits[keep], values[keep]
+            return top_hits(hits, values, self._seq, self._ids, k)
 
     def _stats(self, mask: npt.NDArray[np.bool_] | None) -> tuple[float, float]:
         return collection_stats(len(self._slot_of), self._total_len, self._dl, mask)
 
-    def _term_scores(self, terms: dict[str, float], stat_mask: npt.NDArray[np.bool_] | None) -> _F64:
-        """Σ weight·idf·tf over ``terms``; N, avgdl, df over ``stat_mask`` (``None`` = all live slots)."""
-        prof = self._profile
-        return term_scores(
-            terms,
-            self._postings,
-            self._dl,
-            self._nslots,
-            k1=prof.k1,
-            b=prof.b,
-            stats=self._stats(stat_mask),
-            stat_mask=stat_mask,
-        )
-
-    def _add_phrases(self, scores: _F64, phrases: list[str], stat_mask: npt.NDArray[np.bool_] | None) -> None:
-        """Add ``phrase_weight·idf·tf`` of each phrase (substring counts in the raw text)."""
-        prof = self._profile
-        k1, b = prof.k1, prof.b
-        n_docs, avgdl = self._stats(stat_mask)
+    def _scores(
+        self, terms: dict[str, float], stat_mask: npt.NDArray[np.bool_] | None, phrases: list[str]
+    ) -> tuple[npt.NDArray[np.intp], _F64]:
+        """``(slots, scores)`` of Σ weight·idf·tf over ``terms`` plus the ``phrases``' bonus; N, avgdl
+        and df over ``stat_mask`` (``None`` = all live slots)."""
+        prof, stats = self._profile, self._stats(stat_mask)
+        kwargs: ScoreArgs = {"k1": prof.k1, "b": prof.b, "stats": stats, "stat_mask": stat_mask}
+        if not phrases:  # only the slots in the query's postings are touched
+            if len(self._scratch) < self._nslots:
+                self._scratch = np.zeros(len(self._dl), dtype=np.float64)
+            return sparse_term_scores(terms, self._postings, self._dl, self._scratch, **kwargs)
+        # the phrase bonus scores raw texts over the whole pool: a dense array
+        scores = term_scores(terms, self._postings, self._dl, self._nslots, **kwargs)
         pool = np.flatnonzero(self._live[: self._nslots] if stat_mask is None else stat_mask).tolist()
+        n_docs, avgdl = stats
         add_phrase_scores(
-            scores,
-            self._raw,
-            pool,
-            phrases,
-            self._dl,
-            n_docs=n_docs,
-            avgdl=avgdl,
-            k1=k1,
-            b=b,
+            scores, self._raw, pool, phrases, self._dl, n_docs=n_docs, avgdl=avgdl, k1=prof.k1, b=prof.b,
             weight=prof.phrase_weight,
-        )
-
-    def _top(self, scores: _F64, k: int | None) -> list[tuple[str, float]]:
-        return top_slots(scores, self._seq, self._ids, k)
+        )  # fmt: skip
+        hits = np.flatnonzero(scores > 0.0)
+        return hits, scores[hits]
 
 
 def _check_str(name: str, value: object) -> None:

@@ -7,17 +7,63 @@ the per-slot scores of a weighted query, and the best ``k`` slots.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from array import array
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from memstack.search.postings import Posting
 
-__all__ = ["collection_stats", "term_scores", "top_slots"]
+__all__ = [
+    "ScoreArgs",
+    "candidate_mask",
+    "collection_stats",
+    "sparse_term_scores",
+    "term_scores",
+    "top_hits",
+    "top_slots",
+]
 
 F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
+Slots = npt.NDArray[np.intp]
+_SORT_IN_PYTHON = 64
+_DENSE_SHARE = 16  # a query with more postings than 1/_DENSE_SHARE of the slots is scored densely
+
+
+class ScoreArgs(TypedDict):
+    """The keywords :func:`term_scores` and :func:`sparse_term_scores` share."""
+
+    k1: float
+    b: float
+    stats: tuple[float, float]
+    stat_mask: Mask | None
+
+
+def candidate_mask(
+    candidates: Collection[str] | Mask | None,
+    nslots: int,
+    live: Mask,
+    dead: int,
+    slot_of: Mapping[str, int],
+) -> Mask | None:
+    """The slots a search may return: ``candidates`` (ids, or a mask made while the index had its
+    current slots) that are live; None when that is every slot (no candidates, nothing removed)."""
+    if isinstance(candidates, np.ndarray):
+        mask = np.zeros(nslots, dtype=bool)
+        size = min(nslots, len(candidates))
+        mask[:size] = candidates[:size]
+        if dead:
+            mask &= live[:nslots]
+        return mask
+    if candidates is not None:
+        mask = np.zeros(nslots, dtype=bool)
+        mask[[s for s in map(slot_of.get, candidates) if s is not None]] = True
+        return mask
+    return live[:nslots] if dead else None
 
 
 def collection_stats(count: int, total_len: float, lengths: F64, mask: Mask | None) -> tuple[float, float]:
@@ -41,7 +87,9 @@ def term_scores(
     stats: tuple[float, float],
     stat_mask: Mask | None,
 ) -> F64:
-    """Σ weight·idf·tf per slot over ``terms``; df counted over ``stat_mask`` (None: every live slot)."""
+    """Σ weight·idf·tf per slot over ``terms``; df counted over ``stat_mask`` (None: every live slot).
+    Term by term over an array of every slot: what a query of common terms (postings in most
+    slots) costs least with; :func:`sparse_term_scores` adds up in the same order."""
     n_docs, avgdl = stats
     scores = np.zeros(nslots, dtype=np.float64)
     for term, weight in terms.items():
@@ -63,6 +111,96 @@ def term_scores(
     return scores
 
 
+def sparse_term_scores(
+    terms: Mapping[str, float],
+    postings: Mapping[str, Posting],
+    lengths: F64,
+    scratch: F64,
+    *,
+    k1: float,
+    b: float,
+    stats: tuple[float, float],
+    stat_mask: Mask | None,
+) -> tuple[Slots, F64]:
+    """What :func:`term_scores` computes, for the slots the query's postings hold only: ``(slots
+    ascending, their scores)``. A query touches a few hundred postings of a corpus of many thousand
+    slots, so nothing here walks every slot: ``scratch`` (zeros, one per slot, left zeros again) sums
+    the contributions in the same order as the dense sum, so the scores are bit for bit the same.
+    Terms whose postings fill a good share of the slots go the dense way (:func:`term_scores`)."""
+    touched = sum(len(p.tfs) for p in map(postings.get, terms) if p is not None)
+    if touched * _DENSE_SHARE > len(scratch):
+        scores = term_scores(
+            terms, postings, lengths, len(scratch), k1=k1, b=b, stats=stats, stat_mask=stat_mask
+        )
+        hits = np.flatnonzero(scores > 0.0)
+        return hits, scores[hits]
+    slots, contributions, parts = _contributions(terms, postings, lengths, k1, b, stats, stat_mask)
+    if parts < 2:  # one posting list holds each slot once, in ascending order
+        return slots, contributions
+    try:
+        np.add.at(scratch, slots, contributions)
+        hits = _distinct(slots)
+        values = scratch[hits]
+    finally:
+        scratch[slots] = 0.0
+    return hits, values
+
+
+def _distinct(slots: Slots) -> Slots:
+    """The distinct ``slots``, ascending (``np.unique`` costs ~10x more on a few hundred)."""
+    joined = np.sort(slots)
+    first = np.empty(len(joined), dtype=bool)
+    first[0] = True
+    np.not_equal(joined[1:], joined[:-1], out=first[1:])
+    return joined[first]
+
+
+def _contributions(
+    terms: Mapping[str, float],
+    postings: Mapping[str, Posting],
+    lengths: F64,
+    k1: float,
+    b: float,
+    stats: tuple[float, float],
+    stat_mask: Mask | None,
+) -> tuple[Slots, F64, int]:
+    """``(slots, weight·idf·tf, terms)``: every posting of the query's terms that documents hold,
+    term after term in query order (so adding them up in that order is the per-term sum), and how
+    many terms contributed. The postings are joined first, so the arithmetic below is one pass of a
+    few array operations whatever the number of terms (per term it cost ~10 numpy calls)."""
+    n_docs, avgdl = stats
+    slot_buf, tf_buf = array("i"), array("i")
+    coefs: list[float] = []
+    counts: list[int] = []
+    for term, weight in terms.items():
+        posting = postings.get(term)
+        if posting is None or posting.df == 0:
+            continue
+        if stat_mask is None:
+            df, count = posting.df, len(posting.tfs)  # the list keeps removed slots until compaction
+            slot_buf.extend(posting.slots)
+            tf_buf.extend(posting.tfs)
+        else:
+            stored, tfs = posting.views()
+            inside = stat_mask[stored]
+            df = count = int(np.count_nonzero(inside))
+            if df == 0:
+                continue
+            slot_buf.frombytes(stored[inside].tobytes())
+            tf_buf.frombytes(tfs[inside].tobytes())
+            del stored, tfs  # the views pin the posting's buffers
+        idf = weight * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+        coefs.append(idf * (k1 + 1.0))
+        counts.append(count)
+    slots = np.frombuffer(slot_buf, dtype=np.int32).astype(np.intp)  # int32 indexes cost a conversion each
+    tfs_f = np.frombuffer(tf_buf, dtype=np.int32).astype(np.float64)
+    coef = (
+        np.repeat(np.array(coefs, dtype=np.float64), counts) if len(coefs) > 1 else coefs[0] if coefs else 0.0
+    )
+    norm = k1 * (1.0 - b + b * (lengths[slots] / avgdl))
+    return slots, coef * tfs_f / (tfs_f + norm), len(coefs)
+
+
 def idf_mass(terms: Iterable[str], postings: Mapping[str, Posting], n_docs: float) -> float:
     """``Σ idf(t)`` over the distinct ``terms``, a term no document holds counting with ``df = 0``:
     the BM25 score of an average-length document holding each term once (``k1`` cancels there:
@@ -80,11 +218,32 @@ def top_slots(
 ) -> list[tuple[str, float]]:
     """``(id, score)`` of the best ``k`` positive scores (None: all), ties by insertion ``seq``."""
     hits = np.flatnonzero(scores > 0.0)
-    if k is not None and len(hits) > k:
-        part = scores[hits]
-        cut = np.partition(part, len(part) - k)[len(part) - k]
-        hits = hits[part >= cut]  # every tie at the cut survives; the order below picks among them
-    order = np.lexsort((seq[hits], -scores[hits]))
-    chosen = hits[order] if k is None else hits[order[:k]]
-    # tolist(): Python ints and floats at once; indexing the arrays per hit cost ~0.1 ms a search
-    return [(ids[s], score) for s, score in zip(chosen.tolist(), scores[chosen].tolist(), strict=True)]
+    return top_hits(hits, scores[hits], seq, ids, k)
+
+
+def top_hits(
+    hits: Slots, values: F64, seq: npt.NDArray[np.int64], ids: Sequence[str], k: int | None
+) -> list[tuple[str, float]]:
+    """:func:`top_slots` over the slots ``hits`` with scores ``values`` (other slots score 0)."""
+    n = len(values)
+    if k is not None and n > k:
+        cut = np.partition(values, n - k)[n - k]
+        # every tie at the cut survives (the order below picks among them); no zero score does
+        keep = values >= cut if cut > 0.0 else values > 0.0
+        hits, values = hits[keep], values[keep]
+    elif n and not values.min() > 0.0:
+        keep = values > 0.0
+        hits, values = hits[keep], values[keep]
+    if len(hits) <= _SORT_IN_PYTHON:
+        # a few rows: sorting Python tuples beats the numpy calls of a lexsort
+        rows = sorted(zip((-values).tolist(), seq[hits].tolist(), hits.tolist(), strict=True))[:k]
+        return [(ids[s], -negated) for negated, _, s in rows]
+    order = np.lexsort((seq[hits], -values))
+    if k is not None:
+        order = order[:k]
+    # tolist(): Python ints and floats at once (indexing the arrays per hit cost ~0.1 ms a search);
+    # itemgetter and zip build the pairs in C (a comprehension took ~0.14 µs a hit)
+    chosen = hits[order].tolist()
+    if len(chosen) < 2:  # itemgetter of one index returns the item, not a tuple
+        return [(ids[s], score) for s, score in zip(chosen, values[order].tolist(), strict=True)]
+    return list(zip(itemgetter(*chosen)(ids), values[order].tolist(), strict=True))

@@ -193,3 +193,15 @@ def test_the_default_profile_weighs_turns_with_their_own_fusion() -> None:
     turns = FUSION_PROFILES[default.conversation_fusion]
     assert turns.bm25_weight > FUSION_PROFILES[default.fusion].bm25_weight
     assert default.context_vector_weight == 0
+
+
+def test_bm25_alone_answers_the_head_of_the_deeper_ranking(mem: Memory) -> None:
+    # BM25 alone asks the index for only the hits it returns: they must be the head of the deep list
+    lt = mem.long_term("deep", embedder=None)
+    for i in range(30):  # many ties (the same text) and a spread of scores
+        lt.save(id=f"e{i}", content="green tea" if i % 3 else f"green tea and more tea {'x ' * (i % 7)}")
+    full = [(h.entry.id, h.score) for h in lt.search("tea green", max_results=30)]
+    assert len(full) == 30
+    for n in (1, 3, 10):
+        assert [(h.entry.id, h.score) for h in lt.search("tea green", max_results=n)] == full[:n]
+    assert [(h.entry.id, h.score) for h in lt.search("tea green", max_results=4, offset=5)] == full[5:9]

@@ -157,18 +157,18 @@ class LongTermReads:
         if request.ranked and embedder is not None:
             query_vector = hybrid.embed_query(embedder, request.query)  # before the lock
             wait_pending(self.keys)  # this process's own writes, ranked with their vectors
+        cache = scope_cache(self.engine, self.scope)  # once: the registry's lookup measures caches
         if request.ranked and embedder is None and request.where is None and request.view.default:
-            hits = self._cold(request)
+            hits = self._cold(request, cache)
             if hits is not None:
                 return self._finish(request, hits)
-        return self._finish(request, self._cached(request, embedder, query_vector))
+        return self._finish(request, self._cached(request, embedder, query_vector, cache))
 
-    def _cold(self, request: SearchRequest) -> list[SearchHit] | None:
+    def _cold(self, request: SearchRequest, cache: ScopeCache) -> list[SearchHit] | None:
         """BM25 hits from the scope's snapshot before the full cache is built, or None (no snapshot,
         or a hidden entry among the hits: then the full cache answers, its hits excluding it)."""
         assert request.query is not None  # request.ranked says so
         keep = max(request.offset + request.limit, 0 if self.reranker is None else self.reranker.depth)
-        cache = scope_cache(self.engine, self.scope)
         found = cold.search(self.engine, self.keys, cache, request.query, SEARCH_PROFILES[self.profile], keep)
         now = self.engine.clock.now()
         if found is None or not all(current_at(e, now) for e, _ in found):
@@ -176,11 +176,14 @@ class LongTermReads:
         return [SearchHit(e, s, bm25=s, sources=("bm25",)) for e, s in found]
 
     def _cached(
-        self, request: SearchRequest, embedder: Embedder | None, query_vector: Matrix | None
+        self,
+        request: SearchRequest,
+        embedder: Embedder | None,
+        query_vector: Matrix | None,
+        cache: ScopeCache,
     ) -> list[SearchHit]:
         """The hits from the scope's full cache: ranked for a query, the most recent without one."""
         total, flt = request.offset + request.limit, request.where
-        cache = scope_cache(self.engine, self.scope)
         with cache.lock:
             cache.refresh(self.engine, self.keys)
             allowed, allowed_key = cache.shown(

@@ -28,6 +28,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import Field, dataclass, field, fields
 from datetime import datetime
+from functools import cache
 from typing import Any, Final, Literal, get_args
 
 from ...foundation.errors import InvalidFilter, InvalidValue
@@ -245,10 +246,16 @@ def search_request(query: str | None = None, **options: Any) -> SearchRequest:
         InvalidValue: a parameter breaking its rule in the module table, or an unknown one.
         InvalidFilter: a ``filter`` breaking the filter language.
     """
-    known = {f.name for f in fields(SearchRequest) if f.init}
+    known = _known()
     unknown = sorted(set(options) - known)
     if unknown:
         raise InvalidValue(
             f"search parameter {short_repr(unknown[0])}: unknown; known: {', '.join(sorted(known))}"
         )
     return SearchRequest(query=query, **options)
+
+
+@cache
+def _known() -> frozenset[str]:
+    """The keywords a request takes (``fields()`` walks the class: ~2 µs a search)."""
+    return frozenset(f.name for f in fields(SearchRequest) if f.init)
