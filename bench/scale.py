@@ -120,7 +120,7 @@ def _searches(lt: LongTermMemory, queries: list[str], answers: list[list[str]] |
 
 def _hybrid(lt: LongTermMemory, queries: list[str], threshold: int) -> tuple[list[float], list[list[str]]]:
     """Hybrid searches with the graph used from ``threshold`` vectors (the graph kept between calls)."""
-    graph.ANN_FROM = threshold
+    default, graph.ANN_FROM = graph.ANN_FROM, threshold
     cache = index_cache.scope_cache(lt.engine, lt.scope)
     with cache.lock:
         cache.refresh(lt.engine, lt.keys)  # no change reaches the cache while its graph is set aside
@@ -128,7 +128,10 @@ def _hybrid(lt: LongTermMemory, queries: list[str], threshold: int) -> tuple[lis
         if threshold > lt.engine.scard(lt.keys.ids):
             cache.anns.clear()
     answers: list[list[str]] = []
-    times = _searches(lt, queries, answers)
+    try:
+        times = _searches(lt, queries, answers)
+    finally:  # later saves must not feed a graph forced on at every size
+        graph.ANN_FROM = default
     with cache.lock:
         cache.anns.update(held)
     return times, answers
