@@ -62,3 +62,17 @@ def test_time_bounds_are_inclusive() -> None:
     index.add(MemoryEntry(id="a", content="c", created_at=T0))
     assert index.allowed(Filters(created_after=T0, created_before=T0)) == {"a"}
     assert index.allowed(Filters(created_after=T0 + timedelta(microseconds=1))) == set()
+
+
+def test_same_content_follows_adds_updates_and_removals() -> None:
+    index = FilterIndex()
+    index.add(MemoryEntry(id="a", content="Green tea, every morning."))
+    index.add(MemoryEntry(id="b", content="  green   TEA, every morning"))
+    index.add(MemoryEntry(id="c", content="coffee at night"))
+    assert {e.id for e in index.same_content("GREEN tea, every morning!")} == {"a", "b"}
+    index.add(MemoryEntry(id="a", content="black tea"))  # an update moves it
+    assert [e.id for e in index.same_content("green tea, every morning")] == ["b"]
+    assert [e.id for e in index.same_content("Black tea")] == ["a"]
+    index.remove("b")
+    assert index.same_content("green tea, every morning") == []
+    assert [e.id for e in index.same_content("coffee at night")] == ["c"]

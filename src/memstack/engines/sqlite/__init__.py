@@ -28,6 +28,7 @@ from .._local_ops import apply
 from .._semantics import upper_bound
 from .._sweeper import start_sweeper
 from ..base import BatchResult, Engine, Op, Subscription
+from ..commands import COMMANDS
 from . import ops as _sqlite_ops
 from . import tx as _sqlite_tx
 from .events import PRUNE, EventListener
@@ -46,6 +47,8 @@ _CACHE_MAX: Final = 4096  # keys rows remembered between writes
 _SWEEP_BUSY_MS: Final = 50  # how long a background sweep waits for another process's write lock
 # Reads that run one SELECT of the keys row: alone in a batch they need no explicit transaction.
 _ONE_READ: Final = frozenset({"exists", "pttl", "get", "llen", "hlen", "scard", "zcard"})
+_PREFETCH_OPS: Final = 16  # a batch this long reads its keys' rows together before its first op
+_KEY_ARGS: Final = {name: c.keys for name, c in COMMANDS.items() if not c.channel}
 _SWEEP_PROBE: Final = "SELECT 1 FROM keys WHERE expire <= ? LIMIT 1"
 _SWEEP: Final = "DELETE FROM keys WHERE key IN (SELECT key FROM keys WHERE expire <= ? LIMIT ?)"
 _SCAN: Final = "SELECT key FROM keys WHERE key >= ? AND key < ? AND (expire IS NULL OR expire > ?)"
@@ -57,6 +60,15 @@ _FLUSH: Final = (
     "DELETE FROM zsets",
     "DELETE FROM keys",
 )
+
+
+def _keys_of(ops: Sequence[Op]) -> Iterator[str]:
+    for name, args in ops:
+        where = _KEY_ARGS[name]
+        if where == "first":
+            yield args[0]
+        elif where == "all":
+            yield from args
 
 
 def sqlite_path(url: str) -> str:
@@ -163,6 +175,8 @@ class SqliteEngine(Engine):
                 raise self._error(exc) from exc
             tx = _sqlite_tx.Tx(cur, self.now_ms(), write, cache)
             try:
+                if write and len(ops) >= _PREFETCH_OPS:
+                    tx.prefetch(_keys_of(ops))
                 applied, results = apply(_sqlite_ops.OPS, tx, ops)
                 if not applied:
                     self._rollback()

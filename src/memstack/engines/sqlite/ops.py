@@ -20,7 +20,7 @@ from .. import _semantics as sem
 from ..base import Number
 from ..commands import handler_map
 from . import sequences as _sqlite_sequences
-from .tx import Tx
+from .tx import Row, Tx, rows_of
 
 __all__ = ["OPS"]
 
@@ -94,11 +94,22 @@ def op_get(tx: Tx, key: str) -> str | None:
 
 
 def op_mget(tx: Tx, *keys: str) -> list[str | None]:
+    if tx.cache is None and len(keys) > 1:  # a read: every row in a few statements
+        found = rows_of(tx.cur, keys)
+        return [_live_string(found.get(key), tx.now) for key in keys]
+    if tx.cache is not None:
+        tx.prefetch(keys)
     out: list[str | None] = []
     for key in keys:
         row = tx.meta(key)
         out.append(tx.value(key, row) if row is not None and row[0] == "string" else None)
     return out
+
+
+def _live_string(row: Row | None, now: int) -> str | None:
+    if row is None or row[0] != "string" or (row[2] is not None and row[2] <= now):
+        return None
+    return str(row[1])
 
 
 def op_set(tx: Tx, key: str, value: str, px: int | None, nx: bool, xx: bool, keepttl: bool) -> bool:

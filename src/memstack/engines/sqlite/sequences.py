@@ -54,10 +54,8 @@ def op_rpush(tx: Tx, key: str, *values: str) -> int:
     row = tx.container(key, "list")
     lo, n = row[3], row[4]
     end = lo + n
-    if len(values) == 1:
-        tx.cur.execute(_L_INSERT, (key, end, values[0]))
-    else:
-        tx.cur.executemany(_L_INSERT, [(key, end + i, v) for i, v in enumerate(values)])
+    for i, value in enumerate(values):
+        tx.append_element(key, end + i, value)
     tx.resize(key, row, n + len(values))
     return int(n + len(values))
 
@@ -80,6 +78,7 @@ def op_lrange(tx: Tx, key: str, start: int, stop: int) -> list[str]:
     a, b = sem.slice_bounds(start, stop, row[4])
     if a == b:
         return []
+    tx.settle()
     return [r[0] for r in tx.cur.execute(_L_RANGE, (key, lo + a, lo + b)).fetchall()]
 
 
@@ -95,6 +94,7 @@ def op_lindex(tx: Tx, key: str, index: int) -> str | None:
     n = row[4]
     if not -n <= index < n:
         return None
+    tx.settle()
     found = tx.cur.execute(_L_AT, (key, row[3] + (index % n))).fetchone()
     return None if found is None else str(found[0])
 
@@ -108,6 +108,7 @@ def op_ltrim(tx: Tx, key: str, start: int, stop: int) -> None:
     if a == b:
         tx.resize(key, row, 0)
         return
+    tx.settle()
     if a > 0:
         tx.cur.execute(_L_CUT_BELOW, (key, lo + a))
     if b < n:
@@ -121,6 +122,7 @@ def _pop(tx: Tx, key: str, left: bool) -> str | None:
     if row is None:
         return None
     lo, n = row[3], row[4]
+    tx.settle()
     rows = tx.cur.execute(_L_POP, (key, lo if left else lo + n - 1)).fetchall()
     tx.resize(key, row, n - 1, lo + 1 if left else None)
     return str(rows[0][0])

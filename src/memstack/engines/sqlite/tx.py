@@ -18,11 +18,12 @@ committed since its last write (``PRAGMA data_version``) and after any rollback.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from ..base import WrongType
 
-__all__ = ["Row", "Tx"]
+__all__ = ["Row", "Tx", "rows_of"]
 
 Row = tuple[Any, ...]
 """``(kind, value, expire, lo, n)``: ``value`` for strings (or ``LONG``), ``lo``/``n`` for containers."""
@@ -35,6 +36,12 @@ NOT_A_STRING: Final = object()  # what ``Tx.string_at`` finds at a key of anothe
 _META: Final = "SELECT kind, value, expire, lo, n FROM keys WHERE key = ?"
 _VALUE: Final = "SELECT value FROM keys WHERE key = ?"
 _DROP: Final = "DELETE FROM keys WHERE key = ?"
+_L_INSERT: Final = "INSERT INTO lists (key, seq, value) VALUES (?, ?, ?)"
+# Many keys' rows in one statement; the key list is padded to one of a few lengths so that
+# sqlite3 keeps reusing a handful of prepared statements.
+_ROWS: Final = "SELECT key, kind, value, expire, lo, n FROM keys WHERE key IN ({})"
+_ROWS_SIZES: Final = (16, 128, 512)
+_PREFETCH_MIN: Final = 8  # below this, one lookup per key costs no more than the batched one
 _INSERT: Final = "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?, ?, ?, ?, ?, ?)"
 _UPSERT_STRING: Final = (
     "INSERT INTO keys (key, kind, value, expire, lo, n) VALUES (?1, 'string', ?2, ?3, NULL, NULL) "
@@ -46,6 +53,20 @@ _UPSERT_STRING: Final = (
 # updates the expiry index even when unchanged, so rows whose expire-at stayed skip that column.
 _UPDATE: Final = "UPDATE keys SET value = ?, lo = ?, n = ? WHERE key = ?"
 _UPDATE_EXPIRE: Final = "UPDATE keys SET value = ?, lo = ?, n = ?, expire = ? WHERE key = ?"
+
+
+def rows_of(cur: sqlite3.Cursor, keys: Sequence[str]) -> dict[str, Row]:
+    """The ``keys`` rows of ``keys`` (expired ones included) in a few statements; absent keys are
+    not in the answer."""
+    found: dict[str, Row] = {}
+    biggest = _ROWS_SIZES[-1]
+    for start in range(0, len(keys), biggest):
+        chunk = list(keys[start : start + biggest])
+        size = next(s for s in _ROWS_SIZES if s >= len(chunk))
+        chunk += [chunk[-1]] * (size - len(chunk))
+        for key, *row in cur.execute(_ROWS.format(",".join("?" * size)), chunk):
+            found[key] = tuple(row)
+    return found
 
 
 def _trim(row: Row | None) -> Row | None:
@@ -61,7 +82,7 @@ class Tx:
     writing one also purges them.
     """
 
-    __slots__ = ("_base", "_dirty", "cache", "cur", "now", "published", "write")
+    __slots__ = ("_base", "_dirty", "_elements", "cache", "cur", "now", "published", "write")
 
     def __init__(self, cur: sqlite3.Cursor, now: int, write: bool, cache: dict[str, Row | None]) -> None:
         self.cur = cur
@@ -71,6 +92,30 @@ class Tx:
         self.published = False
         self._dirty: dict[str, Row] = {}  # key -> staged row (full value)
         self._base: dict[str, Row | None] = {}  # key -> row in the file before staging
+        self._elements: list[tuple[str, int, str]] = []  # list elements appended, not yet inserted
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Read the rows of ``keys`` that the cache lacks, many per statement (a batch that writes
+        thousands of keys then pays a few statements for their rows, not one each)."""
+        cache = self.cache
+        assert cache is not None  # prefetching is for writing transactions
+        missing = [k for k in dict.fromkeys(keys) if k not in cache]
+        if len(missing) < _PREFETCH_MIN:
+            return
+        found = rows_of(self.cur, missing)
+        for key in missing:
+            cache[key] = _trim(found.get(key))
+
+    def append_element(self, key: str, seq: int, value: str) -> None:
+        """Queue inserting one list element; :meth:`settle` inserts the queued ones together."""
+        self._elements.append((key, seq, value))
+
+    def settle(self) -> None:
+        """Insert the queued list elements: before anything reads or deletes list elements (a
+        range, a pop, a trim, a key's delete or retype, whose triggers remove its elements)."""
+        if self._elements:
+            self.cur.executemany(_L_INSERT, self._elements)
+            self._elements.clear()
 
     def meta(self, key: str) -> Row | None:
         """The live row of ``key`` or None."""
@@ -166,6 +211,7 @@ class Tx:
 
     def drop(self, key: str) -> None:
         """Delete ``key`` now (its elements go with it)."""
+        self.settle()
         self._write_now(key)
         self.cur.execute(_DROP, (key,))
         if self.cache is not None:
@@ -181,6 +227,7 @@ class Tx:
     def _write_now(self, key: str) -> None:
         """Write the staged row of ``key`` before a delete or retype, so the triggers see it and
         remove elements inserted in this transaction."""
+        self.settle()
         row = self._dirty.pop(key, None)
         if row is None:
             return
@@ -189,7 +236,9 @@ class Tx:
         # A row already in the file is deleted or retyped next: its staged changes do not matter.
 
     def flush(self) -> None:
-        """Write every staged row that changed, in at most three statements."""
+        """Write the queued list elements and every staged row that changed, in at most four
+        statements."""
+        self.settle()
         inserts: list[tuple[Any, ...]] = []
         updates: list[tuple[Any, ...]] = []
         expiring: list[tuple[Any, ...]] = []

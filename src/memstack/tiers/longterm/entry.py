@@ -18,7 +18,7 @@ import copy
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from ...foundation.errors import InvalidValue
 from ...foundation.keyspace.subjects import LABEL, labelled
@@ -183,6 +183,9 @@ def _copied(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _time_to_str(value: datetime) -> str:
     return value.astimezone(UTC).isoformat()
 
@@ -199,9 +202,10 @@ def _time_from_str(value: object, name: str) -> datetime:
     return parsed.astimezone(UTC)
 
 
-def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
+def entry_to_dict(entry: MemoryEntry, *, copy_metadata: bool = True) -> dict[str, Any]:
     """The camelCase JSON object of ``entry`` (``subject`` only on a labelled version, so an
-    unlabelled entry keeps RockBot's file shape)."""
+    unlabelled entry keeps RockBot's file shape). ``copy_metadata=False`` shares the metadata
+    (for a caller that only encodes the object)."""
     data = {
         "id": entry.id,
         "content": entry.content,
@@ -209,7 +213,7 @@ def entry_to_dict(entry: MemoryEntry) -> dict[str, Any]:
         "tags": list(entry.tags),
         "createdAt": _time_to_str(entry.created_at),
         "updatedAt": None if entry.updated_at is None else _time_to_str(entry.updated_at),
-        "metadata": copy.deepcopy(entry.metadata),
+        "metadata": copy.deepcopy(entry.metadata) if copy_metadata and entry.metadata else entry.metadata,
     }
     for name, when in (("validFrom", entry.given_valid_from), ("validTo", entry.valid_to)):
         if when is not None:
@@ -304,8 +308,9 @@ def entry_json(entry: MemoryEntry) -> dict[str, Any]:
 
 def to_json(entry: MemoryEntry, *, indent: int | None = None) -> str:
     """``entry`` as a JSON string (compact unless ``indent``)."""
-    separators = (",", ": ") if indent else (",", ":")
-    return json.dumps(entry_to_dict(entry), ensure_ascii=False, indent=indent, separators=separators)
+    if not indent:
+        return _COMPACT.encode(entry_to_dict(entry, copy_metadata=False))
+    return json.dumps(entry_to_dict(entry), ensure_ascii=False, indent=indent, separators=(",", ": "))
 
 
 def from_json(text: str) -> MemoryEntry:

@@ -27,6 +27,7 @@ from ...search.filter_eval import allowed as allowed_by
 from ...search.filter_eval import canonical, matches
 from .entry import MemoryEntry
 from .query import Filters, builtin_of
+from .similar import normalise_text
 
 __all__ = ["FilterIndex"]
 
@@ -42,6 +43,10 @@ class FilterIndex:
         self._metadata: defaultdict[tuple[str, Any], set[str]] = defaultdict(set)
         self._created: list[tuple[float, str]] = []
         self._of: dict[str, MemoryEntry] = {}
+        # hash of the normalised content -> ids: a save of new content finds an equal current entry
+        # among these few instead of normalising every entry of the scope (hashes, not the texts:
+        # an int per entry; a collision only adds a candidate the caller compares in full).
+        self._contents: dict[int, tuple[str, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._of)
@@ -57,6 +62,8 @@ class FilterIndex:
         for pair in _pairs(entry):
             self._metadata[pair].add(entry.id)
         bisect.insort(self._created, (entry.created_at.timestamp(), entry.id))
+        key = hash(normalise_text(entry.content))
+        self._contents[key] = (*self._contents.get(key, ()), entry.id)
 
     def remove(self, entry_id: str) -> None:
         """Forget ``entry_id`` (a no-op when it is not indexed)."""
@@ -72,6 +79,18 @@ class FilterIndex:
         at = bisect.bisect_left(self._created, (entry.created_at.timestamp(), entry_id))
         if at < len(self._created) and self._created[at] == (entry.created_at.timestamp(), entry_id):
             del self._created[at]
+        key = hash(normalise_text(entry.content))
+        rest = tuple(i for i in self._contents.get(key, ()) if i != entry_id)
+        if rest:
+            self._contents[key] = rest
+        else:
+            self._contents.pop(key, None)
+
+    def same_content(self, content: str) -> list[MemoryEntry]:
+        """The entries whose content may equal ``content`` once normalised (every one that does,
+        and rarely another: compare them with
+        :func:`~memstack.tiers.longterm.similar.normalise_text`)."""
+        return [self._of[i] for i in self._contents.get(hash(normalise_text(content)), ())]
 
     def allowed(self, filters: Filters | Filter | None) -> set[str] | None:
         """The ids passing ``filters`` (None when nothing is filtered: every entry passes).

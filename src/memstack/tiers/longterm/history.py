@@ -96,14 +96,21 @@ def check_actor(actor: object) -> str:
     return actor
 
 
-def _item(at: float, op: str, actor: str, old: str | None, new: str | None, related: Sequence[str]) -> str:
-    writer = label_of(json.loads(new)) if new is not None else None
-    if writer is None and new is None and old is not None:
-        writer = label_of(json.loads(old))
+_COMPACT: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_READ: Final = object()  # the writer's label is read from the stored version
+
+
+def _item(
+    at: float, op: str, actor: str, old: str | None, new: str | None, related: Sequence[str], writer: object
+) -> str:
+    if writer is _READ:
+        writer = label_of(json.loads(new)) if new is not None else None
+        if writer is None and new is None and old is not None:
+            writer = label_of(json.loads(old))
     data: dict[str, Any] = {"at": at, "op": op, "actor": actor, "old": old, "new": new}
     if related:
         data["related"] = list(related)
-    return json.dumps(labelled(data, writer), ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(labelled(data, writer if isinstance(writer, str) else None))
 
 
 def append(
@@ -118,12 +125,14 @@ def append(
     related: Sequence[str] = (),
     keep_ms: int | None = None,
     fresh: bool = False,
+    writer: str | object | None = _READ,
 ) -> None:
     """Queue one item on ``batch`` (the batch of the change itself). ``keep_ms``: the history
     then expires with a retired entry's archive; without it, it is kept as long as the entry.
     ``fresh``: the entry's id was generated just now, so it has no history yet (nothing to trim,
-    no expiry to lift): one command instead of three."""
-    batch.rpush(key, _item(at, op, actor, old, new, related))
+    no expiry to lift): one command instead of three. ``writer``: the subject label of ``new``
+    when the caller knows it (else it is read from ``new``, or ``old`` for a retire)."""
+    batch.rpush(key, _item(at, op, actor, old, new, related, writer))
     if fresh and keep_ms is None:
         return
     batch.ltrim(key, -HISTORY_MAX, -1)

@@ -147,7 +147,7 @@ class SaveMemory:
             tags=check_tags(given["tags"]),
             metadata=check_metadata(given["metadata"]),
             subject=subject,
-            supersedes=check_supersedes(superseded, entry_id),
+            supersedes=check_supersedes(superseded, entry_id) if superseded else (),
             created_at=check_time(given["created_at"], "created_at"),
             valid_from=valid,
             expires_at=expires_at,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from typing import Final
 
 from ...engines import Engine
@@ -32,6 +33,7 @@ from .snapshot import SNAPSHOT_PROFILE
 __all__ = [
     "CATCH_UP",
     "EVERY",
+    "IDLE_MAX",
     "MAX_DELAY",
     "MIN_ENTRIES",
     "QUIET",
@@ -51,6 +53,8 @@ MIN_ENTRIES = 5_000
 """Scopes with fewer entries get no snapshot (tests lower it)."""
 EVERY: Final = 200
 """Changes since the last snapshot that make a new one worth its cost (the log replays fewer)."""
+IDLE_MAX: Final = 1024
+"""Idle snapshotters a process keeps (the least recently used are forgotten)."""
 CATCH_UP: Final = 400
 """Writes after which the thread refreshes this process's cache between snapshots (under the
 log's 1,000 changes, so a snapshot of a big scope never has to rebuild the cache from scratch)."""
@@ -151,19 +155,41 @@ class Snapshotter:
         except Exception:  # a snapshot only speeds up cold starts; the next write tries again
             log.warning("scope %r: writing the BM25 snapshot failed", self.scope, exc_info=True)
 
+    @property
+    def idle(self) -> bool:
+        """No thread runs and no write waits for a snapshot."""
+        return self._thread is None and self._first is None
 
-_snapshotters: dict[tuple[str, str], Snapshotter] = {}
+
+_snapshotters: OrderedDict[tuple[str, str], Snapshotter] = OrderedDict()
 _registry_lock = threading.Lock()
 
 
 def snapshotter(engine: Engine, scope: str) -> Snapshotter:
-    """The process-wide snapshotter of ``scope`` on ``engine``."""
+    """The process-wide snapshotter of ``scope`` on ``engine`` (marked most recently used)."""
     key = (engine.identity, scope)
     with _registry_lock:
         found = _snapshotters.get(key)
         if found is None or found.engine is not engine:
             found = _snapshotters[key] = Snapshotter(engine, scope)
+            if len(_snapshotters) > IDLE_MAX:
+                _drop_idle()
+        else:
+            _snapshotters.move_to_end(key)
         return found
+
+
+def _drop_idle() -> None:
+    """Forget least recently used idle snapshotters past :data:`IDLE_MAX` (caller holds the
+    registry lock). A process that wrote to 100,000 small scopes otherwise keeps 100,000 of them
+    (about 1.5 KB each, outside the index memory bound). A forgotten one only loses what it knew of
+    its scope's size: the scope's next write costs one more size check in the background."""
+    for _ in range(len(_snapshotters) - IDLE_MAX):
+        key, oldest = next(iter(_snapshotters.items()))
+        if oldest.idle:
+            del _snapshotters[key]
+        else:  # a snapshot is pending: keep it so that flush_all() runs it
+            _snapshotters.move_to_end(key)
 
 
 def flush_all(engine: Engine, timeout: float = 30.0) -> None:

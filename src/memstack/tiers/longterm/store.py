@@ -310,7 +310,7 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
     def _equal_current(self, content: str) -> MemoryEntry | None:
         cache = self._fresh_cache()
         with cache.lock:
-            found = equal_current(cache.entries.values(), content, self.engine.clock.now())
+            found = equal_current(cache.filters.same_content(content), content, self.engine.clock.now())
             return None if found is None else found.copy()
 
     def _duplicate_of(self, content: str, mode: DedupeMode | None) -> MemoryEntry | None:

@@ -7,8 +7,8 @@ normalised to lower case, so ``ABC`` and ``abc`` name the same memory.
 from __future__ import annotations
 
 import json
+import os
 import re
-import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -47,7 +47,8 @@ MAX_CATEGORY_LENGTH: Final = 256
 
 def new_id() -> str:
     """A fresh id: the first 12 lower-case hex characters of a uuid4 (RockBot's rule)."""
-    return uuid.uuid4().hex[:12]
+    # The same 48 random bits a uuid4's first 12 hex characters hold, without building the uuid.
+    return os.urandom(6).hex()
 
 
 def check_scope(scope: object) -> str:

@@ -61,7 +61,7 @@ def put_many(
         batch.set(keys.entry(entry.id), raw)
         history.append(
             batch, keys.history(entry.id), at=at, op=op, actor=actor, old=old_raw, new=raw,
-            related=related, fresh=fresh,
+            related=related, fresh=fresh, writer=entry.subject,
         )  # fmt: skip
     ids = [entry.id for entry, *_ in rows]
     batch.sadd(keys.ids, *ids)
