@@ -12,8 +12,6 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from tests.ops._refused import DOORS, Refusals, driver, refusals  # noqa: F401 - the doors' fixtures
-
 from memstack import Memory
 from memstack.foundation.errors import (
     AlreadyExists,
@@ -24,6 +22,7 @@ from memstack.foundation.errors import (
 )
 from memstack.ops import OPERATIONS, call
 from memstack.tiers.conversation.requests import RULES, AppendMessages, ReadHistory
+from ops._refused import DOORS, TOOL_DOORS, Refusals, driver, refusals  # noqa: F401 - the doors' fixtures
 
 LONG_ID = "c" * 129
 
@@ -62,7 +61,7 @@ def test_a_bad_append_is_refused_alike_on_every_door(
     keywords: dict[str, Any],
     request_: dict[str, Any],
 ) -> None:
-    if door == "mcp" and set(request_) - {"conversation_id", "role", "content"}:
+    if door in TOOL_DOORS and set(request_) - {"conversation_id", "role", "content"}:
         pytest.skip("the conversation_append tool takes only the conversation, role and content")
     expected = _library(lambda: _append(mem, **keywords))
     fields = {"conversation_id": "c1", "role": "user", "content": "hello", **request_}

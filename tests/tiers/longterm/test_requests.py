@@ -13,17 +13,16 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
-from tests.ops._refused import DOORS, Refusals, driver, refusals  # noqa: F401 - the doors' fixtures
-
 from memstack import Memory
 from memstack.foundation.errors import InvalidCategory, InvalidKey, InvalidValue, MemstackError
 from memstack.ops import OPERATIONS, call
 from memstack.tiers.longterm.plan import plan_of
 from memstack.tiers.longterm.requests import RULES, SaveMemory
 from memstack.tiers.longterm.validate import MAX_CATEGORY_LENGTH
+from ops._refused import DOORS, TOOL_DOORS, Refusals, driver, refusals  # noqa: F401 - the doors' fixtures
 
 PAST = datetime(2000, 1, 1, tzinfo=UTC)
-TOOLLESS = [door for door in DOORS if door != "mcp"]
+TOOLLESS = [door for door in DOORS if door not in TOOL_DOORS]
 """The doors of an operation without a tool (a save, a read or a delete of one id)."""
 
 # (case, the keyword method's fields, the door's fields)

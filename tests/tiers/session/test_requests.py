@@ -26,8 +26,7 @@ from memstack.tiers.session.requests import (
     check_hours,
 )
 from memstack.tiers.session.store import SessionStore
-from ops._refusals import refusal, refusals
-from ops.test_doors import Doors, doors, driver  # noqa: F401 - the doors of the registry's tests
+from ops._refused import Refusals, driver, refusal, refusals  # noqa: F401 - the doors' fixtures
 
 
 def _fill(mem: Memory) -> None:
@@ -89,18 +88,18 @@ CASES: list[tuple[str, dict[str, Any], Keywords]] = [
     ("name", "args", "keywords"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 )
 def test_a_bad_request_is_refused_alike_on_every_door(
-    doors: Doors,  # noqa: F811
+    refusals: Refusals,  # noqa: F811
     name: str,
     args: dict[str, Any],
     keywords: Keywords,
 ) -> None:
-    library = Memory(tenant_engine(doors.engine, "keywords"))
+    library = Memory(tenant_engine(refusals.engine, "keywords"))
     _fill(library)
     expected = refusal(lambda: keywords(library.sessions))
     assert library.sessions.list() == ["s1"]  # a refused call changes nothing
     assert library.sessions.items("s1") == {"k": {"v": 1}, "n": 2}
     library.close()
-    found = refusals(doors, OPERATIONS[name], args, _fill)
+    found = refusals.every(name, args, _fill)
     assert len(found) >= 2  # the registry's call and HTTP at least
     for door, answer in found.items():
         assert answer == expected, door

@@ -20,8 +20,7 @@ from memstack.ops import OPERATIONS, call
 from memstack.ops.shared import MAX_WAIT
 from memstack.tiers.shared import SharedMemory
 from memstack.tiers.shared.requests import RULES, ReadKeys, SetIfVersion, SetKey, check_wait
-from ops._refusals import refusal, refusals
-from ops.test_doors import Doors, doors, driver  # noqa: F401 - the doors of the registry's tests
+from ops._refused import Refusals, driver, refusal, refusals  # noqa: F401 - the doors' fixtures
 
 
 def _fill(mem: Memory) -> None:
@@ -64,16 +63,16 @@ CASES: list[tuple[str, dict[str, Any], Keywords]] = [
     ("name", "args", "keywords"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)]
 )
 def test_a_bad_request_is_refused_alike_on_every_door(
-    doors: Doors,  # noqa: F811
+    refusals: Refusals,  # noqa: F811
     name: str,
     args: dict[str, Any],
     keywords: Keywords,
 ) -> None:
-    with Memory(tenant_engine(doors.engine, "keywords")) as library:
+    with Memory(tenant_engine(refusals.engine, "keywords")) as library:
         _fill(library)
         expected = refusal(lambda: keywords(library))
         assert _team(library).to_dict()["custom"] == {"plan": ["research"]}  # a refused call changes nothing
-    found = refusals(doors, OPERATIONS[name], args, _fill)
+    found = refusals.every(name, args, _fill)
     assert len(found) >= 2  # the registry's call and HTTP at least
     for door, answer in found.items():
         assert answer == expected, door
