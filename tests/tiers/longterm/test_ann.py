@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from memstack.engines import Engine
@@ -15,6 +16,7 @@ from memstack.index import registry
 from memstack.search.embedders import FakeEmbedder
 from memstack.tiers.longterm import LongTermMemory, index_cache, snapshotter
 from memstack.tiers.longterm.layout import ScopeKeys
+from memstack.tiers.longterm.vectors import decode_vector
 
 if not graph.available():
     # Checked without importing usearch: importing it here, before onnxruntime, would crash a
@@ -128,6 +130,11 @@ def test_deletes_and_updates_reach_the_graph(engine: Engine, clock: ManualClock)
         cache = index_cache.scope_cache(engine, "u")
         held = cache.anns[(EMBEDDER.model_id, EMBEDDER.dim)]
         assert first not in held and len(held) == len(cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim))
+        # the graph-backed index is the one float copy: the decoded ones are released, read back
+        some = held.ids()[0]
+        assert cache.released == len(held) and not len(cache.vectors[some].rows)
+        stored = decode_vector(engine.hget(ScopeKeys.of(engine, "u").vectors, some) or "")
+        assert stored is not None and np.allclose(cache.vector_row(some), stored.vector, atol=1e-6)
         lt.save(id="e5", content="zebra zebra zebra")
         assert lt.flush_embeddings(timeout=30)
         assert [h.entry.id for h in lt.search("zebra", limit=3, mode="hybrid")][:1] == ["e5"]

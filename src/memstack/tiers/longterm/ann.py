@@ -73,6 +73,7 @@ def prepare(
         found.extend(vectors.ids(), vectors.columns().T)
         graph.stats.builds += 1
     cache.anns[(model, dim)] = found
+    cache.release(model, dim)
     return found
 
 
