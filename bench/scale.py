@@ -195,6 +195,8 @@ def growth(
         exact_times, exact = _hybrid(hybrid, asked, 10**12)
         builds, at = graph.stats.builds, time.perf_counter()
         _hybrid(hybrid, asked[:1], 1)  # builds (or loads) the graph: its time is not a search's
+        for thread in list(index_cache.scope_cache(hybrid.engine, hybrid.scope).building.values()):
+            thread.join()  # a big scope's graph is built in the background: wait for it
         build_s = time.perf_counter() - at
         ann_times, approx = _hybrid(hybrid, asked, 1)
         both, ann = _ms(exact_times), _ms(ann_times)

@@ -163,7 +163,7 @@ class AnnIndex:
         """:meth:`search` as two arrays (ids, approximate cosines), built without a Python loop."""
         if not self._label or k <= 0:
             return np.empty(0, dtype=object), np.empty(0, dtype=np.float32)
-        query = np.asarray(vector, dtype=np.float32).reshape(self.dim)
+        query = np.ascontiguousarray(vector, dtype=np.float32).reshape(self.dim)
         found = self._graph.search(query, min(k, len(self._label)), exact=False)
         ids = self._names[found.keys.astype(np.int64)]
         held = ids != None  # noqa: E711 (elementwise: a label removed since)

@@ -14,7 +14,7 @@ from memstack.foundation.clock import ManualClock
 from memstack.index import ann as graph
 from memstack.index import registry
 from memstack.search.embedders import FakeEmbedder
-from memstack.tiers.longterm import LongTermMemory, index_cache, snapshotter
+from memstack.tiers.longterm import LongTermMemory, ann_build, index_cache, snapshotter
 from memstack.tiers.longterm.layout import ScopeKeys
 from memstack.tiers.longterm.vectors import decode_vector
 
@@ -162,3 +162,22 @@ def test_a_new_process_loads_the_persisted_graph(engine: Engine, clock: ManualCl
         assert engine.get(ScopeKeys.of(engine, "u").ann) is None
     finally:
         graph.ANN_FROM = old
+
+
+def test_a_big_scope_builds_its_graph_in_the_background(
+    engine: Engine, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lt, _ = fill(engine, clock)
+    exact = ids(lt, QUERIES[0], graph_from=10**9)
+    monkeypatch.setattr(ann_build, "BACKGROUND_FROM", THRESHOLD)
+    monkeypatch.setattr(graph, "ANN_FROM", THRESHOLD)
+    registry.drop(("longterm", engine.identity, "u"))
+    # the search that starts the build holds the scope's lock until it answers: by the scan
+    assert [h.entry.id for h in lt.search(QUERIES[0], limit=10)] == exact
+    cache = index_cache.scope_cache(engine, "u")
+    key = (EMBEDDER.model_id, EMBEDDER.dim)
+    cache.building[key].join(120)
+    held = cache.anns[key]
+    assert len(held) == len(cache.vector_index(*key)) and cache.released == len(held)
+    approx = [h.entry.id for h in lt.search(QUERIES[0], limit=10)]
+    assert len(set(approx) & set(exact)) >= 9

@@ -33,6 +33,7 @@ from ...index.vectors import VectorIndex
 from ...search.evidence import Background
 from ...search.feedback import rocchio
 from ...search.retrieval import SearchProfile
+from . import ann_build
 from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .vectors import Matrix
@@ -56,7 +57,8 @@ def prepare(
     engine: Engine, keys: ScopeKeys, cache: ScopeCache, model: str, dim: int
 ) -> graph.AnnIndex | None:
     """The scope's graph for ``model``/``dim`` (caller holds ``cache.lock``), loaded from its snapshot
-    or built; None below the threshold or without the library.
+    or built; None below the threshold, without the library, or while a big scope's graph is built
+    in the background (:mod:`.ann_build`).
 
     Raises:
         EngineError: the engine failed.
@@ -68,6 +70,9 @@ def prepare(
     if len(vectors) < graph.ANN_FROM or not graph.available():
         return None
     found = _load(engine, keys, cache, model, dim, vectors)
+    if found is None and len(vectors) >= ann_build.BACKGROUND_FROM:
+        ann_build.build_later(cache, model, dim, vectors)
+        return None  # exact until the thread installs the graph
     if found is None:
         found = graph.AnnIndex(dim)
         found.extend(vectors.ids(), vectors.columns().T)

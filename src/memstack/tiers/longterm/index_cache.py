@@ -56,6 +56,7 @@ class ScopeCache(Mirror):
         # The approximate graph of each (model, dim) whose vectors reached the threshold (.ann),
         # kept up to date by every change like the exact vectors.
         self.anns: dict[tuple[str, int], AnnIndex] = {}
+        self.building: dict[tuple[str, int], threading.Thread] = {}  # background builds (.ann_build)
         self.indexes: dict[str, Bm25Index] = {}
         self.filters = FilterIndex()
         self.validity = ValidityIndex()
