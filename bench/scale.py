@@ -117,6 +117,8 @@ def _fill(
 
 
 def _searches(lt: LongTermMemory, queries: list[str], answers: list[list[str]] | None = None) -> list[float]:
+    # A snapshot pending from the fill is written now, not in the background of the timed searches.
+    snapshotter.snapshotter(lt.engine, lt.scope).flush(3600)
     lt.search(queries[0], limit=10)  # the first search builds the caches: not a steady-state figure
     times = []
     for query in queries:
@@ -132,8 +134,6 @@ def _hybrid(lt: LongTermMemory, queries: list[str], threshold: int) -> tuple[lis
     """Hybrid searches with the graph used from ``threshold`` vectors (the graph kept between calls)."""
     graph.ANN_FROM = threshold
     cache = index_cache.scope_cache(lt.engine, lt.scope)
-    # A snapshot pending from the fill is written now, not in the background of the timed searches.
-    snapshotter.snapshotter(lt.engine, lt.scope).flush(3600)
     with cache.lock:
         cache.refresh(lt.engine, lt.keys)  # no change reaches the cache while its graph is set aside
         held = dict(cache.anns)
