@@ -91,3 +91,29 @@ def test_extend_builds_in_one_copy_and_columns_follow_ids() -> None:
         index.extend(["x", "y"], [[1, 0]])  # one vector for two ids
     index.extend([], np.zeros((0, 2)))
     assert len(index) == 3
+
+
+def test_moments_follow_every_change_and_give_the_scans_mean_and_spread() -> None:
+    rng = np.random.default_rng(5)
+    index = VectorIndex(6)
+    index.extend([f"e{n}" for n in range(30)], rng.normal(size=(30, 6)))
+    index.moments()  # from here on kept up to date change by change
+    for step in range(200):
+        key = f"e{rng.integers(40)}"
+        if rng.random() < 0.4:
+            index.remove(key)
+        else:
+            index.add(key, rng.normal(size=6))
+        total, outer, n = index.moments()
+        columns = index.columns().astype(np.float64)
+        assert n == columns.shape[1], step
+        assert total == pytest.approx(columns.sum(axis=1), abs=1e-6), step
+        assert outer == pytest.approx(columns @ columns.T, abs=1e-6), step
+    query = unit_rows(rng.normal(size=6))[0].astype(np.float64)
+    total, outer, n = index.moments()
+    _, sims = index.similarities(query)
+    mean = float(query @ total) / n
+    assert mean == pytest.approx(float(sims.mean()), abs=1e-6)
+    assert (float(query @ outer @ query) / n - mean**2) ** 0.5 == pytest.approx(float(sims.std()), abs=1e-5)
+    index.clear()
+    assert index.moments()[2] == 0 and not index.moments()[0].any()

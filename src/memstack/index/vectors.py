@@ -45,6 +45,9 @@ class VectorIndex:
         self._slot: dict[str, int] = {}
         self._rows: dict[int, list[int]] = {}  # slot -> its rows
         self._multi = 0  # ids holding more than one row
+        self._sum: npt.NDArray[np.float64] | None = None  # see moments(): kept once asked for
+        self._outer: npt.NDArray[np.float64] | None = None
+        self._pending: tuple[list[Matrix], list[Matrix], int] = ([], [], 0)  # columns to fold in
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -74,6 +77,7 @@ class VectorIndex:
         self._rows[slot] = list(range(self._nrows, need))
         self._nrows = need
         self._multi += len(rows) > 1
+        self._moved(rows.T, 1.0)
         return True
 
     def extend(self, ids: list[str], vectors: npt.ArrayLike) -> None:
@@ -100,6 +104,7 @@ class VectorIndex:
             self._rows[slot] = [row]
         self._ids.extend(ids)
         self._nrows = need
+        self._moved(rows.T, 1.0)
 
     def _reserve(self, need: int) -> None:
         if need > self._matrix.shape[1]:
@@ -117,6 +122,7 @@ class VectorIndex:
             return False
         rows = self._rows.pop(slot)
         self._multi -= len(rows) > 1
+        self._moved(self._matrix[:, rows], -1.0)
         for row in sorted(rows, reverse=True):  # highest first: a moved row is never one of these
             self._move_last_to(row)
         last = len(self._ids) - 1
@@ -139,6 +145,44 @@ class VectorIndex:
             rows = self._rows[owner]
             rows[rows.index(last)] = row
         self._nrows = last
+
+    def moments(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
+        """``(sum of the columns, sum of their outer products, column count)``: the mean and spread
+        of every column's cosine with a unit ``q`` are ``q @ sum / n`` and from ``q @ outer @ q / n``,
+        at a cost of ``dim**2`` whatever ``n``. Computed on first call (one pass over the matrix),
+        then kept up to date: the columns added or removed since are folded in here, in one product
+        each, rather than as an outer product per change."""
+        if self._sum is None or self._outer is None:
+            total = np.zeros(self.dim, dtype=np.float64)
+            outer = np.zeros((self.dim, self.dim), dtype=np.float64)
+            for start in range(0, self._nrows, 32_768):  # float32 products, summed in float64
+                part = self._matrix[:, start : min(self._nrows, start + 32_768)]
+                total += part.sum(axis=1, dtype=np.float64)
+                outer += part @ part.T
+            self._sum, self._outer, self._pending = total, outer, ([], [], 0)
+        self._fold()
+        return self._sum, self._outer, self._nrows
+
+    def _moved(self, columns: Matrix, sign: float) -> None:
+        """Note ``columns`` added (``sign`` 1) or removed (-1) for :meth:`moments`, once asked for."""
+        if self._sum is None or not columns.shape[1]:
+            return
+        added, removed, count = self._pending
+        (added if sign > 0 else removed).append(np.array(columns, dtype=np.float32))
+        self._pending = added, removed, count + columns.shape[1]
+        if self._pending[2] > max(4096, self._nrows // 4):  # bounded: fold now
+            self._fold()
+
+    def _fold(self) -> None:
+        added, removed, _ = self._pending
+        if self._sum is None or self._outer is None or not (added or removed):
+            return
+        for parts, sign in ((added, 1.0), (removed, -1.0)):
+            if parts:
+                block = np.hstack(parts)
+                self._sum += sign * block.sum(axis=1, dtype=np.float64)
+                self._outer += sign * (block @ block.T)
+        self._pending = [], [], 0
 
     def similarities(self, vector: npt.ArrayLike) -> tuple[list[str], Scores]:
         """``(ids, similarity of each)``: every id's best row's cosine with ``vector`` (clipped to
@@ -167,7 +211,7 @@ class VectorIndex:
     def rows_of(self, ids: list[str]) -> npt.NDArray[np.int64]:
         """The first column of each of ``ids`` (every one held) in :meth:`columns`, in order."""
         rows, slot = self._rows, self._slot
-        return np.fromiter((rows[slot[i]][0] for i in ids), dtype=np.int64, count=len(ids))
+        return np.array([rows[slot[i]][0] for i in ids], dtype=np.int64)
 
     def columns(self) -> Matrix:
         """The live vectors as a ``(dim, n)`` view, one column per vector (read it under the

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from memstack.engines import Engine
@@ -13,8 +14,9 @@ from memstack.foundation.clock import ManualClock
 from memstack.index import ann as graph
 from memstack.index import registry
 from memstack.search.embedders import FakeEmbedder
-from memstack.tiers.longterm import LongTermMemory, index_cache, snapshotter
+from memstack.tiers.longterm import LongTermMemory, ann_build, index_cache, snapshotter
 from memstack.tiers.longterm.layout import ScopeKeys
+from memstack.tiers.longterm.vectors import decode_vector
 
 if not graph.available():
     # Checked without importing usearch: importing it here, before onnxruntime, would crash a
@@ -128,6 +130,11 @@ def test_deletes_and_updates_reach_the_graph(engine: Engine, clock: ManualClock)
         cache = index_cache.scope_cache(engine, "u")
         held = cache.anns[(EMBEDDER.model_id, EMBEDDER.dim)]
         assert first not in held and len(held) == len(cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim))
+        # the graph-backed index is the one float copy: the decoded ones are released, read back
+        some = held.ids()[0]
+        assert cache.released == len(held) and not len(cache.vectors[some].rows)
+        stored = decode_vector(engine.hget(ScopeKeys.of(engine, "u").vectors, some) or "")
+        assert stored is not None and np.allclose(cache.vector_row(some), stored.vector, atol=1e-6)
         lt.save(id="e5", content="zebra zebra zebra")
         assert lt.flush_embeddings(timeout=30)
         assert [h.entry.id for h in lt.search("zebra", limit=3, mode="hybrid")][:1] == ["e5"]
@@ -155,3 +162,22 @@ def test_a_new_process_loads_the_persisted_graph(engine: Engine, clock: ManualCl
         assert engine.get(ScopeKeys.of(engine, "u").ann) is None
     finally:
         graph.ANN_FROM = old
+
+
+def test_a_big_scope_builds_its_graph_in_the_background(
+    engine: Engine, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lt, _ = fill(engine, clock)
+    exact = ids(lt, QUERIES[0], graph_from=10**9)
+    monkeypatch.setattr(ann_build, "BACKGROUND_FROM", THRESHOLD)
+    monkeypatch.setattr(graph, "ANN_FROM", THRESHOLD)
+    registry.drop(("longterm", engine.identity, "u"))
+    # the search that starts the build holds the scope's lock until it answers: by the scan
+    assert [h.entry.id for h in lt.search(QUERIES[0], limit=10)] == exact
+    cache = index_cache.scope_cache(engine, "u")
+    key = (EMBEDDER.model_id, EMBEDDER.dim)
+    cache.building[key].join(120)
+    held = cache.anns[key]
+    assert len(held) == len(cache.vector_index(*key)) and cache.released == len(held)
+    approx = [h.entry.id for h in lt.search(QUERIES[0], limit=10)]
+    assert len(set(approx) & set(exact)) >= 9

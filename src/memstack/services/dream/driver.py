@@ -288,7 +288,7 @@ class Dreamer:
             with cache.lock:
                 cache.refresh(self.memory.engine, self.memory.keys)
                 valid = hybrid.valid_vector_ids(cache, self.memory.embedder)
-                vectors = {i: [float(x) for x in cache.vectors[i].vector] for i in valid}
+                vectors = {i: [float(x) for x in cache.vector_row(i)] for i in valid}
         groups = duplicate_groups(entries, mode, vectors)
         if not groups:
             return None

@@ -2,23 +2,25 @@
 
 A scope holding :data:`~memstack.index.ann.ANN_FROM` valid vectors or more of the embedder's model
 gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like the exact vectors.
-A search asks the graph for ``over x depth`` candidates with their 8-bit cosines, keeps those the
-filters, the tenant's scope and the validity window allow (``allowed``), and gives the best
-:data:`RESCORED` their exact float cosine. When the filters leave fewer entries than
-the over-fetch could reach (``allowed`` smaller than ``n / over``), or the graph's candidates leave
-fewer than ``depth`` allowed, the allowed vectors are scored exactly instead: a filtered search never
-loses hits to the approximation, it only gets cheaper when few entries are allowed. The fused
-ranking's background (the mean and spread of the query's cosines over the scope) is measured on a
-fixed stride of :data:`BACKGROUND_SAMPLE` vectors. The conversation-context vector field (a score
-that reads every neighbour's cosine) keeps the exact scan.
+A search asks the graph for its ``depth`` nearest (a filtered one for ``over x depth x n / allowed``),
+keeps those the filters, the tenant's scope and the validity window allow (``allowed``), and gives
+each its exact float cosine. When the filters leave fewer entries than the over-fetch could reach
+(``allowed`` smaller than ``n / over``), or the graph's candidates leave fewer than ``depth``
+allowed, the allowed vectors are scored exactly instead: a filtered search never loses hits to the
+approximation, it only gets cheaper when few entries are allowed. The fused ranking's background
+(the mean and spread of the query's cosines over the scope) comes from the vectors' running
+moments (:meth:`~memstack.index.vectors.VectorIndex.moments`): the scan's figure without the scan.
+The conversation-context vector field (a score that reads every neighbour's cosine) keeps the exact
+scan.
 
-The graph is persisted beside the BM25 snapshot (:func:`encoded`, written by the snapshotter) and a
+The graph is persisted beside the BM25 snapshot (:func:`encoder`, written by the snapshotter) and a
 new process loads it (:func:`prepare`), replaying the changes logged since, instead of building it.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
@@ -31,20 +33,17 @@ from ...index.vectors import VectorIndex
 from ...search.evidence import Background
 from ...search.feedback import rocchio
 from ...search.retrieval import SearchProfile
+from . import ann_build
 from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .vectors import Matrix
 
-__all__ = ["BACKGROUND_SAMPLE", "OVER", "RESCORED", "encoded", "prepare", "uses_graph", "vector_hits"]
+__all__ = ["OVER", "encoder", "prepare", "uses_graph", "vector_hits"]
 
 log = logging.getLogger("memstack.tiers.longterm")
 
 OVER: Final = 4
 """Candidates asked of the graph per hit kept (bench/scale.py prints the overlap it gives)."""
-RESCORED: Final = 32
-"""Candidates re-scored with their exact float cosine."""
-BACKGROUND_SAMPLE: Final = 4096
-"""Vectors whose cosines give the fused ranking's background in a graph-backed search."""
 
 Hits = list[tuple[str, float]]
 
@@ -58,7 +57,8 @@ def prepare(
     engine: Engine, keys: ScopeKeys, cache: ScopeCache, model: str, dim: int
 ) -> graph.AnnIndex | None:
     """The scope's graph for ``model``/``dim`` (caller holds ``cache.lock``), loaded from its snapshot
-    or built; None below the threshold or without the library.
+    or built; None below the threshold, without the library, or while a big scope's graph is built
+    in the background (:mod:`.ann_build`).
 
     Raises:
         EngineError: the engine failed.
@@ -70,11 +70,15 @@ def prepare(
     if len(vectors) < graph.ANN_FROM or not graph.available():
         return None
     found = _load(engine, keys, cache, model, dim, vectors)
+    if found is None and len(vectors) >= ann_build.BACKGROUND_FROM:
+        ann_build.build_later(cache, model, dim, vectors)
+        return None  # exact until the thread installs the graph
     if found is None:
         found = graph.AnnIndex(dim)
         found.extend(vectors.ids(), vectors.columns().T)
         graph.stats.builds += 1
     cache.anns[(model, dim)] = found
+    cache.release(model, dim)
     return found
 
 
@@ -111,13 +115,37 @@ def _load(
     return found
 
 
-def encoded(cache: ScopeCache, epoch: str) -> str | None:
-    """The cache's graph as the text an engine stores (caller holds ``cache.lock``), or None."""
-    if not cache.anns:
-        return None
-    (model, _), found = max(cache.anns.items(), key=lambda item: len(item[1]))
-    data = found.to_bytes({"epoch": epoch, "version": cache.version, "model": model})
-    return data.decode("latin-1")  # engines store text: bytes as code points 0-255, as snapshots do
+def encoder(cache: ScopeCache, epoch: str) -> Callable[[], str | None]:
+    """What the scope's snapshot stores of its graph, taken under ``cache.lock`` (the caller holds
+    it) and encoded by the returned call without it: a search never waits for a serialisation (tens
+    of MB at 100,000 entries) or a build (seconds). The graph the cache holds is copied; without one,
+    from :data:`~memstack.index.ann.ANN_FROM` vectors of one model the vectors are copied and the
+    graph is built from them (once, by the writer, so that no reader has to). The call returns None
+    when there is nothing to store."""
+    meta: dict[str, object] = {"epoch": epoch, "version": cache.version}
+    if cache.anns:
+        (model, _), held = max(cache.anns.items(), key=lambda item: len(item[1]))
+        found = held.copy()
+        return lambda: _text(found, {**meta, "model": model})
+    first = next(iter(cache.vectors.values()), None)
+    if first is None or len(cache.vectors) < graph.ANN_FROM or not graph.available():
+        return lambda: None
+    vectors = cache.vector_index(first.model, first.dim)
+    ids, columns = vectors.ids(), vectors.columns().copy()
+
+    def build() -> str | None:
+        if len(ids) < graph.ANN_FROM:
+            return None
+        built = graph.AnnIndex(first.dim)
+        built.extend(ids, columns.T)
+        graph.stats.builds += 1
+        return _text(built, {**meta, "model": first.model})
+
+    return build
+
+
+def _text(found: graph.AnnIndex, meta: dict[str, object]) -> str:
+    return found.to_bytes(meta).decode("latin-1")  # engines store text: bytes as code points 0-255
 
 
 def _exact(vectors: VectorIndex, unit: Matrix, allowed: set[str], depth: int) -> Hits:
@@ -136,34 +164,35 @@ def _candidates(
     pool = n if allowed is None else len(allowed)
     if allowed is not None and pool * OVER * 2 < n:  # too selective for an over-fetch to reach
         return _exact(vectors, unit, allowed, depth)
-    k = min(n, OVER * depth * max(1, -(-n // max(pool, 1))))
-    hits = found.search(unit, k)
+    # Unfiltered: the graph's own ``depth`` best (its search depth, not a larger k, buys the recall);
+    # filtered: enough more that ``depth`` allowed ones are likely among them.
+    k = depth if allowed is None else min(n, OVER * depth * -(-n // max(pool, 1)))
+    ids, cosines = found.nearest(unit, k)
     if allowed is not None:
-        hits = [h for h in hits if h[0] in allowed]
-    if len(hits) < min(depth, pool) and allowed is not None:
-        return _exact(vectors, unit, allowed, depth)
-    hits = [h for h in hits if h[0] in vectors][:depth]
-    # The best few get their exact cosine (a gather of columns costs ~6 us each); the rest keep
-    # the 8-bit one, within about 0.01, which moves them little in fusion.
-    head = [i for i, _ in hits[:RESCORED]]
-    if head:
-        exact = (unit @ vectors.columns()[:, vectors.rows_of(head)]).tolist()
-        hits[: len(head)] = list(zip(head, exact, strict=True))
-    hits.sort(key=lambda h: -h[1])
-    return hits
+        keep = np.fromiter((i in allowed for i in ids.tolist()), dtype=bool, count=len(ids))
+        ids, cosines = ids[keep], cosines[keep]
+        if len(ids) < min(depth, pool):
+            return _exact(vectors, unit, allowed, depth)
+    ids, cosines = ids[:depth], cosines[:depth]
+    # Every candidate gets its exact cosine: the 8-bit one is off by up to ~0.01, which was enough
+    # to move 4 % of the fused top 10 when only the best 32 were re-scored (bench/scale.py
+    # --vectors clustered); a gather of ``depth`` columns costs tens of microseconds.
+    if len(ids):
+        cosines = unit @ vectors.columns()[:, vectors.rows_of(ids.tolist())]
+    order = np.argsort(-cosines, kind="stable")
+    return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
 
 
 def _background(vectors: VectorIndex, unit: Matrix) -> Background | None:
-    """Mean and spread of the query's cosines over :data:`BACKGROUND_SAMPLE` vectors: a few runs of
-    adjacent columns spread over the matrix (a strided sample cost ~14 ms at 10,000, a run ~0.3 ms)."""
-    columns = vectors.columns()
-    n = columns.shape[1]
+    """Mean and spread of the query's cosines over every vector, from the index's running moments
+    (``dim**2`` work, exact up to float rounding: what the scan computes, without the scan)."""
+    total, outer, n = vectors.moments()
     if not n:
         return None
-    run = BACKGROUND_SAMPLE // 4
-    starts = range(0, n, max(run, n // 4))
-    sample = np.concatenate([unit @ columns[:, s : s + run] for s in starts][:4])
-    return Background(float(sample.mean()), float(sample.std()))
+    query = unit.astype(np.float64)
+    mean = float(query @ total) / n
+    square = float(query @ outer @ query) / n
+    return Background(mean, max(square - mean * mean, 0.0) ** 0.5)
 
 
 def vector_hits(

@@ -11,9 +11,11 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Final, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ...engines import Engine
 from ...index import registry
@@ -47,12 +49,14 @@ class ScopeCache(Mirror):
         self.entries: dict[str, MemoryEntry] = {}
         self.texts: dict[str, str] = {}
         self.vectors: dict[str, StoredVector] = {}
+        self.released = 0  # vectors held only by a graph-backed VectorIndex (see release())
         # The kit's vector index of each (model, dim) searched so far: the vectors that model
         # made from each entry's current text, kept up to date by every change (built on first use).
         self.vector_indexes: dict[tuple[str, int], VectorIndex] = {}
         # The approximate graph of each (model, dim) whose vectors reached the threshold (.ann),
         # kept up to date by every change like the exact vectors.
         self.anns: dict[tuple[str, int], AnnIndex] = {}
+        self.building: dict[tuple[str, int], threading.Thread] = {}  # background builds (.ann_build)
         self.indexes: dict[str, Bm25Index] = {}
         self.filters = FilterIndex()
         self.validity = ValidityIndex()
@@ -86,6 +90,7 @@ class ScopeCache(Mirror):
 
     def reset(self) -> None:
         self.entries, self.texts, self.vectors = {}, {}, {}
+        self.released = 0
         self.vector_indexes = {}
         self.anns = {}
         self.indexes = {}
@@ -137,7 +142,7 @@ class ScopeCache(Mirror):
             if entry is None:
                 self.entries.pop(entry_id, None)
                 self.texts.pop(entry_id, None)
-                self.vectors.pop(entry_id, None)
+                self._put_vector(entry_id, None)
                 for index in self.indexes.values():
                     index.remove(entry_id)
                 for vectors in self.vector_indexes.values():
@@ -148,15 +153,13 @@ class ScopeCache(Mirror):
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
             vector = decode_vector(raw_vector) if raw_vector is not None else None
-            if vector is None:
-                self.vectors.pop(entry_id, None)
-            else:
-                self.vectors[entry_id] = vector
+            self._put_vector(entry_id, vector)
             for (model, dim), vectors in self.vector_indexes.items():
                 held = self.anns.get((model, dim))
                 if vector is not None and _valid(vector, model, dim, text):
                     if vectors.add(entry_id, vector.vector) and held is not None:
                         held.add(entry_id, vectors.columns()[:, vectors.rows_of([entry_id])[0]])
+                        self._put_vector(entry_id, _without_rows(vector))
                 else:
                     vectors.remove(entry_id)
                     if held is not None:
@@ -165,6 +168,33 @@ class ScopeCache(Mirror):
                 for index in self.indexes.values():
                     index.remove(entry_id)
                     index.add(entry_id, text)
+
+    def _put_vector(self, entry_id: str, vector: StoredVector | None) -> None:
+        old = self.vectors.pop(entry_id, None) if vector is None else self.vectors.get(entry_id)
+        self.released -= old is not None and not len(old.rows)
+        if vector is not None:
+            self.vectors[entry_id] = vector
+            self.released += not len(vector.rows)
+
+    def release(self, model: str, dim: int) -> None:
+        """Drop the decoded float copy of each vector the (model, dim) index holds, once that index
+        backs a graph (caller holds :attr:`lock`): the index's matrix is then its one float copy
+        (1,536 bytes an entry at 384 dimensions saved); :meth:`vector_row` reads it back."""
+        found = self.vector_indexes.get((model, dim))
+        if found is None:
+            return
+        for entry_id in found.ids():
+            stored = self.vectors.get(entry_id)
+            if stored is not None and len(stored.rows):
+                self._put_vector(entry_id, _without_rows(stored))
+
+    def vector_row(self, entry_id: str) -> npt.NDArray[np.float32]:
+        """The stored vector of ``entry_id`` (held, or read from the index that holds it)."""
+        stored = self.vectors[entry_id]
+        if len(stored.rows):
+            return stored.vector
+        found = self.vector_indexes[(stored.model, stored.dim)]
+        return found.columns()[:, found.rows_of([entry_id])[0]]
 
     # -- derived structures ------------------------------------------------------------------
     def shown(
@@ -200,7 +230,7 @@ class ScopeCache(Mirror):
         if found is None:
             found = self.vector_indexes[(model, dim)] = VectorIndex(dim)
             ids = sorted(i for i, v in self.vectors.items() if _valid(v, model, dim, self.texts[i]))
-            if ids:
+            if ids:  # none released: only this (model, dim)'s index releases its vectors
                 found.extend(ids, np.vstack([self.vectors[i].vector for i in ids]))
         return found
 
@@ -218,7 +248,7 @@ class ScopeCache(Mirror):
 
     def vector_bytes(self) -> int:
         first = next(iter(self.vectors.values()), None)
-        decoded = 0 if first is None else len(self.vectors) * int(first.vector.nbytes)
+        decoded = 0 if first is None else (len(self.vectors) - self.released) * first.dim * 4
         graphs = sum(a.nbytes for a in self.anns.values())
         return decoded + graphs + sum(v.nbytes for v in self.vector_indexes.values())
 
@@ -267,6 +297,10 @@ def bm25_bytes(terms: int, pairs: int, slots: int) -> int:
     (slots cost nothing apart: their ids are the cache's own strings)."""
     del slots
     return BM25_INDEX_BYTES + BM25_TERM_BYTES * terms + BM25_PAIR_BYTES * pairs
+
+
+def _without_rows(stored: StoredVector) -> StoredVector:
+    return replace(stored, rows=np.zeros((0, stored.dim), dtype=np.float32))
 
 
 def _valid(stored: StoredVector, model: str, dim: int, text: str) -> bool:

@@ -23,10 +23,9 @@ from typing import Final
 
 from ...engines import Engine
 from ...foundation.errors import EngineClosed
-from ...index import ann as graph
 from ...search.bm25_state import encode_state
 from . import ann
-from .index_cache import ScopeCache, scope_cache
+from .index_cache import scope_cache
 from .layout import ScopeKeys
 from .snapshot import SNAPSHOT_PROFILE
 
@@ -224,8 +223,9 @@ def take(engine: Engine, scope: str) -> bool:
             "version": cache.version,
             "threads": len(cache.threads) > 0,
         }
-        graph = _graph(engine, keys, cache, epoch)
+        encode_graph = ann.encoder(cache, epoch)
     text = encode_state(state, meta).decode("latin-1")  # see snapshot.load()
+    graph = encode_graph()
     batch = engine.batch()
     batch.require_equal(keys.epoch, epoch)
     batch.require_equal(keys.deletions, deletions)
@@ -234,14 +234,3 @@ def take(engine: Engine, scope: str) -> bool:
     if graph is not None:
         batch.set(keys.ann, graph)
     return bool(batch.execute().applied)
-
-
-def _graph(engine: Engine, keys: ScopeKeys, cache: ScopeCache, epoch: str) -> str | None:
-    """The scope's approximate vector graph as stored text (caller holds ``cache.lock``): the one
-    the cache holds, else built for the model of the scope's vectors when they reach the threshold
-    (the writer builds it once, so no reader has to), or None."""
-    if not cache.anns:
-        first = next(iter(cache.vectors.values()), None)
-        if first is not None and len(cache.vectors) >= graph.ANN_FROM:
-            ann.prepare(engine, keys, cache, first.model, first.dim)
-    return ann.encoded(cache, epoch)

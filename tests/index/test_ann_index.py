@@ -1,0 +1,38 @@
+"""``AnnIndex``: ids in, nearest ids out, a removed or replaced id never answered under its old vector."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memstack.index import ann
+
+if not ann.available():
+    pytest.skip("needs usearch (the embeddings extra)", allow_module_level=True)
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_nearest_gives_ids_and_cosines_and_forgets_removed_and_replaced_ids() -> None:
+    rng = np.random.default_rng(11)
+    rows = _unit(rng.normal(size=(300, 16)))
+    index = ann.AnnIndex(16)
+    index.extend([f"e{n}" for n in range(300)], rows)
+    ids, cosines = index.nearest(rows[7], 5)
+    assert ids[0] == "e7" and cosines[0] == pytest.approx(1.0, abs=0.02)
+    assert list(cosines) == sorted(cosines, reverse=True)
+    assert index.search(rows[7], 5) == list(zip(ids.tolist(), cosines.tolist(), strict=True))
+    assert index.remove("e7") and not index.remove("e7")
+    assert "e7" not in index.nearest(rows[7], 20)[0].tolist()
+    index.add("e8", rows[200])  # replaced: found under its new vector, once
+    found = index.nearest(rows[200], 5)[0].tolist()
+    assert found[:2] in (["e8", "e200"], ["e200", "e8"]) and found.count("e8") == 1
+    assert "e8" not in index.nearest(rows[8], 3)[0].tolist()
+    index.extend([f"n{n}" for n in range(100)], _unit(rng.normal(size=(100, 16))))  # labels grow
+    assert len(index) == 399 and index.nearest(rows[9], 1)[0].tolist() == ["e9"]
+    assert index.nbytes > 399 * 16
+    restored, meta = ann.AnnIndex.from_bytes(index.to_bytes({"v": 1}))
+    assert meta == {"v": 1} and len(restored) == 399
+    assert restored.nearest(rows[9], 1)[0].tolist() == ["e9"] and "e7" not in restored
