@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ...foundation.errors import InvalidInput
+from ...foundation.errors import InvalidValue
 from ...foundation.limits import check_int, short_repr
 from ...llm.tokens import TokenCounter, count_messages, token_counter
 
@@ -55,14 +55,14 @@ def history_token_budget(
             counted with ``counter`` (default ``o200k_base``) as :func:`~memstack.llm.tokens.count_messages`.
 
     Raises:
-        InvalidInput: a count that is not an int >= 0, or a prompt that is neither a count nor
+        InvalidValue: a count that is not an int >= 0, or a prompt that is neither a count nor
             a list of messages.
     """
     size = 0 if context_size is None else _count(context_size, "context_size")
     reserved = 0 if max_output_tokens is None else _count(max_output_tokens, "max_output_tokens")
     if isinstance(prompt_tokens, Sequence) and not isinstance(prompt_tokens, str | bytes):
         if not all(isinstance(m, Mapping) for m in prompt_tokens):
-            raise InvalidInput("prompt_tokens: a list of prompt messages must hold only message dicts")
+            raise InvalidValue("prompt_tokens: a list of prompt messages must hold only message dicts")
         used = count_messages(prompt_tokens, token_counter(counter))
     else:
         used = _count(prompt_tokens, "prompt_tokens")
@@ -90,7 +90,7 @@ class TokenBudget:
         """The budget in tokens.
 
         Raises:
-            InvalidInput: a count that is not an int >= 0.
+            InvalidValue: a count that is not an int >= 0.
         """
         return history_token_budget(self.context_size, self.max_output_tokens, self.prompt_tokens)
 
@@ -99,7 +99,7 @@ class TokenBudget:
         """A budget from itself, a mapping of its fields, or a bare context size.
 
         Raises:
-            InvalidInput: unknown fields or another kind of value.
+            InvalidValue: unknown fields or another kind of value.
         """
         if isinstance(value, TokenBudget):
             return value
@@ -108,11 +108,11 @@ class TokenBudget:
         if isinstance(value, Mapping):
             unknown = set(value) - {"context_size", "max_output_tokens", "prompt_tokens"}
             if unknown:
-                raise InvalidInput(f"token_budget: unknown fields {sorted(unknown)}")
+                raise InvalidValue(f"token_budget: unknown fields {sorted(unknown)}")
             return cls(
                 value.get("context_size"), value.get("max_output_tokens"), value.get("prompt_tokens", 0)
             )
-        raise InvalidInput(
+        raise InvalidValue(
             f"token_budget {short_repr(value)}: expected a TokenBudget, a mapping of its fields or an int"
         )
 
@@ -123,11 +123,11 @@ def resolve_token_limit(
     """The ``max_token_limit`` of a history read: the explicit limit, the budget's tokens, or 2000.
 
     Raises:
-        InvalidInput: both are given, or either is invalid.
+        InvalidValue: both are given, or either is invalid.
     """
     if token_budget is not None:
         if max_token_limit is not None:
-            raise InvalidInput(
+            raise InvalidValue(
                 f"max_token_limit {short_repr(max_token_limit)} and token_budget: give one of them, not both"
             )
         return TokenBudget.coerce(token_budget).tokens

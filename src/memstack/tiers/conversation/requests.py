@@ -133,7 +133,7 @@ class ReadHistory:
         """The read, its fields checked.
 
         Raises:
-            InvalidInput: both ``max_token_limit`` and ``token_budget``, or a negative count.
+            InvalidValue: both ``max_token_limit`` and ``token_budget``, or a negative count.
             InvalidValue: ``image_detail`` is not high, low or auto; a limit that is not an int.
             InvalidSessionId, InvalidKey: a malformed conversation or message id.
         """
