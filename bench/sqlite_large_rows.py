@@ -19,7 +19,10 @@ and on the layout of schema version 1 (both ``WITHOUT ROWID``), made by rebuildi
 through a second connection after the engine opened the file: the engine's SQL is the same on
 both, so the ``v1`` figures are what memstack did before. ``*_ratio`` is p50 beside large values
 over p50 beside small ones (1.0: large neighbours cost nothing); ``*_v1_vs_v2`` compares the
-layouts beside large values. ``--smoke``: tiny sizes, every step once.
+layouts beside large values; ``small_*_v2_vs_v1`` and ``new_key_v2_vs_v1`` are what the rowid
+tables cost where no value is large (a GET, an HGET, a SET of a new key, each one transaction; a
+rowid table with a text key is two b-trees: the key's index and the rows). ``--smoke``: tiny
+sizes, every step once.
 """
 
 from __future__ import annotations
@@ -43,17 +46,24 @@ BIG_STRING = 3_000_000
 
 def to_v1_layout(path: Path) -> None:
     """Rebuild ``keys`` and ``hashes`` as ``WITHOUT ROWID`` tables (schema version 1) under an
-    engine already open on the file. The expiry index and the triggers go with the old tables:
-    the reads measured do not use them."""
+    engine already open on the file, with the expiry index and the triggers as they were."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("BEGIN IMMEDIATE")
+        around = conn.execute(
+            "SELECT type, name, sql FROM sqlite_master "
+            "WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name = 'keys'"
+        ).fetchall()
+        for kind, name, _ in around:
+            conn.execute(f"DROP {kind} {name}")
         for table in ("keys", "hashes"):
             sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
             conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v2")
             conn.execute(sql.rstrip().rstrip(";") + " WITHOUT ROWID")
             conn.execute(f"INSERT INTO {table} SELECT * FROM {table}_v2")
             conn.execute(f"DROP TABLE {table}_v2")
+        for _, _, sql in around:
+            conn.execute(sql)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -81,6 +91,19 @@ def bench_get(work: Path, layout: str, keys: int, reps: int, big: bool) -> float
         engine.set("x:ver", "12345")
     with Opened(path, layout) as engine:
         return p50_us(lambda: engine.get("x:ver"), reps)
+
+
+def bench_insert(work: Path, layout: str, keys: int, reps: int) -> float:
+    """p50 of setting a new small key (one transaction each) among ``keys`` small keys."""
+    path = work / f"insert-{layout}.db"
+    with SqliteEngine(f"sqlite:///{path}", sweep_interval=None) as engine:
+        for start in range(0, keys, 1000):
+            with engine.batch() as batch:
+                for i in range(start, min(keys, start + 1000)):
+                    batch.set(f"x:{i * 2:07d}", "v" * 100)
+    with Opened(path, layout) as engine:
+        it = iter(range(1, 4 * reps, 2))
+        return p50_us(lambda: engine.set(f"x:{next(it):07d}", "v" * 100), reps)
 
 
 def bench_hget(work: Path, layout: str, fields: int, reps: int, big: bool) -> float:
@@ -165,13 +188,23 @@ def main() -> int:
                 f"{layout} get p50: {large:.1f} us beside a {BIG_STRING:,} byte value, "
                 f"{small:.1f} us beside 10 bytes"
             )
-            out[f"get_{layout}"], out[f"get_ratio_{layout}"] = large, large / small
+            out[f"get_{layout}"], out[f"get_ratio_{layout}"], out[f"get_small_{layout}"] = (
+                large,
+                large / small,
+                small,
+            )
+            out[f"insert_{layout}"] = bench_insert(work, layout, keys, reps)
+            print(f"{layout} set of a new small key p50: {out[f'insert_{layout}']:.1f} us")
             small, large = (bench_hget(work, layout, fields, reps, big) for big in (False, True))
             print(
                 f"{layout} hget p50: {large:.1f} us among {fields:,} {VECTOR_BYTES}-byte values, "
                 f"{small:.1f} us among 16-byte ones"
             )
-            out[f"hget_{layout}"], out[f"hget_ratio_{layout}"] = large, large / small
+            out[f"hget_{layout}"], out[f"hget_ratio_{layout}"], out[f"hget_small_{layout}"] = (
+                large,
+                large / small,
+                small,
+            )
             with_snap, without, snap_bytes = bench_search(work, layout, entries, max(20, reps // 10))
             print(
                 f"{layout} long-term BM25 search p50 ({entries:,} entries): {with_snap:.0f} us with its "
@@ -188,6 +221,9 @@ def main() -> int:
             f"search_p50_us={out['search_v2']:.0f} search_ratio={out['search_ratio_v2']:.2f}",
             f"search_v1_ratio={out['search_ratio_v1']:.2f}",
             f"search_v1_vs_v2={out['search_v1'] / out['search_v2']:.2f}",
+            f"small_get_v2_vs_v1={out['get_small_v2'] / out['get_small_v1']:.2f}",
+            f"small_hget_v2_vs_v1={out['hget_small_v2'] / out['hget_small_v1']:.2f}",
+            f"new_key_v2_vs_v1={out['insert_v2'] / out['insert_v1']:.2f}",
         ]
     )
     print(f"RESULT {line} keys={keys} fields={fields} entries={entries}{smoke_tag(args)}")
