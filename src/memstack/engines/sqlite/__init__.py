@@ -138,10 +138,13 @@ class SqliteEngine(Engine):
         except sqlite3.Error as exc:
             raise self._error(exc) from exc
         try:
-            ensure_schema(self._conn)
+            ensure_schema(self._conn, self.path)
         except sqlite3.Error as exc:
             self._conn.close()
             raise self._error(exc) from exc
+        except EngineError:
+            self._conn.close()
+            raise
         self._cur = self._conn.cursor()
         self._cache: dict[str, Any] = {}  # key -> keys row (None: absent); see _sqlite_ops.Tx
         self._version: object = None

@@ -3,6 +3,19 @@
 One ``keys`` row per key (type, string value, expire-at, container bookkeeping) and one table per
 container type. Deleting a ``keys`` row, or turning it into another type, removes its elements
 through triggers, inside SQLite, so no command pays a Python round trip for the cleanup.
+
+``keys`` and ``hashes`` are rowid tables (their primary keys are separate indexes); the other
+tables are ``WITHOUT ROWID``. A ``WITHOUT ROWID`` table keeps whole rows in its b-tree, dividers
+of interior pages included, and SQLite reads an overflowing cell's whole payload each time a
+search compares a key against it: one string or hash value of a few hundred KB (a long-term
+scope's BM25 snapshot) made every lookup of a key beside it read that value
+(bench/sqlite_large_rows.py). In a rowid table a lookup searches the small index, then fetches
+its one row by rowid, whatever its neighbours hold. Sets and sorted sets hold only keys; lists
+are read by ranges of their own rows.
+
+Versions (``PRAGMA user_version``): 1 had ``keys`` and ``hashes`` ``WITHOUT ROWID``; 2 rebuilds
+them as rowid tables (same columns, same SQL, so memstack 1 still reads and writes a version 2
+file correctly). A file of a higher version than :data:`SCHEMA_VERSION` is refused, unchanged.
 """
 
 from __future__ import annotations
@@ -10,9 +23,11 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-__all__ = ["SCHEMA", "connect"]
+from ...foundation.errors import EngineError
 
-SCHEMA_VERSION: Final = 1
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "connect", "ensure_schema"]
+
+SCHEMA_VERSION: Final = 2
 
 SCHEMA: Final = f"""
 CREATE TABLE IF NOT EXISTS keys (
@@ -22,11 +37,11 @@ CREATE TABLE IF NOT EXISTS keys (
     expire INTEGER,
     lo INTEGER,
     n INTEGER
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS keys_expire ON keys (expire) WHERE expire IS NOT NULL;
 CREATE TABLE IF NOT EXISTS hashes (
     key TEXT NOT NULL, field TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key, field)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS sets (
     key TEXT NOT NULL, member TEXT NOT NULL, PRIMARY KEY (key, member)
 ) WITHOUT ROWID;
@@ -83,22 +98,68 @@ def connect(path: str, busy_timeout: float) -> sqlite3.Connection:
     return conn
 
 
-def ensure_schema(conn: sqlite3.Connection) -> None:
-    """Create the tables once per file (a no-op when another process already did).
+def ensure_schema(conn: sqlite3.Connection, path: str) -> None:
+    """Create the tables once per file (a no-op when another process already did), or migrate a
+    file of an earlier version, in one transaction.
 
     Raises:
+        EngineError: the file was written by a newer memstack (nothing is changed).
         sqlite3.Error: the file is locked past the busy timeout or unusable.
     """
-    if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+    if _version(conn, path) == SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for statement in _statements(SCHEMA):
-            conn.execute(statement)
+        # Another process may have created or migrated the file since the check above.
+        if _version(conn, path) != SCHEMA_VERSION:
+            _rebuild_as_rowid(conn)
+            for statement in _statements(SCHEMA):
+                conn.execute(statement)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def _version(conn: sqlite3.Connection, path: str) -> int:
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise EngineError(
+            f"sqlite file {path} has schema version {version}, written by a newer memstack; this one "
+            f"knows versions up to {SCHEMA_VERSION} and will not write it: upgrade memstack"
+        )
+    return version
+
+
+_RESHAPED: Final = ("keys", "hashes")  # the tables version 2 keeps as rowid tables
+
+
+def _rebuild_as_rowid(conn: sqlite3.Connection) -> None:
+    """Copy ``keys`` and ``hashes`` of a version 1 file into rowid tables of the same columns.
+
+    Checked by the tables' own definitions, not the version number: memstack 1 relabels a
+    version 2 file as 1 when it opens it (it rewrites ``user_version``), and its tables are
+    already right. The index and triggers on them go first (renaming a table would point the
+    triggers at the old copy); :data:`SCHEMA` creates them again.
+    """
+    found = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall())
+    old = [t for t in _RESHAPED if "WITHOUT ROWID" in str(found.get(t, "")).upper()]
+    if not old:
+        return
+    for drop in (
+        "TRIGGER IF EXISTS keys_delete",
+        "TRIGGER IF EXISTS keys_retype",
+        "INDEX IF EXISTS keys_expire",
+    ):
+        conn.execute(f"DROP {drop}")
+    creates = {
+        create.split()[5]: create for create in _statements(SCHEMA) if create.startswith("CREATE TABLE")
+    }
+    for table in old:
+        conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v1")
+        conn.execute(creates[table])
+        conn.execute(f"INSERT INTO {table} SELECT * FROM {table}_v1")
+        conn.execute(f"DROP TABLE {table}_v1")
 
 
 def _statements(script: str) -> list[str]:
