@@ -9,13 +9,17 @@ values and beside small ones (the peer: the same operations on a file without la
   that sorts just before it (``x:snap``), against the same file with a 10-byte string there.
 - ``hget``: one field of a hash of ``--fields`` vector-sized values (1,536 bytes: 384 float32 in
   base64, what ``lt:{scope}:vec`` holds), against the same hash with 16-byte values.
+- ``lrange``: the last 20 messages of a conversation's list (``conv:b:log``) among ``--keys`` small
+  lists, with a 3 MB first element in the list that sorts just after it (``conv:c:log``: a range
+  scan ends by reading the row after its last one), against the same file with a 10-byte element
+  there.
 - ``search``: a long-term BM25 search (``LongTermMemory``, top 10) on a scope of ``--entries``
   entries, with its BM25 snapshot (``lt:{scope}:snap``, hundreds of KB) in the file, against the same
   scope after deleting the snapshot. Every search reads the scope's ``ver`` key, which sorts beside
   the snapshot, to check that its cache is fresh.
 
-Each workload runs on the engine's layout (``keys`` and ``hashes`` rowid tables, schema version 2)
-and on the layout of schema version 1 (both ``WITHOUT ROWID``), made by rebuilding the two tables
+Each workload runs on the engine's layout (``keys``, ``hashes`` and ``lists`` rowid tables, schema
+version 2) and on the layout of schema version 1 (all three ``WITHOUT ROWID``), made by rebuilding them
 through a second connection after the engine opened the file: the engine's SQL is the same on
 both, so the ``v1`` figures are what memstack did before. ``*_ratio`` is p50 beside large values
 over p50 beside small ones (1.0: large neighbours cost nothing); ``*_v1_vs_v2`` compares the
@@ -45,7 +49,7 @@ BIG_STRING = 3_000_000
 
 
 def to_v1_layout(path: Path) -> None:
-    """Rebuild ``keys`` and ``hashes`` as ``WITHOUT ROWID`` tables (schema version 1) under an
+    """Rebuild ``keys``, ``hashes`` and ``lists`` as ``WITHOUT ROWID`` tables (schema version 1) under an
     engine already open on the file, with the expiry index and the triggers as they were."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -56,7 +60,7 @@ def to_v1_layout(path: Path) -> None:
         ).fetchall()
         for kind, name, _ in around:
             conn.execute(f"DROP {kind} {name}")
-        for table in ("keys", "hashes"):
+        for table in ("keys", "hashes", "lists"):
             sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0]
             conn.execute(f"ALTER TABLE {table} RENAME TO {table}_v2")
             conn.execute(sql.rstrip().rstrip(";") + " WITHOUT ROWID")
@@ -91,6 +95,19 @@ def bench_get(work: Path, layout: str, keys: int, reps: int, big: bool) -> float
         engine.set("x:ver", "12345")
     with Opened(path, layout) as engine:
         return p50_us(lambda: engine.get("x:ver"), reps)
+
+
+def bench_lrange(work: Path, layout: str, keys: int, reps: int, big: bool) -> float:
+    path = work / f"lrange-{layout}-{big}.db"
+    with SqliteEngine(f"sqlite:///{path}", sweep_interval=None) as engine:
+        for start in range(0, keys, 1000):
+            with engine.batch() as batch:
+                for i in range(start, min(keys, start + 1000)):
+                    batch.rpush(f"conv:{i:07d}:log", "m" * 100)
+        engine.rpush("conv:b:log", *(f"message {i}" for i in range(40)))
+        engine.rpush("conv:c:log", "s" * (BIG_STRING if big else 10), "m" * 100)
+    with Opened(path, layout) as engine:
+        return p50_us(lambda: engine.lrange("conv:b:log", -20, -1), reps)
 
 
 def bench_insert(work: Path, layout: str, keys: int, reps: int) -> float:
@@ -205,6 +222,16 @@ def main() -> int:
                 large / small,
                 small,
             )
+            small, large = (bench_lrange(work, layout, keys, reps, big) for big in (False, True))
+            print(
+                f"{layout} lrange (20 messages) p50: {large:.1f} us beside a {BIG_STRING:,} byte "
+                f"element, {small:.1f} us beside 10 bytes"
+            )
+            out[f"lrange_{layout}"], out[f"lrange_ratio_{layout}"], out[f"lrange_small_{layout}"] = (
+                large,
+                large / small,
+                small,
+            )
             with_snap, without, snap_bytes = bench_search(work, layout, entries, max(20, reps // 10))
             print(
                 f"{layout} long-term BM25 search p50 ({entries:,} entries): {with_snap:.0f} us with its "
@@ -218,6 +245,10 @@ def main() -> int:
             f"get_v1_ratio={out['get_ratio_v1']:.2f} get_v1_vs_v2={out['get_v1'] / out['get_v2']:.2f}",
             f"hget_p50_us={out['hget_v2']:.1f} hget_ratio={out['hget_ratio_v2']:.2f}",
             f"hget_v1_ratio={out['hget_ratio_v1']:.2f} hget_v1_vs_v2={out['hget_v1'] / out['hget_v2']:.2f}",
+            f"lrange_p50_us={out['lrange_v2']:.1f} lrange_ratio={out['lrange_ratio_v2']:.2f}",
+            f"lrange_v1_ratio={out['lrange_ratio_v1']:.2f}",
+            f"lrange_v1_vs_v2={out['lrange_v1'] / out['lrange_v2']:.2f}",
+            f"small_lrange_v2_vs_v1={out['lrange_small_v2'] / out['lrange_small_v1']:.2f}",
             f"search_p50_us={out['search_v2']:.0f} search_ratio={out['search_ratio_v2']:.2f}",
             f"search_v1_ratio={out['search_ratio_v1']:.2f}",
             f"search_v1_vs_v2={out['search_v1'] / out['search_v2']:.2f}",

@@ -108,14 +108,14 @@ def assert_v1_contents(engine: SqliteEngine) -> None:
 
 
 # -- the layout ------------------------------------------------------------------------------
-def test_keys_and_hashes_are_rowid_tables(tmp_path: Path) -> None:
+def test_the_tables_holding_values_are_rowid_tables(tmp_path: Path) -> None:
     """A lookup must not compare against (and so read) a large neighbouring row: only rowid
     tables keep rows out of the b-tree searched by key."""
     with engine_at(tmp_path / "new.db"):
         pass
     sql = table_sql(tmp_path / "new.db")
-    assert "WITHOUT ROWID" not in sql["keys"] and "WITHOUT ROWID" not in sql["hashes"]
-    assert all("WITHOUT ROWID" in sql[t] for t in ("sets", "lists", "zsets"))
+    assert not any("WITHOUT ROWID" in sql[t] for t in ("keys", "hashes", "lists"))
+    assert all("WITHOUT ROWID" in sql[t] for t in ("sets", "zsets"))
     assert rows(tmp_path / "new.db", "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
@@ -177,6 +177,22 @@ def test_large_hash_fields(tmp_path: Path) -> None:
     assert rows(tmp_path / "h.db", "SELECT count(*) FROM hashes") == [(0,)]
 
 
+def test_large_list_elements(tmp_path: Path) -> None:
+    """A conversation's messages are list elements: a large one beside small ones, in one list and
+    in the list next to it, reads back whole through every list command."""
+    with engine_at(tmp_path / "l.db") as engine:
+        assert engine.rpush("conv:a:log", "m0", BIG, "m2") == 3
+        assert engine.rpush("conv:b:log", BIG, "n1") == 2
+        assert engine.lrange("conv:a:log", 0, -1) == ["m0", BIG, "m2"]
+        assert engine.lrange("conv:a:log", 2, 2) == ["m2"] and engine.lindex("conv:a:log", 1) == BIG
+        assert engine.llen("conv:b:log") == 2 and engine.lrange("conv:b:log", -1, -1) == ["n1"]
+        engine.ltrim("conv:a:log", 1, -1)
+        assert engine.lpop("conv:a:log") == BIG and engine.lrange("conv:a:log", 0, -1) == ["m2"]
+        engine.set("conv:b:log", "now a string")  # a retype: the trigger removes its elements
+        assert engine.get("conv:b:log") == "now a string"
+    assert rows(tmp_path / "l.db", "SELECT count(*) FROM lists WHERE length(value) > 1000") == [(0,)]
+
+
 # -- versions --------------------------------------------------------------------------------
 def test_version_1_file_is_migrated_in_place(tmp_path: Path) -> None:
     path = tmp_path / "v1.db"
@@ -194,7 +210,8 @@ def test_version_1_file_is_migrated_in_place(tmp_path: Path) -> None:
     assert rows(path, "SELECT count(*) FROM sets") == [(0,)]
     assert {r[0] for r in rows(path, "SELECT name FROM sqlite_master")} == {
         "keys", "sqlite_autoindex_keys_1", "keys_expire", "hashes", "sqlite_autoindex_hashes_1", "sets",
-        "lists", "zsets", "zsets_order", "events", "sqlite_sequence", "keys_delete", "keys_retype",
+        "lists", "sqlite_autoindex_lists_1", "zsets", "zsets_order", "events", "sqlite_sequence",
+        "keys_delete", "keys_retype",
     }  # fmt: skip
     assert rows(path, "PRAGMA integrity_check") == [("ok",)]
 

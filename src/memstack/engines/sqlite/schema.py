@@ -4,18 +4,21 @@ One ``keys`` row per key (type, string value, expire-at, container bookkeeping) 
 container type. Deleting a ``keys`` row, or turning it into another type, removes its elements
 through triggers, inside SQLite, so no command pays a Python round trip for the cleanup.
 
-``keys`` and ``hashes`` are rowid tables (their primary keys are separate indexes); the other
-tables are ``WITHOUT ROWID``. A ``WITHOUT ROWID`` table keeps whole rows in its b-tree, dividers
-of interior pages included, and SQLite reads an overflowing cell's whole payload each time a
-search compares a key against it: one string or hash value of a few hundred KB (a long-term
-scope's BM25 snapshot) made every lookup of a key beside it read that value
-(bench/sqlite_large_rows.py). In a rowid table a lookup searches the small index, then fetches
-its one row by rowid, whatever its neighbours hold. Sets and sorted sets hold only keys; lists
-are read by ranges of their own rows.
+``keys``, ``hashes`` and ``lists`` (the tables that hold values) are rowid tables (their primary
+keys are separate indexes); ``sets`` and ``zsets`` are ``WITHOUT ROWID``. A ``WITHOUT ROWID``
+table keeps whole rows in its b-tree, dividers of interior pages included, and SQLite reads an
+overflowing cell's whole payload each time a search compares a key against it: one string or hash
+value of a few hundred KB (a long-term scope's BM25 snapshot) made every lookup of a key beside it
+read that value (bench/sqlite_large_rows.py). In a rowid table a lookup searches the small index,
+then fetches its one row by rowid, whatever its neighbours hold. A list element is a value too (a
+conversation's message, a session's history entry), and a range read of one list ends by reading
+the row after its last: the next list's first element, read whole when it is large
+(bench/sqlite_large_rows.py, ``lrange``). Sets and sorted sets hold only keys.
 
-Versions (``PRAGMA user_version``): 1 had ``keys`` and ``hashes`` ``WITHOUT ROWID``; 2 rebuilds
-them as rowid tables (same columns, same SQL, so memstack 1 still reads and writes a version 2
-file correctly). A file of a higher version than :data:`SCHEMA_VERSION` is refused, unchanged.
+Versions (``PRAGMA user_version``): 1 had ``keys``, ``hashes`` and ``lists`` ``WITHOUT ROWID``; 2
+rebuilds them as rowid tables (same columns, same SQL, so memstack 1 still reads and writes a
+version 2 file correctly). A file of a higher version than :data:`SCHEMA_VERSION` is refused,
+unchanged.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ CREATE TABLE IF NOT EXISTS sets (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS lists (
     key TEXT NOT NULL, seq INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (key, seq)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS zsets (
     key TEXT NOT NULL, member TEXT NOT NULL, score REAL NOT NULL, PRIMARY KEY (key, member)
 ) WITHOUT ROWID;
@@ -131,11 +134,12 @@ def _version(conn: sqlite3.Connection, path: str) -> int:
     return version
 
 
-_RESHAPED: Final = ("keys", "hashes")  # the tables version 2 keeps as rowid tables
+_RESHAPED: Final = ("keys", "hashes", "lists")  # the tables version 2 keeps as rowid tables
 
 
 def _rebuild_as_rowid(conn: sqlite3.Connection) -> None:
-    """Copy ``keys`` and ``hashes`` of a version 1 file into rowid tables of the same columns.
+    """Copy ``keys``, ``hashes`` and ``lists`` of a version 1 file into rowid tables of the same
+    columns.
 
     Checked by the tables' own definitions, not the version number: memstack 1 relabels a
     version 2 file as 1 when it opens it (it rewrites ``user_version``), and its tables are
