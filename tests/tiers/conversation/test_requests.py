@@ -18,11 +18,10 @@ from memstack.foundation.errors import (
     InvalidKey,
     InvalidSessionId,
     InvalidValue,
-    MemstackError,
 )
 from memstack.ops import OPERATIONS, call
 from memstack.tiers.conversation.requests import RULES, AppendMessages, ReadHistory
-from ops._refused import DOORS, TOOL_DOORS, Refusals, driver, refusals  # noqa: F401 - the doors' fixtures
+from ops._refused import DOORS, TOOL_DOORS, Refusals, driver, refusal, refusals  # noqa: F401 - the doors' fixtures
 
 LONG_ID = "c" * 129
 
@@ -45,12 +44,6 @@ def _append(mem: Memory, **fields: Any) -> Any:
     )
 
 
-def _library(action: Any) -> tuple[str, str]:
-    with pytest.raises(MemstackError) as refused:
-        action()
-    return type(refused.value).__name__, str(refused.value)
-
-
 @pytest.mark.parametrize("door", DOORS)
 @pytest.mark.parametrize(("case", "keywords", "request_"), APPENDS, ids=[a[0] for a in APPENDS])
 def test_a_bad_append_is_refused_alike_on_every_door(
@@ -63,7 +56,7 @@ def test_a_bad_append_is_refused_alike_on_every_door(
 ) -> None:
     if door in TOOL_DOORS and set(request_) - {"conversation_id", "role", "content"}:
         pytest.skip("the conversation_append tool takes only the conversation, role and content")
-    expected = _library(lambda: _append(mem, **keywords))
+    expected = refusal(lambda: _append(mem, **keywords))
     fields = {"conversation_id": "c1", "role": "user", "content": "hello", **request_}
     assert refusals.refuse(door, "conversations.append", fields) == expected
     assert mem.conversations.conversations() == []  # a failing call changes nothing
@@ -94,7 +87,7 @@ def test_a_bad_history_read_is_refused_alike_on_every_door(
     fields: dict[str, Any],
 ) -> None:
     mem.conversations.append("c1", "user", "hello", message_id="m1")
-    expected = _library(lambda: _history(mem, **fields))
+    expected = refusal(lambda: _history(mem, **fields))
     assert refusals.refuse(door, "conversations.history", {"conversation_id": "c1", **fields}) == expected
 
 

@@ -14,12 +14,12 @@ pytest.importorskip("fastapi")
 pytest.importorskip("mcp")
 
 from memstack import Memory
-from memstack.foundation.errors import InvalidCategory, InvalidKey, InvalidValue, MemstackError
+from memstack.foundation.errors import InvalidCategory, InvalidKey, InvalidValue
 from memstack.ops import OPERATIONS, call
 from memstack.tiers.longterm.plan import plan_of
 from memstack.tiers.longterm.requests import RULES, SaveMemory
 from memstack.tiers.longterm.validate import MAX_CATEGORY_LENGTH
-from ops._refused import DOORS, TOOL_DOORS, Refusals, driver, refusals  # noqa: F401 - the doors' fixtures
+from ops._refused import DOORS, TOOL_DOORS, Refusals, driver, refusal, refusals  # noqa: F401 - the doors' fixtures
 
 PAST = datetime(2000, 1, 1, tzinfo=UTC)
 TOOLLESS = [door for door in DOORS if door not in TOOL_DOORS]
@@ -43,12 +43,6 @@ SAVES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
 ]
 
 
-def _refused(action: Any) -> tuple[str, str]:
-    with pytest.raises(MemstackError) as refused:
-        action()
-    return type(refused.value).__name__, str(refused.value)
-
-
 @pytest.mark.parametrize("door", TOOLLESS)
 @pytest.mark.parametrize(("case", "keywords", "request_"), SAVES, ids=[s[0] for s in SAVES])
 def test_a_bad_save_is_refused_alike_on_every_door(
@@ -59,7 +53,7 @@ def test_a_bad_save_is_refused_alike_on_every_door(
     keywords: dict[str, Any],
     request_: dict[str, Any],
 ) -> None:
-    expected = _refused(lambda: mem.long_term("alice").save(**{"content": "Alice plays jazz", **keywords}))
+    expected = refusal(lambda: mem.long_term("alice").save(**{"content": "Alice plays jazz", **keywords}))
     fields = {"scope": "alice", "content": "Alice plays jazz", **request_}
     assert refusals.refuse(door, "memories.save", fields) == expected
     assert len(mem.long_term("alice")) == 0  # a failing call changes nothing
@@ -76,9 +70,9 @@ def test_a_bad_batch_item_is_refused_alike_on_every_door(
     request_: dict[str, Any],
 ) -> None:
     # save_many checks each item with save's request: the same message, naming the item.
-    single = _refused(lambda: mem.long_term("alice").save(**{"content": "Alice plays jazz", **keywords}))
+    single = refusal(lambda: mem.long_term("alice").save(**{"content": "Alice plays jazz", **keywords}))
     items = [{"content": "Alice plays the violin"}, {"content": "Alice plays jazz", **keywords}]
-    expected = _refused(lambda: mem.long_term("alice").save_many(items))
+    expected = refusal(lambda: mem.long_term("alice").save_many(items))
     assert expected == (single[0], f"items[1]: {single[1]}")
     wire = [{"content": "Alice plays the violin"}, {"content": "Alice plays jazz", **request_}]
     assert refusals.refuse(door, "memories.save_many", {"scope": "alice", "items": wire}) == expected
@@ -99,7 +93,7 @@ def test_a_bad_id_or_scope_is_refused_alike_on_every_door(
     for given in (fields, {**fields, "scope": "s" * 129}):
         scope = given.get("scope", "alice")
         method = "delete" if name == "memories.delete" else "get"
-        expected = _refused(lambda: getattr(mem.long_term(scope), method)(given["id"]))  # noqa: B023
+        expected = refusal(lambda: getattr(mem.long_term(scope), method)(given["id"]))  # noqa: B023
         assert refusals.refuse(door, name, {"scope": scope, **given}) == expected
 
 
