@@ -24,6 +24,7 @@ from memstack.foundation.limits import (
     check_text,
     check_ttl,
     encode_json,
+    one_line,
     short_repr,
 )
 
@@ -199,3 +200,15 @@ def test_bad_segment_names_the_first_segment_the_rule_refuses() -> None:
     assert bad_segment("a/b/c", rule) is None
     assert bad_segment("a/B1/c/D", rule) == "B1"
     assert bad_segment("a//b", rule) == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("content '  ': must be a non-blank string", "content '  ': must be a non-blank string"),
+        ("first line\n  second\r\nthird\u2028fourth", "first line second third fourth"),
+        ("\n trailing \n", "trailing"),
+    ],
+)
+def test_one_line_breaks_lines_and_keeps_quoted_spaces(text: str, shown: str) -> None:
+    assert one_line(text) == shown

@@ -43,6 +43,7 @@ __all__ = [
     "check_text",
     "check_ttl",
     "encode_json",
+    "one_line",
     "short_repr",
 ]
 
@@ -289,3 +290,13 @@ def short_repr(value: object) -> str:
     except Exception:
         return f"<{type(value).__name__} object>"
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+# Every character str.splitlines() breaks on: a door prints an error on one line.
+_LINE_BREAKS: Final = re.compile(r"\s*[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]\s*")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: each line break, with the blanks around it, becomes one space; other
+    runs of spaces stay, so a message quoting ``'a  b'`` reads the same on every door."""
+    return _LINE_BREAKS.sub(" ", text).strip()

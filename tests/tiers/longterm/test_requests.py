@@ -31,7 +31,7 @@ SAVES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("category over the tier's limit", {"category": "c" * 300}, {"category": "c" * 300}),
     ("bad category", {"category": "../etc"}, {"category": "../etc"}),
     ("long id", {"id": "i" * 129}, {"id": "i" * 129}),
-    ("empty content", {"content": ""}, {"content": ""}),  # (doors collapse a message's spaces)
+    ("blank content", {"content": "  \t "}, {"content": "  \t "}),
     ("long subject", {"subject": "u" * 257}, {"subject": "u" * 257}),
     ("zero ttl", {"ttl": 0}, {"ttl": 0}),
     ("ttl over ten years", {"ttl": 1e12}, {"ttl": 1e12}),

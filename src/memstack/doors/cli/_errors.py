@@ -29,7 +29,7 @@ import typer
 from typer.core import TyperGroup
 
 from ...foundation.errors import EngineUnavailable, InvalidInput, MemstackError, NotFound
-from ...foundation.limits import check_text
+from ...foundation.limits import check_text, one_line
 from ...foundation.redact import redact
 from ._forgive import hoist_root_options, suggest
 from ._help import name_values
@@ -55,11 +55,11 @@ def exit_code(exc: BaseException) -> int:
 
 def report(name: str, message: str, code: int) -> None:
     """Print one error line on standard error (JSON under ``--json``), credentials redacted."""
-    one_line = " ".join(redact(message).split())
+    text = one_line(redact(message))
     if state.as_json:
-        line = json.dumps({"error": name, "message": one_line, "exit_code": code}, ensure_ascii=False)
+        line = json.dumps({"error": name, "message": text, "exit_code": code}, ensure_ascii=False)
     else:
-        line = f"error: {name}: {one_line}"
+        line = f"error: {name}: {text}"
     # A message may quote what the user typed, lone surrogates included: never fail printing it.
     print(line.encode("utf-8", "backslashreplace").decode("utf-8"), file=sys.stderr, flush=True)
 

@@ -24,6 +24,7 @@ from typing import Final
 
 from ...foundation import errors
 from ...foundation.keyspace.families import KEY_PREFIXES
+from ...foundation.limits import one_line
 from ...foundation.redact import redact
 
 __all__ = [
@@ -137,5 +138,5 @@ def scrub(detail: str) -> str:
     lone surrogates shown as ``\\udXXX`` escapes."""
     detail = _KEY.sub("<internal key>", redact(detail))
     detail = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", detail)
-    detail = " ".join(detail.split())
+    detail = one_line(detail)
     return detail if len(detail) <= MAX_DETAIL else detail[: MAX_DETAIL - 1] + "…"
