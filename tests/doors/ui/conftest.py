@@ -93,13 +93,16 @@ class Shooter:
         return path
 
 
-def expected(console_error: str) -> bool:
-    """Chromium logs every refused request; a 401 is what a wrong key must get."""
-    return console_error.startswith("Failed to load resource") and "status of 401" in console_error
+def expected(console_error: str, statuses: tuple[int, ...] = ()) -> bool:
+    """Chromium logs every refused request; a 401 is what a wrong key must get, and a test marked
+    ``refused(status)`` means its page to be refused with that status."""
+    return console_error.startswith("Failed to load resource") and any(
+        f"status of {status} " in console_error for status in (401, *statuses)
+    )
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh browser context (own storage) and page at a laptop size."""
     from playwright.sync_api import expect
 
@@ -110,10 +113,11 @@ def page(browser: Any) -> Iterator[Any]:
     expect.set_options(timeout=15_000)
     tab = context.new_page()
     errors: list[str] = []
+    statuses = tuple(status for mark in request.node.iter_markers("refused") for status in mark.args)
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
 
     def on_console(message: Any) -> None:
-        if message.type == "error" and not expected(message.text):
+        if message.type == "error" and not expected(message.text, statuses):
             errors.append(message.text)
 
     tab.on("console", on_console)

@@ -141,6 +141,31 @@ def test_hostile_text_is_remembered_and_shown_as_text(live: Live, page: Any, sho
     assert page.locator("#view-loop img, #view-loop b").count() == 0
 
 
+@pytest.mark.refused(409)
+def test_a_refused_remember_says_why_keeps_the_typed_turn_and_shows_nothing_of_the_owner(
+    live: Live, page: Any, shots: Any
+) -> None:
+    _open(page, live)
+    _remember(page, "mallory", [("user", "Mallory's safe code is 5150.")], conversation="vault")
+    view = page.locator("#view-loop")
+    view.get_by_label("User id").fill("eve")  # another user writing into mallory's conversation
+    view.get_by_role("textbox", name="Conversation (optional)").fill("vault")
+    page.get_by_label("Text of message").first.fill("Eve was here.")
+    page.get_by_role("button", name="Remember", exact=True).click()
+    status = page.locator("#status")
+    expect(status).to_have_class(re.compile(r"\bbad\b"))
+    expect(status).to_contain_text("conversation 'vault': holds messages of another user or of nobody")
+    expect(page.get_by_label("Text of message").first).to_have_value("Eve was here.")  # kept to correct
+    expect(page.locator("#loop-remember-refused")).to_have_text(
+        "Not remembered: conversation 'vault': holds messages of another user or of nobody"
+    )
+    shots(page, "refused")
+    assert "5150" not in page.locator("#view-loop").inner_text()
+    rows = _recall(page, "mallory", "safe code")  # the refusal wrote nothing into mallory's scope
+    expect(rows.filter(has_text="5150")).to_have_count(1)
+    assert "Eve was here" not in page.locator("#loop-results").inner_text()
+
+
 def test_each_kind_shows_its_provenance_and_a_model_queues_the_extract(
     live: Live, page: Any, shots: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -59,7 +59,17 @@ async function rememberLoop(event) {
   const body = { user, messages };
   const conversation = $("loop-conversation").value.trim();
   if (conversation) body.conversation = conversation;
-  const done = await api("POST", "/v1/remember", body);
+  let done;
+  try {
+    done = await api("POST", "/v1/remember", body);
+  } catch (error) {
+    // Said beside the form too: the typed turns stay, to be corrected rather than retyped.
+    if (!(error instanceof ApiError) || error.status !== 401) {
+      $("loop-remembered").replaceChildren(h("p", { class: "summary bad", id: "loop-remember-refused",
+        text: "Not remembered: " + (error.message || String(error)) }));
+    }
+    throw error;
+  }
   showRemembered(done);
   // The form is ready for the next turns of the same user and conversation.
   $("loop-messages").replaceChildren();
