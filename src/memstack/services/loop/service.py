@@ -121,7 +121,8 @@ class MemoryLoop:
                 f"conversation {conversation_id!r}: holds messages of another user or of nobody"
             )
         engine = self.memory.engine
-        for earlier, position in pending.notes(engine, user):  # a call that died before indexing
+        # A call that died before indexing; a younger note may be a call still running.
+        for earlier, position in pending.notes(engine, user, older_than=engine.clock.now() - pending.GRACE):
             self._index(user, earlier, store.messages(earlier, position), position)
             pending.done(engine, user, earlier, position)
         pending.note(engine, user, conversation_id, start)
