@@ -73,7 +73,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -144,6 +144,15 @@ class FusionProfile:
             raise InvalidConfiguration(f"FusionProfile {self.name!r}: min_similarity must not be NaN")
 
 
+_EVIDENCE: Final = FusionProfile(
+    name="evidence",
+    method="evidence",
+    min_similarity=-1.0,
+    bm25_weight=0.46,
+    vector_weight=0.54,
+    vector_shift=1.5,
+)
+
 FUSION_PROFILES: dict[str, FusionProfile] = {
     "default": FusionProfile(
         name="default",
@@ -157,25 +166,11 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
     "weighted-raw": FusionProfile(name="weighted-raw", method="weighted", min_similarity=0.3),
     "rockbot": FusionProfile(name="rockbot", method="mean", min_similarity=0.5, fold_ids=True),
     "rrf": FusionProfile(name="rrf", method="rrf", min_similarity=0.3),
-    "evidence": FusionProfile(
-        name="evidence",
-        method="evidence",
-        min_similarity=-1.0,
-        bm25_weight=0.46,
-        vector_weight=0.54,
-        vector_shift=1.5,
-    ),
+    "evidence": _EVIDENCE,
     # The default search profile's fusion for scopes holding conversation turns, searched with vectors:
-    # a turn is short and its cosine margin noisy, while the context field and propagation already
-    # carry what its neighbours say (figures in docs/recall.md).
-    "evidence-turns": FusionProfile(
-        name="evidence-turns",
-        method="evidence",
-        min_similarity=-1.0,
-        bm25_weight=0.7,
-        vector_weight=0.3,
-        vector_shift=1.5,
-    ),
+    # ``evidence`` weighted towards BM25, as a turn is short and its cosine margin noisy, while the
+    # context field and propagation already carry what its neighbours say (figures in docs/recall.md).
+    "evidence-turns": replace(_EVIDENCE, name="evidence-turns", bm25_weight=0.7, vector_weight=0.3),
 }
 
 
