@@ -9,7 +9,8 @@ import pytest
 
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import FUSION_PROFILES, FusionProfile, Hit, cosine, fuse
-from memstack.search.fusion import fuse_rows
+from memstack.search.evidence import Background
+from memstack.search.fusion import FuseOptions, fuse_rows
 
 
 def _scores(hits: list[Hit]) -> list[tuple[str, float]]:
@@ -201,3 +202,12 @@ def test_a_full_list_ranks_exactly_as_without_a_depth() -> None:
     vector = [(f"d{i}", float(s)) for i, s in zip(order, cosines, strict=True)]
     assert fuse_rows(bm25, vector, depth=100) == fuse_rows(bm25, vector)
     assert fuse_rows(bm25, vector, depth=101) != fuse_rows(bm25, vector)  # complete: normalised from 0.3
+
+
+def test_fuse_weighs_evidence_by_the_mass_and_background_given() -> None:
+    bm25, vector = [("a", 4.0), ("b", 2.0)], [("b", 0.8), ("c", 0.6)]
+    options: FuseOptions = {"mass": 10.0, "background": Background(0.2, 0.1)}
+    hits = fuse(bm25, vector, "evidence", **options)
+    rows = fuse_rows(bm25, vector, "evidence", **options)
+    assert [(h.id, h.score, h.bm25, h.vector, h.sources) for h in hits] == rows
+    assert _scores(hits) != _scores(fuse(bm25, vector, "evidence"))  # without them: other scores

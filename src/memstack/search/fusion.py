@@ -73,7 +73,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Final, Literal, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -82,7 +82,7 @@ from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search._lookup import lookup
 from memstack.search.evidence import SOURCES, Background, Row, Terms, evidence_terms, terms_rows
 
-__all__ = ["FUSION_PROFILES", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
+__all__ = ["FUSION_PROFILES", "FuseOptions", "FusionProfile", "Hit", "Row", "cosine", "fuse", "fuse_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +144,15 @@ class FusionProfile:
             raise InvalidConfiguration(f"FusionProfile {self.name!r}: min_similarity must not be NaN")
 
 
+_EVIDENCE: Final = FusionProfile(
+    name="evidence",
+    method="evidence",
+    min_similarity=-1.0,
+    bm25_weight=0.46,
+    vector_weight=0.54,
+    vector_shift=1.5,
+)
+
 FUSION_PROFILES: dict[str, FusionProfile] = {
     "default": FusionProfile(
         name="default",
@@ -157,25 +166,11 @@ FUSION_PROFILES: dict[str, FusionProfile] = {
     "weighted-raw": FusionProfile(name="weighted-raw", method="weighted", min_similarity=0.3),
     "rockbot": FusionProfile(name="rockbot", method="mean", min_similarity=0.5, fold_ids=True),
     "rrf": FusionProfile(name="rrf", method="rrf", min_similarity=0.3),
-    "evidence": FusionProfile(
-        name="evidence",
-        method="evidence",
-        min_similarity=-1.0,
-        bm25_weight=0.46,
-        vector_weight=0.54,
-        vector_shift=1.5,
-    ),
+    "evidence": _EVIDENCE,
     # The default search profile's fusion for scopes holding conversation turns, searched with vectors:
-    # a turn is short and its cosine margin noisy, while the context field and propagation already
-    # carry what its neighbours say (figures in docs/recall.md).
-    "evidence-turns": FusionProfile(
-        name="evidence-turns",
-        method="evidence",
-        min_similarity=-1.0,
-        bm25_weight=0.7,
-        vector_weight=0.3,
-        vector_shift=1.5,
-    ),
+    # ``evidence`` weighted towards BM25, as a turn is short and its cosine margin noisy, while the
+    # context field and propagation already carry what its neighbours say (figures in docs/recall.md).
+    "evidence-turns": replace(_EVIDENCE, name="evidence-turns", bm25_weight=0.7, vector_weight=0.3),
 }
 
 
@@ -196,30 +191,44 @@ def _min_max(scores: dict[str, float], floor: float | None = None) -> dict[str, 
     return {key: (score - low) / (high - low) for key, score in scores.items()}
 
 
+class FuseOptions(TypedDict, total=False):
+    """The keywords of :func:`fuse` and :func:`fuse_rows` (each None when not given).
+
+    ``min_similarity`` overrides the profile's threshold. ``depth``: how many candidates the vector
+    retriever was asked for; a shorter ``vector`` list is complete, and min-max then normalises it
+    from ``min_similarity`` (module docstring). ``mass`` (the query's IDF mass) and ``background``
+    (its cosines over the scope): what the ``evidence`` method weighs the two scores by
+    (:mod:`memstack.search.evidence`); without them BM25 scores are taken over their maximum and
+    cosines over no background.
+    """
+
+    min_similarity: float | None
+    depth: int | None
+    mass: float | None
+    background: Background | None
+
+
 def fuse(
     bm25: Sequence[tuple[str, float]],
     vector: Sequence[tuple[str, float]],
     profile: str | FusionProfile = "default",
     *,
-    min_similarity: float | None = None,
     k: int | None = None,
-    depth: int | None = None,
+    **options: Unpack[FuseOptions],
 ) -> list[Hit]:
     """Fuse a BM25 result list and a vector result list (``(id, score)`` pairs) into ranked :class:`Hit`s.
 
     ``bm25`` is expected best first (as :meth:`Bm25Index.search` returns it); its maximum is used for
-    normalisation either way. ``min_similarity`` overrides the profile's threshold; ``k`` caps the result.
-    ``depth``: how many candidates the vector retriever was asked for; a shorter ``vector`` list is
-    complete, and min-max then normalises it from ``min_similarity`` (module docstring).
+    normalisation either way. ``k`` caps the result; ``options``: :class:`FuseOptions`.
 
     Raises:
         InvalidConfiguration: unknown profile name.
         InvalidInput: ``k`` is negative, or ``min_similarity`` is NaN.
     """
-    prof = _resolved(profile, min_similarity)
+    prof = _resolved(profile, options.pop("min_similarity", None))
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
         raise InvalidInput(f"k={k!r} must be None or an int >= 0")
-    rows = fuse_rows(bm25, vector, prof, depth=depth)
+    rows = fuse_rows(bm25, vector, prof, **options)
     return [Hit(*row) for row in (rows if k is None else rows[:k])]
 
 
@@ -254,11 +263,7 @@ def fuse_rows(
     bm25: Sequence[tuple[str, float]],
     vector: Sequence[tuple[str, float]],
     profile: str | FusionProfile = "default",
-    *,
-    min_similarity: float | None = None,
-    depth: int | None = None,
-    mass: float | None = None,
-    background: Background | None = None,
+    **options: Unpack[FuseOptions],
 ) -> list[Row]:
     """:func:`fuse` as tuples (:data:`Row`), every fused result: for callers that keep only a few
     of ~200 results (creating a frozen :class:`Hit` costs ~1 us, a tuple ~0.02).
@@ -267,12 +272,12 @@ def fuse_rows(
         InvalidConfiguration: unknown profile name.
         InvalidInput: ``min_similarity`` is NaN.
     """
-    prof = _resolved(profile, min_similarity)
+    prof = _resolved(profile, options.get("min_similarity"))
     if prof.method == "evidence":
-        # ``mass``: the query's IDF mass; ``background``: its cosines over the scope (module evidence)
         kept = [(i, s) for i, s in vector if s >= prof.min_similarity]
-        return terms_rows(bm25, kept, _evidence_terms(prof, bm25, mass, background))
-    return _rows(bm25, vector, prof, depth)
+        terms = _evidence_terms(prof, bm25, options.get("mass"), options.get("background"))
+        return terms_rows(bm25, kept, terms)
+    return _rows(bm25, vector, prof, options.get("depth"))
 
 
 def _resolved(profile: str | FusionProfile, min_similarity: float | None) -> FusionProfile:

@@ -27,6 +27,8 @@ import logging
 import math
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from ...engines import Engine
@@ -83,6 +85,37 @@ class _Seen:
         self.expiring = int(result[5])
 
 
+@dataclass(frozen=True, slots=True)
+class _Put:
+    """One put's item as its write stores it: ``px`` its TTL in milliseconds, ``payload`` its
+    encoded vectors (None: no TTL, not embedded)."""
+
+    key: str
+    value: Mapping[str, Any]
+    ttl: float | None
+    vectors: codec.Matrix | None
+    px: int | None
+    payload: str | None
+
+    @classmethod
+    def of(cls, key: str, value: Mapping[str, Any], ttl: float | None, vectors: codec.Matrix | None) -> _Put:
+        payload = None if vectors is None or not len(vectors) else codec.encode(vectors)
+        return cls(key, value, ttl, vectors, None if ttl is None else ttl_ms(ttl), payload)
+
+    def record(self, old: Record | None, now: datetime, seq: int, expires_ms: int | None = None) -> Record:
+        """The record written over ``old`` (None: a new item, numbered ``seq``): an update keeps
+        the item's creation time and its place in the namespace."""
+        return Record(
+            value=dict(self.value),
+            created_at=now if old is None else old.created_at,
+            updated_at=now,
+            seq=seq if old is None else old.seq,
+            ttl=self.ttl,
+            expires_ms=expires_ms,
+            vectors=self.payload is not None,
+        )
+
+
 def put_item(
     engine: Engine,
     keys: NamespaceKeys,
@@ -100,30 +133,20 @@ def put_item(
         Conflict: the key kept changing under :data:`ATTEMPTS` concurrent writes.
         EngineError: the engine failed.
     """
-    px = None if ttl is None else ttl_ms(ttl)
-    payload = None if vectors is None or not len(vectors) else codec.encode(vectors)
-    if cache is not None and px is None:
+    put = _Put.of(key, value, ttl, vectors)
+    if cache is not None and put.px is None:
         with cache.lock:
             if cache.guardable():
-                if _put_known(engine, keys, key, value, payload, vectors, cache):
+                if _put_known(engine, keys, put, cache):
                     return
                 cache.refresh(engine, keys.scope)  # learn the other write: the next put is quick again
     for attempt in range(ATTEMPTS):
         seen = _Seen(engine, keys, key, prune=attempt == 0)
-        now = now_datetime(engine)
-        old = seen.old
-        record = Record(
-            value=dict(value),
-            created_at=now if old is None else old.created_at,
-            updated_at=now,
-            seq=seen.version + 1 if old is None else old.seq,
-            ttl=ttl,
-            expires_ms=None if px is None else engine.now_ms() + px,
-            vectors=payload is not None,
-        )
+        expires_ms = None if put.px is None else engine.now_ms() + put.px
+        record = put.record(seen.old, now_datetime(engine), seen.version + 1, expires_ms)
         batch = engine.batch()
         first = seen.count <= 0 and not seen.counted
-        _queue_put(engine, batch, keys, key, seen, record, payload, px)
+        _queue_put(engine, batch, keys, put, seen, record)
         if batch.execute().applied:
             if cache is not None and first:
                 _warm(engine, keys, cache)
@@ -132,18 +155,11 @@ def put_item(
 
 
 def _queue_put(
-    engine: Engine,
-    batch: Batch,
-    keys: NamespaceKeys,
-    key: str,
-    seen: _Seen,
-    record: Record,
-    payload: str | None,
-    px: int | None,
+    engine: Engine, batch: Batch, keys: NamespaceKeys, put: _Put, seen: _Seen, record: Record
 ) -> None:
     """The guarded write of ``record`` over what ``seen`` read: the item, its id, its vectors and
     its expiry, each added or dropped as the old version had it."""
-    old = seen.old
+    old, key, px, payload = seen.old, put.key, put.px, put.payload
     batch.require_equal(keys.item(key), seen.raw)
     queue_prune(batch, keys, seen.expired)
     first = seen.count <= 0 and not seen.counted
@@ -162,27 +178,13 @@ def _queue_put(
     log_change(batch, keys.scope, "put", key)
 
 
-def _put_known(
-    engine: Engine,
-    keys: NamespaceKeys,
-    key: str,
-    value: Mapping[str, Any],
-    payload: str | None,
-    vectors: codec.Matrix | None,
-    cache: NamespaceCache,
-) -> bool:
+def _put_known(engine: Engine, keys: NamespaceKeys, put: _Put, cache: NamespaceCache) -> bool:
     """A put without a TTL from what the warm ``cache`` knows, in one batch guarded by the
     namespace's epoch and version; False (nothing written) when the namespace changed since."""
+    key, payload = put.key, put.payload
     cached = cache.items.get(key)
     old = None if cached is None else cached.record
-    now = now_datetime(engine)
-    record = Record(
-        value=dict(value),
-        created_at=now if old is None else old.created_at,
-        updated_at=now,
-        seq=cache.version + 1 if old is None else old.seq,
-        vectors=payload is not None,
-    )
+    record = put.record(old, now_datetime(engine), cache.version + 1)
     raw = encode_record(record)
     epoch = cache.epoch or uuid.uuid4().hex
     batch = engine.batch()
@@ -199,7 +201,7 @@ def _put_known(
     log_change(batch, keys.scope, "put", key, epoch, known=cache.epoch is not None, after=cache.version)
     if not batch.execute().applied:
         return False
-    cache.wrote(cache.version + 1, epoch, key, Cached(raw, record), None if payload is None else vectors)
+    cache.wrote(cache.version + 1, epoch, key, Cached(raw, record), None if payload is None else put.vectors)
     return True
 
 

@@ -20,6 +20,18 @@ from ...foundation.redact import RedactingFormatter, redact, redact_url
 from ...services.lifecycle.retention import Retention, parse_retention
 from ...services.memory import Memory
 from ...services.transfer.dump import export_jsonl, import_jsonl
+from ..server.defaults import (
+    BODY_TIMEOUT,
+    HEAD_TIMEOUT,
+    MAX_BODY_BYTES,
+    MAX_CONNECTIONS,
+    MODEL_RUNS_PER_TENANT,
+    MODEL_THREADS,
+    RETENTION_INTERVAL,
+    WATCH_IDLE_SECONDS,
+    WATCH_PER_KEY,
+    WATCH_PER_TENANT,
+)
 from ._common import EXIT, console, emit, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
@@ -42,7 +54,7 @@ def serve(
         "is not loopback, else none.",
     ),
     no_auth: bool = typer.Option(False, "--no-auth", help="No API keys (tenant 'default'); loopback only."),
-    max_body_bytes: int = typer.Option(1 << 20, help="Largest request body accepted."),
+    max_body_bytes: int = typer.Option(MAX_BODY_BYTES, help="Largest request body accepted."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
     dream_interval: float = typer.Option(
         0.0, "--dream-interval", help="Seconds between dream passes per scope (default tenant); 0: off."
@@ -67,7 +79,7 @@ def serve(
         "$MEMSTACK_RETENTION; unset: keep everything).",
     ),
     retention_interval: float = typer.Option(
-        3600.0, "--retention-interval", min=1, help="Seconds between sweeps."
+        RETENTION_INTERVAL, "--retention-interval", min=1, help="Seconds between sweeps."
     ),
     auth_failure_burst: int = typer.Option(
         None,
@@ -82,26 +94,38 @@ def serve(
         "$MEMSTACK_AUTH_FAILURE_RATE, else 6.",
     ),
     max_connections: int = typer.Option(
-        1000,
+        MAX_CONNECTIONS,
         "--max-connections",
         help="Connections open at once; past it the one waiting longest for its request head is closed.",
     ),
-    head_timeout: float = typer.Option(10.0, "--head-timeout", help="Seconds for a request head."),
-    body_timeout: float = typer.Option(60.0, "--body-timeout", help="Seconds for a whole request body."),
+    head_timeout: float = typer.Option(HEAD_TIMEOUT, "--head-timeout", help="Seconds for a request head."),
+    body_timeout: float = typer.Option(
+        BODY_TIMEOUT, "--body-timeout", help="Seconds for a whole request body."
+    ),
     model_threads: int = typer.Option(
-        4, "--model-threads", help="Threads of the model-backed operations (dream runs), apart from the rest."
+        MODEL_THREADS,
+        "--model-threads",
+        help="Threads of the model-backed operations (dream runs), apart from the rest.",
     ),
     model_runs_per_tenant: int = typer.Option(
-        2, "--model-runs-per-tenant", help="Model-backed runs one tenant may have at once (429 past it)."
+        MODEL_RUNS_PER_TENANT,
+        "--model-runs-per-tenant",
+        help="Model-backed runs one tenant may have at once (429 past it).",
     ),
     watch_per_key: int = typer.Option(
-        100, "--watch-per-key", help="Board event streams one API key may hold at once (429 past it)."
+        WATCH_PER_KEY,
+        "--watch-per-key",
+        help="Board event streams one API key may hold at once (429 past it).",
     ),
     watch_per_tenant: int = typer.Option(
-        500, "--watch-per-tenant", help="Board event streams one tenant may hold at once (429 past it)."
+        WATCH_PER_TENANT,
+        "--watch-per-tenant",
+        help="Board event streams one tenant may hold at once (429 past it).",
     ),
     watch_idle: float = typer.Option(
-        900.0, "--watch-idle", help="Seconds after which an event stream that saw no change is ended."
+        WATCH_IDLE_SECONDS,
+        "--watch-idle",
+        help="Seconds after which an event stream that saw no change is ended.",
     ),
     forwarded_allow_ips: str = typer.Option(
         None,

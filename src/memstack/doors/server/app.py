@@ -26,7 +26,7 @@ from ...services.lifecycle.retention import Retention
 from ...services.lifecycle.sweeper import RetentionSweeper
 from ...services.memory import Memory
 from ...tiers.longterm.backfill import VectorFollower
-from . import docs_assets, health, metrics, problems, ui
+from . import defaults, docs_assets, health, metrics, problems, ui
 from .access_log import AccessLog
 from .auth import DEFAULT_TENANT, Authenticator, AuthMode, decide_mode
 from .keys import ApiKey, ApiKeyStore
@@ -89,21 +89,21 @@ class ServerSettings:
     def __init__(
         self,
         *,
-        max_body_bytes: int = 1 << 20,
+        max_body_bytes: int = defaults.MAX_BODY_BYTES,
         auth: AuthMode | None = None,
         require_auth: bool | None = None,
         max_wait_seconds: float = 30.0,
         host: str = "127.0.0.1",
         embedder: Embedder | None = None,
         retention: Retention | None = None,
-        retention_interval: float = 3600.0,
+        retention_interval: float = defaults.RETENTION_INTERVAL,
         auth_throttle: AuthThrottle | None = None,
         log_key: str | None = None,
-        model_threads: int = 4,
-        model_runs_per_tenant: int = 2,
-        watch_per_key: int = 100,
-        watch_per_tenant: int = 500,
-        watch_idle_seconds: float = 900.0,
+        model_threads: int = defaults.MODEL_THREADS,
+        model_runs_per_tenant: int = defaults.MODEL_RUNS_PER_TENANT,
+        watch_per_key: int = defaults.WATCH_PER_KEY,
+        watch_per_tenant: int = defaults.WATCH_PER_TENANT,
+        watch_idle_seconds: float = defaults.WATCH_IDLE_SECONDS,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:

@@ -38,6 +38,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ...foundation.errors import InvalidConfiguration
+from .defaults import BODY_TIMEOUT, HEAD_TIMEOUT, MAX_CONNECTIONS
 
 __all__ = ["DEFAULT_LIMITS", "ConnectionLimits", "guarded_protocol", "uvicorn_options"]
 
@@ -47,9 +48,9 @@ class ConnectionLimits:
     """The limits of :mod:`memstack.doors.server.connections` (``memstack serve`` options of the same
     names): seconds for a head, seconds for a body, connections open at once."""
 
-    head_timeout: float = 10.0
-    body_timeout: float = 60.0
-    max_connections: int = 1000
+    head_timeout: float = HEAD_TIMEOUT
+    body_timeout: float = BODY_TIMEOUT
+    max_connections: int = MAX_CONNECTIONS
 
     def __post_init__(self) -> None:
         for name in ("head_timeout", "body_timeout"):

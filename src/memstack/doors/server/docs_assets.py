@@ -17,6 +17,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -85,19 +87,25 @@ def install(app: FastAPI) -> bool:
     app.mount(ASSETS_URL, StaticFiles(directory=directory), name="docs-assets")
     redirect_url = "/docs/oauth2-redirect"
 
-    def base(request: Request) -> str:
-        return str(request.scope.get("root_path", ""))
+    def docs_page(
+        request: Request, render: Callable[..., HTMLResponse], title: str, **paths: str
+    ) -> HTMLResponse:
+        """``render``'s page with every URL it loads (the schema, ``paths``) under the root path
+        the app is mounted at."""
+        root = str(request.scope.get("root_path", ""))
+        urls = {name: root + path for name, path in paths.items()}
+        return render(openapi_url=f"{root}{app.openapi_url}", title=f"{app.title} - {title}", **urls)
 
     @app.get("/docs", include_in_schema=False)
     def swagger_ui(request: Request) -> HTMLResponse:
-        root = base(request)
-        page = get_swagger_ui_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - API docs",
-            oauth2_redirect_url=f"{root}{redirect_url}",
-            swagger_js_url=f"{root}{ASSETS_URL}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{ASSETS_URL}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{ASSETS_URL}/favicon.png",
+        page = docs_page(
+            request,
+            get_swagger_ui_html,
+            "API docs",
+            oauth2_redirect_url=redirect_url,
+            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
         )
         return _with_policy(page)
 
@@ -107,13 +115,12 @@ def install(app: FastAPI) -> bool:
 
     @app.get("/redoc", include_in_schema=False)
     def redoc(request: Request) -> HTMLResponse:
-        root = base(request)
-        page = get_redoc_html(
-            openapi_url=f"{root}{app.openapi_url}",
-            title=f"{app.title} - API reference",
-            redoc_js_url=f"{root}{ASSETS_URL}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{ASSETS_URL}/favicon.png",
-            with_google_fonts=False,
+        page = docs_page(
+            request,
+            partial(get_redoc_html, with_google_fonts=False),
+            "API reference",
+            redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
+            redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
         )
         return _with_policy(page, runtime_styles=True)
 

@@ -27,6 +27,7 @@ from ...ops.run import arun
 from ...ops.spec import Op
 from ...ops.tools import Runner
 from ...services.memory import Memory
+from .defaults import MODEL_RUNS_PER_TENANT, MODEL_THREADS
 
 __all__ = ["SLOW_OPS", "SlowWork"]
 
@@ -41,7 +42,7 @@ _T = TypeVar("_T")
 class SlowWork:
     """The slow pool of one server: ``threads`` threads, ``per_tenant`` runs per tenant."""
 
-    def __init__(self, threads: int = 4, per_tenant: int = 2) -> None:
+    def __init__(self, threads: int = MODEL_THREADS, per_tenant: int = MODEL_RUNS_PER_TENANT) -> None:
         for name, value in (("threads", threads), ("per_tenant", per_tenant)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
                 raise InvalidConfiguration(f"slow work {name}={value!r}: must be an int from 1 to 1024")

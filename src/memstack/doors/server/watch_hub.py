@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException
 from ...foundation.errors import InvalidConfiguration
 from ...services.memory import Memory
 from ...tiers.shared import MemoryChange, SharedMemory
+from .defaults import WATCH_IDLE_SECONDS, WATCH_PER_KEY, WATCH_PER_TENANT
 
 __all__ = ["QUEUE_SIZE", "WatchHub", "Watcher"]
 
@@ -57,7 +58,12 @@ class _Board:
 class WatchHub:
     """The watchers of one server."""
 
-    def __init__(self, per_key: int = 100, per_tenant: int = 500, idle_seconds: float = 900.0) -> None:
+    def __init__(
+        self,
+        per_key: int = WATCH_PER_KEY,
+        per_tenant: int = WATCH_PER_TENANT,
+        idle_seconds: float = WATCH_IDLE_SECONDS,
+    ) -> None:
         for name, value in (("per_key", per_key), ("per_tenant", per_tenant)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
                 raise InvalidConfiguration(f"watch {name} {value!r}: must be an int from 1 to 100000")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Unpack
 
@@ -228,23 +229,19 @@ class LongTermMemory(LongTermReads, LongTermDeletes):
         self, existing: MemoryEntry, request: SaveMemory, expires_at: datetime | None, actor: str
     ) -> MemoryEntry:
         """A deduplicated save: ``existing`` again, with the request's tags merged into its own
-        (first spelling kept, case-insensitively)."""
+        (first spelling kept, case-insensitively), and the request's subject, validity, expiry and
+        supersessions."""
         merged: dict[str, str] = {}
         for tag in (*existing.tags, *request.tags):
             merged.setdefault(tag.lower(), tag)
-        return self.save(
-            content=existing.content,
-            category=existing.category,
-            tags=list(merged.values()),
-            metadata=existing.metadata,
-            id=existing.id,
-            created_at=existing.created_at,
+        again = replace(
+            existing,
+            tags=tuple(merged.values()),
             subject=request.subject,
-            supersedes=request.supersedes,
-            valid_from=request.valid_from,
+            given_valid_from=request.valid_from,
             expires_at=expires_at,
-            actor=actor,
         )
+        return self.save(again, supersedes=request.supersedes, actor=actor)
 
     def save_many(
         self,
