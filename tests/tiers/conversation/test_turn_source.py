@@ -10,6 +10,7 @@ import pytest
 from memstack import ManualClock, Memory
 from memstack.foundation.errors import InvalidValue
 from memstack.services.dream.sources import pass_turns, user_conversations
+from memstack.tiers.conversation import turn_source
 from memstack.tiers.conversation.turn_source import migrate_turn_log
 from memstack.tiers.conversation.turns import _LOG
 
@@ -72,3 +73,31 @@ def test_old_log_entries_are_migrated_once_with_their_time_and_id(mem: Memory, c
         t["content"] for t in pass_turns("carol", ["s/2"], conversations=mem.conversations, turns=None)
     ] == ["nobody likes dust"]
     assert pass_turns("carol", None, conversations=mem.conversations, turns=None) == []
+
+
+def test_a_log_mixing_copied_and_old_entries_copies_exactly_the_old_ones(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(turn_source, "_CHUNK", 2)  # several lookups per conversation
+    for n in range(5):
+        mem.turns.add("s1", "user", f"said now {n}", subject="alice", message_id=f"now{n}")
+        _legacy(
+            mem,
+            session_id="s1",
+            role="user",
+            content=f"said before {n}",
+            message_id=f"old{n}",
+            subject="alice",
+        )
+        mem.turns.add(
+            "s1", "user", f"bob now {n}", subject="bob", message_id=f"bnow{n}"
+        )  # his own conversation
+    _legacy(mem, session_id="s1", role="user", content="bob before", message_id="bold", subject="bob")
+    assert migrate_turn_log(mem.turns.log_entries(), mem.conversations) == 6
+    assert migrate_turn_log(mem.turns.log_entries(), mem.conversations) == 0
+    alice = [t["content"] for t in pass_turns("alice", None, conversations=mem.conversations, turns=None)]
+    assert sorted(alice) == sorted(
+        [f"said now {n}" for n in range(5)] + [f"said before {n}" for n in range(5)]
+    )
+    bob = [t["content"] for t in pass_turns("bob", None, conversations=mem.conversations, turns=None)]
+    assert sorted(bob) == sorted([f"bob now {n}" for n in range(5)] + ["bob before"])

@@ -17,9 +17,11 @@ It is idempotent: an entry whose message is in its conversation already is skipp
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ...foundation.errors import EntryNotFound
+from ...foundation.keyspace import family_named
+from ...foundation.keyspace.families import CONVERSATION
 from .activity import owner_of
 from .message import _MESSAGE_ID, CONVERSATION_RULE
 from .turn_ids import message_id_of
@@ -30,6 +32,11 @@ if TYPE_CHECKING:
     from .store import ConversationStore
 
 __all__ = ["candidates", "migrate_turn_log", "mirror_turn", "turn_conversation"]
+
+_LOG: Final = family_named("conversation.log").tail
+_MESSAGE: Final = family_named("conversation.message").tail_prefix
+_CHUNK: Final = 512
+"""Messages looked up per batch."""
 
 
 def _own(session_id: str, subject: str | None) -> str:
@@ -83,5 +90,44 @@ def mirror_turn(store: ConversationStore, entry: dict[str, Any]) -> bool:
 
 def migrate_turn_log(entries: Iterable[dict[str, Any]], store: ConversationStore) -> int:
     """Copy every turn-log entry of ``entries`` (``TurnMemory.log_entries()``) not in its
-    conversation yet into it; the number copied."""
-    return sum(mirror_turn(store, dict(entry)) for entry in entries)
+    conversation yet into it; the number copied. What is there already is found in a few round
+    trips per conversation, not several per entry: the dream scheduler runs this at every start."""
+    rows = [dict(entry) for entry in entries]
+    there = _present(store, rows)
+    return sum(mirror_turn(store, row) for n, row in enumerate(rows) if n not in there)
+
+
+def _present(store: ConversationStore, rows: list[dict[str, Any]]) -> set[int]:
+    """The numbers of the ``rows`` whose message is in one of their conversations already."""
+    wanted: dict[str, list[tuple[int, str]]] = {}
+    for n, row in enumerate(rows):
+        message_id = _message_id(row)
+        for conversation in candidates(str(row["session_id"]), row.get("subject")):
+            wanted.setdefault(conversation, []).append((n, message_id))
+    found: set[int] = set()
+    for conversation, items in wanted.items():
+        for start in range(0, len(items), _CHUNK):
+            chunk = items[start : start + _CHUNK]
+            held = _held(store, conversation, [message_id for _, message_id in chunk])
+            found.update(n for (n, _), yes in zip(chunk, held, strict=True) if yes)
+    return found
+
+
+def _held(store: ConversationStore, conversation: str, message_ids: list[str]) -> list[bool]:
+    """Whether each message is in ``conversation``: its position noted and a message there, as
+    :meth:`ConversationStore.get` sees it (one batch of one conversation's keys: one cluster slot)."""
+    base = CONVERSATION.render(store.engine.tag, conversation=conversation)
+    with store.engine.batch() as positions:
+        for message_id in message_ids:
+            positions.get(base + _MESSAGE + message_id)
+    assert positions.result is not None
+    noted = [(i, int(p)) for i, p in enumerate(positions.result.results) if p is not None]
+    held = [False] * len(message_ids)
+    if noted:
+        with store.engine.batch() as records:
+            for _, position in noted:
+                records.lindex(base + _LOG, position)
+        assert records.result is not None
+        for (i, _), record in zip(noted, records.result.results, strict=True):
+            held[i] = record is not None
+    return held
