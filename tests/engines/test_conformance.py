@@ -794,6 +794,18 @@ def test_scan_by_prefix(engine: Engine) -> None:
     assert set(engine.scan("")) >= {f"scan:{n}" for n in names} | {"scan;"}
 
 
+def test_scan_of_many_pages_lists_each_live_key_once(engine: Engine, clock: ManualClock) -> None:
+    # More keys than a Redis SCAN page (1,000): each page's expiries are read on their own.
+    prefix = engine.tag("many") + ":"  # one batch: one cluster slot
+    with engine.batch() as batch:
+        for n in range(2_500):
+            batch.set(f"{prefix}{n:04d}", "v", px=1_000 if n % 3 == 0 else None)
+    clock.advance(1.0)  # a third of them expire
+    found = list(engine.scan(prefix))
+    assert len(found) == len(set(found))
+    assert sorted(found) == [f"{prefix}{n:04d}" for n in range(2_500) if n % 3]
+
+
 def test_flush_removes_everything(engine: Engine) -> None:
     engine.set("f:a", "1")
     engine.hset("f:h", {"f": "v"})

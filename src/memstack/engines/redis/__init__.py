@@ -224,17 +224,24 @@ class RedisEngine(Engine):
         return iter(self._guard(collect))
 
     def _scan_node(self, node: Address, pattern: str, now: int) -> list[str]:
-        keys: dict[str, None] = {}
+        seen: set[str] = set()
+        live: list[str] = []
         cursor = "0"
         while True:
             ((cursor, batch),) = self._admin(node, ("SCAN", cursor, "MATCH", pattern, "COUNT", _SCAN_COUNT))
-            keys.update((k, None) for k in batch if not is_dedupe_key(k))
+            fresh = [k for k in dict.fromkeys(batch) if k not in seen and not is_dedupe_key(k)]
+            if fresh:  # SCAN may return a key twice
+                seen.update(fresh)
+                # Each page's expiries in a pipeline of its own: one of a million keys' timed out
+                # writing to the socket (bench/scale.py --scopes 100000 on Redis).
+                expires = self._admin(node, *(("PEXPIRETIME", k) for k in fresh))
+                live += (
+                    k
+                    for k, e in zip(fresh, expires, strict=True)
+                    if e == -1 or (e > 0 and e - self._bias > now)
+                )
             if cursor == "0":
-                break
-        if not keys:
-            return []
-        expires = self._admin(node, *(("PEXPIRETIME", k) for k in keys))
-        return [k for k, e in zip(keys, expires, strict=True) if e == -1 or (e > 0 and e - self._bias > now)]
+                return live
 
     def raw_items(self) -> Iterator[tuple[str, str]]:
         """Every key of every primary with its content, batch replies included (see
