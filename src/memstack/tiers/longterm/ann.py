@@ -1,16 +1,18 @@
 """Vector candidates from a scope's approximate nearest-neighbour graph (:mod:`memstack.index.ann`).
 
 A scope holding :data:`~memstack.index.ann.ANN_FROM` valid vectors or more of the embedder's model
-gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like the exact vectors.
-A search asks the graph for its ``depth`` nearest (a filtered one for ``over x depth x n / allowed``),
-keeps those the filters, the tenant's scope and the validity window allow (``allowed``), and gives
-each its exact float cosine. When the filters leave fewer entries than the over-fetch could reach
-(``allowed`` smaller than ``n / over``), or the graph's candidates leave fewer than ``depth``
-allowed, the allowed vectors are scored exactly instead: a filtered search never loses hits to the
-approximation, it only gets cheaper when few entries are allowed. The fused ranking's background
-(the mean and spread of the query's cosines over the scope) comes from the vectors' running
-moments (:meth:`~memstack.index.vectors.VectorIndex.moments`): the scan's figure without the scan.
-The conversation-context vector field (a score that reads every neighbour's cosine) keeps the exact
+gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like the exact vectors. A
+search asks the graph for its :func:`candidates` nearest (``depth``, more past 100,000 vectors; a
+filtered one for ``over x candidates x n / allowed``), keeps those the filters, the tenant's scope
+and the validity window allow (``allowed``), re-scores each from the scope's 8-bit vectors (a scale
+per vector: :meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``. When
+the filters leave fewer entries than the over-fetch could reach (``allowed`` smaller than ``n /
+over``), or the graph's candidates leave fewer than ``depth`` allowed, the allowed vectors are
+scored exactly instead: a filtered search never loses hits to the approximation, it only gets
+cheaper when few entries are allowed. The fused ranking's background (the mean and spread of the
+query's cosines over the scope) comes from the vectors' running moments
+(:meth:`~memstack.index.vectors.VectorIndex.moments`): the scan's figure without the scan. The
+conversation-context vector field (a score that reads every neighbour's cosine) keeps the exact
 scan.
 
 The graph is persisted beside the BM25 snapshot (:func:`encoder`, written by the snapshotter) and a
