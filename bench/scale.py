@@ -20,8 +20,9 @@
    every size so that its overlap is measured below the threshold too; memstack itself uses it from
    ``MEMSTACK_ANN_FROM`` vectors, 20,000 by default). ``overlap`` is the mean share of the exact
    top 10 that the graph-backed search also returns; ``ann_build_s`` the graph's build time. Index
-   bytes per entry, from the scope cache's own counts: ``vec_b`` (the float vectors: the decoded
-   copy and the search matrix), ``graph_b`` (the int8 graph), ``bm25_b``.
+   bytes per entry, from the scope cache's own counts: ``vec_b`` (the vectors: the decoded
+   float copy and the search matrix, 8 bits a component once a graph backs it), ``graph_b``
+   (the int8 graph), ``bm25_b``.
 3. Many small scopes: ``--scopes`` scopes of 10 entries (100,000 by default, 5,000 with
    ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
    (p50/p99, and the p99 of the searching thread's CPU time, which a busy machine's other jobs
@@ -133,21 +134,21 @@ def _searches(lt: LongTermMemory, queries: list[str], answers: list[list[str]] |
 
 
 def _hybrid(lt: LongTermMemory, queries: list[str], threshold: int) -> tuple[list[float], list[list[str]]]:
-    """Hybrid searches with the graph used from ``threshold`` vectors (the graph kept between calls)."""
+    """Hybrid searches with the graph used from ``threshold`` vectors. The exact answers (a threshold
+    above the scope's size) come from a fresh cache that reads the float vectors from the engine: a
+    graph-backed cache holds them in 8 bits only. The next call starts from a fresh cache too (it
+    loads the graph the snapshot stored, or builds it)."""
     default, graph.ANN_FROM = graph.ANN_FROM, threshold
-    cache = index_cache.scope_cache(lt.engine, lt.scope)
-    with cache.lock:
-        cache.refresh(lt.engine, lt.keys)  # no change reaches the cache while its graph is set aside
-        held = dict(cache.anns)
-        if threshold > lt.engine.scard(lt.keys.ids):
-            cache.anns.clear()
+    exact = threshold > lt.engine.scard(lt.keys.ids)
+    if exact:
+        index_cache.clear_caches()
     answers: list[list[str]] = []
     try:
         times = _searches(lt, queries, answers)
     finally:  # later saves must not feed a graph forced on at every size
         graph.ANN_FROM = default
-    with cache.lock:
-        cache.anns.update(held)
+        if exact:
+            index_cache.clear_caches()
     return times, answers
 
 

@@ -117,3 +117,39 @@ def test_moments_follow_every_change_and_give_the_scans_mean_and_spread() -> Non
     assert (float(query @ outer @ query) / n - mean**2) ** 0.5 == pytest.approx(float(sims.std()), abs=1e-5)
     index.clear()
     assert index.moments()[2] == 0 and not index.moments()[0].any()
+
+
+def test_a_quantised_index_holds_8_bits_a_component_and_stays_consistent_through_changes() -> None:
+    rng = np.random.default_rng(7)
+    dim = 64
+    index = VectorIndex(dim)
+    index.extend([f"e{n}" for n in range(40)], rng.normal(size=(40, dim)))
+    index.add("multi", rng.normal(size=(2, dim)))  # an id with two rows keeps its best one
+    index.moments()
+    before, floats = index.nbytes, index.columns().copy()
+    index.quantise()
+    assert index.quantised and index.nbytes < before / 3  # a byte a component and a scale per column
+    step = np.abs(floats).max(axis=0) / 127  # half a step of each column's own scale at most
+    assert (np.abs(index.columns() - floats) <= step / 2 + 1e-7).all()
+    for change in range(150):
+        key = f"e{rng.integers(50)}"
+        if rng.random() < 0.4:
+            index.remove(key)
+        else:
+            index.add(key, rng.normal(size=dim))
+        columns = index.columns().astype(np.float64)
+        total, outer, n = index.moments()
+        assert n == columns.shape[1], change
+        assert total == pytest.approx(columns.sum(axis=1), abs=1e-4), change
+        assert outer == pytest.approx(columns @ columns.T, abs=1e-4), change
+    ids = index.ids()
+    assert np.array_equal(index.gather(ids[:5]), index.columns()[:, :5])
+    query = unit_rows(rng.normal(size=dim))[0]
+    listed, sims = index.similarities(query)
+    by_id = dict(zip(listed, sims.tolist(), strict=True))
+    exact = query @ index.columns()
+    for n, entry_id in enumerate(ids):
+        if entry_id != "multi":
+            assert by_id[entry_id] == pytest.approx(float(exact[n]), abs=1e-5)
+    best = sorted(by_id.items(), key=lambda item: -item[1])[:3]
+    assert [i for i, _ in index.top(query, 3)] == [i for i, _ in best]

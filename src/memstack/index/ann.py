@@ -1,13 +1,13 @@
 """``AnnIndex``: an approximate nearest-neighbour graph (HNSW, 8-bit vectors) over string ids.
 
 A scope whose vectors number at least :data:`ANN_FROM` is searched through this graph instead of a
-scan of every vector: the graph proposes candidates, the caller re-scores them with the exact
-float cosines it holds and keeps the best. The library is usearch (an ``embeddings`` extra): chosen
-on ``bench/ann_choice.py`` against hnswlib, faiss and voyager (docs/scale.md has the figures): it
-stores vectors as int8 (about 530 bytes a 384-dimensional vector with its graph against 1,685 for
-hnswlib's float32), removes a vector for real (faiss's HNSW cannot remove), answers a query
-faster than voyager, and serialises to bytes in one call, which the scope's snapshot stores so a
-new process loads the graph instead of building it. Without usearch installed :func:`available` is
+scan of every vector: the graph proposes candidates, the caller re-scores them from the finer 8-bit
+vectors it holds (a scale per vector) and keeps the best. The library is usearch (an ``embeddings``
+extra): chosen on ``bench/ann_choice.py`` against hnswlib, faiss and voyager (docs/scale.md has the
+figures): it stores vectors as int8 (about 530 bytes a 384-dimensional vector with its graph against
+1,685 for hnswlib's float32), removes a vector for real (faiss's HNSW cannot remove), answers a
+query faster than voyager, and serialises to bytes in one call, which the scope's snapshot stores so
+a new process loads the graph instead of building it. Without usearch installed :func:`available` is
 False and every scope is searched exactly.
 
 Keys: usearch labels are integers. Each id gets a fresh label when added (a re-added id gets a new

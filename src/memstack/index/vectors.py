@@ -10,6 +10,14 @@ entry by entry never rebuilds its matrix. A search is one product over the live 
 partial sort for the best ``k``; below :data:`BLAS_FROM` columns it is an ``einsum`` (BLAS would
 wake its thread pool per call, which costs milliseconds on a busy machine, more than a small
 product). Cosine similarity is 0 for a zero vector (nothing to compare), as in RobotLab's memory store.
+
+:meth:`VectorIndex.quantise` turns the matrix into 8-bit columns, each with its own float scale
+(388 bytes a 384-dimensional vector instead of 1,536), for a scope whose searches go through an
+approximate graph and only re-score its candidates (:meth:`VectorIndex.gather`). Each column's own
+scale (its largest component maps to 127) keeps the cosine within about 0.001: on clustered
+384-dimensional vectors the top 10 re-scored from 300 exact candidates kept 0.98 of the exact ones,
+against 0.885 for one scale for every vector (the graph library's own 8-bit copy multiplies each unit
+vector by 127, so a component of about 0.05 gets some 13 levels) and 0.998 for float16 (twice the bytes).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ __all__ = ["VectorIndex"]
 
 _ROUNDING: Final = 1e-6
 BLAS_FROM: Final = 4096
+_BLOCK: Final = 32_768
 """Columns from which a search's product goes to BLAS (``np.dot``) rather than ``einsum``."""
 Scores = npt.NDArray[np.float32]
 
@@ -48,6 +57,7 @@ class VectorIndex:
         self._sum: npt.NDArray[np.float64] | None = None  # see moments(): kept once asked for
         self._outer: npt.NDArray[np.float64] | None = None
         self._pending: tuple[list[Matrix], list[Matrix], int] = ([], [], 0)  # columns to fold in
+        self._scale: Matrix | None = None  # quantised: each int8 column times its scale (quantise())
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -57,8 +67,44 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the matrix."""
-        return int(self._matrix.nbytes)
+        """Bytes of the matrix (and of its column scales once quantised)."""
+        return int(self._matrix.nbytes) + (0 if self._scale is None else int(self._scale.nbytes))
+
+    @property
+    def quantised(self) -> bool:
+        return self._scale is not None
+
+    def quantise(self) -> None:
+        """Hold every vector, now and later, as 8 bits a component with one scale per column."""
+        if self._scale is None:
+            floats = self._matrix
+            self._matrix = np.zeros(floats.shape, dtype=np.int8)
+            self._scale = np.zeros(floats.shape[1], dtype=np.float32)
+            for start in range(0, self._nrows, _BLOCK):
+                stop = min(self._nrows, start + _BLOCK)
+                self._put(start, floats[:, start:stop])
+            # moments of what is held now (recomputed when next asked for: a search's first)
+            self._sum = self._outer = None
+            self._pending = [], [], 0
+
+    def _put(self, start: int, columns: Matrix) -> None:
+        """Store ``columns`` (float) at ``start`` and on (room reserved)."""
+        stop = start + columns.shape[1]
+        if self._scale is None:
+            self._matrix[:, start:stop] = columns
+            return
+        scale = np.abs(columns).max(axis=0) / np.float32(127)
+        scale[scale == 0] = 1
+        self._matrix[:, start:stop] = np.rint(columns / scale)
+        self._scale[start:stop] = scale
+
+    def _floats(self, rows: slice | list[int] | npt.NDArray[np.int64]) -> Matrix:
+        """The columns ``rows`` (an index or slice of rows) as float32, dequantised if need be."""
+        picked = self._matrix[:, rows]
+        if self._scale is None:
+            return picked
+        out: Matrix = picked.astype(np.float32) * self._scale[rows]
+        return out
 
     def add(self, entry_id: str, vectors: npt.ArrayLike) -> bool:
         """Store ``vectors`` (one vector or rows, normalised) under ``entry_id``, replacing its
@@ -72,12 +118,12 @@ class VectorIndex:
         self._slot[entry_id] = slot
         need = self._nrows + len(rows)
         self._reserve(need)
-        self._matrix[:, self._nrows : need] = rows.T
+        self._put(self._nrows, rows.T)
         self._owner[self._nrows : need] = slot
         self._rows[slot] = list(range(self._nrows, need))
         self._nrows = need
         self._multi += len(rows) > 1
-        self._moved(rows.T, 1.0)
+        self._moved(self._floats(slice(need - len(rows), need)), 1.0)  # as held: removal subtracts it
         return True
 
     def extend(self, ids: list[str], vectors: npt.ArrayLike) -> None:
@@ -96,7 +142,7 @@ class VectorIndex:
             raise ValueError(f"extend: {len(ids)} new ids for vectors of shape {rows.shape}, dim {self.dim}")
         start, need = self._nrows, self._nrows + len(ids)
         self._reserve(need)
-        self._matrix[:, start:need] = rows.T
+        self._put(start, rows.T)
         slots = range(len(self._ids), len(self._ids) + len(ids))
         self._owner[start:need] = slots
         for slot, row, entry_id in zip(slots, range(start, need), ids, strict=True):
@@ -104,13 +150,17 @@ class VectorIndex:
             self._rows[slot] = [row]
         self._ids.extend(ids)
         self._nrows = need
-        self._moved(rows.T, 1.0)
+        self._moved(self._floats(slice(start, need)), 1.0)
 
     def _reserve(self, need: int) -> None:
         if need > self._matrix.shape[1]:
             size = max(need, 2 * self._matrix.shape[1])
-            grown = np.zeros((self.dim, size), dtype=np.float32)
+            grown = np.zeros((self.dim, size), dtype=self._matrix.dtype)
             grown[:, : self._nrows] = self._matrix[:, : self._nrows]
+            if self._scale is not None:
+                scale = np.zeros(size, dtype=np.float32)
+                scale[: self._nrows] = self._scale[: self._nrows]
+                self._scale = scale
             owner = np.zeros(size, dtype=np.int64)
             owner[: self._nrows] = self._owner[: self._nrows]
             self._matrix, self._owner = grown, owner
@@ -122,7 +172,7 @@ class VectorIndex:
             return False
         rows = self._rows.pop(slot)
         self._multi -= len(rows) > 1
-        self._moved(self._matrix[:, rows], -1.0)
+        self._moved(self._floats(rows), -1.0)
         for row in sorted(rows, reverse=True):  # highest first: a moved row is never one of these
             self._move_last_to(row)
         last = len(self._ids) - 1
@@ -140,6 +190,8 @@ class VectorIndex:
         last = self._nrows - 1
         if row != last:
             self._matrix[:, row] = self._matrix[:, last]
+            if self._scale is not None:
+                self._scale[row] = self._scale[last]
             owner = int(self._owner[last])
             self._owner[row] = owner
             rows = self._rows[owner]
@@ -155,8 +207,8 @@ class VectorIndex:
         if self._sum is None or self._outer is None:
             total = np.zeros(self.dim, dtype=np.float64)
             outer = np.zeros((self.dim, self.dim), dtype=np.float64)
-            for start in range(0, self._nrows, 32_768):  # float32 products, summed in float64
-                part = self._matrix[:, start : min(self._nrows, start + 32_768)]
+            for start in range(0, self._nrows, _BLOCK):  # float32 products, summed in float64
+                part = self._floats(slice(start, min(self._nrows, start + _BLOCK)))
                 total += part.sum(axis=1, dtype=np.float64)
                 outer += part @ part.T
             self._sum, self._outer, self._pending = total, outer, ([], [], 0)
@@ -191,8 +243,13 @@ class VectorIndex:
         n = self._nrows
         if n == 0 or query.shape[0] != self.dim or not query.any():
             return [], np.zeros(0, dtype=np.float32)
-        live = self._matrix[:, :n]
-        product = np.dot(query, live) if n >= BLAS_FROM else np.einsum("j,ji->i", query, live)
+        if self._scale is not None:  # block by block: never a float copy of every column
+            blocks = (self._floats(slice(s, min(n, s + _BLOCK))) for s in range(0, n, _BLOCK))
+            product = np.concatenate([np.dot(query, block) for block in blocks])
+        elif n >= BLAS_FROM:
+            product = np.dot(query, self._matrix[:, :n])
+        else:
+            product = np.einsum("j,ji->i", query, self._matrix[:, :n])
         sims: Scores = np.clip(product, -1.0, 1.0)
         if not self._multi:  # one row per id, slot order is row order
             order = self._owner[:n]
@@ -213,10 +270,15 @@ class VectorIndex:
         rows, slot = self._rows, self._slot
         return np.array([rows[slot[i]][0] for i in ids], dtype=np.int64)
 
+    def gather(self, ids: list[str]) -> Matrix:
+        """The first vector of each of ``ids`` (every one held) as the columns of a new matrix."""
+        return np.array(self._floats(self.rows_of(ids)), dtype=np.float32)
+
     def columns(self) -> Matrix:
         """The live vectors as a ``(dim, n)`` view, one column per vector (read it under the
-        owner's lock, before the index changes again)."""
-        view: Matrix = self._matrix[:, : self._nrows]
+        owner's lock, before the index changes again); a quantised index gives a float copy (a
+        search through a graph reads :meth:`gather` instead)."""
+        view: Matrix = self._floats(slice(0, self._nrows))
         return view
 
     def top(

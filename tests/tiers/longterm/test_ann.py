@@ -15,6 +15,7 @@ from memstack.index import ann as graph
 from memstack.index import registry
 from memstack.search.embedders import FakeEmbedder
 from memstack.tiers.longterm import LongTermMemory, ann_build, index_cache, snapshotter
+from memstack.tiers.longterm import ann as lt_ann
 from memstack.tiers.longterm.layout import ScopeKeys
 from memstack.tiers.longterm.vectors import decode_vector
 
@@ -130,11 +131,16 @@ def test_deletes_and_updates_reach_the_graph(engine: Engine, clock: ManualClock)
         cache = index_cache.scope_cache(engine, "u")
         held = cache.anns[(EMBEDDER.model_id, EMBEDDER.dim)]
         assert first not in held and len(held) == len(cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim))
-        # the graph-backed index is the one float copy: the decoded ones are released, read back
+        # the graph-backed index is the one copy, in 8 bits: the decoded ones are released, read
+        # back within half a step of their column's scale (its largest component / 127)
         some = held.ids()[0]
+        index = cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim)
+        assert index.quantised
         assert cache.released == len(held) and not len(cache.vectors[some].rows)
         stored = decode_vector(engine.hget(ScopeKeys.of(engine, "u").vectors, some) or "")
-        assert stored is not None and np.allclose(cache.vector_row(some), stored.vector, atol=1e-6)
+        assert stored is not None
+        step = float(np.abs(stored.vector).max()) / 127
+        assert np.abs(cache.vector_row(some) - stored.vector).max() <= step / 2 + 1e-6
         lt.save(id="e5", content="zebra zebra zebra")
         assert lt.flush_embeddings(timeout=30)
         assert [h.entry.id for h in lt.search("zebra", limit=3, mode="hybrid")][:1] == ["e5"]
@@ -181,3 +187,34 @@ def test_a_big_scope_builds_its_graph_in_the_background(
     assert len(held) == len(cache.vector_index(*key)) and cache.released == len(held)
     approx = [h.entry.id for h in lt.search(QUERIES[0], limit=10)]
     assert len(set(approx) & set(exact)) >= 9
+
+
+def test_the_candidate_count_grows_with_the_graph_beyond_a_hundred_thousand() -> None:
+    assert lt_ann.candidates(100, 20_000) == lt_ann.candidates(100, lt_ann.GROWN_FROM) == 100
+    assert lt_ann.candidates(100, 4 * lt_ann.GROWN_FROM) == 200
+    assert lt_ann.candidates(100, 1_000_000) == 317  # depth x sqrt(10), rounded up
+    assert lt_ann.candidates(50, 400_000) == 100
+
+
+def test_a_graph_past_the_growth_point_is_asked_for_more_and_keeps_the_best(
+    engine: Engine, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lt, _ = fill(engine, clock)
+    asked: list[int] = []
+    nearest = graph.AnnIndex.nearest
+
+    def counted(self: graph.AnnIndex, vector: object, k: int) -> object:
+        asked.append(k)
+        return nearest(self, vector, k)  # type: ignore[arg-type]  # what search passes on
+
+    monkeypatch.setattr(graph.AnnIndex, "nearest", counted)
+    monkeypatch.setattr(lt_ann, "GROWN_FROM", N // 9)  # every vector is past it: 3x the candidates
+    assert overlap(lt, {}) >= 0.95
+    # superseded entries are hidden, so each search is a filtered one: its over-fetch of the wider count
+    assert min(asked) >= lt_ann.candidates(100, len(graph_of(lt))) > 100
+    hits = lt.search(QUERIES[0], limit=10, mode="hybrid")
+    assert len(hits) == 10 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def graph_of(lt: LongTermMemory) -> graph.AnnIndex:
+    return index_cache.scope_cache(lt.engine, lt.scope).anns[(EMBEDDER.model_id, EMBEDDER.dim)]

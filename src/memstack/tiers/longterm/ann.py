@@ -1,16 +1,18 @@
 """Vector candidates from a scope's approximate nearest-neighbour graph (:mod:`memstack.index.ann`).
 
 A scope holding :data:`~memstack.index.ann.ANN_FROM` valid vectors or more of the embedder's model
-gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like the exact vectors.
-A search asks the graph for its ``depth`` nearest (a filtered one for ``over x depth x n / allowed``),
-keeps those the filters, the tenant's scope and the validity window allow (``allowed``), and gives
-each its exact float cosine. When the filters leave fewer entries than the over-fetch could reach
-(``allowed`` smaller than ``n / over``), or the graph's candidates leave fewer than ``depth``
-allowed, the allowed vectors are scored exactly instead: a filtered search never loses hits to the
-approximation, it only gets cheaper when few entries are allowed. The fused ranking's background
-(the mean and spread of the query's cosines over the scope) comes from the vectors' running
-moments (:meth:`~memstack.index.vectors.VectorIndex.moments`): the scan's figure without the scan.
-The conversation-context vector field (a score that reads every neighbour's cosine) keeps the exact
+gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like the exact vectors. A
+search asks the graph for its :func:`candidates` nearest (``depth``, more past 100,000 vectors; a
+filtered one for ``over x candidates x n / allowed``), keeps those the filters, the tenant's scope
+and the validity window allow (``allowed``), re-scores each from the scope's 8-bit vectors (a scale
+per vector: :meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``. When
+the filters leave fewer entries than the over-fetch could reach (``allowed`` smaller than ``n /
+over``), or the graph's candidates leave fewer than ``depth`` allowed, the allowed vectors are
+scored exactly instead: a filtered search never loses hits to the approximation, it only gets
+cheaper when few entries are allowed. The fused ranking's background (the mean and spread of the
+query's cosines over the scope) comes from the vectors' running moments
+(:meth:`~memstack.index.vectors.VectorIndex.moments`): the scan's figure without the scan. The
+conversation-context vector field (a score that reads every neighbour's cosine) keeps the exact
 scan.
 
 The graph is persisted beside the BM25 snapshot (:func:`encoder`, written by the snapshotter) and a
@@ -20,6 +22,7 @@ new process loads it (:func:`prepare`), replaying the changes logged since, inst
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from typing import Final
 
@@ -45,7 +48,20 @@ log = logging.getLogger("memstack.tiers.longterm")
 OVER: Final = 4
 """Candidates asked of the graph per hit kept (bench/scale.py prints the overlap it gives)."""
 
+GROWN_FROM: Final = 100_000
+"""Vectors up to which a search asks the graph for ``depth`` candidates; beyond, for more
+(:func:`candidates`)."""
+
 Hits = list[tuple[str, float]]
+
+
+def candidates(depth: int, n: int) -> int:
+    """How many candidates an unfiltered search asks of a graph of ``n`` vectors: ``depth`` up to
+    :data:`GROWN_FROM`, then ``depth x sqrt(n / GROWN_FROM)``. A graph searched to a fixed depth
+    finds a smaller share of the true neighbours as it grows (clustered 384-dimensional vectors,
+    100 candidates: 0.97 of the exact top 10 at 100,000, 0.87 at 300,000), and asking for more
+    candidates widens the search itself (usearch explores ``max(expansion, k)`` nodes)."""
+    return depth if n <= GROWN_FROM else math.ceil(depth * (n / GROWN_FROM) ** 0.5)
 
 
 def uses_graph(cache: ScopeCache, profile: SearchProfile) -> bool:
@@ -152,7 +168,7 @@ def _exact(vectors: VectorIndex, unit: Matrix, allowed: set[str], depth: int) ->
     ids = [i for i in allowed if i in vectors]
     if not ids:
         return []
-    scores = unit @ vectors.columns()[:, vectors.rows_of(ids)]
+    scores = unit @ vectors.gather(ids)
     order = np.lexsort((np.arange(len(ids)), -scores))[:depth]
     return [(ids[n], float(scores[n])) for n in order.tolist()]
 
@@ -164,22 +180,24 @@ def _candidates(
     pool = n if allowed is None else len(allowed)
     if allowed is not None and pool * OVER * 2 < n:  # too selective for an over-fetch to reach
         return _exact(vectors, unit, allowed, depth)
-    # Unfiltered: the graph's own ``depth`` best (its search depth, not a larger k, buys the recall);
-    # filtered: enough more that ``depth`` allowed ones are likely among them.
-    k = depth if allowed is None else min(n, OVER * depth * -(-n // max(pool, 1)))
+    # Unfiltered: the graph's best ``candidates`` (``depth`` up to 100,000 vectors); filtered:
+    # enough more that as many allowed ones are likely among them.
+    wide = candidates(depth, n)
+    k = wide if allowed is None else min(n, OVER * wide * -(-n // max(pool, 1)))
     ids, cosines = found.nearest(unit, k)
     if allowed is not None:
         keep = np.fromiter((i in allowed for i in ids.tolist()), dtype=bool, count=len(ids))
         ids, cosines = ids[keep], cosines[keep]
         if len(ids) < min(depth, pool):
             return _exact(vectors, unit, allowed, depth)
-    ids, cosines = ids[:depth], cosines[:depth]
-    # Every candidate gets its exact cosine: the 8-bit one is off by up to ~0.01, which was enough
-    # to move 4 % of the fused top 10 when only the best 32 were re-scored (bench/scale.py
-    # --vectors clustered); a gather of ``depth`` columns costs tens of microseconds.
+    ids, cosines = ids[:wide], cosines[:wide]
+    # Every candidate is re-scored from the index's own 8-bit columns (a scale each): the graph's
+    # cosine (one scale for every vector) is off by up to ~0.01, which was enough to move 4 % of the
+    # fused top 10 when only the best 32 were re-scored (bench/scale.py --vectors clustered); the
+    # best ``depth`` are kept. A gather of a few hundred columns costs tens of microseconds.
     if len(ids):
-        cosines = unit @ vectors.columns()[:, vectors.rows_of(ids.tolist())]
-    order = np.argsort(-cosines, kind="stable")
+        cosines = unit @ vectors.gather(ids.tolist())
+    order = np.argsort(-cosines, kind="stable")[:depth]
     return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
 
 
@@ -212,6 +230,6 @@ def vector_hits(
     if profile.rocchio_docs > 0:
         first = _candidates(found, vectors, unit, allowed, profile.rocchio_docs)
         if first:
-            feedback = vectors.columns()[:, vectors.rows_of([i for i, _ in first])].T
+            feedback = vectors.gather([i for i, _ in first]).T
             unit = rocchio(unit, np.ascontiguousarray(feedback), profile.rocchio_weight)
     return _candidates(found, vectors, unit, allowed, depth), _background(vectors, unit)

@@ -8,6 +8,7 @@ epoch (one call) and takes only the entries logged as changed since its version.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -158,7 +159,7 @@ class ScopeCache(Mirror):
                 held = self.anns.get((model, dim))
                 if vector is not None and _valid(vector, model, dim, text):
                     if vectors.add(entry_id, vector.vector) and held is not None:
-                        held.add(entry_id, vectors.columns()[:, vectors.rows_of([entry_id])[0]])
+                        held.add(entry_id, vector.vector)
                         self._put_vector(entry_id, _without_rows(vector))
                 else:
                     vectors.remove(entry_id)
@@ -178,11 +179,13 @@ class ScopeCache(Mirror):
 
     def release(self, model: str, dim: int) -> None:
         """Drop the decoded float copy of each vector the (model, dim) index holds, once that index
-        backs a graph (caller holds :attr:`lock`): the index's matrix is then its one float copy
-        (1,536 bytes an entry at 384 dimensions saved); :meth:`vector_row` reads it back."""
+        backs a graph (caller holds :attr:`lock`), and quantise the index: its 8-bit columns are then
+        the one copy the graph's candidates are re-scored from (388 bytes an entry at 384 dimensions
+        instead of 3,072); :meth:`vector_row` reads a vector back from them."""
         found = self.vector_indexes.get((model, dim))
         if found is None:
             return
+        found.quantise()
         for entry_id in found.ids():
             stored = self.vectors.get(entry_id)
             if stored is not None and len(stored.rows):
@@ -194,7 +197,7 @@ class ScopeCache(Mirror):
         if len(stored.rows):
             return stored.vector
         found = self.vector_indexes[(stored.model, stored.dim)]
-        return found.columns()[:, found.rows_of([entry_id])[0]]
+        return found.gather([entry_id])[:, 0]
 
     # -- derived structures ------------------------------------------------------------------
     def shown(
@@ -300,7 +303,16 @@ def bm25_bytes(terms: int, pairs: int, slots: int) -> int:
 
 
 def _without_rows(stored: StoredVector) -> StoredVector:
-    return replace(stored, rows=np.zeros((0, stored.dim), dtype=np.float32))
+    return replace(stored, rows=_no_rows(stored.dim))
+
+
+@functools.cache
+def _no_rows(dim: int) -> npt.NDArray[np.float32]:
+    """One read-only empty matrix per dimension, shared by every released vector (an array of its
+    own costs 137 bytes: 137 MB at a million entries)."""
+    empty = np.zeros((0, dim), dtype=np.float32)
+    empty.flags.writeable = False
+    return empty
 
 
 def _valid(stored: StoredVector, model: str, dim: int, text: str) -> bool:
