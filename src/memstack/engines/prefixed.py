@@ -15,6 +15,7 @@ from ..foundation.errors import InvalidInput
 from ..foundation.keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
 from ._checks import check_ops
 from .base import BatchResult, Engine, Op, Subscription
+from .bulk import delete_keys
 from .commands import COMMANDS, Command
 
 __all__ = ["DEFAULT_TENANT", "TENANT_RULE", "PrefixedEngine", "check_tenant", "tenant_engine"]
@@ -84,9 +85,7 @@ class PrefixedEngine(Engine):
 
     def flush(self) -> None:
         """Delete every key under the prefix (never the inner engine's other keys)."""
-        keys = list(self.inner.scan(self.prefix))
-        for key in keys:
-            self.inner.delete(key)
+        delete_keys(self.inner, list(self.inner.scan(self.prefix)))  # bounded batches, not a call a key
 
     def compact(self, *, vacuum: bool = False) -> None:
         """The inner engine's (its files hold every tenant's pages)."""
