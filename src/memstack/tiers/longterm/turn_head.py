@@ -7,6 +7,8 @@ them by :func:`~memstack.search.turn_rerank.rescored`. Engine-agnostic: it reads
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import numpy.typing as npt
 
@@ -41,6 +43,20 @@ def _z_scores(
     return out
 
 
+def _shapes(cache: ScopeCache, ids: list[str]) -> list[tuple[int, bool]]:
+    """Each turn's word count and whether it ends with a question mark, kept in ``cache.derived``
+    until the scope changes (a search reads the same turns again and again)."""
+    known = cast(dict[str, tuple[int, bool]], cache.derived.setdefault(("turn_shapes",), {}))
+    out = []
+    for entry_id in ids:
+        shape = known.get(entry_id)
+        if shape is None:
+            text = cache.entries[entry_id].content
+            shape = known[entry_id] = (len(text.split()), text.rstrip().endswith("?"))
+        out.append(shape)
+    return out
+
+
 def _head(
     cache: ScopeCache,
     embedder: Embedder,
@@ -67,10 +83,10 @@ def _head(
         [max((near_z[table.ids[s]] for s in line if s >= 0), default=MISSING_Z) for line in near.tolist()]
     )
     parts = [terms.parts(row[2], row[3]) if terms is not None else (0.0, 0.0) for row in rows]
-    texts = [cache.entries[i].content for i in ids]
+    shapes = _shapes(cache, ids)
     return TurnHead(
-        words=np.array([len(t.split()) for t in texts], dtype=np.int64),
-        questions=np.array([t.rstrip().endswith("?") for t in texts], dtype=np.bool_),
+        words=np.array([shape[0] for shape in shapes], dtype=np.int64),
+        questions=np.array([shape[1] for shape in shapes], dtype=np.bool_),
         scores=np.array([row[1] for row in rows], dtype=np.float64),
         bm25_parts=np.array([p[0] for p in parts], dtype=np.float64),
         vector_parts=np.array([p[1] for p in parts], dtype=np.float64),
