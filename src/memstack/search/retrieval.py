@@ -47,6 +47,13 @@ conversation fusion (``conversation_fusion``, a fusion profile name; empty: none
     noisy, and the context field and propagation already bring in what its neighbours say. Chosen on
     the tune half of ``bench/recall_suite.py`` (LoCoMo conv-26/41/43) as the weights whose hybrid
     never loses to BM25 alone at R@1, R@3 or R@10, then best R@10; figures in ``docs/recall.md``.
+the turns' second stage (``turn_rerank``)
+    After propagation, in a scope of conversation turns searched with vectors, the 50 best turns are
+    re-scored by a linear model over features the search already has (the turn's length and question
+    mark, the terms of its fused score, its session's and neighbours' scores, its cosine's margin;
+    :mod:`memstack.search.turn_rerank`); the score stays on the fused scale. The ``default`` profile
+    uses it: it was fitted on the tune half of ``bench/recall_suite.py`` and measured on the report
+    half once (figures in ``docs/recall.md``).
 candidate depth (``fusion_depth``)
     How many hits each retriever hands to fusion: ``max(fusion_depth, 5 * max_results)``, or
     ``max(100, 5 * max_results)`` when 0 (``memstack.tiers.longterm.retrieve.FUSION_DEPTH``).
@@ -58,10 +65,11 @@ on the report half):
 ``default``
     the conversation context field (window 2, weight 0.5; no neighbour cosines on the vector side),
     the ``evidence`` fusion (:mod:`memstack.search.evidence`; ``evidence-turns`` for a scope of
-    conversation turns searched with vectors) and propagation with neighbour weight 0.5, speaker and
-    session weights 0.3 (window 1, candidate depth 100). The choices and their figures on both halves
-    are in ``bench/locomo_choices.py`` and ``docs/recall.md``. Entries without conversation provenance
-    are searched as by ``plain`` (BM25) or with the ``evidence`` fusion (hybrid).
+    conversation turns searched with vectors), propagation with neighbour weight 0.5, speaker and
+    session weights 0.3 (window 1, candidate depth 100), then the turns' second stage. The choices
+    and their figures on both halves are in ``bench/locomo_choices.py`` and ``docs/recall.md``.
+    Entries without conversation provenance are searched as by ``plain`` (BM25) or with the
+    ``evidence`` fusion (hybrid).
 ``context``
     ``default`` without propagation: the default before propagation was chosen.
 ``plain``
@@ -118,6 +126,7 @@ class SearchProfile:
     session_weight: float = 0.0
     speaker_weight: float = 0.0
     conversation_fusion: str = ""
+    turn_rerank: bool = False
 
     def __post_init__(self) -> None:
         if self.bm25 not in PROFILES:
@@ -184,6 +193,7 @@ SEARCH_PROFILES: dict[str, SearchProfile] = {
         neighbour_weight=0.5,
         session_weight=0.3,
         speaker_weight=0.3,
+        turn_rerank=True,
     ),
     "context": SearchProfile(name="context", context_window=2, context_weight=0.5, context_vector_weight=0.5),
     "plain": SearchProfile(name="plain", fusion="equal"),

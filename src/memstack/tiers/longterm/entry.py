@@ -117,7 +117,8 @@ class SearchHit:
       scope's background, each weighted (:mod:`memstack.search.evidence`; a scope of conversation
       turns uses the ``evidence-turns`` weights); comparable across searches, so ``min_score`` can be
       a fixed number. Searches that propagate along conversations (a scope holding conversation
-      turns) then add a share of neighbouring turns' scores: ``score - bm25_part - vector_part``.
+      turns) then add a share of neighbouring turns' scores, and re-score their first 50 turns
+      (:mod:`memstack.search.turn_rerank`): ``score - bm25_part - vector_part``.
       Other fusion profiles have their own scales (``default``: min-max normalised, in ``[0, 1]``).
     * BM25-alone search: the raw BM25 score (``>= 0``, unbounded, grows with rare query terms), except
       on a scope holding conversation turns with a propagating profile, where BM25-alone searches are

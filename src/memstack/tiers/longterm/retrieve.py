@@ -14,13 +14,13 @@ import numpy.typing as npt
 
 from ...search import Bm25Index, thread_table
 from ...search.embedders import Embedder
-from ...search.evidence import Background
+from ...search.evidence import Background, Terms
 from ...search.feedback import rm3_weights, rocchio
 from ...search.fusion import Row, fuse_rows, fused_terms
 from ...search.rerank import Reranker
 from ...search.retrieval import SearchProfile
 from ...search.thread_table import Scored
-from . import ann, hybrid
+from . import ann, hybrid, turn_head
 from .entry import SearchHit
 from .index_cache import ScopeCache
 from .query import document_text
@@ -151,36 +151,74 @@ def ranked(
     keep = max(max_results, rerank_depth)
     depth = max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
     spread = profile.propagates and len(cache.threads) > 0
-    if (embedder is None or query_vector is None) and not spread and not _merges_context(cache, profile):
+    vector, second = _with_vectors(cache, embedder, query_vector, profile, allowed, depth)
+    if second is None and not spread and not _merges_context(cache, profile):
         # BM25 alone answers its own first ``keep``: the first ``keep`` of a deeper list (one order:
         # score, then insertion), for a fraction of the ranking work
         bm25 = bm25_hits(cache, query, profile, allowed, keep, allowed_key)
         return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25]
     bm25 = bm25_hits(cache, query, profile, allowed, depth, allowed_key)
-    if embedder is None or query_vector is None:
-        if not spread:
-            return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
-        # BM25 alone ranks as a hybrid search whose vectors found nothing: fused, then propagated
-        # (the choice and its figures: bench/locomo_choices.py, "propagation in BM25-alone searches").
-        vector: list[tuple[str, float]] = []
-        background = None
-    else:
-        vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
-        if fusion is None and spread and profile.conversation_fusion:
-            fusion = profile.conversation_fusion
+    if second is None and not spread:
+        return [SearchHit(cache.entries[i].copy(), s, bm25=s, sources=("bm25",)) for i, s in bm25[:keep]]
+    # BM25 alone in conversations ranks as a hybrid search whose vectors found nothing: fused, then
+    # propagated (the choice and its figures: bench/locomo_choices.py, "propagation in BM25-alone searches").
+    background = None if second is None else second[2]
+    if fusion is None and second is not None and spread and profile.conversation_fusion:
+        fusion = profile.conversation_fusion
     fusion = profile.fusion if fusion is None else fusion
     mass = cache.index(profile.bm25).query_mass(query)
     fused = fuse_rows(
         bm25, vector, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
     )
-    fused = _propagated(cache, query, fused, profile, allowed, keep) if spread else fused[:keep]
     terms = fused_terms(bm25, fusion, mass=mass, background=background)
+    fused = _spread(cache, query, fused, profile, allowed, keep, second, terms) if spread else fused[:keep]
     if terms is None:
         return [SearchHit(cache.entries[i].copy(), s, b, v, sources) for i, s, b, v, sources in fused]
     return [
         SearchHit(cache.entries[i].copy(), s, b, v, sources, *terms.parts(b, v))
         for i, s, b, v, sources in fused
     ]
+
+
+Vectors = tuple[Embedder, Matrix, Background | None]
+"""A search's embedder, query vector and the background of its cosines (None: no vector)."""
+
+
+def _with_vectors(
+    cache: ScopeCache,
+    embedder: Embedder | None,
+    query_vector: Matrix | None,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+) -> tuple[list[tuple[str, float]], Vectors | None]:
+    """The vector hits and what the rest of the search reads of them (None: a search without vectors)."""
+    if embedder is None or query_vector is None:
+        return [], None
+    vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+    return vector, (embedder, query_vector, background)
+
+
+def _spread(
+    cache: ScopeCache,
+    query: str,
+    fused: list[Row],
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    keep: int,
+    second: Vectors | None,
+    terms: Terms | None,
+) -> list[Row]:
+    """The ``keep`` best of ``fused`` propagated along conversations, then (with vectors and the
+    profile's ``turn_rerank``) the first of them re-ordered by the turns' second stage
+    (:mod:`memstack.search.turn_rerank`)."""
+    if second is None:
+        return _propagated(cache, query, fused, profile, allowed, keep)
+    embedder, query_vector, background = second
+    if background is None or not profile.turn_rerank:
+        return _propagated(cache, query, fused, profile, allowed, keep)
+    fused = _propagated(cache, query, fused, profile, allowed, max(keep, turn_head.DEPTH))
+    return turn_head.reordered(cache, embedder, query_vector, background, terms, fused)[:keep]
 
 
 def _propagated(
