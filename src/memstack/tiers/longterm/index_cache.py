@@ -27,6 +27,7 @@ from ...search import Bm25Index
 from ...search.thread_table import ThreadTable
 from .context import ConversationThreads
 from .entry import MemoryEntry, from_json
+from .export import Export, catch_up
 from .filter_index import FilterIndex
 from .query import document_text
 from .snapshot import SNAPSHOT_PROFILE, Snapshot
@@ -36,6 +37,10 @@ from .vectors import StoredVector, decode_vector, text_hash
 __all__ = ["ScopeCache", "adopt", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
 
 log = logging.getLogger("memstack.tiers.longterm")
+
+RECOUNT: Final = 32
+"""The BM25 byte estimate is recounted when the entry count moved by more than 1/RECOUNT since the
+last count (a count walks every term: at 100,000 entries it cost every save a few ms)."""
 
 
 class ScopeCache(Mirror):
@@ -69,7 +74,9 @@ class ScopeCache(Mirror):
         self.cold_lock = threading.Lock()
         self.cold: Snapshot | None = None
         self._changed: list[str] = []
-        self._bm25: tuple[tuple[object, ...], int] | None = None  # (as of, bytes of the BM25 indexes)
+        self._bm25: tuple[tuple[object, ...], int, int] | None = None  # (as of, entries, BM25 bytes)
+        # A snapshot's structures being serialised outside the lock (freeze/thaw); saves go on.
+        self.export: Export | None = None
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: SetKeys, seen: Seen | None = None) -> None:
@@ -104,16 +111,18 @@ class ScopeCache(Mirror):
             adopt(engine, keys, self)
 
     def approx_bytes(self) -> int:
-        """The mirror's estimate (entries, vectors) plus the BM25 indexes', recounted only when the
-        cache changed (the registry asks for every cache's figure at once)."""
+        """The mirror's estimate (entries, vectors) plus the BM25 indexes', recounted when their
+        number changed or the entries by more than 1/:data:`RECOUNT` (the registry asks at every
+        save; a count walks every term), never while a snapshot holds an index (its lock is busy)."""
         indexes = list(self.indexes.values())
         cold = self.cold
         if cold is not None:
             indexes.append(cold.index)
-        key = (self.epoch, self.version, len(indexes))
-        if self._bm25 is None or self._bm25[0] != key:
-            self._bm25 = key, sum(bm25_bytes(*index.shape()) for index in indexes)
-        return super().approx_bytes() + self._bm25[1]
+        key, counted = (self.epoch, len(indexes)), self._bm25
+        moved = counted is None or counted[0] != key or abs(self.size - counted[1]) > counted[1] // RECOUNT
+        if moved and (counted is None or self.export is None):
+            counted = self._bm25 = key, self.size, sum(bm25_bytes(*index.shape()) for index in indexes)
+        return super().approx_bytes() + counted[2]
 
     def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:
         if not ids:
@@ -128,6 +137,8 @@ class ScopeCache(Mirror):
 
     def take(self, rows: Sequence[Row]) -> None:
         changed = self._changed
+        frozen = self.export
+        index_held, graphs_held = (None, {}) if frozen is None else (frozen.index, frozen.graphs)
         for entry_id, raw, raw_vector in rows:
             old_text = self.texts.get(entry_id)
             entry = decoded(from_json, raw, f"memory {entry_id!r}")
@@ -139,16 +150,20 @@ class ScopeCache(Mirror):
                 else:
                     self.filters.add(entry)
                     self.validity.add(entry)
+            if frozen is not None:  # a snapshot serialises those: applied when it is done (thaw)
+                frozen.deferred.add(entry_id)
             if entry is None:
                 self.entries.pop(entry_id, None)
                 self.texts.pop(entry_id, None)
                 self._put_vector(entry_id, None)
                 for index in self.indexes.values():
-                    index.remove(entry_id)
+                    if index is not index_held:
+                        index.remove(entry_id)
                 for vectors in self.vector_indexes.values():
                     vectors.remove(entry_id)
-                for ann in self.anns.values():
-                    ann.remove(entry_id)
+                for key, ann in self.anns.items():
+                    if ann is not graphs_held.get(key):
+                        ann.remove(entry_id)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
@@ -156,6 +171,7 @@ class ScopeCache(Mirror):
             self._put_vector(entry_id, vector)
             for (model, dim), vectors in self.vector_indexes.items():
                 held = self.anns.get((model, dim))
+                held = None if held is graphs_held.get((model, dim)) else held
                 if vector is not None and _valid(vector, model, dim, text):
                     if vectors.add(entry_id, vector.vector) and held is not None:
                         held.add(entry_id, vectors.columns()[:, vectors.rows_of([entry_id])[0]])
@@ -166,8 +182,9 @@ class ScopeCache(Mirror):
                         held.remove(entry_id)
             if text != old_text:
                 for index in self.indexes.values():
-                    index.remove(entry_id)
-                    index.add(entry_id, text)
+                    if index is not index_held:
+                        index.remove(entry_id)
+                        index.add(entry_id, text)
 
     def _put_vector(self, entry_id: str, vector: StoredVector | None) -> None:
         old = self.vectors.pop(entry_id, None) if vector is None else self.vectors.get(entry_id)
@@ -196,6 +213,37 @@ class ScopeCache(Mirror):
         found = self.vector_indexes[(stored.model, stored.dim)]
         return found.columns()[:, found.rows_of([entry_id])[0]]
 
+    # -- snapshots built aside (.export) ----------------------------------------------------
+    def freeze(self, profile: str) -> Export:
+        """Hand the BM25 index of ``profile`` and the graphs to a snapshot serialising them without
+        :attr:`lock` (caller holds it, the cache fresh); refreshes defer their changes until :meth:`thaw`."""
+        self.thawed()
+        frozen = self.export = Export(profile, self.index(profile), dict(self.anns))
+        return frozen
+
+    def thaw(self, frozen: Export) -> None:
+        """Apply what changed while ``frozen`` was serialised (caller holds :attr:`lock`, ``done`` set)."""
+        if self.export is frozen:
+            self.export = None
+            for entry_id in catch_up(frozen, self.texts, self.indexes, self.vector_indexes, self.anns):
+                stored = self.vectors.get(entry_id)
+                if stored is not None and len(stored.rows):
+                    self._put_vector(entry_id, _without_rows(stored))
+
+    def settle(self) -> None:
+        """Wait, without :attr:`lock`, for a snapshot serialising this cache's structures (searches
+        call it first, so they never wait for one while holding the lock saves need)."""
+        frozen = self.export
+        if frozen is not None:
+            frozen.done.wait()
+
+    def thawed(self) -> None:
+        """Make the structures a snapshot holds current again (caller holds :attr:`lock`)."""
+        frozen = self.export
+        if frozen is not None:
+            frozen.done.wait()
+            self.thaw(frozen)
+
     # -- derived structures ------------------------------------------------------------------
     def shown(
         self, allowed: set[str] | None, view: View, now: float, key: object
@@ -216,6 +264,7 @@ class ScopeCache(Mirror):
 
     def index(self, profile: str) -> Bm25Index:
         """The BM25 index of ``profile`` over the cached entries (built on first use)."""
+        self.thawed()
         index = self.indexes.get(profile)
         if index is None:
             index = Bm25Index(profile=profile)
