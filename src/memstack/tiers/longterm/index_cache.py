@@ -119,8 +119,9 @@ class ScopeCache(Mirror):
         if cold is not None:
             indexes.append(cold.index)
         key, counted = (self.epoch, len(indexes)), self._bm25
-        moved = counted is None or counted[0] != key or abs(self.size - counted[1]) > counted[1] // RECOUNT
-        if moved and (counted is None or self.export is None):
+        if counted is None or (
+            self.export is None and (counted[0] != key or abs(self.size - counted[1]) > counted[1] // RECOUNT)
+        ):
             counted = self._bm25 = key, self.size, sum(bm25_bytes(*index.shape()) for index in indexes)
         return super().approx_bytes() + counted[2]
 
