@@ -121,12 +121,12 @@ def encoder(cache: ScopeCache, epoch: str, *, frozen: bool = False) -> Callable[
     of MB at 100,000 entries) or a build (seconds). The graph the cache holds is copied; without one,
     from :data:`~memstack.index.ann.ANN_FROM` vectors of one model the vectors are copied and the
     graph is built from them (once, by the writer, so that no reader has to). The call returns None
-    when there is nothing to store. ``frozen``: the caller froze the graphs (``cache.freeze``), so
-    they are encoded as they are, without a copy."""
+    when there is nothing to store. ``frozen``: the caller holds a freeze (``cache.freeze``), which
+    nothing changes the graphs during, so they are encoded as they are, without a copy."""
     meta: dict[str, object] = {"epoch": epoch, "version": cache.version}
     if cache.anns:
         (model, _), held = max(cache.anns.items(), key=lambda item: len(item[1]))
-        found = held if frozen else held.copy()  # frozen: cache.freeze() keeps it unchanged
+        found = held if frozen else held.copy()
         return lambda: _text(found, {**meta, "model": model})
     first = next(iter(cache.vectors.values()), None)
     if first is None or len(cache.vectors) < graph.ANN_FROM or not graph.available():

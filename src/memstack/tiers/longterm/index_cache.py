@@ -77,6 +77,10 @@ class ScopeCache(Mirror):
         self._bm25: tuple[tuple[object, ...], int, int] | None = None  # (as of, entries, BM25 bytes)
         # A snapshot's structures being serialised outside the lock (freeze/thaw); saves go on.
         self.export: Export | None = None
+        # Ids whose vectors changed since the graphs last took them: a graph insert costs ~1 ms at
+        # 100,000 vectors, so the save that refreshes the cache leaves it to the next search
+        # (which takes them in one batch, see sync_graphs()); the cache's vectors are current.
+        self.graph_pending: set[str] = set()
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: SetKeys, seen: Seen | None = None) -> None:
@@ -100,6 +104,7 @@ class ScopeCache(Mirror):
         self.released = 0
         self.vector_indexes = {}
         self.anns = {}
+        self.graph_pending = set()
         self.indexes = {}
         self.filters = FilterIndex()
         self.validity = ValidityIndex()
@@ -139,7 +144,8 @@ class ScopeCache(Mirror):
     def take(self, rows: Sequence[Row]) -> None:
         changed = self._changed
         frozen = self.export
-        index_held, graphs_held = (None, {}) if frozen is None else (frozen.index, frozen.graphs)
+        index_held = None if frozen is None else frozen.index
+        pending = self.graph_pending
         for entry_id, raw, raw_vector in rows:
             old_text = self.texts.get(entry_id)
             entry = decoded(from_json, raw, f"memory {entry_id!r}")
@@ -162,25 +168,22 @@ class ScopeCache(Mirror):
                         index.remove(entry_id)
                 for vectors in self.vector_indexes.values():
                     vectors.remove(entry_id)
-                for key, ann in self.anns.items():
-                    if ann is not graphs_held.get(key):
-                        ann.remove(entry_id)
+                if self.anns:
+                    pending.add(entry_id)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
             vector = decode_vector(raw_vector) if raw_vector is not None else None
             self._put_vector(entry_id, vector)
             for (model, dim), vectors in self.vector_indexes.items():
-                held = self.anns.get((model, dim))
-                held = None if held is graphs_held.get((model, dim)) else held
+                held = (model, dim) in self.anns
                 if vector is not None and _valid(vector, model, dim, text):
-                    if vectors.add(entry_id, vector.vector) and held is not None:
-                        held.add(entry_id, vectors.columns()[:, vectors.rows_of([entry_id])[0]])
-                        self._put_vector(entry_id, _without_rows(vector))
+                    if vectors.add(entry_id, vector.vector) and held:
+                        pending.add(entry_id)
                 else:
                     vectors.remove(entry_id)
-                    if held is not None:
-                        held.remove(entry_id)
+                    if held:
+                        pending.add(entry_id)
             if text != old_text:
                 for index in self.indexes.values():
                     if index is not index_held:
@@ -219,17 +222,14 @@ class ScopeCache(Mirror):
         """Hand the BM25 index of ``profile`` and the graphs to a snapshot serialising them without
         :attr:`lock` (caller holds it, the cache fresh); refreshes defer their changes until :meth:`thaw`."""
         self.thawed()
-        frozen = self.export = Export(profile, self.index(profile), dict(self.anns))
+        frozen = self.export = Export(profile, self.index(profile))
         return frozen
 
     def thaw(self, frozen: Export) -> None:
         """Apply what changed while ``frozen`` was serialised (caller holds :attr:`lock`, ``done`` set)."""
         if self.export is frozen:
             self.export = None
-            for entry_id in catch_up(frozen, self.texts, self.indexes, self.vector_indexes, self.anns):
-                stored = self.vectors.get(entry_id)
-                if stored is not None and len(stored.rows):
-                    self._put_vector(entry_id, _without_rows(stored))
+            catch_up(frozen, self.texts, self.indexes)
 
     def settle(self) -> None:
         """Wait, without :attr:`lock`, for a snapshot serialising this cache's structures (searches
@@ -239,11 +239,31 @@ class ScopeCache(Mirror):
             frozen.done.wait()
 
     def thawed(self) -> None:
-        """Make the structures a snapshot holds current again (caller holds :attr:`lock`)."""
+        """Make the structures a snapshot holds and the graphs current again (caller holds
+        :attr:`lock`; searches call it after their refresh)."""
         frozen = self.export
         if frozen is not None:
             frozen.done.wait()
             self.thaw(frozen)
+        self.sync_graphs()
+
+    def sync_graphs(self) -> None:
+        """Give the graphs the vectors changed since they last took them (caller holds :attr:`lock`,
+        no snapshot serialising them: :meth:`thawed` is the way in)."""
+        pending, self.graph_pending = self.graph_pending, set()
+        for key, held in self.anns.items() if pending else ():
+            vectors = self.vector_indexes.get(key)
+            if vectors is None:
+                continue
+            for entry_id in pending:
+                held.remove(entry_id)
+            added = [i for i in pending if i in vectors]
+            if added:
+                held.extend(added, vectors.columns()[:, vectors.rows_of(added)].T)
+                for entry_id in added:
+                    stored = self.vectors.get(entry_id)
+                    if stored is not None and len(stored.rows):
+                        self._put_vector(entry_id, _without_rows(stored))
 
     # -- derived structures ------------------------------------------------------------------
     def shown(
