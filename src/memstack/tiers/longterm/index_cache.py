@@ -160,16 +160,7 @@ class ScopeCache(Mirror):
             if frozen is not None:  # a snapshot serialises those: applied when it is done (thaw)
                 frozen.deferred.add(entry_id)
             if entry is None:
-                self.entries.pop(entry_id, None)
-                self.texts.pop(entry_id, None)
-                self._put_vector(entry_id, None)
-                for index in self.indexes.values():
-                    if index is not index_held:
-                        index.remove(entry_id)
-                for vectors in self.vector_indexes.values():
-                    vectors.remove(entry_id)
-                if self.anns:
-                    pending.add(entry_id)
+                self._drop(entry_id, index_held)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
@@ -189,6 +180,19 @@ class ScopeCache(Mirror):
                     if index is not index_held:
                         index.remove(entry_id)
                         index.add(entry_id, text)
+
+    def _drop(self, entry_id: str, index_held: Bm25Index | None) -> None:
+        """Forget a gone entry (``index_held``: a snapshot's, left alone until thaw)."""
+        self.entries.pop(entry_id, None)
+        self.texts.pop(entry_id, None)
+        self._put_vector(entry_id, None)
+        for index in self.indexes.values():
+            if index is not index_held:
+                index.remove(entry_id)
+        for vectors in self.vector_indexes.values():
+            vectors.remove(entry_id)
+        if self.anns:
+            self.graph_pending.add(entry_id)
 
     def _put_vector(self, entry_id: str, vector: StoredVector | None) -> None:
         old = self.vectors.pop(entry_id, None) if vector is None else self.vectors.get(entry_id)
