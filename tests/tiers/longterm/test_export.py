@@ -12,7 +12,7 @@ import pytest
 from memstack.engines import Engine
 from memstack.index import ann as graph
 from memstack.index import registry
-from memstack.search.bm25_state import encode_state
+from memstack.search.bm25_state import Bm25State, encode_state
 from memstack.search.embedders import FakeEmbedder
 from memstack.tiers.longterm import LongTermMemory, index_cache, snapshotter
 from memstack.tiers.longterm.layout import ScopeKeys
@@ -50,7 +50,7 @@ def _fill(engine: Engine, with_graph: bool, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def _during_serialisation(lt: LongTermMemory, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    """Run saves on another thread while the snapshot encodes its index; what they saw."""
+    """Run saves on another thread while the snapshot exports its index; what they saw."""
     seen: dict[str, object] = {}
 
     def saves() -> None:  # saves without an id: each brings the cache up to date (duplicate check)
@@ -59,17 +59,20 @@ def _during_serialisation(lt: LongTermMemory, monkeypatch: pytest.MonkeyPatch) -
         lt.save(content="zebra crossing")
         seen["flushed"] = lt.flush_embeddings(60)
 
-    def encode(state: object, meta: dict[str, object]) -> bytes:
-        cache = index_cache.scope_cache(lt.engine, lt.scope)
+    cache = index_cache.scope_cache(lt.engine, lt.scope)
+    with cache.lock:
+        index = cache.index("default")
+    export_state = index.export_state
+
+    def exporting() -> Bm25State:  # the serialisation: done without the lock, saves meanwhile
         worker = threading.Thread(target=saves)
         worker.start()
         worker.join(LIVENESS)
         seen["finished"] = not worker.is_alive()
         seen["frozen_ids"] = None if cache.export is None else set(cache.export.index.ids())
-        worker.join()
-        return encode_state(state, meta)  # type: ignore[arg-type]  # the state export_state gave
+        return export_state()  # (saves still waiting, if any, finish once the lock is free)
 
-    monkeypatch.setattr(snapshotter, "encode_state", encode)
+    monkeypatch.setattr(index, "export_state", exporting)
     seen["written"] = snapshotter.take(lt.engine, lt.scope)
     return seen
 
