@@ -224,7 +224,12 @@ def take(engine: Engine, scope: str) -> bool:
         }
         # Serialised below without the lock: saves meanwhile never wait for it (see .export).
         frozen = cache.freeze(SNAPSHOT_PROFILE)
-        encode_graph = ann.encoder(cache, epoch, frozen=True)
+        try:
+            encode_graph = ann.encoder(cache, epoch, frozen=True)
+        except BaseException:  # a freeze left on would keep every search waiting
+            frozen.done.set()
+            cache.thaw(frozen)
+            raise
     try:
         text = encode_state(frozen.index.export_state(), meta).decode("latin-1")  # see snapshot.load()
         graph = encode_graph()
