@@ -144,3 +144,20 @@ def test_a_deletion_during_the_serialisation_writes_no_snapshot(
     with cache.lock:
         cache.refresh(engine, keys)
         assert "e3" not in cache.index("default") and "e3" not in cache.texts
+
+
+def test_a_snapshot_failing_while_frozen_leaves_nothing_frozen(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lt = _fill(engine, False, monkeypatch)
+
+    def broken(*args: object, **options: object) -> object:
+        raise RuntimeError("graph encoder broke")
+
+    monkeypatch.setattr(snapshotter.ann, "encoder", broken)
+    with pytest.raises(RuntimeError, match="graph encoder broke"):
+        snapshotter.take(engine, "u")
+    assert index_cache.scope_cache(engine, "u").export is None
+    lt.save(content="after the failure")
+    assert [h.entry.content for h in lt.search("failure", limit=1)] == ["after the failure"]
+    assert engine.get(ScopeKeys.of(engine, "u").snapshot) is None
