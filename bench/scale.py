@@ -5,7 +5,8 @@
 1. Bulk import (BM25 only, no embedder): ``save_many`` of the first size's entries into one scope,
    against a loop of ``save`` over 2,000 of them (200 with ``--smoke``), in another scope of the
    same engine. ``bulk_per_s`` is entries a second, ``bulk_vs_loop`` the ratio of the two rates
-   (targets on SQLite: >= 20,000/s and >= 5).
+   (targets on SQLite: >= 20,000/s and >= 5), ``bulk_cpu_per_s`` the rate by the importing
+   thread's CPU time (what a shared machine's other jobs do not inflate).
 2. Growth curve: one scope filled to each size in turn (``save_many``, then one 384-dimensional
    vector per entry written in bulk), then 200 queries (30 with ``--smoke``) searched with BM25
    (a memory without embedder) and hybrid (the same scope with the embedder): p50/p99 in ms and
@@ -28,17 +29,23 @@
    (p50/p99, and the p99 of the searching thread's CPU time, which a busy machine's other jobs
    do not inflate) with ``MEMSTACK_INDEX_MEMORY_MB=256``; RSS before and after (target: the
    growth within the setting plus 10 %).
-4. Save growth: with the embedder, 500 saves one by one into the scope at the first size and at the
-   last (each time the background vectors finish before the clock stops for ``save_total_s``):
-   ``save_growth`` = p50 at the last size / p50 at the first (target <= 1.5).
+4. Save cost (bench/_save_cost.py): a loop of 500 saves (50 with ``--smoke``) with a
+   384-dimensional embedder (``FakeEmbedder(384)``, so the figures are the library's cost, not a
+   model's) into one scope bulk-filled to 1,000 and to 100,000 entries (``--save-sizes``; 100 and
+   1,000 with ``--smoke``, 1,000 and 10,000 with ``--quick``), each with its vectors: p50/p99 at
+   each size, ``save_cost_ratio`` = p50 at the big size / p50 at the small one (target <= 1.5), and
+   whether the background vectors keep up: ``save_pending`` entries still without a vector right
+   after the loop, ``save_drain_s`` to write them, ``save_kept_up`` = 1 when they were all written
+   within 10 s.
 
 Engine: a temporary SQLite file, or ``--url`` (its tenant ``bench-scale``'s keys are flushed before
 and after). The machine of a run is shared: figures move by tens of percent between runs.
 
-Last line: ``RESULT bulk_per_s=… bulk_vs_loop=… size=… bm25_p50_ms=… hybrid_p50_ms=…
+Last line: ``RESULT bulk_per_s=… bulk_vs_loop=… bulk_cpu_per_s=… size=… bm25_p50_ms=… hybrid_p50_ms=…
 hybrid_p99_ms=… ann_p50_ms=… ann_p99_ms=… overlap=… rss_mb=… vec_b=… graph_b=… bm25_b=…
 scopes=… scopes_p50_ms=… scopes_p99_ms=… scopes_cpu_p99_ms=… scopes_rss_mb=… scopes_rss_growth_mb=…
-save_growth=…`` (the figures of the last size).
+save_small_p50_ms=… save_big_p50_ms=… save_cost_ratio=… save_pending=… save_kept_up=…`` (the growth
+figures of the last size).
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import memstack
 from _clustered import CLUSTER, ClusteredCorpus, ClusteredEmbedder  # bench/ is on sys.path
+from _save_cost import save_cost
 from _smoke import add_smoke, smoke_tag
 from memstack.index import ann as graph
 from memstack.index.changelog import log_changes
@@ -165,23 +173,28 @@ def _bytes_per_entry(lt: LongTermMemory, size: int) -> dict[str, float]:
     return {"vec_b": vectors / size, "graph_b": graphs / size, "bm25_b": bm25 / size}
 
 
-def bulk_import(mem: memstack.Memory, count: int, loop: int, rng: random.Random) -> tuple[float, float]:
+def bulk_import(
+    mem: memstack.Memory, count: int, loop: int, rng: random.Random
+) -> tuple[float, float, float]:
     items = [{"content": _text(rng)} for _ in range(count)]
     loop = min(loop, count)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     LongTermMemory(mem.engine, "bulk").save_many(items)
-    bulk = count / (time.perf_counter() - started)
+    bulk, bulk_cpu = count / (time.perf_counter() - started), count / (time.thread_time() - cpu)
     target = LongTermMemory(mem.engine, "loop")
     started = time.perf_counter()
     for item in items[:loop]:
         target.save(**item)
     looped = loop / (time.perf_counter() - started)
-    print(f"bulk import: {count} entries {bulk:,.0f}/s; a save loop of {loop}: {looped:,.0f}/s")
-    return bulk, bulk / looped
+    print(
+        f"bulk import: {count} entries {bulk:,.0f}/s (by its thread's CPU time {bulk_cpu:,.0f}/s); "
+        f"a save loop of {loop}: {looped:,.0f}/s"
+    )
+    return bulk, bulk / looped, bulk_cpu
 
 
 def growth(
-    mem: memstack.Memory, sizes: list[int], queries: int, saves: int, rng: random.Random, clustered: bool
+    mem: memstack.Memory, sizes: list[int], queries: int, rng: random.Random, clustered: bool
 ) -> dict[str, float]:
     embedder: Embedder = FakeEmbedder(DIM)
     if clustered:
@@ -219,23 +232,20 @@ def growth(
             "ann_built": graph.stats.builds - builds,
         }
         row |= {"rss_mb": _rss_mb(), **_bytes_per_entry(hybrid, size)}
-        row["save_p50_ms"] = save_p50(hybrid, saves, rng) if saves else 0.0
-        filled += saves
         first = first or row
         ratios = " ".join(
             f"{k} x{row[k] / first[k]:.2f}"
-            for k in ("bm25_p50_ms", "hybrid_p50_ms", "ann_p50_ms", "rss_mb", "save_p50_ms")
+            for k in ("bm25_p50_ms", "hybrid_p50_ms", "ann_p50_ms", "rss_mb")
             if first[k]
         )
         print(
             f"size {size:>9,}: fill {took:.1f}s  bm25 p50 {bm25[0]:.2f} p99 {bm25[1]:.2f} ms  "
             f"hybrid exact p50 {both[0]:.2f} p99 {both[1]:.2f} ms  ann p50 {ann[0]:.2f} p99 {ann[1]:.2f} ms "
             f"(overlap {row['overlap']:.3f}, graph built in {build_s:.1f}s)  rss {row['rss_mb']:.0f} MB  "
-            f"bytes/entry vectors {row['vec_b']:.0f} graph {row['graph_b']:.0f} bm25 {row['bm25_b']:.0f}  "
-            f"save p50 {row['save_p50_ms']:.2f} ms\n  vs the first size: {ratios}",
+            f"bytes/entry vectors {row['vec_b']:.0f} graph {row['graph_b']:.0f} bm25 {row['bm25_b']:.0f}\n"
+            f"  vs the first size: {ratios}",
             flush=True,
         )
-    row["save_growth"] = row["save_p50_ms"] / first["save_p50_ms"] if first["save_p50_ms"] else 0.0
     return row
 
 
@@ -267,17 +277,6 @@ def scopes(mem: memstack.Memory, count: int, rng: random.Random) -> dict[str, fl
     }
 
 
-def save_p50(lt: LongTermMemory, saves: int, rng: random.Random) -> float:
-    """p50 of one save with the embedder (its background vectors finish before this returns)."""
-    times = []
-    for _ in range(saves):
-        at = time.perf_counter()
-        lt.save(content=_text(rng))
-        times.append(time.perf_counter() - at)
-    lt.flush_embeddings(600)
-    return statistics.median(times) * 1000
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="10,000 entries, 5,000 scopes")
@@ -285,6 +284,8 @@ def main() -> None:
     parser.add_argument("--scopes", type=int, help="small scopes (default 100,000)")
     parser.add_argument("--url", help="engine URL (default: a temporary SQLite file)")
     parser.add_argument("--growth-only", action="store_true", help="only the growth curve, no saves")
+    parser.add_argument("--save-only", action="store_true", help="only the save-cost loop")
+    parser.add_argument("--save-sizes", help="the save loop's two scope sizes (default 1000,100000)")
     parser.add_argument(
         "--vectors",
         choices=("hashed", "clustered"),
@@ -299,6 +300,9 @@ def main() -> None:
         sizes = [int(s) for s in args.sizes.split(",")]
     count = args.scopes or (100 if args.smoke else 5_000 if args.quick else 100_000)
     queries, loop, saves = (30, 200, 50) if args.smoke else (200, 2000, 500)
+    small, big = (100, 1000) if args.smoke else (1000, 10_000) if args.quick else (1000, 100_000)
+    if args.save_sizes:
+        small, big = (int(s) for s in args.save_sizes.split(","))
     os.environ["MEMSTACK_INDEX_MEMORY_MB"] = "256"
     rng = random.Random(37)
     with tempfile.TemporaryDirectory() as tmp:
@@ -309,14 +313,19 @@ def main() -> None:
         with memstack.open(url, tenant=TENANT, embedder="none") as mem:
             if args.url:
                 mem.engine.flush()
-            bulk, ratio = (0.0, 0.0) if args.growth_only else bulk_import(mem, sizes[0], loop, rng)
-            saved = 0 if args.growth_only else saves
-            row = growth(mem, sizes, queries, saved, rng, args.vectors == "clustered")
+            row: dict[str, float] = {}
+            bulk, ratio, bulk_cpu = 0.0, 0.0, 0.0
+            if not args.save_only and not args.growth_only:
+                bulk, ratio, bulk_cpu = bulk_import(mem, sizes[0], loop, rng)
+            if not args.save_only:
+                row = growth(mem, sizes, queries, rng, args.vectors == "clustered")
             if not args.growth_only:
+                row |= save_cost(mem, (small, big), saves, lambda: _text(rng))
+            if not args.growth_only and not args.save_only:
                 row |= scopes(mem, count, rng)
             if args.url:
                 mem.engine.flush()
-    result = {"bulk_per_s": bulk, "bulk_vs_loop": ratio, **row}
+    result = {"bulk_per_s": bulk, "bulk_vs_loop": ratio, "bulk_cpu_per_s": bulk_cpu, **row}
     text = " ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items())
     print(f"RESULT {text}{smoke_tag(args)}")
 

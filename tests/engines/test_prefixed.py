@@ -8,7 +8,7 @@ import pytest
 
 from memstack.engines import Engine
 from memstack.engines.prefixed import PrefixedEngine, tenant_engine
-from memstack.foundation.errors import InvalidInput
+from memstack.foundation.errors import InvalidInput, MemstackError
 
 
 def test_tenants_never_see_each_other(engine: Engine) -> None:
@@ -82,3 +82,30 @@ def test_prefix_with_braces_is_refused() -> None:
 
     with MemoryEngine(sweep_interval=None) as inner, pytest.raises(InvalidInput, match="braces"):
         PrefixedEngine(inner, "{x}:")
+
+
+MALFORMED = [
+    [("set", ("k", "v")), ("nope", ("k",))],  # an unknown command
+    [("set", ("k", "v")), ("set", ["k2", "v"])],  # arguments not a tuple
+    [("set", ("k", "v")), ("set", ("k2",))],  # too few
+    [("set", ("k", "v")), ("get", ("k", "extra"))],  # too many
+    [("set", ("k", "v")), ("set", (5, "v"))],  # a key that is not text
+    [("set", ("k", "v")), ("set", ("k2", "\ud800"))],  # a lone surrogate
+    [("set", ("k", "v")), ("require_missing", ("k2",))],  # a guard after a write
+    [("set", ("k", "v")), ("incrby", ("n", 2**70))],  # an int outside 64 bits
+    [("set", ("k", "v")), "not an op"],
+]
+
+
+@pytest.mark.parametrize("ops", MALFORMED, ids=range(len(MALFORMED)))
+def test_a_malformed_batch_fails_as_on_the_bare_engine_and_writes_nothing(
+    engine: Engine, ops: list[object]
+) -> None:
+    """The view leaves the checks to the inner engine (once), yet names the problem as the caller
+    wrote it: the same error, the same words, and no write."""
+    with pytest.raises(MemstackError) as bare:
+        engine.execute(ops)  # type: ignore[arg-type]  # malformed on purpose
+    with pytest.raises(type(bare.value)) as viewed:
+        tenant_engine(engine, "acme").execute(ops)  # type: ignore[arg-type]
+    assert str(viewed.value) == str(bare.value) and "acme" not in str(viewed.value)
+    assert engine.get("k") is None and engine.get("t:acme:k") is None

@@ -131,17 +131,18 @@ def _load(
     return found
 
 
-def encoder(cache: ScopeCache, epoch: str) -> Callable[[], str | None]:
+def encoder(cache: ScopeCache, epoch: str, *, frozen: bool = False) -> Callable[[], str | None]:
     """What the scope's snapshot stores of its graph, taken under ``cache.lock`` (the caller holds
     it) and encoded by the returned call without it: a search never waits for a serialisation (tens
     of MB at 100,000 entries) or a build (seconds). The graph the cache holds is copied; without one,
     from :data:`~memstack.index.ann.ANN_FROM` vectors of one model the vectors are copied and the
     graph is built from them (once, by the writer, so that no reader has to). The call returns None
-    when there is nothing to store."""
+    when there is nothing to store. ``frozen``: the caller holds a freeze (``cache.freeze``), which
+    nothing changes the graphs during, so they are encoded as they are, without a copy."""
     meta: dict[str, object] = {"epoch": epoch, "version": cache.version}
     if cache.anns:
         (model, _), held = max(cache.anns.items(), key=lambda item: len(item[1]))
-        found = held.copy()
+        found = held if frozen else held.copy()
         return lambda: _text(found, {**meta, "model": model})
     first = next(iter(cache.vectors.values()), None)
     if first is None or len(cache.vectors) < graph.ANN_FROM or not graph.available():

@@ -28,6 +28,7 @@ from ...search import Bm25Index
 from ...search.thread_table import ThreadTable
 from .context import ConversationThreads
 from .entry import MemoryEntry, from_json
+from .export import Export, catch_up
 from .filter_index import FilterIndex
 from .query import document_text
 from .snapshot import SNAPSHOT_PROFILE, Snapshot
@@ -37,6 +38,10 @@ from .vectors import StoredVector, decode_vector, text_hash
 __all__ = ["ScopeCache", "adopt", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
 
 log = logging.getLogger("memstack.tiers.longterm")
+
+RECOUNT: Final = 32
+"""The BM25 byte estimate is recounted when the entry count moved by more than 1/RECOUNT since the
+last count (a count walks every term: at 100,000 entries it cost every save a few ms)."""
 
 
 class ScopeCache(Mirror):
@@ -70,7 +75,13 @@ class ScopeCache(Mirror):
         self.cold_lock = threading.Lock()
         self.cold: Snapshot | None = None
         self._changed: list[str] = []
-        self._bm25: tuple[tuple[object, ...], int] | None = None  # (as of, bytes of the BM25 indexes)
+        self._bm25: tuple[tuple[object, ...], int, int] | None = None  # (as of, entries, BM25 bytes)
+        # A snapshot's structures being serialised outside the lock (freeze/thaw); saves go on.
+        self.export: Export | None = None
+        # Ids whose vectors changed since the graphs last took them: a graph insert costs ~1 ms at
+        # 100,000 vectors, so the save that refreshes the cache leaves it to the next search
+        # (which takes them in one batch, see sync_graphs()); the cache's vectors are current.
+        self.graph_pending: set[str] = set()
 
     # -- freshness ---------------------------------------------------------------------------
     def refresh(self, engine: Engine, keys: SetKeys, seen: Seen | None = None) -> None:
@@ -94,6 +105,7 @@ class ScopeCache(Mirror):
         self.released = 0
         self.vector_indexes = {}
         self.anns = {}
+        self.graph_pending = set()
         self.indexes = {}
         self.filters = FilterIndex()
         self.validity = ValidityIndex()
@@ -105,16 +117,19 @@ class ScopeCache(Mirror):
             adopt(engine, keys, self)
 
     def approx_bytes(self) -> int:
-        """The mirror's estimate (entries, vectors) plus the BM25 indexes', recounted only when the
-        cache changed (the registry asks for every cache's figure at once)."""
+        """The mirror's estimate (entries, vectors) plus the BM25 indexes', recounted when their
+        number changed or the entries by more than 1/:data:`RECOUNT` (the registry asks at every
+        save; a count walks every term), never while a snapshot holds an index (its lock is busy)."""
         indexes = list(self.indexes.values())
         cold = self.cold
         if cold is not None:
             indexes.append(cold.index)
-        key = (self.epoch, self.version, len(indexes))
-        if self._bm25 is None or self._bm25[0] != key:
-            self._bm25 = key, sum(bm25_bytes(*index.shape()) for index in indexes)
-        return super().approx_bytes() + self._bm25[1]
+        key, counted = (self.epoch, len(indexes)), self._bm25
+        if counted is None or (
+            self.export is None and (counted[0] != key or abs(self.size - counted[1]) > counted[1] // RECOUNT)
+        ):
+            counted = self._bm25 = key, self.size, sum(bm25_bytes(*index.shape()) for index in indexes)
+        return super().approx_bytes() + counted[2]
 
     def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:
         if not ids:
@@ -129,6 +144,9 @@ class ScopeCache(Mirror):
 
     def take(self, rows: Sequence[Row]) -> None:
         changed = self._changed
+        frozen = self.export
+        index_held = None if frozen is None else frozen.index
+        pending = self.graph_pending
         for entry_id, raw, raw_vector in rows:
             old_text = self.texts.get(entry_id)
             entry = decoded(from_json, raw, f"memory {entry_id!r}")
@@ -140,35 +158,42 @@ class ScopeCache(Mirror):
                 else:
                     self.filters.add(entry)
                     self.validity.add(entry)
+            if frozen is not None:  # a snapshot serialises those: applied when it is done (thaw)
+                frozen.deferred.add(entry_id)
             if entry is None:
-                self.entries.pop(entry_id, None)
-                self.texts.pop(entry_id, None)
-                self._put_vector(entry_id, None)
-                for index in self.indexes.values():
-                    index.remove(entry_id)
-                for vectors in self.vector_indexes.values():
-                    vectors.remove(entry_id)
-                for ann in self.anns.values():
-                    ann.remove(entry_id)
+                self._drop(entry_id, index_held)
                 continue
             text = document_text(entry)
             self.entries[entry_id], self.texts[entry_id] = entry, text
             vector = decode_vector(raw_vector) if raw_vector is not None else None
             self._put_vector(entry_id, vector)
             for (model, dim), vectors in self.vector_indexes.items():
-                held = self.anns.get((model, dim))
+                held = (model, dim) in self.anns
                 if vector is not None and _valid(vector, model, dim, text):
-                    if vectors.add(entry_id, vector.vector) and held is not None:
-                        held.add(entry_id, vector.vector)
-                        self._put_vector(entry_id, _without_rows(vector))
+                    if vectors.add(entry_id, vector.vector) and held:
+                        pending.add(entry_id)
                 else:
                     vectors.remove(entry_id)
-                    if held is not None:
-                        held.remove(entry_id)
+                    if held:
+                        pending.add(entry_id)
             if text != old_text:
                 for index in self.indexes.values():
-                    index.remove(entry_id)
-                    index.add(entry_id, text)
+                    if index is not index_held:
+                        index.remove(entry_id)
+                        index.add(entry_id, text)
+
+    def _drop(self, entry_id: str, index_held: Bm25Index | None) -> None:
+        """Forget a gone entry (``index_held``: a snapshot's, left alone until thaw)."""
+        self.entries.pop(entry_id, None)
+        self.texts.pop(entry_id, None)
+        self._put_vector(entry_id, None)
+        for index in self.indexes.values():
+            if index is not index_held:
+                index.remove(entry_id)
+        for vectors in self.vector_indexes.values():
+            vectors.remove(entry_id)
+        if self.anns:
+            self.graph_pending.add(entry_id)
 
     def _put_vector(self, entry_id: str, vector: StoredVector | None) -> None:
         old = self.vectors.pop(entry_id, None) if vector is None else self.vectors.get(entry_id)
@@ -199,6 +224,55 @@ class ScopeCache(Mirror):
         found = self.vector_indexes[(stored.model, stored.dim)]
         return found.gather([entry_id])[:, 0]
 
+    # -- snapshots built aside (.export) ----------------------------------------------------
+    def freeze(self, profile: str) -> Export:
+        """Hand the BM25 index of ``profile`` and the graphs to a snapshot serialising them without
+        :attr:`lock` (caller holds it, the cache fresh); refreshes defer their changes until :meth:`thaw`."""
+        self.thawed()
+        frozen = self.export = Export(profile, self.index(profile))
+        return frozen
+
+    def thaw(self, frozen: Export) -> None:
+        """Apply what changed while ``frozen`` was serialised (caller holds :attr:`lock`, ``done`` set)."""
+        if self.export is frozen:
+            self.export = None
+            catch_up(frozen, self.texts, self.indexes)
+
+    def settle(self) -> None:
+        """Wait, without :attr:`lock`, for a snapshot serialising this cache's structures (searches
+        call it first, so they never wait for one while holding the lock saves need)."""
+        frozen = self.export
+        if frozen is not None:
+            frozen.done.wait()
+
+    def thawed(self) -> None:
+        """Make the structures a snapshot holds and the graphs current again (caller holds
+        :attr:`lock`; searches call it after their refresh)."""
+        frozen = self.export
+        if frozen is not None:
+            frozen.done.wait()
+            self.thaw(frozen)
+        self.sync_graphs()
+
+    def sync_graphs(self) -> None:
+        """Give the graphs the vectors changed since they last took them (caller holds :attr:`lock`,
+        no snapshot serialising them: :meth:`thawed` is the way in)."""
+        pending, self.graph_pending = self.graph_pending, set()
+        for key, held in self.anns.items() if pending else ():
+            vectors = self.vector_indexes.get(key)
+            if vectors is None:
+                continue
+            for entry_id in pending:
+                held.remove(entry_id)
+            added = [i for i in pending if i in vectors]
+            if added:
+                # The decoded floats while held (the index itself may hold them in 8 bits).
+                held.extend(added, np.stack([self.vector_row(entry_id) for entry_id in added]))
+                for entry_id in added:
+                    stored = self.vectors.get(entry_id)
+                    if stored is not None and len(stored.rows):
+                        self._put_vector(entry_id, _without_rows(stored))
+
     # -- derived structures ------------------------------------------------------------------
     def shown(
         self, allowed: set[str] | None, view: View, now: float, key: object
@@ -219,6 +293,7 @@ class ScopeCache(Mirror):
 
     def index(self, profile: str) -> Bm25Index:
         """The BM25 index of ``profile`` over the cached entries (built on first use)."""
+        self.thawed()
         index = self.indexes.get(profile)
         if index is None:
             index = Bm25Index(profile=profile)

@@ -184,8 +184,10 @@ class LongTermReads:
     ) -> list[SearchHit]:
         """The hits from the scope's full cache: ranked for a query, the most recent without one."""
         total, flt = request.offset + request.limit, request.where
+        cache.settle()  # a snapshot serialising the index: wait for it here, not under the lock
         with cache.lock:
             cache.refresh(self.engine, self.keys)
+            cache.thawed()
             allowed, allowed_key = cache.shown(
                 cache.filters.allowed(flt),
                 request.view,

@@ -217,15 +217,26 @@ def take(engine: Engine, scope: str) -> bool:
         cache.refresh(engine, keys)
         if cache.epoch != epoch or not cache.entries:
             return False
-        state = cache.index(SNAPSHOT_PROFILE).export_state()
         meta: dict[str, object] = {
             "epoch": epoch,
             "version": cache.version,
             "threads": len(cache.threads) > 0,
         }
-        encode_graph = ann.encoder(cache, epoch)
-    text = encode_state(state, meta).decode("latin-1")  # see snapshot.load()
-    graph = encode_graph()
+        # Serialised below without the lock: saves meanwhile never wait for it (see .export).
+        frozen = cache.freeze(SNAPSHOT_PROFILE)
+        try:
+            encode_graph = ann.encoder(cache, epoch, frozen=True)
+        except BaseException:  # a freeze left on would keep every search waiting
+            frozen.done.set()
+            cache.thaw(frozen)
+            raise
+    try:
+        text = encode_state(frozen.index.export_state(), meta).decode("latin-1")  # see snapshot.load()
+        graph = encode_graph()
+    finally:
+        frozen.done.set()
+        with cache.lock:
+            cache.thaw(frozen)
     batch = engine.batch()
     batch.require_equal(keys.epoch, epoch)
     batch.require_equal(keys.deletions, deletions)
