@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final, cast
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -112,7 +112,7 @@ class ScopeCache(Mirror):
             indexes.append(cold.index)
         key = (self.epoch, self.version, len(indexes))
         if self._bm25 is None or self._bm25[0] != key:
-            self._bm25 = key, sum(bm25_bytes(*index.shape()) for index in indexes)
+            self._bm25 = key, sum(index.nbytes() for index in indexes)
         return super().approx_bytes() + self._bm25[1]
 
     def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:
@@ -282,21 +282,6 @@ def adopt(engine: Engine, keys: SetKeys, cache: ScopeCache) -> None:
         if entry_id not in index:
             index.add(entry_id, text)
     cache.indexes[SNAPSHOT_PROFILE] = index
-
-
-BM25_TERM_BYTES: Final = 550
-"""Bytes a BM25 index holds per distinct term (its dict slot, the term, its posting and two arrays),
-per posting pair, and per index, fitted to ``tracemalloc`` over indexes of 10 to 20,000 entries
-(every one within 12 %; tests/tiers/longterm/test_cache_bytes.py checks it)."""
-BM25_PAIR_BYTES: Final = 16
-BM25_INDEX_BYTES: Final = 16_000
-
-
-def bm25_bytes(terms: int, pairs: int, slots: int) -> int:
-    """The estimated bytes of a BM25 index of that :meth:`~memstack.search.bm25.Bm25Index.shape`
-    (slots cost nothing apart: their ids are the cache's own strings)."""
-    del slots
-    return BM25_INDEX_BYTES + BM25_TERM_BYTES * terms + BM25_PAIR_BYTES * pairs
 
 
 def _without_rows(stored: StoredVector) -> StoredVector:
