@@ -41,7 +41,7 @@ from memstack.search.bm25_scoring import (
 )
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
-from memstack.search.postings import Postings
+from memstack.search.postings import Postings, int_bytes
 from memstack.search.profiles import Bm25Profile, get_profile
 from memstack.search.tokenize import get_tokenizer
 
@@ -105,7 +105,8 @@ class Bm25Index:
         list and dict (the ids themselves are its caller's strings)."""
         with self._lock:
             per_slot = self._dl.nbytes + self._live.nbytes + self._seq.nbytes + self._scratch.nbytes
-            ids = sys.getsizeof(self._ids) + sys.getsizeof(self._slot_of)  # the list's and dict's tables
+            # the list's and dict's tables and the dict's slot numbers (int objects)
+            ids = sys.getsizeof(self._ids) + sys.getsizeof(self._slot_of) + int_bytes(self._nslots)
             return _INDEX_BYTES + self._postings.nbytes() + per_slot + ids
 
     def ids(self) -> list[str]:

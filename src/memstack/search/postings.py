@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Postings"]
+__all__ = ["Postings", "int_bytes"]
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -107,14 +107,19 @@ class Postings:
     def _move(self, t: int, count: int) -> None:
         """Give term ``t``'s full block half as much room again at the end of the used rows (after
         packing, when garbage has piled up: the block may have room then)."""
-        if self.used - self.held > max(self.held >> 2, _PACK_FROM):
-            self._pack()
         at = 3 * t
+        room = self._mm[at + _CAP] * 3 // 2 + 2
+        garbage = self.used - self.held
+        full = self.used + room > len(self.slots)
+        # pack rather than grow the arrays when a good share is garbage
+        if garbage > max(self.held >> (3 if full else 2), _PACK_FROM):
+            self._pack()
+            full = self.used + room > len(self.slots)
         start, cap = self._mm[at], self._mm[at + _CAP]
         if count < cap:
             return
-        room = cap + (cap >> 1) + 2
-        if self.used + room > len(self.slots):
+        room = cap * 3 // 2 + 2
+        if full:
             self._grow(self.used + room)
         end = self.used
         self.slots[end : end + count] = self.slots[start : start + count]
@@ -178,7 +183,8 @@ class Postings:
     def nbytes(self) -> int:
         """Bytes held: the arrays (their spare rows too), the per-term table, dict and names."""
         arrays = self.slots.nbytes + self.tfs.nbytes + self._meta.nbytes
-        return arrays + sys.getsizeof(self.names) + self.chars + sys.getsizeof(self.ids)
+        ids = sys.getsizeof(self.ids) + int_bytes(len(self.names))  # the dict's table, its int values
+        return arrays + sys.getsizeof(self.names) + self.chars + ids
 
     # -- whole-index conversions -----------------------------------------------------------------
     def live_csr(self, live: npt.NDArray[np.bool_]) -> tuple[I64, list[str], I64, I32, I32]:
@@ -216,6 +222,11 @@ class Postings:
         made.used = made.held = made.pairs = len(slots)
         made.chars = sum(map(len, made.names)) + _STR_BYTES * len(made.names)
         return made
+
+
+def int_bytes(count: int) -> int:
+    """The bytes of the int objects ``0 .. count - 1`` (CPython shares those below 257)."""
+    return 32 * max(0, count - 257)
 
 
 def _spread(starts: I64, counts: I64) -> I64:
