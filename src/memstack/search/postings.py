@@ -32,6 +32,7 @@ I64 = npt.NDArray[np.int64]
 _START, _COUNT, _CAP = 0, 1, 2  # the columns of the per-term table
 _STR_BYTES = 49  # an ASCII str object's header (a term's characters are added to it)
 _PACK_FROM = 1024  # rows below which garbage is left alone (packing costs more than it saves)
+_DOUBLE_BELOW = 1 << 16  # rows below which the arrays double (a small index grows in a few steps)
 
 
 class Postings:
@@ -92,16 +93,22 @@ class Postings:
         self.pairs += len(counts)
 
     def _new_term(self, term: str) -> int:
+        """The id of a new term, its empty block of room for two pairs at the end of the used rows."""
         t = len(self.names)
         if t == len(self._meta):
             meta = np.zeros((2 * t, 3), dtype=np.int64)
             meta[:t] = self._meta
             self._meta = meta
             self._views()
+        if self.used + 2 > len(self.slots):
+            self._grow(self.used + 2)
         self.names.append(term)
         self.ids[term] = t
         self.chars += _STR_BYTES + len(term)
-        self._meta[t] = (self.used, 0, 0)
+        at, mm = 3 * t, self._mm
+        mm[at], mm[at + _COUNT], mm[at + _CAP] = self.used, 0, 2
+        self.used += 2
+        self.held += 2
         return t
 
     def _move(self, t: int, count: int) -> None:
@@ -129,7 +136,8 @@ class Postings:
         self.held += room - cap
 
     def _grow(self, need: int) -> None:
-        size = max(need, len(self.slots) + (len(self.slots) >> 2))
+        size = len(self.slots)
+        size = max(need, size * 2 if size < _DOUBLE_BELOW else size + (size >> 2))
         for name in ("slots", "tfs"):
             old = getattr(self, name)
             new = np.zeros(size, dtype=np.int32)
