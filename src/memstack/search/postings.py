@@ -121,12 +121,11 @@ class Postings:
         # pack rather than grow the arrays when a good share is garbage
         if garbage > max(self.held >> (3 if full else 2), _PACK_FROM):
             self._pack()
-            full = self.used + room > len(self.slots)
         start, cap = self._mm[at], self._mm[at + _CAP]
         if count < cap:
             return
         room = cap * 3 // 2 + 2
-        if full:
+        if self.used + room > len(self.slots):
             self._grow(self.used + room)
         end = self.used
         self.slots[end : end + count] = self.slots[start : start + count]
