@@ -28,7 +28,10 @@
    ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
    (p50/p99, and the p99 of the searching thread's CPU time, which a busy machine's other jobs
    do not inflate) with ``MEMSTACK_INDEX_MEMORY_MB=256``; RSS before and after (target: the
-   growth within the setting plus 10 %).
+   growth within the setting plus 10 %). The garbage collector is watched through ``gc.callbacks``:
+   the collections by generation during the searches, the time of the full ones, the p99 of each
+   search's wall time less the collections it waited for (``scopes_p99_less_gc_ms``), and the
+   objects it tracks at the end (what a full collection walks).
 4. Save cost (bench/_save_cost.py): a loop of 500 saves (50 with ``--smoke``) with a
    384-dimensional embedder (``FakeEmbedder(384)``, so the figures are the library's cost, not a
    model's) into one scope bulk-filled to 1,000 and to 100,000 entries (``--save-sizes``; 100 and
@@ -43,7 +46,8 @@ and after). The machine of a run is shared: figures move by tens of percent betw
 
 Last line: ``RESULT bulk_per_s=… bulk_vs_loop=… bulk_cpu_per_s=… size=… bm25_p50_ms=… hybrid_p50_ms=…
 hybrid_p99_ms=… ann_p50_ms=… ann_p99_ms=… overlap=… rss_mb=… vec_b=… graph_b=… bm25_b=…
-scopes=… scopes_p50_ms=… scopes_p99_ms=… scopes_cpu_p99_ms=… scopes_rss_mb=… scopes_rss_growth_mb=…
+scopes=… scopes_p50_ms=… scopes_p99_ms=… scopes_cpu_p99_ms=… scopes_p99_less_gc_ms=… scopes_gc2=…
+scopes_gc2_ms=… scopes_rss_mb=… scopes_rss_growth_mb=…
 save_small_p50_ms=… save_big_p50_ms=… save_cost_ratio=… save_pending=… save_kept_up=…`` (the growth
 figures of the last size).
 """
@@ -51,6 +55,7 @@ figures of the last size).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import statistics
@@ -169,7 +174,7 @@ def _bytes_per_entry(lt: LongTermMemory, size: int) -> dict[str, float]:
     with cache.lock:
         graphs = sum(a.nbytes for a in cache.anns.values())
         vectors = cache.vector_bytes() - graphs
-        bm25 = sum(index_cache.bm25_bytes(*i.shape()) for i in cache.indexes.values())
+        bm25 = sum(i.nbytes() for i in cache.indexes.values())
     return {"vec_b": vectors / size, "graph_b": graphs / size, "bm25_b": bm25 / size}
 
 
@@ -254,27 +259,67 @@ def scopes(mem: memstack.Memory, count: int, rng: random.Random) -> dict[str, fl
     for n in range(count):
         LongTermMemory(mem.engine, f"u{n}").save_many([{"content": _text(rng)} for _ in range(10)])
     times, cpu = [], []
-    for _ in range(2000):
-        lt = LongTermMemory(mem.engine, f"u{rng.randrange(count)}")
-        query = " ".join(rng.sample(WORDS[:500], 2))
-        started, thread = time.perf_counter(), time.thread_time()
-        lt.search(query, limit=10)
-        times.append(time.perf_counter() - started)
-        cpu.append(time.thread_time() - thread)
+    pauses = _GcPauses()
+    gc.callbacks.append(pauses)
+    try:
+        for _ in range(2000):
+            lt = LongTermMemory(mem.engine, f"u{rng.randrange(count)}")
+            query = " ".join(rng.sample(WORDS[:500], 2))
+            pauses.paused = 0.0
+            started, thread = time.perf_counter(), time.thread_time()
+            lt.search(query, limit=10)
+            times.append(time.perf_counter() - started)
+            cpu.append(time.thread_time() - thread)
+            pauses.searched(times[-1])
+    finally:
+        gc.callbacks.remove(pauses)
     (p50, p99), (_, cpu99) = _ms(times), _ms(cpu)
+    _, no_gc99 = _ms(pauses.without)
     rss = _rss_mb()
     print(
         f"{count:,} scopes x 10: search p50 {p50:.2f} p99 {p99:.2f} ms (its thread's CPU time: p99 "
-        f"{cpu99:.2f} ms); rss {before:.0f} -> {rss:.0f} MB"
+        f"{cpu99:.2f} ms; p99 less the collector's pauses {no_gc99:.2f} ms); rss {before:.0f} -> "
+        f"{rss:.0f} MB; garbage collections during the searches: {pauses.counts} by generation, "
+        f"full ones {pauses.full_ms:.1f} ms in all (longest {pauses.longest_ms:.1f} ms); "
+        f"objects the collector tracks: {len(gc.get_objects()):,}"
     )
     return {
         "scopes": count,
         "scopes_p50_ms": p50,
         "scopes_p99_ms": p99,
         "scopes_cpu_p99_ms": cpu99,
+        "scopes_p99_less_gc_ms": no_gc99,
+        "scopes_gc2": pauses.counts[2],
+        "scopes_gc2_ms": pauses.full_ms,
         "scopes_rss_mb": rss,
         "scopes_rss_growth_mb": rss - before,
     }
+
+
+class _GcPauses:
+    """A ``gc.callbacks`` hook: collections by generation, the time of full ones, and each search's
+    wall time less the collections it waited for (what the p99 would be without them)."""
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0]
+        self.full_ms = self.longest_ms = 0.0
+        self.without: list[float] = []
+        self.paused = self._at = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        now = time.perf_counter()
+        if phase == "start":
+            self._at = now
+            return
+        took = now - self._at
+        self.paused += took
+        self.counts[info["generation"]] += 1
+        if info["generation"] == 2:
+            self.full_ms += took * 1000
+            self.longest_ms = max(self.longest_ms, took * 1000)
+
+    def searched(self, took: float) -> None:
+        self.without.append(max(0.0, took - self.paused))
 
 
 def main() -> None:

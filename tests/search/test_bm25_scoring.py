@@ -14,15 +14,15 @@ from memstack.search.bm25_scoring import (
     top_hits,
     top_slots,
 )
-from memstack.search.postings import Posting, live_postings
+from memstack.search.postings import Postings
 
 
-def _posting(pairs: list[tuple[int, int]]) -> Posting:
-    posting = Posting()
-    for slot, tf in pairs:
-        posting.append(slot, tf)
-        posting.df += 1
-    return posting
+def _postings(lists: dict[str, list[tuple[int, int]]]) -> Postings:
+    """Postings holding ``lists`` (term -> its (slot, tf) pairs), added document by document."""
+    made = Postings()
+    for slot in sorted({s for pairs in lists.values() for s, _ in pairs}):
+        made.add(slot, {term: tf for term, pairs in lists.items() for s, tf in pairs if s == slot})
+    return made
 
 
 def test_collection_stats_over_everything_or_a_mask() -> None:
@@ -33,10 +33,12 @@ def test_collection_stats_over_everything_or_a_mask() -> None:
 
 
 def test_term_scores_are_lucene_bm25() -> None:
-    postings = {"tea": _posting([(0, 2), (2, 1)])}
+    postings = _postings({"tea": [(0, 2), (2, 1)]})
     lengths = np.array([3.0, 3.0, 6.0])
     terms = {"tea": 1.0, "none": 1.0}  # a term no document holds adds nothing
-    scores = term_scores(terms, postings, lengths, 3, k1=1.2, b=0.75, stats=(3.0, 4.0), stat_mask=None)
+    scores = term_scores(
+        terms, postings, lengths, 3, k1=1.2, b=0.75, stats=(3.0, 4.0), stat_mask=None, live=None
+    )
     idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
     want0 = idf * 2.2 * 2 / (2 + 1.2 * (0.25 + 0.75 * 3 / 4))
     assert scores.tolist() == pytest.approx([want0, 0.0, idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 6 / 4))])
@@ -50,35 +52,58 @@ def test_top_slots_keep_insertion_order_among_ties() -> None:
     assert top_slots(scores, seq, ids, 3) == [("e", 3.0), ("b", 3.0), ("c", 1.0)]
 
 
-def test_live_postings_renumber_the_live_slots() -> None:
-    postings = {"x": _posting([(0, 1), (2, 5)]), "gone": _posting([])}
-    kept, renumbered = live_postings(postings, np.array([False, True, True]))
+def test_live_csr_renumbers_the_live_slots_and_drops_dead_terms() -> None:
+    postings = _postings({"gone": [(0, 3)], "x": [(0, 1), (2, 5)], "y": [(1, 2), (2, 1)]})
+    kept, terms, offsets, slots, tfs = postings.live_csr(np.array([False, True, True]))
     assert kept.tolist() == [1, 2]
-    assert [(t, s.tolist(), f.tolist()) for t, s, f in renumbered] == [("x", [1], [5])]
+    assert terms == ["x", "y"]
+    assert offsets.tolist() == [0, 1, 3]
+    assert (slots.tolist(), tfs.tolist()) == ([1, 0, 1], [5, 2, 1])
 
 
 @pytest.mark.parametrize("slots", [8, 200])  # 5 postings: a share of 8 slots (dense), of 200 (sparse)
 def test_sparse_scores_equal_the_dense_ones_and_leave_the_scratch_zero(slots: int) -> None:
-    postings = {"tea": _posting([(0, 2), (2, 1), (4, 3)]), "cup": _posting([(2, 2), (3, 1)])}
+    postings = _postings({"tea": [(0, 2), (2, 1), (4, 3)], "cup": [(2, 2), (3, 1)]})
     lengths = np.array([3.0, 3.0, 6.0, 2.0, 9.0])
     terms = {"cup": 0.5, "tea": 1.0, "none": 1.0}
     scratch = np.zeros(slots)
     for mask, want in ((None, [0, 2, 3, 4]), (np.array([True, False, False, True, True]), [0, 3, 4])):
         stats = (5.0, 4.6)
-        dense = term_scores(terms, postings, lengths, 5, k1=1.2, b=0.75, stats=stats, stat_mask=mask)
+        dense = term_scores(
+            terms, postings, lengths, 5, k1=1.2, b=0.75, stats=stats, stat_mask=mask, live=None
+        )
         hits, values = sparse_term_scores(
-            terms, postings, lengths, scratch, k1=1.2, b=0.75, stats=stats, stat_mask=mask
+            terms, postings, lengths, scratch, k1=1.2, b=0.75, stats=stats, stat_mask=mask, live=None
         )
         assert hits.tolist() == want == np.flatnonzero(dense).tolist()
         assert values.tolist() == dense[hits].tolist()  # the same sums in the same order: equal bits
         assert not scratch.any()
     one = sparse_term_scores(
-        {"tea": 1.0}, postings, lengths, scratch, k1=1.2, b=0.75, stats=(5.0, 4.6), stat_mask=None
+        {"tea": 1.0}, postings, lengths, scratch, k1=1.2, b=0.75, stats=(5.0, 4.6), stat_mask=None, live=None
     )
     assert one[0].tolist() == [0, 2, 4]
     assert not sparse_term_scores(
-        {"none": 1.0}, postings, lengths, scratch, k1=1.2, b=0.75, stats=(5.0, 4.6), stat_mask=None
+        {"none": 1.0}, postings, lengths, scratch, k1=1.2, b=0.75, stats=(5.0, 4.6), stat_mask=None, live=None
     )[0].size
+
+
+@pytest.mark.parametrize("slots", [8, 200])
+def test_dead_slots_leave_the_document_frequencies(slots: int) -> None:
+    """A dead slot's pairs stay until compaction; df counts the live slots only, in both paths,
+    so the live slots score as if the dead ones had never been added."""
+    postings = _postings({"tea": [(0, 2), (2, 1), (4, 3)], "cup": [(2, 2), (3, 1)], "pot": [(1, 1)]})
+    alive = _postings({"tea": [(0, 2), (4, 3)], "cup": [(3, 1)]})
+    live = np.array([True, False, False, True, True])
+    lengths = np.array([3.0, 3.0, 6.0, 2.0, 9.0])
+    terms = {"cup": 0.5, "tea": 1.0, "pot": 1.0}
+    args = {"k1": 1.2, "b": 0.75, "stats": (3.0, 4.6), "stat_mask": None}
+    want = term_scores(terms, alive, lengths, 5, **args, live=None)
+    dense = term_scores(terms, postings, lengths, 5, **args, live=live)
+    assert (dense * live).tolist() == want.tolist()
+    hits, values = sparse_term_scores(terms, postings, lengths, np.zeros(slots), **args, live=live)
+    on_live = live[hits]
+    assert hits[on_live].tolist() == [0, 3, 4]
+    assert values[on_live].tolist() == want[[0, 3, 4]].tolist()
 
 
 def test_top_hits_rank_by_score_then_insertion_and_drop_zeros() -> None:

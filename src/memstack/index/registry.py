@@ -142,6 +142,8 @@ def _shrink(keep: Hashable, full: bool) -> None:
         _sizes.update((k, m.approx_bytes()) for k, m in _mirrors.items())
         _total = sum(_sizes.values())
     bound = memory_bound()
+    if _total <= bound:
+        return  # listing the keys hashes every one (tuples cache no hash): ~0.3 ms at 4,096 held
     for key in list(_mirrors):
         if _total <= bound:
             break

@@ -1,10 +1,13 @@
 """An incremental BM25 index with vectorised (numpy) scoring.
 
-Layout: every stored text lives in a *slot*. Per term there is a growable posting list (slot numbers and
-term frequencies); per slot a document length, a live flag and an insertion sequence number. Adding a
-text appends one slot and one posting per distinct term; replacing or removing marks the old slot dead
-(a tombstone) and adjusts the document frequencies. Nothing is rebuilt per operation; when tombstones
-outnumber live slots the arrays are compacted once (amortised O(1) per operation).
+Layout: every stored text lives in a *slot*. Per term there is a posting list (slot numbers and term
+frequencies), every term's list a block of two shared arrays (:mod:`memstack.search.postings`: a
+handful of objects per index whatever its size, none of them walked by the garbage collector); per
+slot a document length, a live flag and an insertion sequence number. Adding a text appends one slot
+and one posting per distinct term; replacing or removing marks the old slot dead (a tombstone), its
+postings staying until compaction (a term's document frequency counts its live slots). Nothing is
+rebuilt per operation; when tombstones outnumber live slots the arrays are compacted once (amortised
+O(1) per operation).
 
 A search (its arithmetic: :mod:`memstack.search.bm25_scoring`) computes the ``idf·tf`` contributions
 of the query terms' postings in one batch, sums them per slot, drops dead and non-candidate slots and
@@ -18,6 +21,7 @@ The index is thread-safe: every public method holds an internal lock.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
@@ -37,15 +41,15 @@ from memstack.search.bm25_scoring import (
 )
 from memstack.search.bm25_state import Bm25State
 from memstack.search.phrases import add_phrase_scores, query_phrases
-from memstack.search.postings import Posting, live_postings
+from memstack.search.postings import Postings, int_bytes
 from memstack.search.profiles import Bm25Profile, get_profile
-from memstack.search.slot_terms import SlotTerms
 from memstack.search.tokenize import get_tokenizer
 
 __all__ = ["Bm25Index"]
 
 _F64 = npt.NDArray[np.float64]
 _MIN_COMPACT = 1024
+_INDEX_BYTES = 2_000  # the index object, its lock, arrays' and memoryviews' headers
 
 
 class Bm25Index:
@@ -65,10 +69,9 @@ class Bm25Index:
         self._clear()
 
     def _clear(self) -> None:
-        self._postings: dict[str, Posting] = {}
+        self._postings = Postings()
         self._slot_of: dict[str, int] = {}
         self._ids: list[str] = []
-        self._terms = SlotTerms()  # distinct terms per slot, to undo df on removal
         self._raw: list[str] = []  # lower-cased raw text per slot, only for phrase profiles
         self._dl: _F64 = np.zeros(16, dtype=np.float64)
         self._live = np.zeros(16, dtype=bool)
@@ -93,10 +96,18 @@ class Bm25Index:
             return doc_id in self._slot_of
 
     def shape(self) -> tuple[int, int, int]:
-        """``(terms, postings pairs, slots)``: what the index's memory grows with (a pass over the
-        terms; callers cache it per version)."""
+        """``(terms, postings pairs, slots)``: what the index's memory grows with."""
         with self._lock:
-            return len(self._postings), sum(len(p.tfs) for p in self._postings.values()), self._nslots
+            return len(self._postings), self._postings.pairs, self._nslots
+
+    def nbytes(self) -> int:
+        """The bytes the index holds: its arrays, the term dict and names, the per-slot arrays, the id
+        list and dict (the ids themselves are its caller's strings)."""
+        with self._lock:
+            per_slot = self._dl.nbytes + self._live.nbytes + self._seq.nbytes + self._scratch.nbytes
+            # the list's and dict's tables and the dict's slot numbers (int objects)
+            ids = sys.getsizeof(self._ids) + sys.getsizeof(self._slot_of) + int_bytes(self._nslots)
+            return _INDEX_BYTES + self._postings.nbytes() + per_slot + ids
 
     def ids(self) -> list[str]:
         """The ids in the index, in first-insertion order."""
@@ -127,16 +138,9 @@ class Bm25Index:
                 seq = self._next_seq
                 self._next_seq += 1
             slot = self._new_slot(doc_id, float(len(tokens)), seq)
-            self._terms.append(tuple(counts))
             if self._profile.phrase_weight > 0:
                 self._raw.append(text.lower())
-            postings = self._postings
-            for term, tf in counts.items():
-                posting = postings.get(term)
-                if posting is None:
-                    posting = postings[term] = Posting()
-                posting.append(slot, tf)
-                posting.df += 1
+            self._postings.add(slot, counts)
             self._maybe_compact()
 
     def add_many(self, items: Iterable[tuple[str, str]]) -> None:
@@ -161,7 +165,7 @@ class Bm25Index:
     def _new_slot(self, doc_id: str, length: float, seq: int) -> int:
         slot = self._nslots
         if slot == len(self._dl):
-            size = 2 * slot
+            size = slot + (slot >> 2) + 16
             self._dl = np.resize(self._dl, size)
             self._live = np.resize(self._live, size)
             self._seq = np.resize(self._seq, size)
@@ -177,23 +181,14 @@ class Bm25Index:
     def _kill(self, slot: int) -> None:
         self._live[slot] = False
         self._total_len -= float(self._dl[slot])
-        for term in self._terms[slot]:
-            self._postings[term].df -= 1
         self._dead += 1
 
     def _maybe_compact(self) -> None:
         if self._dead < _MIN_COMPACT or self._dead < len(self._slot_of):
             return
-        live_slots, renumbered = live_postings(self._postings, self._live[: self._nslots])
-        postings: dict[str, Posting] = {}
-        for term, slots, tfs in renumbered:
-            fresh = postings[term] = Posting()
-            fresh.slots.frombytes(slots.tobytes())
-            fresh.tfs.frombytes(tfs.tobytes())
-            fresh.df = len(fresh.slots)
-        self._postings = postings
+        live_slots, terms, offsets, slots, tfs = self._postings.live_csr(self._live[: self._nslots])
+        self._postings = Postings.from_csr(terms, offsets, slots, tfs)
         self._ids = [self._ids[s] for s in live_slots]
-        self._terms = SlotTerms([self._terms[s] for s in live_slots.tolist()])
         if self._raw:
             self._raw = [self._raw[s] for s in live_slots]
         self._slot_of = {doc_id: i for i, doc_id in enumerate(self._ids)}
@@ -216,18 +211,7 @@ class Bm25Index:
                 raise InvalidConfiguration(
                     f"BM25 profile {self._profile.name!r}: phrase scores cannot be exported"
                 )
-            live, renumbered = live_postings(self._postings, self._live[: self._nslots])
-            terms: list[str] = []
-            slot_parts: list[npt.NDArray[np.int32]] = []
-            tf_parts: list[npt.NDArray[np.int32]] = []
-            for term, slots, tfs in renumbered:
-                terms.append(term)
-                slot_parts.append(slots)
-                tf_parts.append(tfs)
-            counts = np.array([len(p) for p in slot_parts], dtype=np.int64)
-            offsets = np.zeros(len(terms) + 1, dtype=np.int64)
-            np.cumsum(counts, out=offsets[1:])
-            empty = np.zeros(0, dtype=np.int32)
+            live, terms, offsets, slots, tfs = self._postings.live_csr(self._live[: self._nslots])
             return Bm25State(
                 profile=self._profile.name,
                 ids=[self._ids[s] for s in live.tolist()],
@@ -235,8 +219,8 @@ class Bm25Index:
                 seq=self._seq[live].copy(),
                 terms=terms,
                 offsets=offsets,
-                slots=np.concatenate(slot_parts) if slot_parts else empty,
-                tfs=np.concatenate(tf_parts) if tf_parts else empty,
+                slots=slots,
+                tfs=tfs,
             )
 
     @classmethod
@@ -264,17 +248,7 @@ class Bm25Index:
         index._nslots = n
         index._next_seq = int(state.seq.max()) + 1 if n else 0
         index._total_len = float(state.lengths.sum())
-        bounds = (4 * state.offsets).tolist()  # byte offsets into the int32 arrays
-        slot_bytes = np.ascontiguousarray(state.slots).data.cast("B")
-        tf_bytes = np.ascontiguousarray(state.tfs).data.cast("B")
-        postings = index._postings
-        for t, term in enumerate(state.terms):
-            start, end = bounds[t], bounds[t + 1]
-            posting = postings[term] = Posting()
-            posting.slots.frombytes(slot_bytes[start:end])
-            posting.tfs.frombytes(tf_bytes[start:end])
-            posting.df = (end - start) >> 2
-        index._terms = SlotTerms.restored(state.terms, state.offsets, state.slots, n)
+        index._postings = Postings.from_csr(state.terms, state.offsets, state.slots, state.tfs)
         return index
 
     def mask(self, candidates: Collection[str]) -> npt.NDArray[np.bool_]:
@@ -328,7 +302,7 @@ class Bm25Index:
         """The query's IDF mass over the whole index (:func:`~memstack.search.bm25_scoring.idf_mass`)."""
         terms = self._tokenize(query)
         with self._lock:
-            return idf_mass(terms, self._postings, float(len(self._slot_of)))
+            return idf_mass(terms, self._postings, float(len(self._slot_of)), self._live_if_dead())
 
     def tokenize(self, text: str) -> list[str]:
         """The terms this index makes of ``text`` (its profile's tokeniser)."""
@@ -357,6 +331,9 @@ class Bm25Index:
                 hits, values = hits[keep], values[keep]
             return top_hits(hits, values, self._seq, self._ids, k)
 
+    def _live_if_dead(self) -> npt.NDArray[np.bool_] | None:
+        return self._live[: self._nslots] if self._dead else None
+
     def _stats(self, mask: npt.NDArray[np.bool_] | None) -> tuple[float, float]:
         return collection_stats(len(self._slot_of), self._total_len, self._dl, mask)
 
@@ -366,7 +343,9 @@ class Bm25Index:
         """``(slots, scores)`` of Σ weight·idf·tf over ``terms`` plus the ``phrases``' bonus; N, avgdl
         and df over ``stat_mask`` (``None`` = all live slots)."""
         prof, stats = self._profile, self._stats(stat_mask)
-        kwargs: ScoreArgs = {"k1": prof.k1, "b": prof.b, "stats": stats, "stat_mask": stat_mask}
+        kwargs: ScoreArgs = {
+            "k1": prof.k1, "b": prof.b, "stats": stats, "stat_mask": stat_mask, "live": self._live_if_dead()
+        }  # fmt: skip
         if not phrases:  # only the slots in the query's postings are touched
             if len(self._scratch) < self._nslots:
                 self._scratch = np.zeros(len(self._dl), dtype=np.float64)

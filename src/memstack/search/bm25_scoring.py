@@ -7,7 +7,6 @@ the per-slot scores of a weighted query, and the best ``k`` slots.
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import TypedDict
@@ -15,7 +14,7 @@ from typing import TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from memstack.search.postings import Posting
+from memstack.search.postings import Postings
 
 __all__ = [
     "ScoreArgs",
@@ -35,12 +34,15 @@ _DENSE_SHARE = 16  # a query with more postings than 1/_DENSE_SHARE of the slots
 
 
 class ScoreArgs(TypedDict):
-    """The keywords :func:`term_scores` and :func:`sparse_term_scores` share."""
+    """The keywords :func:`term_scores` and :func:`sparse_term_scores` share: ``live`` marks the
+    live slots when some are dead (their pairs stay until compaction, so a term's document
+    frequency counts the live ones), None when every slot is live."""
 
     k1: float
     b: float
     stats: tuple[float, float]
     stat_mask: Mask | None
+    live: Mask | None
 
 
 def candidate_mask(
@@ -78,7 +80,7 @@ def collection_stats(count: int, total_len: float, lengths: F64, mask: Mask | No
 
 def term_scores(
     terms: Mapping[str, float],
-    postings: Mapping[str, Posting],
+    postings: Postings,
     lengths: F64,
     nslots: int,
     *,
@@ -86,6 +88,7 @@ def term_scores(
     b: float,
     stats: tuple[float, float],
     stat_mask: Mask | None,
+    live: Mask | None,
 ) -> F64:
     """Σ weight·idf·tf per slot over ``terms``; df counted over ``stat_mask`` (None: every live slot).
     Term by term over an array of every slot: what a query of common terms (postings in most
@@ -93,18 +96,19 @@ def term_scores(
     n_docs, avgdl = stats
     scores = np.zeros(nslots, dtype=np.float64)
     for term, weight in terms.items():
-        posting = postings.get(term)
-        if posting is None or posting.df == 0:
+        found = postings.block(term)
+        if found is None:
             continue
-        slots, tfs = posting.views()
+        start, end = found[0], found[0] + found[1]
+        slots, tfs = postings.slots[start:end], postings.tfs[start:end]
         if stat_mask is None:
-            df = posting.df
+            df = found[1] if live is None else int(np.count_nonzero(live[slots]))
         else:
             inside = stat_mask[slots]
             slots, tfs = slots[inside], tfs[inside]
             df = len(slots)
-            if df == 0:
-                continue
+        if df == 0:
+            continue
         idf = weight * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
         norm = k1 * (1.0 - b + b * (lengths[slots] / avgdl))
         scores[slots] += (idf * (k1 + 1.0)) * tfs / (tfs + norm)
@@ -113,7 +117,7 @@ def term_scores(
 
 def sparse_term_scores(
     terms: Mapping[str, float],
-    postings: Mapping[str, Posting],
+    postings: Postings,
     lengths: F64,
     scratch: F64,
     *,
@@ -121,20 +125,24 @@ def sparse_term_scores(
     b: float,
     stats: tuple[float, float],
     stat_mask: Mask | None,
+    live: Mask | None,
 ) -> tuple[Slots, F64]:
     """What :func:`term_scores` computes, for the slots the query's postings hold only: ``(slots
-    ascending, their scores)``. A query touches a few hundred postings of a corpus of many thousand
-    slots, so nothing here walks every slot: ``scratch`` (zeros, one per slot, left zeros again) sums
-    the contributions in the same order as the dense sum, so the scores are bit for bit the same.
-    Terms whose postings fill a good share of the slots go the dense way (:func:`term_scores`)."""
-    touched = sum(len(p.tfs) for p in map(postings.get, terms) if p is not None)
-    if touched * _DENSE_SHARE > len(scratch):
+    ascending, their scores)``, dead slots possibly among them (the caller drops them). A query
+    touches a few hundred postings of a corpus of many thousand slots, so nothing here walks every
+    slot: ``scratch`` (zeros, one per slot, left zeros again) sums the contributions in the same
+    order as the dense sum, so the scores are bit for bit the same. Terms whose postings fill a good
+    share of the slots go the dense way (:func:`term_scores`)."""
+    blocks = [
+        (weight, found) for term, weight in terms.items() if (found := postings.block(term)) is not None
+    ]
+    if sum(count for _, (_, count) in blocks) * _DENSE_SHARE > len(scratch):
         scores = term_scores(
-            terms, postings, lengths, len(scratch), k1=k1, b=b, stats=stats, stat_mask=stat_mask
+            terms, postings, lengths, len(scratch), k1=k1, b=b, stats=stats, stat_mask=stat_mask, live=live
         )
         hits = np.flatnonzero(scores > 0.0)
         return hits, scores[hits]
-    slots, contributions, parts = _contributions(terms, postings, lengths, k1, b, stats, stat_mask)
+    slots, contributions, parts = _contributions(blocks, postings, lengths, k1, b, stats, stat_mask, live)
     if parts < 2:  # one posting list holds each slot once, in ascending order
         return slots, contributions
     try:
@@ -156,59 +164,63 @@ def _distinct(slots: Slots) -> Slots:
 
 
 def _contributions(
-    terms: Mapping[str, float],
-    postings: Mapping[str, Posting],
+    blocks: list[tuple[float, tuple[int, int]]],
+    postings: Postings,
     lengths: F64,
     k1: float,
     b: float,
     stats: tuple[float, float],
     stat_mask: Mask | None,
+    live: Mask | None,
 ) -> tuple[Slots, F64, int]:
-    """``(slots, weight·idf·tf, terms)``: every posting of the query's terms that documents hold,
-    term after term in query order (so adding them up in that order is the per-term sum), and how
-    many terms contributed. The postings are joined first, so the arithmetic below is one pass of a
-    few array operations whatever the number of terms (per term it cost ~10 numpy calls)."""
+    """``(slots, weight·idf·tf, terms)``: every posting of the query's terms (``(weight, (start,
+    count))`` of each, in query order) that documents hold, term after term (so adding them up in
+    that order is the per-term sum), and how many terms contributed. The postings are joined first,
+    so the arithmetic below is one pass of a few array operations whatever the number of terms (per
+    term it cost ~10 numpy calls). A term whose pairs are all dead contributes to dead slots only."""
     n_docs, avgdl = stats
-    slot_buf, tf_buf = array("i"), array("i")
-    coefs: list[float] = []
+    slot_parts: list[npt.NDArray[np.int32]] = []
+    tf_parts: list[npt.NDArray[np.int32]] = []
+    weights: list[float] = []
     counts: list[int] = []
-    for term, weight in terms.items():
-        posting = postings.get(term)
-        if posting is None or posting.df == 0:
-            continue
-        if stat_mask is None:
-            df, count = posting.df, len(posting.tfs)  # the list keeps removed slots until compaction
-            slot_buf.extend(posting.slots)
-            tf_buf.extend(posting.tfs)
-        else:
-            stored, tfs = posting.views()
+    for weight, (start, count) in blocks:
+        stored, tfs = postings.slots[start : start + count], postings.tfs[start : start + count]
+        if stat_mask is not None:
             inside = stat_mask[stored]
-            df = count = int(np.count_nonzero(inside))
-            if df == 0:
+            stored, tfs = stored[inside], tfs[inside]
+            count = len(stored)
+            if count == 0:
                 continue
-            slot_buf.frombytes(stored[inside].tobytes())
-            tf_buf.frombytes(tfs[inside].tobytes())
-            del stored, tfs  # the views pin the posting's buffers
-        idf = weight * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-        coefs.append(idf * (k1 + 1.0))
+        slot_parts.append(stored)
+        tf_parts.append(tfs)
+        weights.append(weight)
         counts.append(count)
-    slots = np.frombuffer(slot_buf, dtype=np.int32).astype(np.intp)  # int32 indexes cost a conversion each
-    tfs_f = np.frombuffer(tf_buf, dtype=np.int32).astype(np.float64)
-    coef = (
-        np.repeat(np.array(coefs, dtype=np.float64), counts) if len(coefs) > 1 else coefs[0] if coefs else 0.0
-    )
+    if not counts:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64), 0
+    # int32 indexes cost a conversion each: one conversion here
+    slots = (np.concatenate(slot_parts) if len(slot_parts) > 1 else slot_parts[0]).astype(np.intp)
+    tfs_f = (np.concatenate(tf_parts) if len(tf_parts) > 1 else tf_parts[0]).astype(np.float64)
+    dfs = counts
+    if stat_mask is None and live is not None:
+        bounds = np.zeros(len(counts), dtype=np.intp)
+        np.cumsum(counts[:-1], out=bounds[1:])
+        dfs = np.add.reduceat(live[slots], bounds, dtype=np.int64).tolist()
+    coefs = [
+        w * math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1.0)
+        for w, df in zip(weights, dfs, strict=True)
+    ]
+    coef = np.repeat(np.array(coefs, dtype=np.float64), counts) if len(coefs) > 1 else coefs[0]
     norm = k1 * (1.0 - b + b * (lengths[slots] / avgdl))
     return slots, coef * tfs_f / (tfs_f + norm), len(coefs)
 
 
-def idf_mass(terms: Iterable[str], postings: Mapping[str, Posting], n_docs: float) -> float:
+def idf_mass(terms: Iterable[str], postings: Postings, n_docs: float, live: Mask | None) -> float:
     """``Σ idf(t)`` over the distinct ``terms``, a term no document holds counting with ``df = 0``:
     the BM25 score of an average-length document holding each term once (``k1`` cancels there:
     ``(k1 + 1) · 1 / (1 + k1)``), what :mod:`memstack.search.evidence` divides by."""
     total = 0.0
     for term in set(terms):
-        posting = postings.get(term)
-        df = 0 if posting is None else posting.df
+        df = postings.df(term, live)
         total += math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
     return total
 

@@ -11,12 +11,12 @@ import pytest
 from memstack.engines import Engine
 from memstack.index import registry
 from memstack.tiers.longterm import LongTermMemory
-from memstack.tiers.longterm.index_cache import bm25_bytes, clear_caches
+from memstack.tiers.longterm.index_cache import clear_caches
 
-# Run in a fresh interpreter: the tokenizer's process-wide stemmer memo (and first-use caches) grow
-# only for words the process has not seen, so in a worker that ran other tests first the traced
-# figure depended on test order (a small index read 36 KB warm, 76 KB fresh, 65 KB in between). The
-# estimate deliberately counts that growth, so it is checked against what a new process sees.
+# Run in a fresh interpreter with the vocabulary stemmed once first: the tokenizer's stemmer memo
+# is process-wide (bounded, shared by every index), so a worker that ran other tests first, or an
+# index built first in its process, would count the memo's growth as the index's (a small index read
+# 36 KB warm, 76 KB fresh, 65 KB in between). What the estimate must match is a server's steady state.
 _MEASURE = """
 import gc, random, sys, tracemalloc
 from memstack.search.bm25 import Bm25Index
@@ -24,23 +24,28 @@ vocabulary, docs, words = map(int, sys.argv[1:])
 rng = random.Random(vocabulary)
 terms = [f"t{i}x" for i in range(vocabulary)]
 texts = [" ".join(rng.choices(terms, k=words)) for _ in range(docs)]
+ids = [f"id{n:08d}" for n in range(docs)]  # the cache's own strings: not the index's bytes
+Bm25Index("default").add("warm", " ".join(terms))
 gc.collect()
 tracemalloc.start()
 index = Bm25Index("default")
 for n, text in enumerate(texts):
-    index.add(f"id{n:08d}", text)
+    index.add(ids[n], text)
 gc.collect()
-print(*index.shape(), tracemalloc.get_traced_memory()[0])
+print(*index.shape(), index.nbytes(), tracemalloc.get_traced_memory()[0])
 """
 
 
-@pytest.mark.parametrize(("vocabulary", "docs", "words"), [(300, 10, 15), (3000, 1000, 15), (5000, 5000, 40)])
-def test_the_bm25_estimate_is_near_what_tracemalloc_sees(vocabulary: int, docs: int, words: int) -> None:
+@pytest.mark.parametrize(
+    ("vocabulary", "docs", "words"), [(300, 10, 15), (3000, 1000, 15), (5000, 5000, 40), (4000, 20000, 15)]
+)
+def test_the_bm25_count_is_near_what_tracemalloc_sees(vocabulary: int, docs: int, words: int) -> None:
     args = [sys.executable, "-c", _MEASURE, str(vocabulary), str(docs), str(words)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, check=True)
-    terms, pairs, slots, traced = map(int, done.stdout.split())
+    terms, pairs, slots, counted, traced = map(int, done.stdout.split())
     assert slots == docs
-    assert 0.75 <= bm25_bytes(terms, pairs, slots) / traced <= 1.25, (terms, pairs, slots, traced)
+    # a small index is over-counted (its fixed part), the safe side of the bound
+    assert 0.8 <= counted / traced <= 1.5, (terms, pairs, slots, counted, traced)
 
 
 def test_many_small_scopes_stay_within_the_bound(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Final, cast
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -38,10 +38,6 @@ from .vectors import StoredVector, decode_vector, text_hash
 __all__ = ["ScopeCache", "adopt", "changes_since", "clear_caches", "scope_cache", "scope_caches"]
 
 log = logging.getLogger("memstack.tiers.longterm")
-
-RECOUNT: Final = 32
-"""The BM25 byte estimate is recounted when the entry count moved by more than 1/RECOUNT since the
-last count (a count walks every term: at 100,000 entries it cost every save a few ms)."""
 
 
 class ScopeCache(Mirror):
@@ -75,7 +71,7 @@ class ScopeCache(Mirror):
         self.cold_lock = threading.Lock()
         self.cold: Snapshot | None = None
         self._changed: list[str] = []
-        self._bm25: tuple[tuple[object, ...], int, int] | None = None  # (as of, entries, BM25 bytes)
+        self._bm25: tuple[tuple[object, ...], int] | None = None  # (as of, BM25 bytes)
         # A snapshot's structures being serialised outside the lock (freeze/thaw); saves go on.
         self.export: Export | None = None
         # Ids whose vectors changed since the graphs last took them: a graph insert costs ~1 ms at
@@ -117,19 +113,17 @@ class ScopeCache(Mirror):
             adopt(engine, keys, self)
 
     def approx_bytes(self) -> int:
-        """The mirror's estimate (entries, vectors) plus the BM25 indexes', recounted when their
-        number changed or the entries by more than 1/:data:`RECOUNT` (the registry asks at every
-        save; a count walks every term), never while a snapshot holds an index (its lock is busy)."""
+        """The mirror's estimate (entries, vectors) plus the BM25 indexes' real bytes, recounted after
+        a change (a count reads a few sizes), never while a snapshot holds an index (its lock is busy
+        then, and the registry asks at every save)."""
         indexes = list(self.indexes.values())
         cold = self.cold
         if cold is not None:
             indexes.append(cold.index)
-        key, counted = (self.epoch, len(indexes)), self._bm25
-        if counted is None or (
-            self.export is None and (counted[0] != key or abs(self.size - counted[1]) > counted[1] // RECOUNT)
-        ):
-            counted = self._bm25 = key, self.size, sum(bm25_bytes(*index.shape()) for index in indexes)
-        return super().approx_bytes() + counted[2]
+        key, counted = (self.epoch, self.version, len(indexes)), self._bm25
+        if counted is None or (self.export is None and counted[0] != key):
+            counted = self._bm25 = key, sum(index.nbytes() for index in indexes)
+        return super().approx_bytes() + counted[1]
 
     def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:
         if not ids:
@@ -360,21 +354,6 @@ def adopt(engine: Engine, keys: SetKeys, cache: ScopeCache) -> None:
         if entry_id not in index:
             index.add(entry_id, text)
     cache.indexes[SNAPSHOT_PROFILE] = index
-
-
-BM25_TERM_BYTES: Final = 550
-"""Bytes a BM25 index holds per distinct term (its dict slot, the term, its posting and two arrays),
-per posting pair, and per index, fitted to ``tracemalloc`` over indexes of 10 to 20,000 entries
-(every one within 12 %; tests/tiers/longterm/test_cache_bytes.py checks it)."""
-BM25_PAIR_BYTES: Final = 16
-BM25_INDEX_BYTES: Final = 16_000
-
-
-def bm25_bytes(terms: int, pairs: int, slots: int) -> int:
-    """The estimated bytes of a BM25 index of that :meth:`~memstack.search.bm25.Bm25Index.shape`
-    (slots cost nothing apart: their ids are the cache's own strings)."""
-    del slots
-    return BM25_INDEX_BYTES + BM25_TERM_BYTES * terms + BM25_PAIR_BYTES * pairs
 
 
 def _without_rows(stored: StoredVector) -> StoredVector:
