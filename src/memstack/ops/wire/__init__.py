@@ -8,7 +8,8 @@ Objects with their own ``to_dict`` (dream records, changes, forget reports) foll
 
 The shapes live one family a module (:mod:`.memories`: long-term entries, hits and dream records;
 :mod:`.conversations`: messages, the memory loop, built contexts; :mod:`.records`: working
-entries, session history, shared documents, API keys); this package names them all.
+entries, session history, shared documents, API keys; :mod:`.store`: the LangGraph store's
+items); this package names them all.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .records import (
     history_json,
     working_json,
 )
+from .store import FoundJSON, ItemJSON, found_json, item_json
 
 __all__ = [
     "ApiKeyJSON",
@@ -56,7 +58,9 @@ __all__ = [
     "DreamRecordJSON",
     "DreamSummaryJSON",
     "ExplainJSON",
+    "FoundJSON",
     "HitJSON",
+    "ItemJSON",
     "MemoryEventJSON",
     "MemoryJSON",
     "MessageJSON",
@@ -69,8 +73,10 @@ __all__ = [
     "dream_record_json",
     "dream_summary_json",
     "explanation_json",
+    "found_json",
     "history_json",
     "hit_json",
+    "item_json",
     "memory_event_json",
     "memory_json",
     "message_json",
