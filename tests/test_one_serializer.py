@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 import memstack
 from memstack.doors.cli import app as cli_app
 from memstack.doors.server import create_app
+from memstack.foundation.timefmt import iso_utc
 from memstack.ops import wire
 from memstack.ops.tools import call_tool
 from memstack.tiers.shared.change import MemoryChange
@@ -185,7 +186,7 @@ def test_shared_document_on_http_and_mcp(url: str, client: TestClient) -> None:
     assert via_http == via_mcp == wire.document_json("kb", stored)
     assert set(via_http) == {"name", "key", "text", "metadata", "created_at", "updated_at"}
     assert times_are_iso(via_http) == 2
-    assert via_http["created_at"] == wire.iso_utc(stored["created"] / 1000)
+    assert via_http["created_at"] == iso_utc(stored["created"] / 1000)
 
 
 def test_session_history_tool_matches_http(url: str, client: TestClient) -> None:

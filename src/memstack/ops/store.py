@@ -16,13 +16,13 @@ from pydantic import Field
 from typing_extensions import TypedDict
 
 from ..foundation.errors import InvalidConfiguration, InvalidKey
-from ..foundation.timefmt import iso_utc
 from ..services.memory import Memory
 from .fields import MAX_PAGE
 from .spec import Ops, Request, http
+from .wire import FoundJSON, ItemJSON, found_json, item_json
 
 if TYPE_CHECKING:
-    from langgraph.store.base import Item, Op
+    from langgraph.store.base import Op
 
 __all__ = ["OPS"]
 
@@ -41,18 +41,6 @@ ItemKey = Annotated[str, Field(min_length=1, max_length=1024, description="The i
 RefreshTtl = Annotated[
     bool, Field(description="Restart the TTL of what is read (LangGraph's default: true).")
 ]
-
-
-class ItemJSON(TypedDict):
-    namespace: list[str]
-    key: str
-    value: dict[str, Any]
-    created_at: str
-    updated_at: str
-
-
-class FoundJSON(ItemJSON):
-    score: float | None
 
 
 class Found(TypedDict):
@@ -129,14 +117,11 @@ def _run(mem: Memory, op: Op) -> Any:
         raise InvalidKey(f"namespace: {error}") from None
 
 
-def _item(item: Item) -> ItemJSON:
-    return {
-        "namespace": list(item.namespace),
-        "key": item.key,
-        "value": item.value,
-        "created_at": iso_utc(item.created_at),
-        "updated_at": iso_utc(item.updated_at),
-    }
+def _listed(mem: Memory, op: Op) -> list[Any]:
+    """Run a search or a namespace listing: LangGraph answers both with a list."""
+    found = _run(mem, op)
+    assert isinstance(found, list)
+    return found
 
 
 ops = Ops()
@@ -163,7 +148,7 @@ def _get(mem: Memory, r: GetItem) -> ItemJSON:
     found = _run(mem, GetOp(tuple(r.namespace), r.key, refresh_ttl=r.refresh_ttl))
     if found is None:
         raise EntryNotFound(f"store item {r.key!r} not found in namespace {r.namespace!r}")
-    return _item(found)
+    return item_json(found)
 
 
 @ops("store.search", "MemstackStore(mem).search(namespace_prefix, query=query, filter=filter)")
@@ -173,9 +158,7 @@ def _search(mem: Memory, r: SearchItems) -> Found:
     from langgraph.store.base import SearchOp
 
     op = SearchOp(tuple(r.namespace_prefix), r.filter, r.limit, r.offset, r.query, refresh_ttl=r.refresh_ttl)
-    hits = _run(mem, op)
-    assert isinstance(hits, list)
-    return {"items": [{**_item(hit), "score": hit.score} for hit in hits]}
+    return {"items": [found_json(hit) for hit in _listed(mem, op)]}
 
 
 @ops("store.namespaces", "MemstackStore(mem).list_namespaces(prefix=prefix, suffix=suffix)")
@@ -190,9 +173,7 @@ def _namespaces(mem: Memory, r: ListNamespaces) -> Namespaces:
     if r.suffix is not None:
         conditions.append(MatchCondition(match_type="suffix", path=tuple(r.suffix)))
     op = ListNamespacesOp(tuple(conditions) or None, r.max_depth, r.limit, r.offset)
-    found = _run(mem, op)
-    assert isinstance(found, list)
-    return {"namespaces": [list(ns) for ns in found]}
+    return {"namespaces": [list(ns) for ns in _listed(mem, op)]}
 
 
 @ops("store.delete", "MemstackStore(mem).delete(namespace, key)")

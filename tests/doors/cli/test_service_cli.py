@@ -9,7 +9,9 @@ import re
 import sys
 from pathlib import Path
 
+import click
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from memstack.doors.cli import app
@@ -115,3 +117,37 @@ def test_serve_stdio_speaks_mcp(tmp_path: Path) -> None:
     names, text = asyncio.run(run())
     assert "save_memory" in names
     assert json.loads(text) == {"session_id": "desk", "key": "k", "value": 7}
+
+
+def test_serve_has_an_option_for_every_limit_of_the_table() -> None:
+    from memstack.doors.server.defaults import LIMITS
+
+    group = typer.main.get_command(app)
+    serve = group.get_command(click.Context(group), "serve")  # type: ignore[attr-defined]
+    options = {max(p.opts, key=len): p for p in serve.params}
+    for limit in LIMITS:
+        option = options[limit.option]
+        assert option.name == limit.name
+        assert option.help is not None and option.help.startswith(limit.help)
+        if limit.env:  # the part reads the variable, so the option itself has no default
+            assert option.default is None and f"${limit.env}, else {limit.default:g}" in option.help
+        else:
+            assert option.default == limit.default
+    assert options["--watch-idle"].name == "watch_idle_seconds"
+    assert list(options).index("--retention") < list(options).index("--max-body-bytes")
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["--watch-per-key", "0"], {}, "watch per_key 0"),
+        (["--model-threads", "0"], {}, "threads=0"),
+        ([], {"MEMSTACK_AUTH_FAILURE_BURST": "many"}, "$MEMSTACK_AUTH_FAILURE_BURST='many'"),
+    ],
+)
+def test_serve_hands_each_limit_to_the_part_that_checks_it(
+    tmp_path: Path, args: list[str], env: dict[str, str], named: str
+) -> None:
+    result = runner.invoke(app, ["--url", f"sqlite:///{tmp_path / 'm.db'}", "serve", *args], env=env)
+    assert result.exit_code == 2
+    assert named in result.stderr

@@ -18,6 +18,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ...engines.base import Engine
@@ -37,6 +38,18 @@ _SEEN_FAMILIES: Final = ("window.seen", "window.node_seen")
 _log = logging.getLogger(__name__)
 
 Config = SimpleMemoryConfig | Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """One call's window: its config, workflow, session, the node whose buffer it is (None: the
+    workflow's shared one) and the buffer's base key."""
+
+    cfg: SimpleMemoryConfig
+    workflow_id: str
+    session_id: str
+    node_id: str | None
+    base: str
 
 
 class SlidingWindows:
@@ -90,26 +103,28 @@ class SlidingWindows:
     def _base(self, workflow_id: str, session_id: str, node_id: str | None = None) -> str:
         return window_base(self.engine, workflow_id, session_id, node_id)
 
-    def _scope(
-        self, workflow_id: str, session_id: str, node_id: str | None, cfg: SimpleMemoryConfig
-    ) -> tuple[str, str | None]:
-        """The base key and the node id the buffer belongs to (None: the workflow's shared one)."""
+    def _window(
+        self, workflow_id: str, data: Mapping[str, Any], config: Config, node_id: str | None
+    ) -> _Window:
+        """The window a call of the agent-loop or node API works on: its config, its session (from
+        the input ``data``), its buffer's node and base key.
+
+        Raises:
+            InvalidConfiguration: invalid config or no session id.
+            InvalidKey: a malformed workflow, node or session id.
+        """
+        cfg = SimpleMemoryConfig.coerce(config)
+        session = self.session_id(data, cfg)
         node = None if cfg.shared_across_nodes else node_id
-        return self._base(workflow_id, session_id, node), node
+        return _Window(cfg, workflow_id, session, node, self._base(workflow_id, session, node))
 
     # -- core --------------------------------------------------------------------------------
     def _touch(
-        self,
-        base: str,
-        cfg: SimpleMemoryConfig,
-        workflow_id: str,
-        session_id: str,
-        new: list[dict[str, Any]],
-        node_id: str | None = None,
-        subject: str | None = None,
+        self, window: _Window, new: list[dict[str, Any]], subject: str | None = None
     ) -> tuple[list[dict[str, Any]], int]:
         """Lazily expire, append ``new`` (one batch), refresh the access time; return the window and
         the number of stored messages. ``subject`` registers the session as theirs."""
+        cfg, base = window.cfg, window.base
         check_window_messages(new)
         if subject is not None:
             check_subject(subject)
@@ -133,12 +148,16 @@ class SlidingWindows:
             seen = self._live_seen(base, now)
             batch = self.engine.batch()
             batch.require_equal(base + SEEN, seen)  # a sweep or another writer may act in between
-            register(self.engine, batch, subject, "session", session_id)
+            register(self.engine, batch, subject, "session", window.session_id)
             batch.set(base + SEEN, str(now), px=2 * expiry_ms if expiry_ms else None)
             if seen is None:
-                meta = {"workflow_id": workflow_id, "session_id": session_id, "created": str(now)}
-                if node_id is not None:
-                    meta["node_id"] = node_id
+                meta = {
+                    "workflow_id": window.workflow_id,
+                    "session_id": window.session_id,
+                    "created": str(now),
+                }
+                if window.node_id is not None:
+                    meta["node_id"] = window.node_id
                 batch.hset(base + META, meta)
             batch.hset(base + META, {"expiry_ms": str(expiry_ms or 0)})
             if records:
@@ -192,11 +211,10 @@ class SlidingWindows:
             InvalidKey: a malformed workflow, node or session id.
             Conflict: other writers kept changing the window (after retries).
         """
-        cfg = SimpleMemoryConfig.coerce(config)
-        session = self.session_id(input, cfg)
-        base, node = self._scope(workflow_id, session, node_id, cfg)
-        window, _ = self._touch(base, cfg, workflow_id, session, [], node)
-        messages = [{"role": m["role"], "content": m["content"]} for m in window]
+        window = self._window(workflow_id, input, config, node_id)
+        stored, _ = self._touch(window, [])
+        messages = [{"role": m["role"], "content": m["content"]} for m in stored]
+        cfg = window.cfg
         if cfg.return_messages:
             return {cfg.memory_key: messages}
         prefixes = {"user": "Human", "assistant": "AI", "system": "System", "tool": "Tool"}
@@ -222,9 +240,8 @@ class SlidingWindows:
             Conflict: other writers kept changing the window (after retries).
             InvalidValue: the input or output field is missing or not a string, a bad subject.
         """
-        cfg = SimpleMemoryConfig.coerce(config)
-        session = self.session_id(input, cfg)
-        pair = []
+        window = self._window(workflow_id, input, config, node_id)
+        cfg, pair = window.cfg, []
         for role, data, key in (("user", input, cfg.input_key), ("assistant", output, cfg.output_key)):
             text = data.get(key) if isinstance(data, Mapping) else None
             if not isinstance(text, str):
@@ -232,8 +249,7 @@ class SlidingWindows:
                     f"{key!r}: the {role} message must be a string field, got {short_repr(text)}"
                 )
             pair.append({"role": role, "content": text})
-        base, node = self._scope(workflow_id, session, node_id, cfg)
-        self._touch(base, cfg, workflow_id, session, pair, node, subject)
+        self._touch(window, pair, subject)
 
     # -- node API ---------------------------------------------------------
     def execute(
@@ -254,20 +270,17 @@ class SlidingWindows:
             Conflict: other writers kept changing the window (after retries).
             InvalidValue: a malformed input message, a bad subject.
         """
-        cfg = SimpleMemoryConfig.coerce(config)
-        session = self.session_id(input, cfg)
-        new = parse_input_messages(input)
-        base, node = self._scope(workflow_id, session, node_id, cfg)
-        window, total = self._touch(base, cfg, workflow_id, session, new, node, subject)
+        window = self._window(workflow_id, input, config, node_id)
+        stored, total = self._touch(window, parse_input_messages(input), subject)
         return {
-            "session_id": session,
+            "session_id": window.session_id,
             "workflow_id": workflow_id,
-            "config": cfg.to_dict(),
-            "chat_history": window,
+            "config": window.cfg.to_dict(),
+            "chat_history": stored,
             "stats": {
                 "total_messages": total,
-                "session_id": session,
-                "context_window_length": cfg.context_window_length,
+                "session_id": window.session_id,
+                "context_window_length": window.cfg.context_window_length,
                 "timestamp": iso(self.engine.now_ms()),
             },
         }

@@ -18,6 +18,7 @@ import typer.main
 
 from ...engines.prefixed import TENANT_RULE
 from ...ops import GROUPS as OP_GROUPS
+from ._common import EmbedderOption
 from ._errors import GuardedGroup, _commands, _guard
 from ._forgive import suggest
 from ._help import name_values
@@ -109,13 +110,7 @@ def _root(
         False, "--create", help="Create the directory of a --url SQLite file when it is missing."
     ),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable JSON output (errors too)."),
-    embedder: str = typer.Option(
-        None,
-        "--embedder",
-        help="Retrieval of the memories commands: local, minilm, e5-small, openai:BASE_URL[#MODEL] or "
-        "none. Default: $MEMSTACK_EMBEDDER, else local when installed (hybrid), else none (BM25); "
-        "the same rule as memstack.open and serve.",
-    ),
+    embedder: EmbedderOption = None,
 ) -> None:
     state.url, state.create, state.as_json = url or None, create, as_json
     state.embedder = embedder

@@ -14,9 +14,10 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -33,6 +34,7 @@ from ._state import state
 
 __all__ = [
     "EXIT",
+    "EmbedderOption",
     "console",
     "emit",
     "emit_table",
@@ -43,6 +45,19 @@ __all__ = [
     "state",
     "tenant_memory",
 ]
+
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--embedder",
+        help="The retrieval setting: local, minilm, e5-small, openai:BASE_URL[#MODEL] or none (key from "
+        "MEMSTACK_EMBEDDER_API_KEY or OPENAI_API_KEY). Default: $MEMSTACK_EMBEDDER, else local when "
+        "installed (hybrid search), else none (BM25); the same rule as memstack.open.",
+    ),
+]
+"""``--embedder``: the root option (the memories commands) and ``serve``'s and ``doctor``'s own
+(a command's wins, else the root's applies): one setting, resolved by
+:func:`memstack.search.embedders.setting.resolve_embedder`."""
 
 console = Console()
 _PIPED_WIDTH = 200

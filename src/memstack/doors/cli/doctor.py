@@ -11,7 +11,7 @@ from ...foundation.errors import InvalidConfiguration
 from ...foundation.redact import redact, redact_url
 from ...services.lifecycle.retention import parse_retention
 from ...services.memory import Memory
-from ._common import emit_table, memory, state
+from ._common import EmbedderOption, emit_table, memory, state
 
 __all__ = ["doctor"]
 
@@ -29,9 +29,7 @@ EXTRAS: dict[str, list[str]] = {
 
 
 def doctor(
-    embedder: str = typer.Option(
-        None, "--embedder", help="The retrieval setting to check (default: as serve resolves it)."
-    ),
+    embedder: EmbedderOption = None,
 ) -> None:
     """Check the engine, print versions, the optional extras installed, the retrieval setting
     ``serve`` would use (mode, model, dimensions, entries still waiting for a vector) and the data

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -20,21 +21,11 @@ from ...foundation.redact import RedactingFormatter, redact, redact_url
 from ...services.lifecycle.retention import Retention, parse_retention
 from ...services.memory import Memory
 from ...services.transfer.dump import export_jsonl, import_jsonl
-from ..server.defaults import (
-    BODY_TIMEOUT,
-    HEAD_TIMEOUT,
-    MAX_BODY_BYTES,
-    MAX_CONNECTIONS,
-    MODEL_RUNS_PER_TENANT,
-    MODEL_THREADS,
-    RETENTION_INTERVAL,
-    WATCH_IDLE_SECONDS,
-    WATCH_PER_KEY,
-    WATCH_PER_TENANT,
-)
-from ._common import EXIT, console, emit, err_console, memory, state
+from ..server.defaults import LIMITS, Limit
+from ._common import EXIT, EmbedderOption, console, emit, err_console, memory, state
 
 if TYPE_CHECKING:  # the server extra is optional: imported only when serving
+    from ...engines import Engine
     from ...search.embedders import Embedder
     from ...services.dream.scheduler import DreamScheduler
     from ..server.auth import AuthMode
@@ -54,7 +45,6 @@ def serve(
         "is not loopback, else none.",
     ),
     no_auth: bool = typer.Option(False, "--no-auth", help="No API keys (tenant 'default'); loopback only."),
-    max_body_bytes: int = typer.Option(MAX_BODY_BYTES, help="Largest request body accepted."),
     log_level: str = typer.Option("info", help="debug, info, warning or error."),
     dream_interval: float = typer.Option(
         0.0, "--dream-interval", help="Seconds between dream passes per scope (default tenant); 0: off."
@@ -65,67 +55,12 @@ def serve(
         help="The scheduled passes, comma-separated: consolidate, preferences, dedupe, extract "
         "(default: consolidate with a chat model, else dedupe).",
     ),
-    embedder: str = typer.Option(
-        None,
-        "--embedder",
-        help="local, minilm, e5-small, openai:BASE_URL[#MODEL] or none (key from "
-        "MEMSTACK_EMBEDDER_API_KEY or OPENAI_API_KEY). Default: $MEMSTACK_EMBEDDER, else local when "
-        "installed (hybrid search), else none (BM25).",
-    ),
+    embedder: EmbedderOption = None,
     retention: str = typer.Option(
         None,
         "--retention",
         help="Retention policies, e.g. long_term_max_age=90d,turn_log_max_age=7d (default: "
         "$MEMSTACK_RETENTION; unset: keep everything).",
-    ),
-    retention_interval: float = typer.Option(
-        RETENTION_INTERVAL, "--retention-interval", min=1, help="Seconds between sweeps."
-    ),
-    auth_failure_burst: int = typer.Option(
-        None,
-        "--auth-failure-burst",
-        help="Failed authentications one client address may make in a row before 429 (0: no "
-        "throttle). Default: $MEMSTACK_AUTH_FAILURE_BURST, else 10.",
-    ),
-    auth_failure_rate: float = typer.Option(
-        None,
-        "--auth-failure-rate",
-        help="Failed authentications forgiven per minute once the burst is spent. Default: "
-        "$MEMSTACK_AUTH_FAILURE_RATE, else 6.",
-    ),
-    max_connections: int = typer.Option(
-        MAX_CONNECTIONS,
-        "--max-connections",
-        help="Connections open at once; past it the one waiting longest for its request head is closed.",
-    ),
-    head_timeout: float = typer.Option(HEAD_TIMEOUT, "--head-timeout", help="Seconds for a request head."),
-    body_timeout: float = typer.Option(
-        BODY_TIMEOUT, "--body-timeout", help="Seconds for a whole request body."
-    ),
-    model_threads: int = typer.Option(
-        MODEL_THREADS,
-        "--model-threads",
-        help="Threads of the model-backed operations (dream runs), apart from the rest.",
-    ),
-    model_runs_per_tenant: int = typer.Option(
-        MODEL_RUNS_PER_TENANT,
-        "--model-runs-per-tenant",
-        help="Model-backed runs one tenant may have at once (429 past it).",
-    ),
-    watch_per_key: int = typer.Option(
-        WATCH_PER_KEY,
-        "--watch-per-key",
-        help="Board event streams one API key may hold at once (429 past it).",
-    ),
-    watch_per_tenant: int = typer.Option(
-        WATCH_PER_TENANT,
-        "--watch-per-tenant",
-        help="Board event streams one tenant may hold at once (429 past it).",
-    ),
-    watch_idle: float = typer.Option(
-        WATCH_IDLE_SECONDS,
-        "--watch-idle",
-        help="Seconds after which an event stream that saw no change is ended.",
     ),
     forwarded_allow_ips: str = typer.Option(
         None,
@@ -133,6 +68,7 @@ def serve(
         help="Comma-separated proxy addresses whose X-Forwarded-For/-Proto are believed (default: none, "
         "not even loopback).",
     ),
+    **limits: Any,
 ) -> None:
     """Serve the HTTP API and the MCP server (streamable HTTP at /mcp) on one port.
 
@@ -145,7 +81,8 @@ def serve(
     handler.setFormatter(RedactingFormatter("%(asctime)s %(name)s %(message)s"))
     logging.basicConfig(level=log_level.upper(), handlers=[handler])
     mode = _auth_mode(auth, no_auth)
-    throttle = _throttle(auth_failure_burst, auth_failure_rate)
+    throttle = _throttle(limits.pop("auth_failure_burst"), limits.pop("auth_failure_rate"))
+    connections = {name: limits.pop(name) for name in ("head_timeout", "body_timeout", "max_connections")}
     try:
         import uvicorn
 
@@ -161,19 +98,9 @@ def serve(
             _serve_stdio(mem)
             return
         with _refused_setting():
+            # the limits left are ServerSettings' own keywords (each row's name)
             settings = ServerSettings(
-                max_body_bytes=max_body_bytes,
-                auth=mode,
-                host=host,
-                embedder=vectors,
-                retention=policies,
-                retention_interval=retention_interval,
-                auth_throttle=throttle,
-                model_threads=model_threads,
-                model_runs_per_tenant=model_runs_per_tenant,
-                watch_per_key=watch_per_key,
-                watch_per_tenant=watch_per_tenant,
-                watch_idle_seconds=watch_idle,
+                auth=mode, host=host, embedder=vectors, retention=policies, auth_throttle=throttle, **limits
             )
         with _refused_setting():
             app = create_app(mem.engine, settings)
@@ -183,7 +110,7 @@ def serve(
             log_config=None,
             access_log=False,
             lifespan="on",
-            **_connection_options(max_connections, head_timeout, body_timeout, forwarded_allow_ips),
+            **_connection_options(connections, forwarded_allow_ips),
         )
         err_console.print(
             escape(_banner(mem, host, port, app.state.auth.mode, mode)), highlight=False, soft_wrap=True
@@ -195,6 +122,37 @@ def serve(
         finally:
             if scheduler is not None:
                 scheduler.stop()
+
+
+def _limit_option(limit: Limit[Any]) -> inspect.Parameter:
+    """``serve``'s option for one row of the limits table: its flag, type, default and help. A limit
+    read from an environment variable takes no default here: the part it configures reads the
+    variable (naming it when bad), and the help says so."""
+    if limit.env:
+        text = f"{limit.help} Default: ${limit.env}, else {limit.default:g}."
+        option, annotation = typer.Option(None, limit.option, help=text), limit.kind | None
+    else:
+        option = typer.Option(limit.default, limit.option, help=limit.help, min=limit.minimum)
+        annotation = limit.kind
+    return inspect.Parameter(
+        limit.name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation
+    )
+
+
+def _with_limits(command: Callable[..., None], after: str) -> None:
+    """Give ``command`` (its ``**limits``) an option for every row of :data:`LIMITS`, listed after its
+    option ``after``: typer reads the options from the signature."""
+    own = [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for p in inspect.signature(command, eval_str=True).parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    at = [p.name for p in own].index(after) + 1
+    parameters = [*own[:at], *map(_limit_option, LIMITS), *own[at:]]
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+
+
+_with_limits(serve, after="retention")
 
 
 def _banner(mem: Memory, host: str, port: int, mode: str, asked: str | None) -> str:
@@ -248,16 +206,14 @@ def _refused_setting() -> Iterator[None]:
         raise typer.Exit(EXIT["usage"]) from None
 
 
-def _connection_options(
-    max_connections: int, head_timeout: float, body_timeout: float, forwarded: str | None
-) -> dict[str, Any]:
+def _connection_options(connections: dict[str, Any], forwarded: str | None) -> dict[str, Any]:
     """uvicorn's keywords for the connection limits and trusted proxies (exit 2 when bad); the
     descriptor limit is raised to hold the connection cap and the engine's own sockets."""
     from ..server.connections import ConnectionLimits, uvicorn_options
 
     with _refused_setting():
-        limits = ConnectionLimits(head_timeout, body_timeout, max_connections)
-    _room_for(max_connections + 256)
+        limits = ConnectionLimits(**connections)
+    _room_for(limits.max_connections + 256)
     return uvicorn_options(limits, forwarded)
 
 
@@ -352,13 +308,27 @@ def _dream_scheduler(mem: Memory, interval: float, passes: str | None = None) ->
     return scheduler
 
 
+TenantDataOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant", help="One tenant's data only, as the service stores it (default: the whole engine)."
+    ),
+]
+"""``--tenant`` of ``export`` and ``import``: the data they read or write."""
+
+
+def _data_of(mem: Memory, tenant: str | None) -> Engine:
+    """The engine ``export`` and ``import`` work on: one tenant's view, else the whole engine."""
+    return tenant_engine(mem.engine, tenant) if tenant else mem.engine
+
+
 def export(
     path: Path = typer.Argument(..., help="JSON-lines file to write ('-' for stdout)."),
-    tenant: str = typer.Option(None, "--tenant", help="Export one tenant's data (as the service stores it)."),
+    tenant: TenantDataOption = None,
 ) -> None:
     """Export every key of the engine (or of one tenant) as JSON lines."""
     with memory() as mem:
-        engine = tenant_engine(mem.engine, tenant) if tenant else mem.engine
+        engine = _data_of(mem, tenant)
         if str(path) == "-":
             count = export_jsonl(engine, sys.stdout)
         else:
@@ -376,12 +346,12 @@ def import_(
     path: Path = typer.Argument(
         ..., exists=True, dir_okay=False, help="JSON-lines file from `memstack export`."
     ),
-    tenant: str = typer.Option(None, "--tenant", help="Import into one tenant's data."),
+    tenant: TenantDataOption = None,
 ) -> None:
     """Import keys from a JSON-lines export (existing keys with the same name are replaced)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     with memory() as mem, Progress(console=err_console, transient=not state.as_json) as bar:
-        engine = tenant_engine(mem.engine, tenant) if tenant else mem.engine
+        engine = _data_of(mem, tenant)
         task = bar.add_task("importing", total=len(lines))
         count = import_jsonl(engine, lines, progress=lambda: bar.advance(task))
     emit({"imported": count, "path": str(path)}, f"imported {count} keys from {path}")

@@ -57,7 +57,11 @@ class ServerSettings:
     """Limits and auth mode of one server.
 
     Attributes:
-        max_body_bytes: largest request body accepted (413 past it).
+        max_body_bytes, retention_interval, model_threads, model_runs_per_tenant, watch_per_key,
+            watch_per_tenant, watch_idle_seconds: the server's limits, each one's default and meaning
+            in its row of :mod:`memstack.doors.server.defaults` (the model-backed operations'
+            threads and shares are :mod:`memstack.doors.server.slow_work`'s, the event streams'
+            caps :mod:`memstack.doors.server.watch_hub`'s).
         max_wait_seconds: longest long-poll wait a request may hold (a longer ``wait`` is cut).
         auth: ``"keys"`` or ``"none"`` to force the mode; None decides at start (see
             :func:`memstack.doors.server.auth.decide_mode`). ``require_auth=True/False`` is the same as
@@ -73,37 +77,30 @@ class ServerSettings:
             tenant is swept every ``retention_interval`` seconds (the sweep also deletes the
             long-term entries past their own ``expires_at``).
         auth_throttle: failed authentications allowed per client address in keys mode
-            (:mod:`memstack.doors.server.throttle`); None: ``$MEMSTACK_AUTH_FAILURE_BURST`` /
-            ``$MEMSTACK_AUTH_FAILURE_RATE``, else 10 in a row, then 6 a minute.
+            (:mod:`memstack.doors.server.throttle`); None: the environment variables, else the
+            defaults, of the ``auth_failure_*`` rows of :mod:`memstack.doors.server.defaults`.
         log_key: the key of the access log's id hashes (:mod:`memstack.doors.server.access_log`);
             None: ``$MEMSTACK_LOG_KEY``, else a random key per process.
-        model_threads: threads of the model-backed operations (dream runs), apart from the
-            shared pool of every other operation (:mod:`memstack.doors.server.slow_work`).
-        model_runs_per_tenant: model-backed operations one tenant may have running or waiting
-            at once (429 past it).
-        watch_per_key, watch_per_tenant: board event streams one key / one tenant may hold at
-            once (429 past it; :mod:`memstack.doors.server.watch_hub`).
-        watch_idle_seconds: a board event stream that saw no change for this long is ended.
     """
 
     def __init__(
         self,
         *,
-        max_body_bytes: int = defaults.MAX_BODY_BYTES,
+        max_body_bytes: int = defaults.MAX_BODY_BYTES.default,
         auth: AuthMode | None = None,
         require_auth: bool | None = None,
         max_wait_seconds: float = 30.0,
         host: str = "127.0.0.1",
         embedder: Embedder | None = None,
         retention: Retention | None = None,
-        retention_interval: float = defaults.RETENTION_INTERVAL,
+        retention_interval: float = defaults.RETENTION_INTERVAL.default,
         auth_throttle: AuthThrottle | None = None,
         log_key: str | None = None,
-        model_threads: int = defaults.MODEL_THREADS,
-        model_runs_per_tenant: int = defaults.MODEL_RUNS_PER_TENANT,
-        watch_per_key: int = defaults.WATCH_PER_KEY,
-        watch_per_tenant: int = defaults.WATCH_PER_TENANT,
-        watch_idle_seconds: float = defaults.WATCH_IDLE_SECONDS,
+        model_threads: int = defaults.MODEL_THREADS.default,
+        model_runs_per_tenant: int = defaults.MODEL_RUNS_PER_TENANT.default,
+        watch_per_key: int = defaults.WATCH_PER_KEY.default,
+        watch_per_tenant: int = defaults.WATCH_PER_TENANT.default,
+        watch_idle_seconds: float = defaults.WATCH_IDLE_SECONDS.default,
     ) -> None:
         self.max_body_bytes = max_body_bytes
         if auth is None and require_auth is not None:

@@ -48,9 +48,9 @@ class ConnectionLimits:
     """The limits of :mod:`memstack.doors.server.connections` (``memstack serve`` options of the same
     names): seconds for a head, seconds for a body, connections open at once."""
 
-    head_timeout: float = HEAD_TIMEOUT
-    body_timeout: float = BODY_TIMEOUT
-    max_connections: int = MAX_CONNECTIONS
+    head_timeout: float = HEAD_TIMEOUT.default
+    body_timeout: float = BODY_TIMEOUT.default
+    max_connections: int = MAX_CONNECTIONS.default
 
     def __post_init__(self) -> None:
         for name in ("head_timeout", "body_timeout"):

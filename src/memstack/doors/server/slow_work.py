@@ -42,7 +42,9 @@ _T = TypeVar("_T")
 class SlowWork:
     """The slow pool of one server: ``threads`` threads, ``per_tenant`` runs per tenant."""
 
-    def __init__(self, threads: int = MODEL_THREADS, per_tenant: int = MODEL_RUNS_PER_TENANT) -> None:
+    def __init__(
+        self, threads: int = MODEL_THREADS.default, per_tenant: int = MODEL_RUNS_PER_TENANT.default
+    ) -> None:
         for name, value in (("threads", threads), ("per_tenant", per_tenant)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1024:
                 raise InvalidConfiguration(f"slow work {name}={value!r}: must be an int from 1 to 1024")

@@ -31,10 +31,9 @@ from typing import Final
 
 from ...foundation.clock import Clock
 from ...foundation.errors import InvalidConfiguration
+from .defaults import AUTH_FAILURE_BURST, AUTH_FAILURE_RATE
 
 __all__ = [
-    "BURST_ENV",
-    "PER_MINUTE_ENV",
     "PUBLIC_PATHS",
     "AuthThrottle",
     "FailureThrottle",
@@ -44,8 +43,6 @@ __all__ = [
 
 log = logging.getLogger("memstack.doors.server")
 
-BURST_ENV: Final = "MEMSTACK_AUTH_FAILURE_BURST"
-PER_MINUTE_ENV: Final = "MEMSTACK_AUTH_FAILURE_RATE"
 MAX_CLIENTS: Final = 100_000
 """Most addresses remembered at once (the least recently failed one is forgotten first)."""
 PUBLIC_PATHS: Final = (
@@ -65,13 +62,15 @@ class AuthThrottle:
     """How many failed authentications one client address may make.
 
     Attributes:
-        burst: failures allowed in a row (0 turns the throttle off). Default 10.
-        per_minute: failures forgiven per minute once the burst is spent. Default 6 (one every
-            10 seconds).
+        burst: failures allowed in a row (0 turns the throttle off).
+        per_minute: failures forgiven per minute once the burst is spent.
+
+    Their defaults and environment variables are the ``auth_failure_*`` rows of
+    :mod:`memstack.doors.server.defaults`.
     """
 
-    burst: int = 10
-    per_minute: float = 6.0
+    burst: int = AUTH_FAILURE_BURST.default
+    per_minute: float = AUTH_FAILURE_RATE.default
 
     def __post_init__(self) -> None:
         if isinstance(self.burst, bool) or not isinstance(self.burst, int) or not 0 <= self.burst <= 10**6:
@@ -96,22 +95,7 @@ class AuthThrottle:
             InvalidConfiguration: a value that is not a number in range (names the variable).
         """
         env = os.environ if environ is None else environ
-        if burst is None and env.get(BURST_ENV):
-            burst = int(_number(env[BURST_ENV], BURST_ENV, int))
-        if per_minute is None and env.get(PER_MINUTE_ENV):
-            per_minute = _number(env[PER_MINUTE_ENV], PER_MINUTE_ENV, float)
-        default = cls()
-        return cls(
-            default.burst if burst is None else burst,
-            default.per_minute if per_minute is None else per_minute,
-        )
-
-
-def _number(text: str, name: str, kind: type[int] | type[float]) -> int | float:
-    try:
-        return kind(text)
-    except ValueError:
-        raise InvalidConfiguration(f"${name}={text!r}: expected a {kind.__name__}") from None
+        return cls(AUTH_FAILURE_BURST.resolve(burst, env), AUTH_FAILURE_RATE.resolve(per_minute, env))
 
 
 def client_of(address: str) -> str:

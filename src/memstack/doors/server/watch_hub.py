@@ -60,9 +60,9 @@ class WatchHub:
 
     def __init__(
         self,
-        per_key: int = WATCH_PER_KEY,
-        per_tenant: int = WATCH_PER_TENANT,
-        idle_seconds: float = WATCH_IDLE_SECONDS,
+        per_key: int = WATCH_PER_KEY.default,
+        per_tenant: int = WATCH_PER_TENANT.default,
+        idle_seconds: float = WATCH_IDLE_SECONDS.default,
     ) -> None:
         for name, value in (("per_key", per_key), ("per_tenant", per_tenant)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:

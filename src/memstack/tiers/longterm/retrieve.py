@@ -209,31 +209,38 @@ def _spread(
     second: Vectors | None,
     terms: Terms | None,
 ) -> list[Row]:
-    """The ``keep`` best of ``fused`` propagated along conversations, then (with vectors and the
-    profile's ``turn_rerank``) the first of them re-ordered by the turns' second stage
-    (:mod:`memstack.search.turn_rerank`)."""
-    if second is None:
-        return _propagated(cache, query, fused, profile, allowed, keep)
-    embedder, query_vector, background = second
-    if background is None or not profile.turn_rerank:
-        return _propagated(cache, query, fused, profile, allowed, keep)
-    fused = _propagated(cache, query, fused, profile, allowed, max(keep, turn_head.DEPTH))
-    return turn_head.reordered(cache, embedder, query_vector, background, terms, fused)[:keep]
+    """The ``keep`` best of ``fused`` re-scored along conversations (:func:`_propagated`), then (with
+    vectors and the profile's ``turn_rerank``) the first of them re-ordered by the turns' second stage
+    (:mod:`memstack.search.turn_rerank`); a neighbour that no retriever found enters with no retriever
+    score and the source ``"neighbours"``."""
+    reorder = second if second is not None and second[2] is not None and profile.turn_rerank else None
+    table = cache.thread_table()
+    scored = Scored.of(table, [row[0] for row in fused], [row[1] for row in fused])
+    scored = _propagated(table, scored, query, profile, allowed)
+    found = {row[0]: row for row in fused}
+    out: list[Row] = []
+    for entry_id, score in scored.top(keep if reorder is None else max(keep, turn_head.DEPTH)):
+        row = found.get(entry_id)
+        out.append(
+            (entry_id, score, None, None, ("neighbours",)) if row is None else (entry_id, score, *row[2:])
+        )
+    if reorder is None:
+        return out
+    embedder, query_vector, background = reorder
+    assert background is not None  # reorder is set only with a background
+    return turn_head.reordered(cache, embedder, query_vector, background, terms, out)[:keep]
 
 
 def _propagated(
-    cache: ScopeCache,
+    table: thread_table.ThreadTable,
+    scored: Scored,
     query: str,
-    fused: list[Row],
     profile: SearchProfile,
     allowed: set[str] | None,
-    keep: int,
-) -> list[Row]:
-    """The ``keep`` best of ``fused`` re-scored along conversations (:mod:`memstack.search.propagation`,
-    run on the scope's :class:`~memstack.search.thread_table.ThreadTable`); a neighbour that no
-    retriever found enters with no retriever score and the source ``"neighbours"``."""
-    table = cache.thread_table()
-    scored = Scored.of(table, [row[0] for row in fused], [row[1] for row in fused])
+) -> Scored:
+    """``scored`` re-scored along conversations (:mod:`memstack.search.propagation`, run on the
+    scope's :class:`~memstack.search.thread_table.ThreadTable`) by the profile's neighbour, speaker
+    and session weights."""
     if profile.neighbour_weight > 0 and profile.neighbour_window > 0:
         scored = thread_table.propagate(
             table,
@@ -248,14 +255,7 @@ def _propagated(
         scored = thread_table.speaker_boost(table, scored, query, profile.speaker_weight)
     if profile.session_weight > 0:
         scored = thread_table.session_boost(table, scored, profile.session_weight)
-    found = {row[0]: row for row in fused}
-    out: list[Row] = []
-    for entry_id, score in scored.top(keep):
-        row = found.get(entry_id)
-        out.append(
-            (entry_id, score, None, None, ("neighbours",)) if row is None else (entry_id, score, *row[2:])
-        )
-    return out
+    return scored
 
 
 def reranked(reranker: Reranker, query: str, hits: list[SearchHit], max_results: int) -> list[SearchHit]:

@@ -198,7 +198,7 @@ class SemanticCache:
             self.count(False)
             raise
         try:
-            self.put(query, response, vector=vector, ttl=ttl, miss=True, subject=subject)
+            self.store(query, response, ttl=ttl, subject=subject, vector=vector, miss=True)
         except InvalidValue:
             self.count(False)  # a miss all the same
             raise
@@ -212,28 +212,13 @@ class SemanticCache:
         ttl: float | None = None,
         *,
         subject: str | None = None,
-    ) -> str:
-        """Store ``response`` for ``query``; returns the new entry id. ``subject``: the end user
-        the entry is about (:mod:`memstack.foundation.keyspace.subjects`).
-
-        Raises:
-            InvalidValue: response or metadata not JSON, a bad subject. InvalidConfiguration: bad ttl.
-        """
-        return self.put(query, response, metadata=metadata, ttl=ttl, subject=subject)
-
-    def put(
-        self,
-        query: str,
-        response: Any,
-        *,
-        metadata: dict[str, Any] | None = None,
-        ttl: float | None = None,
         vector: Vector | None = None,
         miss: bool = False,
-        subject: str | None = None,
     ) -> str:
-        """:meth:`store` with a vector already computed by :meth:`embed` (one embedding per call);
-        ``miss``: count a miss in the same write.
+        """Store ``response`` for ``query``; returns the new entry id. ``subject``: the end user
+        the entry is about (:mod:`memstack.foundation.keyspace.subjects`). ``vector``: the query's,
+        already computed by :meth:`embed` (one embedding per call); ``miss``: count a miss in the
+        same write.
 
         Raises:
             InvalidValue: response or metadata not JSON, a bad subject. InvalidConfiguration: bad ttl.

@@ -71,13 +71,13 @@ class _Cache(Protocol):
 
     def count(self, hit: bool) -> None: ...
 
-    def put(  # only what a wrapped call passes: the cache's own put takes more
+    def store(  # only what a wrapped call passes: the cache's own store takes more
         self,
         query: str,
         response: Any,
-        *,
         metadata: dict[str, Any],
         ttl: float | None,
+        *,
         vector: Vector,
         miss: bool,
     ) -> str: ...
@@ -188,7 +188,7 @@ class CachedChat:
             raise
         try:
             metadata = {"model": model} if isinstance(model, str) else {}
-            self.cache.put(key, response, metadata=metadata, ttl=self.ttl, vector=vector, miss=True)
+            self.cache.store(key, response, metadata, self.ttl, vector=vector, miss=True)
         except InvalidValue as exc:
             _log.warning("semantic cache %r: response not stored: %s", self.cache.name, exc)
             self.cache.count(False)
