@@ -48,6 +48,14 @@ def test_store_search_exists_delete(cache: SemanticCache) -> None:
     assert [e["response"] for e in cache.search("capital of France")] == ["Everest"]
 
 
+def test_put_is_a_deprecated_store_that_counts_a_miss(cache: SemanticCache) -> None:
+    with pytest.warns(DeprecationWarning, match="use store"):
+        entry_id = cache.put("capital of France", "Paris", metadata={"src": "atlas"}, miss=True)
+    [hit] = cache.search("capital of France", limit=1)
+    assert (hit["id"], hit["response"], hit["metadata"]) == (entry_id, "Paris", {"src": "atlas"})
+    assert cache.stats()["misses"] == 1
+
+
 def test_invalidate_and_clear(cache: SemanticCache) -> None:
     for i in range(3):
         cache.store("weather in Paris today", f"r{i}")

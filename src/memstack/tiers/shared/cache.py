@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final, Unpack, cast
@@ -242,6 +243,16 @@ class SemanticCache:
         }
         self._entries.put(entry_id, dumps(labelled(entry, subject)), px, miss=miss, subject=subject)
         return entry_id
+
+    def put(self, query: str, response: Any, **options: Any) -> str:
+        """Deprecated since :meth:`store` took its keywords (``metadata``, ``ttl``, ``vector``,
+        ``miss``, ``subject``); kept so that callers of ``put`` keep working.
+
+        Raises:
+            as :meth:`store`; TypeError: a keyword :meth:`store` does not take.
+        """
+        warnings.warn("SemanticCache.put is deprecated: use store", DeprecationWarning, stacklevel=2)
+        return self.store(query, response, **options)
 
     def search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """Up to ``limit`` stored entries, best first: ``{id, query, response, similarity, metadata}``.
