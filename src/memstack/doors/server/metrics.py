@@ -28,7 +28,7 @@ from prometheus_client.registry import Collector
 from starlette.exceptions import HTTPException
 
 from ...engines import Engine
-from ...engines.base import BatchResult, Op, Subscription
+from ...engines.base import SCAN_PAGE, BatchResult, Op, Subscription
 from ...foundation import errors
 from ...index import registry as index_registry
 from ...tiers.longterm import index_cache
@@ -138,6 +138,7 @@ class TimedEngine(Engine):
         self.inner = inner
         self.name = inner.name
         self.clustered = inner.clustered
+        self.scan_repeats = inner.scan_repeats
         self._ok = metrics.batches.labels(inner.name, "ok")
         self._failed = metrics.batches.labels(inner.name, "error")
 
@@ -158,6 +159,9 @@ class TimedEngine(Engine):
 
     def scan(self, prefix: str) -> Iterator[str]:
         return self.inner.scan(prefix)
+
+    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
+        return self.inner.scan_pages(prefix, page)
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self.inner.subscribe(channel, callback)
