@@ -37,8 +37,19 @@ class GatedEmbedder(FakeEmbedder):
         return super().embed(texts)
 
 
+_EARLIER: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _earlier_threads() -> None:
+    """The background threads of earlier tests' scopes (a lane lives until its last scope is
+    closed or collected): not this test's to stop."""
+    _EARLIER.clear()
+    _EARLIER.update(threading.enumerate())
+
+
 def _ours() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name in THREADS and t.is_alive()]
+    return [t for t in threading.enumerate() if t.name in THREADS and t.is_alive() and t not in _EARLIER]
 
 
 def test_close_finishes_the_pending_vectors(engine: Engine) -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from memstack.search.bm25_scoring import (
     collection_stats,
+    idf_mass,
     sparse_term_scores,
     term_scores,
     top_hits,
@@ -127,3 +131,35 @@ def test_top_hits_rank_many_hits_as_few() -> None:
     want = [(ids[i], float(values[i])) for i in ranked]
     assert top_hits(hits, values, seq, ids, None) == want  # the numpy path (many rows)
     assert top_hits(hits, values, seq, ids, 10) == want[:10]  # the Python path (the few at the cut)
+
+
+_MASS = """
+from memstack.search.bm25 import Bm25Index
+
+index = Bm25Index()
+words = [f"w{n}" for n in range(60)]
+for d in range(200):
+    index.add(f"d{d}", " ".join(words[i] for i in range(60) if (d * 7 + i * 13) % (i + 2) == 0))
+query = " ".join(words) + " unheard never seen"
+print(repr(index.query_mass(query)), repr(index.query_mass(" ".join(reversed(words)))))
+"""
+
+
+def test_the_query_mass_is_the_same_in_every_process() -> None:
+    """Summed over the terms in the query's order, not a set's: the exact float does not depend on
+    the string hash seed of the process."""
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _MASS], capture_output=True, text=True, timeout=120, env=env, check=True
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1, outputs
+
+
+def test_the_query_mass_counts_each_distinct_term_once() -> None:
+    postings = _postings({"tea": [(0, 1), (1, 1)], "green": [(1, 1)]})
+    once = idf_mass(["tea", "green"], postings, 3.0, None)
+    assert idf_mass(["tea", "green", "tea", "green"], postings, 3.0, None) == once
+    assert once == math.log(1 + 1.5 / 2.5) + math.log(1 + 2.5 / 1.5)

@@ -29,6 +29,7 @@ Semantics every engine follows (the conformance suite in ``tests/engines/`` pins
 from __future__ import annotations
 
 import abc
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,7 @@ __all__ = [
     "GUARDS",
     "OPS",
     "READS",
+    "SCAN_PAGE",
     "WRITES",
     "Batch",
     "BatchResult",
@@ -54,6 +56,9 @@ __all__ = [
     "Subscription",
     "WrongType",
 ]
+
+SCAN_PAGE = 1000
+"""Keys per page of :meth:`Engine.scan_pages`: what a streaming scan holds at once."""
 
 Op = tuple[str, tuple[Any, ...]]
 """One command: its name (a key of :data:`OPS`, from the table in ``engines.commands``) and its
@@ -142,10 +147,13 @@ class Engine(Closing, Commands):
             connects with the URL it was given; this attribute never holds a password.
         clock: the engine's time source.
         clustered: True when keys of one batch must share a hash slot.
+        scan_repeats: True when :meth:`scan_pages` may give a key twice (Redis: its ``SCAN``
+            returns a key again when the server resizes its table during the scan).
     """
 
     name: str = "engine"
     clustered: bool = False
+    scan_repeats: bool = False
 
     def __init__(self, url: str, clock: Clock | None = None) -> None:
         register_url(url)  # its credentials never appear in any message of this process
@@ -193,6 +201,23 @@ class Engine(Closing, Commands):
     @abc.abstractmethod
     def scan(self, prefix: str) -> Iterator[str]:
         """Live keys starting with ``prefix``, in no particular order."""
+
+    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
+        """Live keys starting with ``prefix``, in pages of about ``page`` keys read as the caller
+        iterates, so a scan over millions of keys holds one page at a time. Every key live
+        throughout the scan is in some page; a key written or deleted during it may or may not
+        be; pages are disjoint unless :attr:`scan_repeats`. The caller may delete the keys of a
+        page before it asks for the next.
+
+        This default pages :meth:`scan` (fit for an engine whose keys are in memory anyway).
+
+        Raises:
+            InvalidInput: ``page`` is not a positive integer.
+            EngineUnavailable: the engine cannot be reached.
+        """
+        check_page(page)
+        keys = list(self.scan(prefix))
+        return iter([keys[start : start + page] for start in range(0, len(keys), page)])
 
     @abc.abstractmethod
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
@@ -269,3 +294,21 @@ class Engine(Closing, Commands):
 def ensure_memstack_error(exc: BaseException) -> bool:
     """True if ``exc`` is one of ours (helps engines decide what to wrap)."""
     return isinstance(exc, MemstackError)
+
+
+def started(pages: Iterator[list[str]]) -> Iterator[list[str]]:
+    """``pages`` with its first page read now: a scan that cannot start raises at the call, as
+    an eager scan would, and the rest is read as the caller iterates."""
+    first = next(pages, None)
+    return iter(()) if first is None else itertools.chain((first,), pages)
+
+
+def check_page(page: object) -> int:
+    """``page`` if it is a valid scan page size.
+
+    Raises:
+        InvalidInput: ``page`` is not an integer of at least 1.
+    """
+    if not isinstance(page, int) or isinstance(page, bool) or page < 1:
+        raise InvalidInput(f"scan page {page!r}: must be an integer of at least 1")
+    return page

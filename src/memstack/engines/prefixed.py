@@ -14,7 +14,7 @@ from typing import Any, Final
 from ..foundation.errors import InvalidInput, NotANumber
 from ..foundation.keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
 from ._checks import check_ops
-from .base import BatchResult, Engine, Op, Subscription
+from .base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from .bulk import delete_keys
 from .commands import COMMANDS, Command
 
@@ -33,16 +33,22 @@ _KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.
 
 
 class PrefixedEngine(Engine):
-    """A view of ``inner`` where every key and channel lives under ``prefix``."""
+    """A view of ``inner`` where every key and channel lives under ``prefix``.
 
-    def __init__(self, inner: Engine, prefix: str) -> None:
+    ``page`` is how many keys :meth:`scan` and :meth:`flush` read from ``inner`` at a time: a
+    tenant of millions of keys is scanned and flushed in bounded memory.
+    """
+
+    def __init__(self, inner: Engine, prefix: str, *, page: int = SCAN_PAGE) -> None:
         if "{" in prefix or "}" in prefix:
             raise InvalidInput(f"engine prefix {prefix!r}: braces would change Redis Cluster hash slots")
         super().__init__(inner.url, inner.clock)
         self.inner = inner
         self.prefix = prefix
+        self.page = check_page(page)
         self.name = inner.name
         self.clustered = inner.clustered
+        self.scan_repeats = inner.scan_repeats
 
     @property
     def identity(self) -> str:
@@ -80,8 +86,20 @@ class PrefixedEngine(Engine):
             raise
 
     def scan(self, prefix: str) -> Iterator[str]:
+        """Live keys of the view starting with ``prefix``, each once, read page by page as the
+        caller iterates (an engine that cannot reach its keys raises here, at the call)."""
+        pages = self.inner.scan_pages(self.prefix + prefix, self.page)
         cut = len(self.prefix)
-        return (key[cut:] for key in self.inner.scan(self.prefix + prefix))
+        if self.scan_repeats:
+            # Redis' SCAN may give a key twice: what was given is remembered (as Redis' own scan
+            # does), the price of each key once.
+            return _once(key[cut:] for page in pages for key in page)
+        return (key[cut:] for page in pages for key in page)
+
+    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
+        cut = len(self.prefix)
+        pages = self.inner.scan_pages(self.prefix + prefix, page)
+        return ([key[cut:] for key in keys] for keys in pages)
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self.inner.subscribe(self.prefix + channel, callback)
@@ -101,7 +119,12 @@ class PrefixedEngine(Engine):
 
     def flush(self) -> None:
         """Delete every key under the prefix (never the inner engine's other keys)."""
-        delete_keys(self.inner, list(self.inner.scan(self.prefix)))  # bounded batches, not a call a key
+        # Page by page, each page deleted (in bounded batches grouped by hash slot) before the
+        # next is read: memory stays one page whatever the tenant holds. Deleting behind the scan
+        # is safe on every engine (keyset pages resume after the last key; SCAN's cursor
+        # still reaches every key that was there when it began).
+        for keys in self.inner.scan_pages(self.prefix, self.page):
+            delete_keys(self.inner, keys)
 
     def compact(self, *, vacuum: bool = False) -> None:
         """The inner engine's (its files hold every tenant's pages)."""
@@ -112,6 +135,14 @@ class PrefixedEngine(Engine):
 
     def __repr__(self) -> str:
         return f"<PrefixedEngine {self.prefix!r} on {self.inner!r}>"
+
+
+def _once(keys: Iterator[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for key in keys:
+        if key not in seen:
+            seen.add(key)
+            yield key
 
 
 def check_tenant(tenant: object) -> str:

@@ -91,6 +91,12 @@ class Bm25Index:
         with self._lock:
             return len(self._slot_of)
 
+    @property
+    def documents(self) -> int:
+        """How many documents it holds, read without the lock (a dict's length is read whole): a
+        gauge's figure, which never waits for a snapshot serialising the index."""
+        return len(self._slot_of)
+
     def __contains__(self, doc_id: object) -> bool:
         with self._lock:
             return doc_id in self._slot_of
@@ -99,6 +105,16 @@ class Bm25Index:
         """``(terms, postings pairs, slots)``: what the index's memory grows with."""
         with self._lock:
             return len(self._postings), self._postings.pairs, self._nslots
+
+    def nbytes_if_free(self) -> int | None:
+        """:meth:`nbytes`, or None at once while another thread holds the index (a snapshot
+        serialising it: 0.2 s at 100,000 entries)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            return self.nbytes()
+        finally:
+            self._lock.release()
 
     def nbytes(self) -> int:
         """The bytes the index holds: its arrays, the term dict and names, the per-slot arrays, the id

@@ -219,7 +219,9 @@ def idf_mass(terms: Iterable[str], postings: Postings, n_docs: float, live: Mask
     the BM25 score of an average-length document holding each term once (``k1`` cancels there:
     ``(k1 + 1) · 1 / (1 + k1)``), what :mod:`memstack.search.evidence` divides by."""
     total = 0.0
-    for term in set(terms):
+    # Distinct terms in first-seen order, never a set's: a float sum's last digit depends on its
+    # order, and a set's order on the process's string hash seed (two servers would disagree).
+    for term in dict.fromkeys(terms):
         df = postings.df(term, live)
         total += math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
     return total

@@ -221,3 +221,40 @@ def test_counts_are_kept_per_tenant(engine: Engine) -> None:
     follower.step(now=101.0)  # seen, still within its writer's grace
     assert follower.counts("beta") == (1, 0, 1) and follower.counts("acme") == (0, 0, 3)
     assert follower.counts("nobody") == (0, 0, 0)
+
+
+class RacingEmbedder(FakeEmbedder):
+    """While the follower embeds, the entry's writer stores its own vector (another model's)."""
+
+    def __init__(self, race: LongTermMemory) -> None:
+        super().__init__(dim=32)
+        self.race = race
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        assert self.race.reembed() == 1  # between the follower's read and its write
+        return super().embed(texts)
+
+
+def test_a_vector_stored_while_the_follower_embeds_is_never_replaced(engine: Engine) -> None:
+    plain = LongTermMemory(engine, "race")
+    entry = plain.save(content="I drink green tea every morning")
+    writer = LongTermMemory(engine, "race", embedder=FakeEmbedder(dim=16))
+    follower = VectorFollower(engine, RacingEmbedder(writer), grace=0.0)
+    assert follower.step(now=100.0) == 0
+    assert _vector_models(engine, "race") == {entry.id: "fake:16"}  # the writer's, kept
+    assert writer.stale_vectors() == 0
+    writer.close()
+
+
+def test_other_entries_changing_meanwhile_do_not_stop_the_follower(engine: Engine) -> None:
+    plain = LongTermMemory(engine, "busy")
+    first = plain.save(content="I drink green tea every morning")
+
+    class Busy(FakeEmbedder):  # another entry is saved while the follower embeds: the version moves
+        def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            plain.save(content=f"meanwhile {len(texts)}")
+            return super().embed(texts)
+
+    follower = VectorFollower(engine, Busy(dim=32), grace=0.0)
+    assert follower.step(now=100.0) == 1
+    assert _vector_models(engine, "busy") == {first.id: "fake:32"}

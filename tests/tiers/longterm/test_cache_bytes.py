@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+import threading
 
 import pytest
 
 from memstack.engines import Engine
 from memstack.index import registry
-from memstack.tiers.longterm import LongTermMemory
+from memstack.tiers.longterm import LongTermMemory, index_cache
 from memstack.tiers.longterm.index_cache import clear_caches
 
 # Run in a fresh interpreter with the vocabulary stemmed once first: the tokenizer's stemmer memo
@@ -63,3 +64,38 @@ def test_many_small_scopes_stay_within_the_bound(engine: Engine, monkeypatch: py
     first = LongTermMemory(engine, "u0")  # evicted, then built again from the engine
     assert len(first.search("", limit=20)) == 10
     clear_caches()
+
+
+def test_a_recount_never_waits_for_an_index_a_snapshot_holds(engine: Engine) -> None:
+    """The registry asks a cache its bytes at every save, under its own lock: an index whose lock a
+    snapshot holds (serialising it: 0.2 s at 100,000 entries) keeps its last count until it is free."""
+    memories = LongTermMemory(engine, "held")
+    memories.save(content="the tram line closes in May")
+    assert memories.search("tram")
+    cache = index_cache.scope_cache(engine, "held")
+    (index,) = cache.indexes.values()
+    counted = cache.approx_bytes()
+    taken, done = threading.Event(), threading.Event()
+
+    def snapshot() -> None:  # holds the index as export_state does while it serialises
+        with index._lock:
+            taken.set()
+            done.wait(30)
+
+    holder = threading.Thread(target=snapshot)
+    holder.start()
+    assert taken.wait(10)
+    try:
+        with cache.lock:
+            cache.index("rockbot")  # another index: the count is due again
+        asked: list[int] = []
+        reader = threading.Thread(target=lambda: asked.append(cache.approx_bytes()))
+        reader.start()
+        reader.join(10)
+        waited = reader.is_alive()
+    finally:
+        done.set()
+        holder.join()
+    reader.join()
+    assert not waited and asked == [counted]  # the last count, at once
+    assert cache.approx_bytes() > counted  # recounted once the index is free

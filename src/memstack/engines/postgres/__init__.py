@@ -33,9 +33,10 @@ from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed, InvalidConfiguration
 from .._checks import check_ops
 from .._dispatch import Dispatcher, join_unless_current
+from .._pages import keyset_pages
 from .._semantics import upper_bound
 from .._sweeper import start_sweeper
-from ..base import BatchResult, Engine, Op, Subscription
+from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from . import admin as _postgres_admin
 from .codec import decode, encode, error_of, escape, unescape
 from .listen import Listener
@@ -205,6 +206,33 @@ class PostgresEngine(Engine):
                 (low, high, self.now_ms()),
             )
         return iter([unescape(r[0]) for r in rows])
+
+    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
+        """See :meth:`Engine.scan_pages`: one indexed query per page, from where the last stopped
+        (never a cursor held open between pages).
+
+        Raises:
+            InvalidInput: ``page`` is not a positive integer.
+            EngineUnavailable: the server cannot be reached.
+            EngineClosed: after :meth:`close`.
+        """
+        check_page(page)
+        self._check_open()
+        s = self.names.quoted
+        high = upper_bound(escape(prefix))
+        bound = () if high is None else (high,)
+        below = "" if high is None else " AND key < %s"
+        now = self.now_ms()
+
+        def read(op: str, low: str) -> list[str]:
+            sql = (
+                f"SELECT key FROM {s}.keys WHERE key {op} %s{below}"
+                " AND (expire IS NULL OR expire > %s::bigint) ORDER BY key LIMIT %s"
+            )
+            return [r[0] for r in self._requests.run(sql, (low, *bound, now, page))]
+
+        # The cursor is the stored (escaped) key; the caller gets keys as written.
+        return ([unescape(k) for k in keys] for keys in keyset_pages(read, escape(prefix), page))
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         """Call ``callback(message)`` for every message on ``channel`` committed after this call,

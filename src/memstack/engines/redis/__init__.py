@@ -30,7 +30,7 @@ from ...foundation.errors import CrossSlot, EngineClosed, EngineError, InvalidUr
 from ...foundation.redact import redact_url
 from .._checks import check_ops
 from .._dispatch import Dispatcher
-from ..base import BatchResult, Engine, Op, Subscription
+from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page, started
 from . import codec
 from .cluster import Topology
 from .dedupe import dedupe_key, is_dedupe_key
@@ -75,6 +75,8 @@ class RedisEngine(Engine):
         InvalidUrl: not a Redis URL, or a malformed one (hosts, ports, query parameters).
         EngineUnavailable: the server cannot be reached.
     """
+
+    scan_repeats = True
 
     def __init__(
         self,
@@ -206,8 +208,8 @@ class RedisEngine(Engine):
         return None if first is None else first[1]
 
     def scan(self, prefix: str) -> Iterator[str]:
-        """Live keys starting with ``prefix`` (every primary of a cluster); never the engine's
-        own batch ids.
+        """Live keys starting with ``prefix`` (every primary of a cluster), each once; never the
+        engine's own batch ids.
 
         Raises:
             EngineUnavailable: Redis cannot be reached.
@@ -218,30 +220,57 @@ class RedisEngine(Engine):
         def collect() -> list[str]:
             found: list[str] = []
             for node in self._nodes():
-                found += self._scan_node(node, pattern, now)
+                seen: set[str] = set()  # SCAN may return a key twice
+                cursor = "0"
+                while True:
+                    cursor, live = self._scan_step(node, pattern, cursor, now, _SCAN_COUNT)
+                    found += (k for k in live if k not in seen)
+                    seen.update(live)
+                    if cursor == "0":
+                        break
             return found
 
         return iter(self._guard(collect))
 
-    def _scan_node(self, node: Address, pattern: str, now: int) -> list[str]:
-        seen: set[str] = set()
-        live: list[str] = []
-        cursor = "0"
-        while True:
-            ((cursor, batch),) = self._admin(node, ("SCAN", cursor, "MATCH", pattern, "COUNT", _SCAN_COUNT))
-            fresh = [k for k in dict.fromkeys(batch) if k not in seen and not is_dedupe_key(k)]
-            if fresh:  # SCAN may return a key twice
-                seen.update(fresh)
-                # Each page's expiries in a pipeline of its own: one of a million keys' timed out
-                # writing to the socket (bench/scale.py --scopes 100000 on Redis).
-                expires = self._admin(node, *(("PEXPIRETIME", k) for k in fresh))
-                live += (
-                    k
-                    for k, e in zip(fresh, expires, strict=True)
-                    if e == -1 or (e > 0 and e - self._bias > now)
-                )
-            if cursor == "0":
-                return live
+    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
+        """See :meth:`Engine.scan_pages`: a page is one ``SCAN`` step (``COUNT page``) of one
+        primary, so it may hold a few more or fewer keys than ``page``, and a key may come twice
+        (:attr:`scan_repeats`).
+
+        Raises:
+            InvalidInput: ``page`` is not a positive integer.
+            EngineUnavailable: Redis cannot be reached.
+        """
+        check_page(page)
+        pattern = codec.glob_escape(prefix) + "*"
+        now = self.now_ms()
+
+        def pages() -> Iterator[list[str]]:
+            for node in self._guard(self._nodes):
+                cursor = "0"
+                while True:
+                    step = partial(self._scan_step, node, pattern, cursor, now, str(page))
+                    cursor, live = self._guard(step)
+                    if live:
+                        yield live
+                    if cursor == "0":
+                        break
+
+        return started(pages())
+
+    def _scan_step(
+        self, node: Address, pattern: str, cursor: str, now: int, count: str
+    ) -> tuple[str, list[str]]:
+        """One ``SCAN`` step on ``node``: the next cursor and the live keys it found."""
+        ((cursor, batch),) = self._admin(node, ("SCAN", cursor, "MATCH", pattern, "COUNT", count))
+        fresh = [k for k in dict.fromkeys(batch) if not is_dedupe_key(k)]
+        if not fresh:
+            return cursor, []
+        # Each page's expiries in a pipeline of its own: one of a million keys' timed out writing
+        # to the socket (bench/scale.py --scopes 100000 on Redis).
+        expires = self._admin(node, *(("PEXPIRETIME", k) for k in fresh))
+        live = [k for k, e in zip(fresh, expires, strict=True) if e == -1 or (e > 0 and e - self._bias > now)]
+        return cursor, live
 
     def raw_items(self) -> Iterator[tuple[str, str]]:
         """Every key of every primary with its content, batch replies included (see

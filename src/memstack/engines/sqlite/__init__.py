@@ -25,9 +25,10 @@ from ...foundation.redact import redact_url
 from .._checks import check_ops
 from .._dispatch import join_unless_current
 from .._local_ops import apply
+from .._pages import keyset_pages
 from .._semantics import upper_bound
 from .._sweeper import start_sweeper
-from ..base import BatchResult, Engine, Op, Subscription
+from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from ..commands import COMMANDS
 from . import ops as _sqlite_ops
 from . import tx as _sqlite_tx
@@ -53,6 +54,12 @@ _SWEEP_PROBE: Final = "SELECT 1 FROM keys WHERE expire <= ? LIMIT 1"
 _SWEEP: Final = "DELETE FROM keys WHERE key IN (SELECT key FROM keys WHERE expire <= ? LIMIT ?)"
 _SCAN: Final = "SELECT key FROM keys WHERE key >= ? AND key < ? AND (expire IS NULL OR expire > ?)"
 _SCAN_ALL: Final = "SELECT key FROM keys WHERE key >= ? AND (expire IS NULL OR expire > ?)"
+_PAGES: Final = {  # a page of a streaming scan (see engines._pages)
+    (op, bounded): f"SELECT key FROM keys WHERE key {op} ?{' AND key < ?' if bounded else ''}"
+    " AND (expire IS NULL OR expire > ?) ORDER BY key LIMIT ?"
+    for op in (">=", ">")
+    for bounded in (True, False)
+}
 _FLUSH: Final = (
     "DELETE FROM hashes",
     "DELETE FROM sets",
@@ -206,6 +213,24 @@ class SqliteEngine(Engine):
         else:
             rows = self._read(_SCAN, (prefix, upper, self.now_ms()))
         return iter([r[0] for r in rows])
+
+    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
+        """See :meth:`Engine.scan_pages`: one indexed read per page, from where the last stopped.
+
+        Raises:
+            InvalidInput: ``page`` is not a positive integer.
+            EngineClosed: the engine was closed.
+            EngineUnavailable: the file cannot be read.
+        """
+        check_page(page)
+        upper = upper_bound(prefix)
+        bound = () if upper is None else (upper,)
+        now = self.now_ms()
+
+        def read(op: str, low: str) -> list[str]:
+            return [r[0] for r in self._read(_PAGES[op, upper is not None], (low, *bound, now, page))]
+
+        return keyset_pages(read, prefix, page)
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         """Deliver messages of ``channel`` published by any process after this call.

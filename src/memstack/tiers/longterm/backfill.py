@@ -34,24 +34,23 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Final
 
 from ...engines import Engine
 from ...engines.prefixed import tenant_engine
-from ...foundation.errors import InvalidValue
 from ...foundation.keyspace import family_of, tenant_prefix
 from ...index.changelog import changes_since
 from ...search.embedders import Embedder
 from .entry import from_json
-from .layout import LOG_MAX, ScopeKeys, log_change
+from .layout import LOG_MAX, ScopeKeys
 from .query import document_text
+from .vector_put import put_vector, vector_state
 from .vectors import (
     BATCH_SIZE,
     JOIN_TIMEOUT,
     MAX_INPUT_CHARS,
-    decode_vector,
     encode_vector,
-    text_hash,
     track,
     untrack,
 )
@@ -98,22 +97,6 @@ class _Scope:
     waiting: dict[str, tuple[float, bool]] = field(default_factory=dict)  # id -> (since, stale too)
     stale: set[str] = field(default_factory=set)
     tenant: str | None = None
-
-
-def _state(raw: str | None, payload: str | None, model: str, dim: int) -> str:
-    """``gone``, ``valid``, ``stale`` (another model's vector) or ``missing`` for one entry."""
-    if raw is None:
-        return "gone"
-    try:
-        entry = from_json(raw)
-    except InvalidValue:  # never embeddable; the search caches leave it out too
-        return "gone"
-    stored = None if payload is None else decode_vector(payload)
-    if stored is None:
-        return "missing"
-    if stored.model != model or stored.dim != dim:
-        return "stale"
-    return "valid" if stored.text_hash == text_hash(document_text(entry)) else "missing"
 
 
 class VectorFollower:
@@ -323,7 +306,7 @@ class VectorFollower:
             batch.hmget(scope.keys.vectors, chunk)
             result = batch.execute()
             for entry_id, raw, payload in zip(chunk, result[0], result[1], strict=True):
-                state = _state(raw, payload, model, dim)
+                state = vector_state(raw, payload, model, dim)
                 scope.waiting.pop(entry_id, None)
                 scope.stale.discard(entry_id)
                 if state == "missing" or (state == "stale" and restale):
@@ -353,29 +336,33 @@ class VectorFollower:
         batch = scope.view.batch()
         batch.mget([scope.keys.entry(i) for i in ids])
         batch.hmget(scope.keys.vectors, ids)
+        batch.get(scope.keys.version)
         result = batch.execute()
         jobs: list[tuple[str, str, str]] = []
         for entry_id, raw, payload in zip(ids, result[0], result[1], strict=True):
-            state = _state(raw, payload, model, dim)
-            if raw is not None and (state == "missing" or (state == "stale" and scope.waiting[entry_id][1])):
+            if self._wanted(scope, entry_id, raw, payload):
                 jobs.append((entry_id, raw, document_text(from_json(raw))))
             else:  # written or changed meanwhile: the change log brings it back if need be
                 scope.waiting.pop(entry_id, None)
-                if state == "stale":
+                if vector_state(raw, payload, model, dim) == "stale":
                     scope.stale.add(entry_id)
         if not jobs:
             return 0
         vectors = self.embedder.embed([text[:MAX_INPUT_CHARS] for _, _, text in jobs])
-        written = 0
+        written, version, wanted = 0, result[2], partial(self._wanted, scope)
         for (entry_id, raw, text), vector in zip(jobs, vectors, strict=True):
-            write = scope.view.batch()
-            write.require_equal(scope.keys.entry(entry_id), raw)  # exactly the text embedded
-            write.hset(scope.keys.vectors, {entry_id: encode_vector(model, text, vector)})
-            log_change(write, scope.keys, "vec", entry_id)
-            if write.execute().applied:
+            payload = encode_vector(model, text, vector)
+            applied, version = put_vector(scope.view, scope.keys, (entry_id, raw, payload), version, wanted)
+            if applied:
                 written += 1
                 scope.waiting.pop(entry_id, None)
         return written
+
+    def _wanted(self, scope: _Scope, entry_id: str, raw: str | None, payload: str | None) -> bool:
+        """Whether this follower writes the vector of ``entry_id`` (as read: ``raw``, ``payload``)."""
+        state = vector_state(raw, payload, self.embedder.model_id, self.embedder.dim)
+        flagged = scope.waiting.get(entry_id, (0.0, False))[1]
+        return raw is not None and (state == "missing" or (state == "stale" and flagged))
 
     def _count(self) -> None:
         self.pending = sum(len(s.waiting) for s in self._scopes.values())

@@ -122,7 +122,14 @@ class ScopeCache(Mirror):
             indexes.append(cold.index)
         key, counted = (self.epoch, self.version, len(indexes)), self._bm25
         if counted is None or (self.export is None and counted[0] != key):
-            counted = self._bm25 = key, sum(index.nbytes() for index in indexes)
+            # A snapshot may have taken an index since export was read: its count waits for the
+            # next call rather than the caller (the registry, under its lock) for the snapshot.
+            sizes = [index.nbytes_if_free() for index in indexes]
+            if counted is None or None not in sizes:
+                total = sum(
+                    index.nbytes() if n is None else n for index, n in zip(indexes, sizes, strict=True)
+                )
+                counted = self._bm25 = key, total
         return super().approx_bytes() + counted[1]
 
     def load(self, engine: Engine, keys: SetKeys, ids: Sequence[str]) -> None:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from ...index import codec
 from ...index.codec import StoredVectors
+from .embed_lanes import JOIN_TIMEOUT, Lane, stop_lanes, submit
 from .layout import ScopeKeys, log_change
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ...search.embedders import Embedder
 
 __all__ = [
+    "JOIN_TIMEOUT",
     "MAX_INPUT_CHARS",
     "EmbeddingWorker",
     "StoredVector",
@@ -47,9 +49,6 @@ MAX_INPUT_CHARS: Final = 30_000
 BATCH_SIZE: Final = 64
 """Texts sent to the embedder in one call by the background worker: small enough that stopping
 the worker (at close, at exit) waits for well under a second of model time."""
-JOIN_TIMEOUT: Final = 60.0
-"""Longest wait for a background thread's current batch when it is stopped (a remote embedder's
-requests time out well before)."""
 
 Matrix = npt.NDArray[np.float32]
 
@@ -91,58 +90,72 @@ def rank_by_cosine(
 
 
 class EmbeddingWorker:
-    """Computes entry vectors on a background thread; a save only enqueues.
+    """Computes the vectors of one scope in the background; a save only enqueues.
 
-    The thread starts when work arrives and ends when the queue is drained. Each vector is
-    written by its own batch guarded by ``require_exists(entry key)``, so a computation still in
-    flight when its entry is deleted never resurrects a vector.
+    The vectors are computed on the long-lived thread of the embedder's lane
+    (:mod:`.embed_lanes`), which waits for work between saves. Each vector is written by its own
+    batch guarded by ``require_exists(entry key)``, so a computation still in flight when its
+    entry is deleted never resurrects a vector.
 
     :meth:`close` finishes the queue within a time bound and hands the rest over: those entries
     stay without a vector, which any process with an embedder fills in
-    (:class:`~memstack.tiers.longterm.backfill.VectorFollower`). No worker thread is ever left inside
-    the embedder when the interpreter exits (see :func:`stop_at_exit`).
+    (:class:`~memstack.tiers.longterm.backfill.VectorFollower`). The lane's thread stops when its
+    last worker closes, and no thread is ever left inside the embedder when the interpreter exits
+    (see :func:`stop_at_exit`).
     """
 
     def __init__(self, engine: Engine, keys: ScopeKeys, embedder: Embedder) -> None:
         self._engine, self._keys, self._embedder = engine, keys, embedder
-        self._queue: deque[tuple[str, str]] = deque()
-        self._cond = threading.Condition()
-        self._busy = 0
-        self._closed = False
-        self._thread: threading.Thread | None = None
+        # Guarded by the lane's condition (see embed_lanes.Queued).
+        self.queue: deque[tuple[str, str]] = deque()
+        self.busy = 0
+        self.closed = False
+        self.scheduled = False
+        self._gate = threading.Lock()  # a submit and a close never cross
+        self._lane: Lane | None = None  # from the first submit on
         track(self)
 
     def submit(self, entry_id: str, text: str) -> None:
         """Queue the vector of ``entry_id`` for ``text`` (after :meth:`close`: left to followers)."""
-        with self._cond:
-            if self._closed:
-                return
-            self._queue.append((entry_id, text))
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="memstack-embed", daemon=True)
-                self._thread.start()
+        with self._gate:
+            if not self.closed:
+                self._lane = submit(self._embedder, self, (entry_id, text), BATCH_SIZE)
 
     def serves(self, keys: ScopeKeys) -> bool:
         """True when this worker writes the vectors of the scope of ``keys``."""
         return self._keys.ids == keys.ids
 
+    def _drained(self) -> bool:
+        return not self.queue and self.busy == 0
+
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every queued vector is written (or given up); False on timeout."""
-        with self._cond:
-            return self._cond.wait_for(lambda: not self._queue and self._busy == 0, timeout)
+        lane = self._lane
+        if lane is None:
+            return True
+        with lane.cond:
+            return lane.cond.wait_for(self._drained, timeout)
 
     def close(self, timeout: float | None = None) -> int:
-        """Write the queued vectors for up to ``timeout`` seconds (None: all of them), then stop the
-        thread after its current batch; returns how many were left to other processes. Idempotent.
+        """Write the queued vectors for up to ``timeout`` seconds (None: all of them), then stop
+        after the batch in flight; returns how many were left to other processes. Idempotent.
         """
-        with self._cond:
-            self._cond.wait_for(lambda: not self._queue and self._busy == 0, timeout)
-            self._closed = True
-            left = len(self._queue)
-            self._queue.clear()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(JOIN_TIMEOUT)  # one batch at most: the queue is empty now
+        self.flush(timeout)
+        with self._gate:
+            lane = self._lane
+            if lane is None:
+                self.closed = True
+                untrack(self)
+                return 0
+            with lane.cond:
+                already = self.closed
+                self.closed = True
+                left = len(self.queue)
+                self.queue.clear()
+                if lane.thread is not threading.current_thread():
+                    lane.cond.wait_for(lambda: self.busy == 0, JOIN_TIMEOUT)  # one batch at most
+        if not already:
+            lane.release(self)
         untrack(self)
         if left:
             log.info(
@@ -150,25 +163,6 @@ class EmbeddingWorker:
                 "(memstack serve, memstack.open) fills them in", left,
             )  # fmt: skip
         return left
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                if not self._queue or self._closed:
-                    self._thread = None
-                    self._cond.notify_all()
-                    return
-                jobs = [self._queue.popleft() for _ in range(min(BATCH_SIZE, len(self._queue)))]
-                self._busy = len(jobs)
-            try:
-                self.write(jobs)
-            except Exception:  # a background failure must not kill the thread nor reach the caller
-                log.warning("computing %d memory vector(s) failed; search uses BM25 only for them",
-                            len(jobs), exc_info=True)  # fmt: skip
-            finally:
-                with self._cond:
-                    self._busy = 0
-                    self._cond.notify_all()
 
     def write(self, jobs: Sequence[tuple[str, str]]) -> int:
         """Embed and store ``(id, text)`` jobs now; returns how many vectors were written.
@@ -235,6 +229,7 @@ def stop_at_exit() -> None:
             background.close(0)
         except Exception:  # exiting: report, never raise from an atexit handler
             log.warning("stopping a background embedding thread at exit failed", exc_info=True)
+    stop_lanes()  # the lanes of workers dropped without a close
 
 
 atexit.register(stop_at_exit)
