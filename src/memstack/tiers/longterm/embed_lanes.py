@@ -9,11 +9,16 @@ model of its own never holds up the others.
 
 A lane's thread runs while some worker that submitted to it is open: the last one to close stops
 and joins it, and one dropped without a close wakes the thread, which ends when none is left.
+
+A child made by ``fork`` inherits the lanes but not their threads (nor locks a thread of the parent
+held): it forgets them, and so does each worker, so the child's first save starts a lane of its own.
+The jobs queued at the fork stay the parent's to compute.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import weakref
 from collections import deque
@@ -42,6 +47,8 @@ class Queued(Protocol):
     scheduled: bool
 
     def write(self, jobs: Sequence[tuple[str, str]]) -> int: ...
+
+    def forget_lane(self) -> None: ...
 
 
 class Lane:
@@ -183,3 +190,17 @@ def stop_lanes() -> None:
                 lane._stop()
     for lane in lanes:
         lane._join()
+
+
+def _forget_lanes_in_child() -> None:
+    # After a fork, in the child: no thread of the parent runs here, so a lane's thread or a lock
+    # it held would leave every save and flush waiting (tests/tiers/longterm/test_embed_lanes.py).
+    global _lanes_lock, _lanes
+    inherited = list(_lanes.values())
+    _lanes_lock, _lanes = threading.Lock(), {}
+    for lane in inherited:
+        for worker in list(lane.workers):
+            worker.forget_lane()
+
+
+os.register_at_fork(after_in_child=_forget_lanes_in_child)

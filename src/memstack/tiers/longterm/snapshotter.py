@@ -16,6 +16,7 @@ second, and the writing process keeps that scope's cache in memory (as any proce
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -189,6 +190,17 @@ def _drop_idle() -> None:
             del _snapshotters[key]
         else:  # a snapshot is pending: keep it so that flush_all() runs it
             _snapshotters.move_to_end(key)
+
+
+def _forget_in_child() -> None:
+    # After a fork, in the child: the parent's snapshot threads do not run here, and a lock one of
+    # them held stays held; the pending snapshots are the parent's to write
+    # (tests/tiers/longterm/test_embed_lanes.py forks after saves).
+    global _snapshotters, _registry_lock
+    _snapshotters, _registry_lock = OrderedDict(), threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def flush_all(engine: Engine, timeout: float = 30.0) -> None:

@@ -121,6 +121,13 @@ class EmbeddingWorker:
             if not self.closed:
                 self._lane = submit(self._embedder, self, (entry_id, text), BATCH_SIZE)
 
+    def forget_lane(self) -> None:
+        """In a child made by ``fork``: drop the parent's lane (its thread does not run here) and the
+        jobs queued at the fork (the parent computes them); the next submit starts a lane here."""
+        self._gate = threading.Lock()
+        self.queue.clear()
+        self.busy, self.scheduled, self._lane = 0, False, None
+
     def serves(self, keys: ScopeKeys) -> bool:
         """True when this worker writes the vectors of the scope of ``keys``."""
         return self._keys.ids == keys.ids
