@@ -16,6 +16,7 @@ from memstack.doors.server import ServerSettings, create_app
 from memstack.doors.server.keys import ApiKeyStore
 from memstack.doors.server.rates import KeyRates
 from memstack.engines import Engine
+from memstack.engines.base import SCAN_PAGE
 from memstack.engines.prefixed import tenant_engine
 from memstack.foundation.errors import InvalidInput
 from memstack.foundation.keyspace import family_named
@@ -102,3 +103,20 @@ def test_cli_purge_asks_first(tmp_path: Path) -> None:
     assert done.exit_code == 0 and "purged tenant acme" in done.stdout and "0 remaining" in done.stdout
     with memstack.open(url, tenant=None) as whole:
         assert raw(whole.engine, "t:acme:") == []
+
+
+def test_purge_deletes_a_tenant_larger_than_a_scan_page(engine: Engine) -> None:
+    """The purge reads and deletes one page at a time: every key of a tenant holding more than two
+    pages goes, counted once, and the other tenant keeps its own."""
+    gone, kept = tenant_engine(engine, "gone"), tenant_engine(engine, "kept")
+    total = 2 * SCAN_PAGE + 7
+    value = family_named("session.value")
+    for view in (gone, kept):
+        # Session values of one session: one hash slot on a cluster, so one batch on every engine.
+        with view.batch() as batch:
+            for n in range(total):
+                batch.set(value.key(view.tag, session="big", key=f"k{n}"), '"v"')
+    report = purge_tenant(engine, "gone")
+    assert report.remaining == 0 and report.deleted["sessions"] == total
+    assert sum(1 for _ in gone.scan("")) == 0
+    assert sum(1 for _ in kept.scan("")) == total
