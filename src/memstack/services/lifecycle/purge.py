@@ -5,9 +5,9 @@ API keys go first, so nothing can write for the tenant over HTTP while its data 
 per-minute rate counters (``auth:rate:{key id}:{minute}``: keyed by key id, not by tenant, so only
 the purge that revokes a key finds them; a rerun after a crash no longer knows the revoked ids,
 and such counters expire on their own within two minutes). Then the tenant's keys
-(``t:{tenant}:…``) page by page in bounded batches, counted per tier by their keyspace family, and the engine's
-own records naming the tenant (change events, batch replies). Run again after a crash, it finishes
-(the scan finds what is left).
+(``t:{tenant}:…``) page by page in bounded batches, counted per tier by their keyspace family,
+and the engine's own records naming the tenant (change events, batch replies). Run again after a
+crash, it finishes (the scan finds what is left).
 """
 
 from __future__ import annotations
