@@ -46,7 +46,7 @@ QUERIES = [
     "film and a book",
     "snow mountain hike",
 ]
-EMBEDDER = FakeEmbedder(dim=48)
+EMBEDDER = FakeEmbedder(dim=384)  # a bit a component in the graph (ann.BITS_FROM)
 DAY = 86_400.0
 
 
@@ -205,6 +205,7 @@ def test_the_candidate_count_grows_with_the_graph_beyond_a_hundred_thousand() ->
     assert lt_ann.candidates(100, 4 * lt_ann.GROWN_FROM) == 200
     assert lt_ann.candidates(100, 1_000_000) == 317  # depth x sqrt(10), rounded up
     assert lt_ann.candidates(50, 400_000) == 100
+    assert lt_ann.candidates(100, 1_000_000, bits=True) == 634  # a bit graph's coarse order: twice
 
 
 def test_a_graph_past_the_growth_point_is_asked_for_more_and_keeps_the_best(
@@ -222,7 +223,7 @@ def test_a_graph_past_the_growth_point_is_asked_for_more_and_keeps_the_best(
     monkeypatch.setattr(lt_ann, "GROWN_FROM", N // 9)  # every vector is past it: 3x the candidates
     assert overlap(lt, {}) >= 0.95
     # superseded entries are hidden, so each search is a filtered one: its over-fetch of the wider count
-    assert min(asked) >= lt_ann.candidates(100, len(graph_of(lt))) > 100
+    assert min(asked) >= lt_ann.candidates(100, len(graph_of(lt)), graph.bits(EMBEDDER.dim)) > 100
     hits = lt.search(QUERIES[0], limit=10, mode="hybrid")
     assert len(hits) == 10 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
