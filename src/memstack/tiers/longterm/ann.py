@@ -2,10 +2,11 @@
 
 A scope holding :data:`~memstack.index.ann.ANN_FROM` valid vectors or more of the embedder's model
 gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like the exact vectors. A
-search asks the graph for its :func:`candidates` nearest (``depth``, more past 100,000 vectors; a
-filtered one for ``over x candidates x n / allowed``), keeps those the filters, the tenant's scope
-and the validity window allow (``allowed``), re-scores each from the scope's 8-bit vectors (a scale
-per vector: :meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``. When
+search asks the graph for its :func:`candidates` nearest (``depth``, twice that from a graph of
+bits, more past 100,000 vectors; a filtered one for ``over x candidates x n / allowed``), keeps
+those the filters, the tenant's scope and the validity window allow (``allowed``), re-scores each
+from the scope's 8-bit vectors (a scale per vector:
+:meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``. When
 the filters leave fewer entries than the over-fetch could reach (``allowed`` smaller than ``n /
 over``), or the graph's candidates leave fewer than ``depth`` allowed, the allowed vectors are
 scored exactly instead: a filtered search never loses hits to the approximation, it only gets
