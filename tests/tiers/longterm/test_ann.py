@@ -181,6 +181,25 @@ def test_a_new_process_loads_the_persisted_graph(engine: Engine, clock: ManualCl
         graph.ANN_FROM = old
 
 
+def test_a_graph_stored_in_the_older_8_bit_format_is_built_again_not_read(
+    engine: Engine, clock: ManualClock
+) -> None:
+    lt, _ = fill(engine, clock)
+    graph.ANN_FROM, old = THRESHOLD, graph.ANN_FROM
+    try:
+        assert snapshotter.take(engine, "u")
+        keys = ScopeKeys.of(engine, "u")
+        stored = engine.get(keys.ann)
+        assert stored is not None and graph.current(stored.encode("latin-1"))
+        engine.set(keys.ann, "MSANN1\n" + stored.split("\n", 1)[1])  # what the 8-bit graph's writer stored
+        builds, loads = graph.stats.builds, graph.stats.loads
+        registry.drop(("longterm", engine.identity, "u"))
+        assert len(lt.search(QUERIES[0], limit=10)) == 10
+        assert (graph.stats.builds, graph.stats.loads) == (builds + 1, loads)  # rebuilt, not misread
+    finally:
+        graph.ANN_FROM = old
+
+
 def test_a_big_scope_builds_its_graph_in_the_background(
     engine: Engine, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
