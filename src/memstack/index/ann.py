@@ -55,7 +55,11 @@ worst case (overlap 0.17 at 20,000): an embedder like that wants ``MEMSTACK_ANN_
 ANN_FROM: int = int(os.environ.get("MEMSTACK_ANN_FROM") or DEFAULT_FROM)
 """Vectors in a scope from which its searches go through the graph (exact below; tests lower it)."""
 CONNECTIVITY: Final = 16
-EXPANSION_ADD: Final = 64
+EXPANSION_ADD: Final = 128
+"""Breadth of the search that links a new vector. Bits give many equal Hamming distances, and a
+narrow search links a vector to a poorer set of neighbours: at 300,000 clustered vectors, 634
+candidates re-scored from 8 bits, 128 found the whole exact top 100 (recall 1.000, the top 10 at
+0.984, what the 8-bit re-score itself allows) where 64 found 0.971 of it, for the same build time."""
 EXPANSION_SEARCH: Final = 64
 SLACK: Final = 112
 """Bytes an entry usearch holds beyond its serialised form: its key table, a pointer to each node and
