@@ -22,8 +22,8 @@
    ``MEMSTACK_ANN_FROM`` vectors, 20,000 by default). ``overlap`` is the mean share of the exact
    top 10 that the graph-backed search also returns; ``ann_build_s`` the graph's build time. Index
    bytes per entry, from the scope cache's own counts: ``vec_b`` (the vectors: the decoded
-   float copy and the search matrix, 8 bits a component once a graph backs it), ``graph_b``
-   (the int8 graph), ``bm25_b``.
+   float copy and the search matrix, 8 bits a component once a graph backs it, and its id maps),
+   ``graph_b`` (the graph, a bit a component from 256 dimensions, and its id map), ``bm25_b``.
 3. Many small scopes: ``--scopes`` scopes of 10 entries (100,000 by default, 5,000 with
    ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
    (p50/p99, and the p99 of the searching thread's CPU time, which a busy machine's other jobs

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memstack.foundation.errors import InvalidValue
 from memstack.index import ann
 
 if not ann.available():
@@ -36,3 +37,24 @@ def test_nearest_gives_ids_and_cosines_and_forgets_removed_and_replaced_ids() ->
     restored, meta = ann.AnnIndex.from_bytes(index.to_bytes({"v": 1}))
     assert meta == {"v": 1} and len(restored) == 399
     assert restored.nearest(rows[9], 1)[0].tolist() == ["e9"] and "e7" not in restored
+
+
+def test_a_graph_of_many_dimensions_holds_bits_around_its_centre_and_says_so_in_its_snapshot() -> None:
+    rng = np.random.default_rng(5)
+    dim = ann.BITS_FROM
+    assert ann.bits(dim) and not ann.bits(dim - 1)
+    # every vector shares a large component: without the centre its sign would be one wasted bit
+    rows = _unit(rng.normal(size=(400, dim)) + 3.0 * np.eye(dim)[0])
+    index = ann.AnnIndex(dim)
+    index.extend([f"e{n}" for n in range(400)], rows)
+    ids, cosines = index.nearest(rows[3], 10)
+    assert ids[0] == "e3" and cosines[0] == pytest.approx(1.0)
+    assert list(cosines) == sorted(cosines, reverse=True)
+    # about 290 bytes an entry of resident memory at 300,000: the serialised bits and links, the slack
+    assert 400 * (dim // 8 + ann.SLACK) < index.nbytes < 400 * 1024
+    data = index.to_bytes({"v": 2})
+    assert ann.current(data) and not ann.current(b"MSANN1\n{}\n")
+    restored, meta = ann.AnnIndex.from_bytes(data)
+    assert meta == {"v": 2} and restored.nearest(rows[3], 1)[0].tolist() == ["e3"]
+    with pytest.raises(InvalidValue):
+        ann.AnnIndex.from_bytes(data.replace(b'"centre":"', b'"centre":"!', 1))

@@ -166,3 +166,29 @@ def test_a_snapshot_written_before_the_flat_layout_reads_and_scores_the_same() -
     assert sorted(fresh.search("jazz tea club")) == sorted(want)
     old.add("f", "jazz tea")
     assert [d for d, _ in old.search("tea", k=1)] == ["f"]
+
+
+def test_frequencies_take_two_bytes_and_widen_for_a_term_repeated_past_sixteen_bits() -> None:
+    postings = Postings()
+    postings.add(0, {"a": 3, "b": 1})
+    assert postings.tfs.dtype == np.uint16
+    postings.add(1, {"a": 70_000})  # past 65,535: widened, not cut
+    postings.add(2, {"b": 2})
+    assert postings.tfs.dtype == np.int32
+    assert _lists(postings) == {"a": [(0, 3), (1, 70_000)], "b": [(0, 1), (2, 2)]}
+    _, terms, offsets, slots, tfs = postings.live_csr(np.ones(3, dtype=bool))
+    assert tfs.dtype == np.int32 and tfs.max() == 70_000
+    restored = Postings.from_csr(terms, offsets, slots, tfs)
+    assert restored.tfs.dtype == np.int32 and _lists(restored) == _lists(postings)
+    narrow = Postings.from_csr(terms, offsets, slots, np.minimum(tfs, 9))
+    assert narrow.tfs.dtype == np.uint16
+
+
+def test_an_index_keeps_the_full_count_of_a_long_repetition() -> None:
+    index = Bm25Index()
+    index.add("long", " ".join(["echo"] * 70_000))
+    index.add("short", "echo and other words here")
+    state = index.export_state()
+    assert int(state.tfs.max()) == 70_000
+    restored = Bm25Index.from_state(decode_state(encode_state(state, {}))[0])
+    assert restored.search("echo", k=2) == index.search("echo", k=2)

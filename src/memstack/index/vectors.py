@@ -22,6 +22,7 @@ vector by 127, so a component of about 0.05 gets some 13 levels) and 0.998 for f
 
 from __future__ import annotations
 
+import sys
 from typing import Final
 
 import numpy as np
@@ -48,11 +49,14 @@ class VectorIndex:
     def clear(self) -> None:
         """Drop every vector."""
         self._matrix: Matrix = np.zeros((self.dim, 16), dtype=np.float32)  # one column per vector
-        self._owner = np.zeros(16, dtype=np.int64)  # row -> slot of its id
+        self._owner = np.zeros(16, dtype=np.int32)  # row -> slot of its id
         self._nrows = 0
         self._ids: list[str] = []  # slot -> id
         self._slot: dict[str, int] = {}
-        self._rows: dict[int, list[int]] = {}  # slot -> its rows
+        # slot -> its first row; every row of the few ids holding several. A list per id cost about
+        # 170 bytes an entry (its dict slot, the list, two int objects): 170 MB at a million.
+        self._first = np.zeros(16, dtype=np.int32)
+        self._more: dict[int, list[int]] = {}
         self._multi = 0  # ids holding more than one row
         self._sum: npt.NDArray[np.float64] | None = None  # see moments(): kept once asked for
         self._outer: npt.NDArray[np.float64] | None = None
@@ -67,8 +71,14 @@ class VectorIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the matrix (and of its column scales once quantised)."""
-        return int(self._matrix.nbytes) + (0 if self._scale is None else int(self._scale.nbytes))
+        """Bytes held: the matrix (and its column scales once quantised), the row and slot arrays, the
+        id list, the id dict's table and its slot numbers (int objects; the ids are the caller's
+        strings) and the rows of ids holding several."""
+        arrays = self._matrix.nbytes + self._owner.nbytes + self._first.nbytes
+        scales = 0 if self._scale is None else self._scale.nbytes
+        ids = sys.getsizeof(self._ids) + sys.getsizeof(self._slot) + 32 * len(self._slot)
+        more = sys.getsizeof(self._more) + sum(88 + 40 * len(rows) for rows in self._more.values())
+        return int(arrays + scales) + ids + more
 
     @property
     def quantised(self) -> bool:
@@ -98,6 +108,11 @@ class VectorIndex:
         self._matrix[:, start:stop] = np.rint(columns / scale)
         self._scale[start:stop] = scale
 
+    def _rows(self, slot: int) -> list[int]:
+        """The rows of the id in ``slot``, its first first."""
+        more = self._more.get(slot)
+        return [int(self._first[slot])] if more is None else more
+
     def _floats(self, rows: slice | list[int] | npt.NDArray[np.int64]) -> Matrix:
         """The columns ``rows`` (an index or slice of rows) as float32, dequantised if need be."""
         picked = self._matrix[:, rows]
@@ -117,10 +132,12 @@ class VectorIndex:
         self._ids.append(entry_id)
         self._slot[entry_id] = slot
         need = self._nrows + len(rows)
-        self._reserve(need)
+        self._reserve(need, slot + 1)
         self._put(self._nrows, rows.T)
         self._owner[self._nrows : need] = slot
-        self._rows[slot] = list(range(self._nrows, need))
+        self._first[slot] = self._nrows
+        if len(rows) > 1:
+            self._more[slot] = list(range(self._nrows, need))
         self._nrows = need
         self._multi += len(rows) > 1
         self._moved(self._floats(slice(need - len(rows), need)), 1.0)  # as held: removal subtracts it
@@ -141,18 +158,22 @@ class VectorIndex:
         ):
             raise ValueError(f"extend: {len(ids)} new ids for vectors of shape {rows.shape}, dim {self.dim}")
         start, need = self._nrows, self._nrows + len(ids)
-        self._reserve(need)
+        first = len(self._ids)
+        self._reserve(need, first + len(ids))
         self._put(start, rows.T)
-        slots = range(len(self._ids), len(self._ids) + len(ids))
-        self._owner[start:need] = slots
-        for slot, row, entry_id in zip(slots, range(start, need), ids, strict=True):
-            self._slot[entry_id] = slot
-            self._rows[slot] = [row]
+        self._owner[start:need] = np.arange(first, first + len(ids), dtype=np.int32)
+        self._first[first : first + len(ids)] = np.arange(start, need, dtype=np.int32)
+        self._slot.update(zip(ids, range(first, first + len(ids)), strict=True))
         self._ids.extend(ids)
         self._nrows = need
         self._moved(self._floats(slice(start, need)), 1.0)
 
-    def _reserve(self, need: int) -> None:
+    def _reserve(self, need: int, slots: int) -> None:
+        """Room for ``need`` rows and ``slots`` ids."""
+        if slots > len(self._first):
+            first = np.zeros(max(slots, 2 * len(self._first)), dtype=np.int32)
+            first[: len(self._first)] = self._first
+            self._first = first
         if need > self._matrix.shape[1]:
             size = max(need, 2 * self._matrix.shape[1])
             grown = np.zeros((self.dim, size), dtype=self._matrix.dtype)
@@ -161,7 +182,7 @@ class VectorIndex:
                 scale = np.zeros(size, dtype=np.float32)
                 scale[: self._nrows] = self._scale[: self._nrows]
                 self._scale = scale
-            owner = np.zeros(size, dtype=np.int64)
+            owner = np.zeros(size, dtype=np.int32)
             owner[: self._nrows] = self._owner[: self._nrows]
             self._matrix, self._owner = grown, owner
 
@@ -170,7 +191,7 @@ class VectorIndex:
         slot = self._slot.pop(entry_id, None)
         if slot is None:
             return False
-        rows = self._rows.pop(slot)
+        rows = self._more.pop(slot, None) or [int(self._first[slot])]
         self._multi -= len(rows) > 1
         self._moved(self._floats(rows), -1.0)
         for row in sorted(rows, reverse=True):  # highest first: a moved row is never one of these
@@ -180,9 +201,11 @@ class VectorIndex:
             moved = self._ids[last]
             self._ids[slot] = moved
             self._slot[moved] = slot
-            moved_rows = self._rows.pop(last)
-            self._rows[slot] = moved_rows
-            self._owner[moved_rows] = slot
+            self._first[slot] = self._first[last]
+            moved_rows = self._more.pop(last, None)
+            if moved_rows is not None:
+                self._more[slot] = moved_rows
+            self._owner[self._rows(slot)] = slot
         self._ids.pop()
         return True
 
@@ -194,8 +217,11 @@ class VectorIndex:
                 self._scale[row] = self._scale[last]
             owner = int(self._owner[last])
             self._owner[row] = owner
-            rows = self._rows[owner]
-            rows[rows.index(last)] = row
+            rows = self._more.get(owner)
+            if rows is not None:
+                rows[rows.index(last)] = row
+            if self._first[owner] == last:
+                self._first[owner] = row
         self._nrows = last
 
     def moments(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], int]:
@@ -267,8 +293,9 @@ class VectorIndex:
 
     def rows_of(self, ids: list[str]) -> npt.NDArray[np.int64]:
         """The first column of each of ``ids`` (every one held) in :meth:`columns`, in order."""
-        rows, slot = self._rows, self._slot
-        return np.array([rows[slot[i]][0] for i in ids], dtype=np.int64)
+        slot = self._slot
+        slots = np.fromiter((slot[i] for i in ids), dtype=np.int64, count=len(ids))
+        return self._first[slots].astype(np.int64)
 
     def gather(self, ids: list[str]) -> Matrix:
         """The first vector of each of ``ids`` (every one held) as the columns of a new matrix."""

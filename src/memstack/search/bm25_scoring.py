@@ -14,7 +14,7 @@ from typing import TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from memstack.search.postings import Postings
+from memstack.search.postings import Postings, TFs
 
 __all__ = [
     "ScoreArgs",
@@ -180,7 +180,7 @@ def _contributions(
     term it cost ~10 numpy calls). A term whose pairs are all dead contributes to dead slots only."""
     n_docs, avgdl = stats
     slot_parts: list[npt.NDArray[np.int32]] = []
-    tf_parts: list[npt.NDArray[np.int32]] = []
+    tf_parts: list[TFs] = []
     weights: list[float] = []
     counts: list[int] = []
     for weight, (start, count) in blocks:

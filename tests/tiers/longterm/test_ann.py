@@ -46,7 +46,7 @@ QUERIES = [
     "film and a book",
     "snow mountain hike",
 ]
-EMBEDDER = FakeEmbedder(dim=48)
+EMBEDDER = FakeEmbedder(dim=384)  # a bit a component in the graph (ann.BITS_FROM)
 DAY = 86_400.0
 
 
@@ -181,6 +181,25 @@ def test_a_new_process_loads_the_persisted_graph(engine: Engine, clock: ManualCl
         graph.ANN_FROM = old
 
 
+def test_a_graph_stored_in_the_older_8_bit_format_is_built_again_not_read(
+    engine: Engine, clock: ManualClock
+) -> None:
+    lt, _ = fill(engine, clock)
+    graph.ANN_FROM, old = THRESHOLD, graph.ANN_FROM
+    try:
+        assert snapshotter.take(engine, "u")
+        keys = ScopeKeys.of(engine, "u")
+        stored = engine.get(keys.ann)
+        assert stored is not None and graph.current(stored.encode("latin-1"))
+        engine.set(keys.ann, "MSANN1\n" + stored.split("\n", 1)[1])  # what the 8-bit graph's writer stored
+        builds, loads = graph.stats.builds, graph.stats.loads
+        registry.drop(("longterm", engine.identity, "u"))
+        assert len(lt.search(QUERIES[0], limit=10)) == 10
+        assert (graph.stats.builds, graph.stats.loads) == (builds + 1, loads)  # rebuilt, not misread
+    finally:
+        graph.ANN_FROM = old
+
+
 def test_a_big_scope_builds_its_graph_in_the_background(
     engine: Engine, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -205,6 +224,7 @@ def test_the_candidate_count_grows_with_the_graph_beyond_a_hundred_thousand() ->
     assert lt_ann.candidates(100, 4 * lt_ann.GROWN_FROM) == 200
     assert lt_ann.candidates(100, 1_000_000) == 317  # depth x sqrt(10), rounded up
     assert lt_ann.candidates(50, 400_000) == 100
+    assert lt_ann.candidates(100, 1_000_000, bits=True) == 634  # a bit graph's coarse order: twice
 
 
 def test_a_graph_past_the_growth_point_is_asked_for_more_and_keeps_the_best(
@@ -222,7 +242,7 @@ def test_a_graph_past_the_growth_point_is_asked_for_more_and_keeps_the_best(
     monkeypatch.setattr(lt_ann, "GROWN_FROM", N // 9)  # every vector is past it: 3x the candidates
     assert overlap(lt, {}) >= 0.95
     # superseded entries are hidden, so each search is a filtered one: its over-fetch of the wider count
-    assert min(asked) >= lt_ann.candidates(100, len(graph_of(lt))) > 100
+    assert min(asked) >= lt_ann.candidates(100, len(graph_of(lt)), graph.bits(EMBEDDER.dim)) > 100
     hits = lt.search(QUERIES[0], limit=10, mode="hybrid")
     assert len(hits) == 10 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
