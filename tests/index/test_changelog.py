@@ -16,6 +16,7 @@ def test_changed_ids_reads_the_tail_of_the_log() -> None:
     assert changed_ids(9, 10, log) == {"b"}
     assert changed_ids(6, 10, log) == {"a", "b"}
     assert changed_ids(5, 10, log) is None  # the log does not reach back: rebuild
+    assert changed_ids(12, 10, log) is None  # the version went back (a forget): rebuild
 
 
 def test_changes_since_a_version(engine: Engine) -> None:

@@ -155,9 +155,14 @@ def renew(batch: Batch, keys: SetKeys) -> None:
 
 def changed_ids(cached: int, version: int, log: Sequence[str]) -> set[str] | None:
     """Ids changed after version ``cached``, given the log's tail ending at ``version`` (None:
-    the tail does not reach back that far: rebuild)."""
+    the tail does not reach back that far, or the version went back: rebuild)."""
     missing = version - cached
-    if missing <= 0:
+    if missing < 0:
+        # Versions only grow while a set lives: a lower one means it was forgotten (its version
+        # and log dropped) while the epoch read the same, e.g. absent before and after the forget
+        # (tests/services/lifecycle/test_forget_concurrent.py).
+        return None
+    if missing == 0:
         return set()
     if missing > len(log):
         return None

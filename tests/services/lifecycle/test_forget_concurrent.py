@@ -51,3 +51,17 @@ def test_forget_next_to_writers_leaves_no_half_objects(mem: Memory) -> None:
     assert consistency_problems(mem.engine) == []
     mem.forget(scope="busy")
     assert mem.long_term("busy").entries() == []
+
+
+def test_a_cache_read_mid_forget_is_not_served_after_it(mem: Memory) -> None:
+    """A read between a forget's first step (the epoch goes) and its last (the version and log go)
+    caches the entries under no epoch; after the forget the epoch is absent again and the version
+    is lower: the cache rebuilds instead of serving what was forgotten."""
+    scope = mem.long_term("busy")
+    for n in range(3):
+        scope.save(content=f"fact {n}")
+    mem.engine.delete(scope.keys.epoch)  # where a forget starts
+    assert len(scope.entries()) == 3  # read mid-forget: cached under no epoch
+    mem.forget(scope="busy")
+    assert scope.entries() == []
+    assert scope.search("fact") == []
