@@ -19,6 +19,7 @@ question mark, its session and neighbours, and the scores of the search. Figures
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -121,9 +122,10 @@ def features(head: TurnHead) -> Floats:
     return np.stack(columns, axis=1) if n else np.zeros((0, len(FEATURES)))
 
 
-def rescored(head: TurnHead) -> Floats:
-    """``score'`` of every turn of ``head`` (the module docstring's sum)."""
-    weight = np.array([WEIGHTS[f][0] for f in FEATURES])
-    mean = np.array([WEIGHTS[f][1] for f in FEATURES])
+def rescored(head: TurnHead, table: Mapping[str, tuple[float, float]] = WEIGHTS) -> Floats:
+    """``score'`` of every turn of ``head`` (the module docstring's sum) under ``table`` (a table in
+    the form of :data:`WEIGHTS`; a search uses :data:`WEIGHTS` itself)."""
+    weight = np.array([table[f][0] for f in FEATURES])
+    mean = np.array([table[f][1] for f in FEATURES])
     adjusted: Floats = (features(head) - mean) @ weight + mean[FEATURES.index("score")]
     return adjusted
