@@ -4,32 +4,38 @@ The stage re-scores the first :data:`~memstack.search.turn_rerank.DEPTH` turns o
 conversation turns with a linear model over :data:`~memstack.search.turn_rerank.FEATURES`. This bench
 makes its table from data, reproducibly: every turn of each tune conversation is saved into a fresh
 scope (as ``bench/locomo_recall.py`` saves them), every question of categories 1-4 is asked with the
-``default`` search (limit 20, as that bench asks), and the head the stage receives, before it is
-re-scored, is taken from the library itself (``memstack.tiers.longterm.turn_head.watched``): the
-features are computed by ``memstack.search.turn_rerank.features``, the code every search runs. The
-head does not depend on the stage's weights (it is the fused, propagated order), so the fit does not
-depend on the table it replaces. The fit is a listwise logistic regression (``bench/_listwise.py``):
-a softmax over each question's candidates against its evidence turns. The table is printed in the
-form of ``WEIGHTS``, ready to paste.
+``default`` search, and the head the stage receives, before it is re-scored, is taken from the
+library itself (``memstack.tiers.longterm.turn_head.watched``): the features are computed by
+``memstack.search.turn_rerank.features``, the code every search runs. The head does not depend on the
+stage's weights (it is the fused, propagated order), so the fit does not depend on the table it
+replaces. The fit is a listwise logistic regression (``bench/_listwise.py``): a softmax over each
+question's candidates against its evidence turns. The table is printed in the form of ``WEIGHTS``,
+ready to paste.
 
-    python bench/fit_turn_rerank.py [--check] [--report] [--embedder minilm|e5-small]
+    python bench/fit_turn_rerank.py [--check] [--report] [--converged] [--embedder minilm|e5-small]
                                     [--data PATH] [--cache-dir DIR] [--smoke]
 
+By default the fit is made as the committed table was: on the heads of searches asked with limit
+:data:`FIT_LIMIT`, by ``_listwise.DESCENT_STEPS`` gradient steps. ``--converged`` fits instead on
+the heads a search with limit 20 re-scores (those every figure here is measured on), to convergence
+(Newton's method); see ``_listwise``'s docstring for why the two differ.
+
 ``--check`` compares the fitted table with the committed one: it prints the largest difference of a
-weight or mean and exits 1 when it exceeds ``_listwise.TOLERANCE``. Both tables are measured on the
-tune half (R@1 R@5 R@10 R@20 and multi-hop R@10, each head re-scored by
-``memstack.search.turn_rerank.rescored``); the committed table's order is also compared with the
-order the searches returned, which must be the same for every question. ``--report`` measures both
-tables on the report half too (its questions are asked only after the fit, and never reach it).
-Only the tune half's questions are read for the fit; the halves are ``bench/locomo_choices.py``'s.
+weight and of a mean, and exits 1 when one exceeds ``_listwise.TOLERANCE``. Both tables are then
+measured on the tune half (R@1 R@5 R@10 R@20 and multi-hop R@10 of the limit-20 searches, each head
+re-ordered by ``memstack.search.turn_rerank.rescored``); the committed table's order is also compared
+with the order the searches returned (they ran with it), which must be the same for every question.
+``--report`` measures both tables on the report half too (its questions are asked only after the
+fit, and never reach it). Only the tune half's questions are read for the fit; the halves are
+``bench/locomo_choices.py``'s.
 
 The data and the embedding cache are those of ``bench/locomo_recall.py`` (``--data`` or
 ``$MEMSTACK_LOCOMO``; ``--cache-dir``, default ``/tmp/memstack-locomo-cache``, returns exactly what the
-model computed). The last line is ``RESULT questions=… fitted=… steps=… largest_difference=…
-committed_r10=… refit_r10=… committed_r20=… refit_r20=… same_order=…`` (``report_…`` with
-``--report``). ``--smoke`` fits on the made-up set of ``bench/_locomo_smoke.py`` with a deterministic
-fake embedder (no model, no LoCoMo copy), runs ``--check`` and ``--report`` without the exit status
-of the comparison; its figures mean nothing.
+model computed). The last line is ``RESULT questions=… steps=… weight_difference=… mean_difference=…
+reproduced=… same_order=… committed_r10=… committed_r20=… refit_r10=… refit_r20=…`` (``report_…``
+with ``--report``). ``--smoke`` fits on the made-up set of ``bench/_locomo_smoke.py`` with a
+deterministic fake embedder (no model, no LoCoMo copy) and runs ``--check`` and ``--report``, ignoring
+the comparison's verdict; its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -62,13 +68,12 @@ from memstack.tiers.longterm.turn_head import watched
 
 Table = Mapping[str, tuple[float, float]]
 LIMIT = max(KS)
-"""Each question is asked with this limit, as ``bench/locomo_recall.py`` asks it; the converged fit
-is made on these heads, which are what a search with a limit up to 20 re-scores (the fused depth is
-then 100, and the stage takes the first 50 after propagation)."""
-COMMITTED_LIMIT = 100
-"""The limit of the searches whose heads the committed table was fitted on (``--as-committed``): a
-fused depth of 500, so the propagated first 50 differ from a limit-20 search's (their fused scores
-average 0.79 against 0.77)."""
+"""The figures are of searches with this limit, as ``bench/locomo_recall.py`` asks them; their heads
+are what a search with a limit up to 20 re-scores (the fused depth is then 100, and the stage takes
+the first 50 after propagation). ``--converged`` fits on these heads."""
+FIT_LIMIT = 100
+"""The limit of the searches whose heads the committed table was fitted on: a fused depth of 500, so
+their propagated first 50 differ from a limit-20 search's (fused scores average 0.79 against 0.77)."""
 
 
 @dataclass
@@ -149,9 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="compare with the committed WEIGHTS")
     parser.add_argument("--report", action="store_true", help="also measure both tables on the report half")
     parser.add_argument(
-        "--as-committed",
+        "--converged",
         action="store_true",
-        help=f"fit as the committed table was: limit-{COMMITTED_LIMIT} heads, fixed gradient steps",
+        help=f"fit to convergence on the limit-{LIMIT} heads (default: limit-{FIT_LIMIT} heads, fixed steps)",
     )
     parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
     parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache", help="'' disables the cache")
@@ -186,13 +191,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"; report = half {REPORT} {', '.join(c.sample_id for c in report)}" if report else "")
     embedder, cached = embedder_of(args)
     started = time.perf_counter()
-    limits = (LIMIT, COMMITTED_LIMIT) if args.as_committed else (LIMIT,)
+    limits = (LIMIT,) if args.converged else (LIMIT, FIT_LIMIT)
     try:
         with memstack.open("memory://", embedder="none") as mem:  # the scopes name their embedder
             heads = ask(tune, mem, embedder, limits)
             asked, fitted_on = heads[LIMIT], heads[limits[-1]]
             rows, labels = [features(a.head) for a in fitted_on], [a.labels for a in fitted_on]
-            fitted = descend(rows, labels) if args.as_committed else fit(rows, labels)
+            fitted = fit(rows, labels) if args.converged else descend(rows, labels)
             held_out = ask(report, mem, embedder)[LIMIT]  # asked after the fit: nothing of it reaches it
     except NotConverged as exc:
         raise SystemExit(str(exc)) from exc
@@ -200,9 +205,7 @@ def run(args: argparse.Namespace) -> int:
         if cached is not None:
             cached.save()
     seconds = time.perf_counter() - started
-    how = (
-        f"{fitted.steps} gradient steps" if args.as_committed else f"converged in {fitted.steps} Newton steps"
-    )
+    how = f"converged in {fitted.steps} Newton steps" if args.converged else f"{fitted.steps} gradient steps"
     print(f"{len(asked)} tune questions asked and {len(held_out)} report questions, in {seconds:.1f} s;")
     print(f"fitted on the limit-{limits[-1]} heads of {fitted.questions} tune questions with evidence in")
     print(f"  their head ({how})")
