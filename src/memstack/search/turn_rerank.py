@@ -13,8 +13,9 @@ over the features :data:`FEATURES` (the fused ``score`` itself has weight 1, so 
 the fused score's scale and an average candidate keeps its score). No model is loaded: the weights
 are a table made by ``bench/fit_turn_rerank.py``, a listwise logistic regression (a softmax over each
 question's candidates) on the tune part of LoCoMo (conv-26, conv-41, conv-43), with ``mean_f`` the
-features' means there; ``python bench/fit_turn_rerank.py --check`` makes it again and compares. Nothing in it knows a data set: it reads a turn's words, its
-question mark, its session and neighbours, and the scores of the search. Figures in docs/recall.md.
+features' means there; ``python bench/fit_turn_rerank.py --check`` makes it again and compares.
+Nothing in it knows a data set: it reads a turn's words, its question mark, its session and
+neighbours, and the scores of the search. Figures in docs/recall.md.
 """
 
 from __future__ import annotations
