@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from memstack.search.turn_rerank import (
     FEATURES,
@@ -63,3 +64,12 @@ def test_neighbour_score_reads_candidates_only() -> None:
     scores = found[:, FEATURES.index("score")]
     assert near.tolist() == [scores[1], max(scores[0], scores[2]), scores[1]]
     assert features(head(0)).shape == (0, len(FEATURES))
+
+
+def test_rescored_reads_the_table_it_is_given() -> None:
+    turns = head(3, questions=np.array([True, False, False]))
+    assert rescored(turns, WEIGHTS).tolist() == rescored(turns).tolist()
+    louder = dict(WEIGHTS, question=(-5.0, WEIGHTS["question"][1]))
+    moved = rescored(turns, louder) - rescored(turns)
+    # the question falls further than the statements (a changed weight shifts every turn by the mean)
+    assert moved[0] < moved[1] - 1.0 and moved[1] == pytest.approx(moved[2])

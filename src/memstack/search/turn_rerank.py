@@ -11,14 +11,16 @@ This stage re-scores the :data:`DEPTH` best turns with
 
 over the features :data:`FEATURES` (the fused ``score`` itself has weight 1, so ``score'`` stays on
 the fused score's scale and an average candidate keeps its score). No model is loaded: the weights
-are a table, fitted offline as a listwise logistic regression (a softmax over each question's
-candidates) on the tune part of ``bench/recall_suite.py`` (LoCoMo conv-26, conv-41, conv-43), with
-``mean_f`` the features' means there. Nothing in it knows a data set: it reads a turn's words, its
-question mark, its session and neighbours, and the scores of the search. Figures in docs/recall.md.
+are a table made by ``bench/fit_turn_rerank.py``, a listwise logistic regression (a softmax over each
+question's candidates) on the tune part of LoCoMo (conv-26, conv-41, conv-43), with ``mean_f`` the
+features' means there; ``python bench/fit_turn_rerank.py --check`` makes it again and compares.
+Nothing in it knows a data set: it reads a turn's words, its question mark, its session and
+neighbours, and the scores of the search. Figures in docs/recall.md.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -121,9 +123,10 @@ def features(head: TurnHead) -> Floats:
     return np.stack(columns, axis=1) if n else np.zeros((0, len(FEATURES)))
 
 
-def rescored(head: TurnHead) -> Floats:
-    """``score'`` of every turn of ``head`` (the module docstring's sum)."""
-    weight = np.array([WEIGHTS[f][0] for f in FEATURES])
-    mean = np.array([WEIGHTS[f][1] for f in FEATURES])
+def rescored(head: TurnHead, table: Mapping[str, tuple[float, float]] = WEIGHTS) -> Floats:
+    """``score'`` of every turn of ``head`` (the module docstring's sum) under ``table`` (a table in
+    the form of :data:`WEIGHTS`; a search uses :data:`WEIGHTS` itself)."""
+    weight = np.array([table[f][0] for f in FEATURES])
+    mean = np.array([table[f][1] for f in FEATURES])
     adjusted: Floats = (features(head) - mean) @ weight + mean[FEATURES.index("score")]
     return adjusted

@@ -6,13 +6,16 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 
 from memstack import Memory
 from memstack.search.embedders import FakeEmbedder
 from memstack.search.retrieval import SEARCH_PROFILES
+from memstack.search.turn_rerank import FEATURES, TurnHead, features, rescored
 from memstack.tiers.longterm import LongTermMemory
 from memstack.tiers.longterm.provenance import conversation_metadata
+from memstack.tiers.longterm.turn_head import watched
 
 MAY = datetime(2023, 5, 8, tzinfo=UTC)
 QUERY = "pottery class"
@@ -69,3 +72,20 @@ def test_entries_without_provenance_and_bm25_alone_are_not_reordered(mem: Memory
     assert order(mem, "n", "default") == order(mem, "n", "t-first-stage")
     fill(mem.long_term("s", embedder=FakeEmbedder(dim=64)), turns=True)
     assert order(mem, "s", "default", vectors=False) == order(mem, "s", "t-first-stage", vectors=False)
+
+
+@pytest.mark.usefixtures("without_stage")
+def test_watched_hands_over_the_head_the_stage_re_scores(mem: Memory) -> None:
+    fill(mem.long_term("s", embedder=FakeEmbedder(dim=64)), turns=True)
+    lt = mem.long_term("s", embedder=FakeEmbedder(dim=64))
+    seen: list[tuple[list[str], TurnHead]] = []
+    with watched(lambda rows, head: seen.append(([row[0] for row in rows], head))):
+        hits = [h.entry.id for h in lt.search(QUERY, max_results=10)]
+        first_stage = order(mem, "s", "t-first-stage")  # no second stage: nothing handed over
+    lt.search(QUERY, max_results=10)  # outside the block: nothing either
+    assert len(seen) == 1
+    ids, head = seen[0]
+    assert ids == first_stage  # the head is the fused, propagated order, before re-scoring
+    assert features(head).shape == (len(ids), len(FEATURES))
+    assert [ids[n] for n in np.argsort(-rescored(head), kind="stable")] == hits
+    assert hits != first_stage  # the stage re-ordered them: the check above is not trivial

@@ -3,10 +3,15 @@
 Builds the :class:`~memstack.search.turn_rerank.TurnHead` of the first fused turns (their words,
 sessions, neighbours and cosines, from the scope's thread table and vector matrix) and re-orders
 them by :func:`~memstack.search.turn_rerank.rescored`. Engine-agnostic: it reads the cache only.
+:func:`watched` hands each head, before it is re-scored, to a caller's function: that is how
+``bench/fit_turn_rerank.py`` fits the stage's table on the very features a search computes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import cast
 
 import numpy as np
@@ -20,7 +25,25 @@ from . import hybrid
 from .index_cache import ScopeCache
 from .vectors import Matrix
 
-__all__ = ["DEPTH", "reordered"]
+__all__ = ["DEPTH", "HeadWatcher", "reordered", "watched"]
+
+HeadWatcher = Callable[[list[Row], TurnHead], None]
+"""Called with the first fused rows of a search and the :class:`TurnHead` built of them."""
+
+_WATCHER: ContextVar[HeadWatcher | None] = ContextVar("turn_head_watcher", default=None)
+
+
+@contextmanager
+def watched(watcher: HeadWatcher) -> Iterator[None]:
+    """Within the block, every search of this thread (or task) that runs the second stage hands
+    ``watcher`` its head before re-scoring it; the search itself is unchanged. The head does not
+    depend on the stage's weights, so a table fitted on what ``watcher`` receives is fitted on
+    exactly what the stage will re-score."""
+    token = _WATCHER.set(watcher)
+    try:
+        yield
+    finally:
+        _WATCHER.reset(token)
 
 
 def _z_scores(
@@ -110,6 +133,10 @@ def reordered(
     head, tail = fused[:DEPTH], fused[DEPTH:]
     if not head:
         return fused
-    scores = rescored(_head(cache, embedder, query_vector, background, terms, head))
+    built = _head(cache, embedder, query_vector, background, terms, head)
+    watcher = _WATCHER.get()
+    if watcher is not None:
+        watcher(head, built)
+    scores = rescored(built)
     order = np.argsort(-scores, kind="stable").tolist()
     return [(head[n][0], float(scores[n]), *head[n][2:]) for n in order] + tail
