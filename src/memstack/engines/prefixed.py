@@ -8,7 +8,7 @@ view shares the inner engine's connections; closing the view leaves the inner en
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from ..foundation.errors import InvalidInput, NotANumber
@@ -17,6 +17,7 @@ from ._checks import check_ops
 from .base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from .bulk import delete_keys
 from .commands import COMMANDS, Command
+from .forwarding import ForwardingEngine
 
 __all__ = ["DEFAULT_TENANT", "TENANT_RULE", "PrefixedEngine", "check_tenant", "tenant_engine"]
 
@@ -32,23 +33,22 @@ def _prefixed_args(command: Command) -> tuple[int, ...] | None:
 _KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.items()}
 
 
-class PrefixedEngine(Engine):
+class PrefixedEngine(ForwardingEngine):
     """A view of ``inner`` where every key and channel lives under ``prefix``.
 
     ``page`` is how many keys :meth:`scan` and :meth:`flush` read from ``inner`` at a time: a
-    tenant of millions of keys is scanned and flushed in bounded memory.
+    tenant of millions of keys is scanned and flushed in bounded memory. :meth:`raw_items`,
+    :meth:`internal_items`, :meth:`drop_internal` and :meth:`compact` are the inner engine's, as
+    the base forwards them: its records and files hold every tenant's data (a verification must
+    look everywhere; names keep their prefixes), and its own records are shared by every tenant.
     """
 
     def __init__(self, inner: Engine, prefix: str, *, page: int = SCAN_PAGE) -> None:
         if "{" in prefix or "}" in prefix:
             raise InvalidInput(f"engine prefix {prefix!r}: braces would change Redis Cluster hash slots")
-        super().__init__(inner.url, inner.clock)
-        self.inner = inner
+        super().__init__(inner)
         self.prefix = prefix
         self.page = check_page(page)
-        self.name = inner.name
-        self.clustered = inner.clustered
-        self.scan_repeats = inner.scan_repeats
 
     @property
     def identity(self) -> str:
@@ -104,19 +104,6 @@ class PrefixedEngine(Engine):
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self.inner.subscribe(self.prefix + channel, callback)
 
-    def raw_items(self) -> Iterator[tuple[str, str]]:
-        """The inner engine's: every tenant's records and the engine's own (a verification must
-        look everywhere; names keep their prefixes)."""
-        return self.inner.raw_items()
-
-    def internal_items(self) -> Iterator[tuple[str, str]]:
-        """The inner engine's own records (they are shared by every tenant)."""
-        return self.inner.internal_items()
-
-    def drop_internal(self, wheres: Iterable[str]) -> int:
-        """The inner engine's (see :meth:`Engine.drop_internal`)."""
-        return self.inner.drop_internal(wheres)
-
     def flush(self) -> None:
         """Delete every key under the prefix (never the inner engine's other keys)."""
         # Page by page, each page deleted (in bounded batches grouped by hash slot) before the
@@ -125,13 +112,6 @@ class PrefixedEngine(Engine):
         # still reaches every key that was there when it began).
         for keys in self.inner.scan_pages(self.prefix, self.page):
             delete_keys(self.inner, keys)
-
-    def compact(self, *, vacuum: bool = False) -> None:
-        """The inner engine's (its files hold every tenant's pages)."""
-        self.inner.compact(vacuum=vacuum)
-
-    def close(self) -> None:
-        """A no-op: the inner engine belongs to whoever opened it."""
 
     def __repr__(self) -> str:
         return f"<PrefixedEngine {self.prefix!r} on {self.inner!r}>"
