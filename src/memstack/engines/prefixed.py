@@ -9,11 +9,13 @@ view shares the inner engine's connections; closing the view leaves the inner en
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, Final
 
 from ..foundation.errors import InvalidInput, NotANumber
 from ..foundation.keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
 from ._checks import check_ops
+from ._once import scan_once
 from .base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from .bulk import delete_keys
 from .commands import COMMANDS, Command
@@ -88,13 +90,11 @@ class PrefixedEngine(ForwardingEngine):
     def scan(self, prefix: str) -> Iterator[str]:
         """Live keys of the view starting with ``prefix``, each once, read page by page as the
         caller iterates (an engine that cannot reach its keys raises here, at the call)."""
-        pages = self.inner.scan_pages(self.prefix + prefix, self.page)
         cut = len(self.prefix)
-        if self.scan_repeats:
-            # Redis' SCAN may give a key twice: what was given is remembered (as Redis' own scan
-            # does), the price of each key once.
-            return _once(key[cut:] for page in pages for key in page)
-        return (key[cut:] for page in pages for key in page)
+        pages = partial(self.inner.scan_pages, self.prefix + prefix, self.page)
+        # Redis' SCAN may give a key twice: each once, in bounded memory (see engines._once).
+        keys = scan_once(pages) if self.scan_repeats else (key for page in pages() for key in page)
+        return (key[cut:] for key in keys)
 
     def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
         cut = len(self.prefix)
@@ -115,14 +115,6 @@ class PrefixedEngine(ForwardingEngine):
 
     def __repr__(self) -> str:
         return f"<PrefixedEngine {self.prefix!r} on {self.inner!r}>"
-
-
-def _once(keys: Iterator[str]) -> Iterator[str]:
-    seen: set[str] = set()
-    for key in keys:
-        if key not in seen:
-            seen.add(key)
-            yield key
 
 
 def check_tenant(tenant: object) -> str:

@@ -30,6 +30,7 @@ from ...foundation.errors import CrossSlot, EngineClosed, EngineError, InvalidUr
 from ...foundation.redact import redact_url
 from .._checks import check_ops
 from .._dispatch import Dispatcher
+from .._once import scan_once
 from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page, started
 from . import codec
 from .cluster import Topology
@@ -47,7 +48,6 @@ MANUAL_CLOCK_BIAS_MS: Final = 100 * 36525 * 86_400_000 // 100
 SYSTEM_CLOCK_BIAS_MS: Final = -1
 """Added to physical expire-times under the system clock: Redis keeps a key alive at ``now == at``."""
 
-_SCAN_COUNT: Final = "1000"
 _PUBSUB_SLOT: Final = 0
 
 
@@ -208,29 +208,13 @@ class RedisEngine(Engine):
         return None if first is None else first[1]
 
     def scan(self, prefix: str) -> Iterator[str]:
-        """Live keys starting with ``prefix`` (every primary of a cluster), each once; never the
-        engine's own batch ids.
+        """Live keys starting with ``prefix`` (every primary of a cluster), each once, in bounded
+        memory (see :mod:`.._once`), read as the caller iterates; never the engine's own batch ids.
 
         Raises:
-            EngineUnavailable: Redis cannot be reached.
+            EngineUnavailable: Redis cannot be reached (at the call, or while iterating).
         """
-        pattern = codec.glob_escape(prefix) + "*"
-        now = self.now_ms()
-
-        def collect() -> list[str]:
-            found: list[str] = []
-            for node in self._nodes():
-                seen: set[str] = set()  # SCAN may return a key twice
-                cursor = "0"
-                while True:
-                    cursor, live = self._scan_step(node, pattern, cursor, now, _SCAN_COUNT)
-                    found += (k for k in live if k not in seen)
-                    seen.update(live)
-                    if cursor == "0":
-                        break
-            return found
-
-        return iter(self._guard(collect))
+        return scan_once(partial(self.scan_pages, prefix))
 
     def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
         """See :meth:`Engine.scan_pages`: a page is one ``SCAN`` step (``COUNT page``) of one
