@@ -93,10 +93,11 @@ class _Recording(ForwardingEngine):
         super().__init__(inner)
         self.events: list[tuple[str, int]] = []
 
-    def execute(self, ops: Sequence[Op]) -> BatchResult:
-        if ops and ops[0][0] == "delete":
-            self.events.append(("delete", sum(len(args) for _, args in ops)))
-        return self.inner.execute(ops)
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        for ops in batches:
+            if ops and ops[0][0] == "delete":
+                self.events.append(("delete", sum(len(args) for _, args in ops)))
+        return self.inner.execute_many(batches)
 
     def scan(self, prefix: str) -> Iterator[str]:
         raise AssertionError("a streaming caller never collects a whole scan")

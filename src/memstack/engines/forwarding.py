@@ -35,6 +35,9 @@ class ForwardingEngine(Engine):
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         return self.inner.execute(ops)
 
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        return self.inner.execute_many(batches)
+
     def scan(self, prefix: str) -> Iterator[str]:
         return self.inner.scan(prefix)
 
