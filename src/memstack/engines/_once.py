@@ -27,7 +27,7 @@ from typing import Final
 
 __all__ = ["SCAN_SEEN", "scan_once"]
 
-SCAN_SEEN: Final = 100_000
+SCAN_SEEN: Final = 250_000
 """The most keys a scan of an engine that repeats keys remembers in one pass."""
 
 Pages = Callable[[], Iterator[list[str]]]
