@@ -14,7 +14,6 @@ latency too. It takes no ``--url``: the figures need a cluster of their own.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _redis_cluster import own_cluster
-from _smoke import add_smoke, smoke_tag
+from _smoke import keys_to_run, smoke_tag
 from memstack.engines.base import Op
 from memstack.engines.prefixed import tenant_engine
 from memstack.engines.redis import RedisEngine
@@ -36,14 +35,7 @@ def fill(engine: RedisEngine, keys: list[str]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="2,000 keys")
-    parser.add_argument("--keys", type=int, default=20_000, help="keys of the tenant (default 20,000)")
-    add_smoke(parser)
-    args = parser.parse_args()
-    n = 200 if args.smoke else 2_000 if args.quick else args.keys
+    args, n = keys_to_run(__doc__, smoke=200, quick=2_000, default=20_000)
     with tempfile.TemporaryDirectory() as root, own_cluster(Path(root)) as cluster:
         engine = RedisEngine(f"redis+cluster://127.0.0.1:{cluster.ports[0]}")
         try:

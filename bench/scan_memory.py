@@ -12,7 +12,6 @@ several passes). ``--quick``: 300,000 keys; ``--smoke``: 2,000 keys and a bound 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _redis_servers import _start, free_port
-from _smoke import add_smoke, smoke_tag
+from _smoke import keys_to_run, smoke_tag
 from memstack.engines import _once
 from memstack.engines.base import Op
 from memstack.engines.prefixed import tenant_engine
@@ -51,14 +50,7 @@ def measured(scan: Callable[[], Iterator[str]]) -> tuple[int, float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="300,000 keys")
-    parser.add_argument("--keys", type=int, default=1_000_000, help="keys of the tenant (default 1,000,000)")
-    add_smoke(parser)
-    args = parser.parse_args()
-    n = 2_000 if args.smoke else 300_000 if args.quick else args.keys
+    args, n = keys_to_run(__doc__, smoke=2_000, quick=300_000, default=1_000_000)
     limit = 500 if args.smoke else _once.SCAN_SEEN
     with tempfile.TemporaryDirectory() as root:
         port = free_port()
