@@ -136,6 +136,31 @@ class OwnCluster:
                         return int(primary[1])
         raise RuntimeError(f"no live node knows slot {slot}")
 
+    def move_empty_slot(self, slot: int) -> tuple[int, int]:
+        """Give an empty ``slot`` to another primary (no keys to migrate): its ``(old, new)`` owner
+        ports, once every node says the cluster is ok."""
+        clients = {port: self.client(port) for port in self.ports}
+        try:
+            ids = {port: client.execute_command("CLUSTER", "MYID") for port, client in clients.items()}
+            owner = next(p for p, c in clients.items() if slot in _owned_slots(c, ids[p]))
+            target = next(p for p in self.ports if p != owner)
+            for port in [target, owner, *(p for p in self.ports if p not in (target, owner))]:
+                clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
+        finally:
+            for client in clients.values():
+                client.close()
+        if not wait_until(lambda: cluster_ok(self.ports), timeout=30):
+            raise RuntimeError(f"the cluster did not settle after slot {slot} moved")
+        return owner, target
+
+
+def _owned_slots(client: redis_py.Redis, node_id: str) -> set[int]:
+    owned: set[int] = set()
+    for start, end, master, *_ in client.execute_command("CLUSTER", "SLOTS"):
+        if master[2] == node_id:
+            owned.update(range(start, end + 1))
+    return owned
+
 
 @contextlib.contextmanager
 def own_cluster(

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack.engines.postgres import PostgresEngine
 from memstack.engines.postgres.codec import encode, escape, lock_ids
 from memstack.engines.postgres.conns import Connections, PoolClosed, PoolTimeout, call_prepared
@@ -153,3 +154,21 @@ def test_python_and_the_server_compute_one_lock_id_per_key(server: str, schema: 
         for key in keys:
             assert admin(server, f'SELECT "{schema}"._lock_id(%s)', (key,)) == [(lock_ids([key])[0],)]
         assert engine.names.schema == schema
+
+
+def test_a_forked_child_opens_its_own_pool_though_a_parent_thread_held_the_lock(
+    server: str, schema: str
+) -> None:
+    from memstack.engines.postgres import pool
+
+    url = f"{server}?schema={schema}"
+    with PostgresEngine(url) as parent:
+        parent.set("k", "parent")
+
+        def child() -> bool:
+            with PostgresEngine(url) as engine:
+                return engine.get("k") == "parent" and engine.set("k", "child")
+
+        with held_by_a_thread(pool._shared_lock):
+            assert in_child(child, deadline=60)  # stuck on the parent's lock: killed, False
+        assert parent.get("k") == "child"  # and the parent's pool still serves it

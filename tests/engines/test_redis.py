@@ -17,7 +17,7 @@ import pytest
 import redis as redis_py
 from redis.crc import key_slot
 
-from _redis_cluster import cluster_ok, own_cluster
+from _redis_cluster import own_cluster
 from _redis_relay import CountingProxy
 from _redis_servers import _start, free_port
 from memstack import ManualClock
@@ -484,13 +484,8 @@ def test_cluster_batches_follow_a_moved_slot(tmp_path: Path, clock: ManualClock)
             # would leave its batch id in the slot.
             assert engine.get(key) is None
 
-            clients = {port: redis_py.Redis(port=port, decode_responses=True) for port in ports}
-            ids = {port: client.execute_command("CLUSTER", "MYID") for port, client in clients.items()}
-            owner = next(p for p, c in clients.items() if slot in _owned_slots(c, ids[p]))
-            target = next(p for p in ports if p != owner)
-            for port in [target, owner, *(p for p in ports if p not in (target, owner))]:
-                clients[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[target])
-            assert wait_for(lambda: cluster_ok(ports), timeout=30)
+            owner, target = cluster.move_empty_slot(slot)
+            clients = {port: cluster.client(port) for port in ports}
 
             assert engine.set(key, "2")  # the old owner answers MOVED; the batch follows
             assert clients[target].get(key) == "2"
@@ -501,11 +496,3 @@ def test_cluster_batches_follow_a_moved_slot(tmp_path: Path, clock: ManualClock)
                 client.close()
         finally:
             engine.close()
-
-
-def _owned_slots(client: redis_py.Redis, node_id: str) -> set[int]:
-    owned: set[int] = set()
-    for start, end, master, *_ in client.execute_command("CLUSTER", "SLOTS"):
-        if master[2] == node_id:
-            owned.update(range(start, end + 1))
-    return owned

@@ -9,6 +9,7 @@ from redis.connection import SSLConnection, UnixDomainSocketConnection
 from redis.crc import key_slot
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from _forked import held_by_a_thread, in_child
 from memstack.engines import open_engine
 from memstack.engines.redis.dedupe import dedupe_key, is_dedupe_key, slot_tag
 from memstack.engines.redis.transport import ReplyLost, Unsent, may_retry
@@ -143,3 +144,21 @@ def test_batch_ids_differ_across_threads_and_forks() -> None:
     os.close(write)
     parent = dedupe_key(None)
     assert is_dedupe_key(child) and child[:-6] != parent[:-6]  # the child drew its own prefix
+
+
+def test_a_forked_child_builds_the_slot_tags_a_parent_thread_was_building() -> None:
+    from memstack.engines.redis import dedupe
+
+    built = [dedupe.slot_tag(slot) for slot in range(16384)]
+
+    def child() -> bool:
+        return all(key_slot(dedupe.slot_tag(slot).encode()) == slot for slot in (0, 5000, 16383))
+
+    try:
+        with held_by_a_thread(dedupe._slot_tags_lock):
+            dedupe._slot_tags.clear()  # not built yet: the child must take the lock to build it
+            assert in_child(child, deadline=30)
+            dedupe._slot_tags[:] = built[:100]  # caught half way
+            assert in_child(child, deadline=30)
+    finally:
+        dedupe._slot_tags[:] = built

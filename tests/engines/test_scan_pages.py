@@ -3,14 +3,15 @@ through those pages, so neither holds a tenant's every key at once, on every eng
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import pairwise
 
 import pytest
 
 from memstack import ManualClock
 from memstack.engines import Engine
-from memstack.engines.base import BatchResult, Op, Subscription, started
+from memstack.engines.base import BatchResult, Op, started
+from memstack.engines.forwarding import ForwardingEngine
 from memstack.engines.prefixed import PrefixedEngine, tenant_engine
 from memstack.foundation.errors import InvalidInput
 
@@ -85,19 +86,18 @@ def test_a_tenant_scan_over_many_pages_sees_its_keys_once_and_no_other_tenants(e
     assert sorted(view.scan("k00")) == sorted(k for k in mine if k.startswith("k00"))
 
 
-class _Recording(Engine):
+class _Recording(ForwardingEngine):
     """A real engine seen through a view that records each page read and each delete, in order."""
 
     def __init__(self, inner: Engine) -> None:
-        super().__init__(inner.url, inner.clock)
-        self.inner = inner
-        self.name, self.clustered, self.scan_repeats = inner.name, inner.clustered, inner.scan_repeats
+        super().__init__(inner)
         self.events: list[tuple[str, int]] = []
 
-    def execute(self, ops: Sequence[Op]) -> BatchResult:
-        if ops and ops[0][0] == "delete":
-            self.events.append(("delete", sum(len(args) for _, args in ops)))
-        return self.inner.execute(ops)
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        for ops in batches:
+            if ops and ops[0][0] == "delete":
+                self.events.append(("delete", sum(len(args) for _, args in ops)))
+        return self.inner.execute_many(batches)
 
     def scan(self, prefix: str) -> Iterator[str]:
         raise AssertionError("a streaming caller never collects a whole scan")
@@ -109,24 +109,6 @@ class _Recording(Engine):
                 yield keys
 
         return started(pages())  # as the engines do: the first page at the call
-
-    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
-        return self.inner.subscribe(channel, callback)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def raw_items(self) -> Iterator[tuple[str, str]]:
-        return self.inner.raw_items()
-
-    def drop_internal(self, wheres: Iterable[str]) -> int:
-        return self.inner.drop_internal(wheres)
-
-    def compact(self, *, vacuum: bool = False) -> None:
-        self.inner.compact(vacuum=vacuum)
-
-    def close(self) -> None:
-        """The inner engine is the fixture's."""
 
 
 def test_a_tenant_flush_deletes_each_page_before_reading_the_next(engine: Engine) -> None:

@@ -7,6 +7,7 @@ import secrets
 
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from _redis_servers import free_port
 from memstack.engines import open_engine
 from memstack.foundation.errors import EngineUnavailable, InvalidUrl
@@ -207,3 +208,17 @@ def test_a_registered_url_password_is_hidden_whole_even_with_at_slash_and_space(
     register_url("postgresql://app:q@z/w v x@db:5432/app")
     assert "q@z/w v x" not in redact("auth failed for password q@z/w v x")
     assert redact("postgresql://app:q@z/w v x@db:5432/app") == "postgresql://app:***@db:5432/app"
+
+
+def test_a_forked_child_registers_and_masks_secrets_though_a_parent_thread_held_the_lock() -> None:
+    from memstack.foundation import redact as module
+
+    before, after = _secret(), _secret()
+    register_secret(before)
+
+    def child() -> bool:
+        register_secret(after)
+        return redact(f"a {before} b {after}") == f"a {MASK} b {MASK}"  # the parent's secrets too
+
+    with held_by_a_thread(module._lock):
+        assert in_child(child, deadline=30)  # stuck on the parent's lock: killed, False

@@ -3,8 +3,8 @@
 Tiers talk to storage only through :class:`Engine`. An engine implements one method,
 :meth:`Engine.execute`, which applies a list of :data:`Op` atomically; every command method
 (``get``, ``hset``, ``zadd``, ...) is written once in :class:`Commands` and shared by engines
-(run at once) and batches (queued). Scans, subscriptions and ``close`` are the only other
-engine methods.
+(run at once) and batches (queued); :meth:`Engine.execute_many` applies several independent
+batches together. Scans, subscriptions and ``close`` are the only other engine methods.
 
 Semantics every engine follows (the conformance suite in ``tests/engines/`` pins them):
 
@@ -197,6 +197,21 @@ class Engine(Closing, Commands):
             CrossSlot: clustered engine, keys of several slots.
             EngineUnavailable: the storage cannot be reached.
         """
+
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        """Apply each of ``batches`` atomically, as :meth:`execute` does, and return their results
+        in order. The batches are independent of one another (on a clustered engine each keeps to
+        one slot, not necessarily the same), so an engine may send them together: Redis sends one
+        pipeline per node, one round trip where :meth:`execute` takes one per batch. Batches of one
+        slot apply in the order given; batches of different nodes in any order.
+
+        This default runs them one after the other.
+
+        Raises:
+            What :meth:`execute` raises, for the first batch that fails: that batch changed
+            nothing, and the others may or may not have been applied (each whole or not at all).
+        """
+        return [self.execute(ops) for ops in batches]
 
     @abc.abstractmethod
     def scan(self, prefix: str) -> Iterator[str]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Final
 
 from ..foundation.keyspace.pattern import hash_tag
-from .base import Engine
+from .base import Engine, Op
 
 __all__ = ["BATCH_KEYS", "delete_keys", "delete_prefix", "guarded_sweep"]
 
@@ -30,13 +30,17 @@ def _slot_groups(keys: Iterable[str]) -> dict[str, list[str]]:
 
 
 def delete_keys(engine: Engine, keys: Sequence[str]) -> int:
-    """Delete ``keys`` (in order, bounded batches, grouped by hash slot); returns how many existed."""
-    removed = 0
+    """Delete ``keys`` (bounded batches grouped by hash slot, sent together: see
+    :meth:`Engine.execute_many`); returns how many existed. Batches of one slot go in order, those of
+    different nodes in any: a step whose order matters deletes its first keys in a call of their own.
+    """
     groups = _slot_groups(keys) if engine.clustered else {"": list(keys)}
-    for group in groups.values():
-        for start in range(0, len(group), BATCH_KEYS):
-            removed += int(engine.delete(*group[start : start + BATCH_KEYS]))
-    return removed
+    batches: list[list[Op]] = [
+        [("delete", tuple(group[start : start + BATCH_KEYS]))]
+        for group in groups.values()
+        for start in range(0, len(group), BATCH_KEYS)
+    ]
+    return sum(int(result[0]) for result in engine.execute_many(batches))
 
 
 def delete_prefix(engine: Engine, prefix: str, index: Sequence[str] = ()) -> int:

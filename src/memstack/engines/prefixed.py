@@ -8,15 +8,18 @@ view shares the inner engine's connections; closing the view leaves the inner en
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, Final
 
 from ..foundation.errors import InvalidInput, NotANumber
 from ..foundation.keyspace import DEFAULT_TENANT, TENANT_RULE, tenant_prefix
 from ._checks import check_ops
+from ._once import scan_once
 from .base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from .bulk import delete_keys
 from .commands import COMMANDS, Command
+from .forwarding import ForwardingEngine
 
 __all__ = ["DEFAULT_TENANT", "TENANT_RULE", "PrefixedEngine", "check_tenant", "tenant_engine"]
 
@@ -32,23 +35,22 @@ def _prefixed_args(command: Command) -> tuple[int, ...] | None:
 _KEY_ARGS: Final = {name: _prefixed_args(command) for name, command in COMMANDS.items()}
 
 
-class PrefixedEngine(Engine):
+class PrefixedEngine(ForwardingEngine):
     """A view of ``inner`` where every key and channel lives under ``prefix``.
 
     ``page`` is how many keys :meth:`scan` and :meth:`flush` read from ``inner`` at a time: a
-    tenant of millions of keys is scanned and flushed in bounded memory.
+    tenant of millions of keys is scanned and flushed in bounded memory. :meth:`raw_items`,
+    :meth:`internal_items`, :meth:`drop_internal` and :meth:`compact` are the inner engine's, as
+    the base forwards them: its records and files hold every tenant's data (a verification must
+    look everywhere; names keep their prefixes), and its own records are shared by every tenant.
     """
 
     def __init__(self, inner: Engine, prefix: str, *, page: int = SCAN_PAGE) -> None:
         if "{" in prefix or "}" in prefix:
             raise InvalidInput(f"engine prefix {prefix!r}: braces would change Redis Cluster hash slots")
-        super().__init__(inner.url, inner.clock)
-        self.inner = inner
+        super().__init__(inner)
         self.prefix = prefix
         self.page = check_page(page)
-        self.name = inner.name
-        self.clustered = inner.clustered
-        self.scan_repeats = inner.scan_repeats
 
     @property
     def identity(self) -> str:
@@ -69,32 +71,42 @@ class PrefixedEngine(Engine):
             out[i] = p + out[i]
         return name, tuple(out)
 
+    # The inner engine checks every op before it runs any (a failing batch changes nothing), so the
+    # ops are checked here only when that check or the rewrite fails: the error then names the
+    # problem as the caller wrote it, without the prefix (a bulk write's ops were checked twice,
+    # about 9 % of its time).
     def execute(self, ops: Sequence[Op]) -> BatchResult:
-        # The inner engine checks every op before it runs any (a failing batch changes nothing), so
-        # the ops are checked here only when that check or the rewrite fails: the error then names
-        # the problem as the caller wrote it, without the prefix (a bulk write's ops were checked
-        # twice, about 9 % of its time).
-        try:
-            rewritten = [self._rewrite(op) for op in ops]
-        except Exception:
-            check_ops(ops)
-            raise
+        rewritten = self._rewritten(ops)
         try:
             return self.inner.execute(rewritten)
         except (InvalidInput, NotANumber):
             check_ops(ops)
             raise
 
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        rewritten = [self._rewritten(ops) for ops in batches]
+        try:
+            return self.inner.execute_many(rewritten)
+        except (InvalidInput, NotANumber):
+            for ops in batches:
+                check_ops(ops)
+            raise
+
+    def _rewritten(self, ops: Sequence[Op]) -> list[Op]:
+        try:
+            return [self._rewrite(op) for op in ops]
+        except Exception:
+            check_ops(ops)
+            raise
+
     def scan(self, prefix: str) -> Iterator[str]:
         """Live keys of the view starting with ``prefix``, each once, read page by page as the
         caller iterates (an engine that cannot reach its keys raises here, at the call)."""
-        pages = self.inner.scan_pages(self.prefix + prefix, self.page)
         cut = len(self.prefix)
-        if self.scan_repeats:
-            # Redis' SCAN may give a key twice: what was given is remembered (as Redis' own scan
-            # does), the price of each key once.
-            return _once(key[cut:] for page in pages for key in page)
-        return (key[cut:] for page in pages for key in page)
+        pages = partial(self.inner.scan_pages, self.prefix + prefix, self.page)
+        # Redis' SCAN may give a key twice: each once, in bounded memory (see engines._once).
+        keys = scan_once(pages) if self.scan_repeats else (key for page in pages() for key in page)
+        return (key[cut:] for key in keys)
 
     def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
         cut = len(self.prefix)
@@ -103,19 +115,6 @@ class PrefixedEngine(Engine):
 
     def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
         return self.inner.subscribe(self.prefix + channel, callback)
-
-    def raw_items(self) -> Iterator[tuple[str, str]]:
-        """The inner engine's: every tenant's records and the engine's own (a verification must
-        look everywhere; names keep their prefixes)."""
-        return self.inner.raw_items()
-
-    def internal_items(self) -> Iterator[tuple[str, str]]:
-        """The inner engine's own records (they are shared by every tenant)."""
-        return self.inner.internal_items()
-
-    def drop_internal(self, wheres: Iterable[str]) -> int:
-        """The inner engine's (see :meth:`Engine.drop_internal`)."""
-        return self.inner.drop_internal(wheres)
 
     def flush(self) -> None:
         """Delete every key under the prefix (never the inner engine's other keys)."""
@@ -126,23 +125,8 @@ class PrefixedEngine(Engine):
         for keys in self.inner.scan_pages(self.prefix, self.page):
             delete_keys(self.inner, keys)
 
-    def compact(self, *, vacuum: bool = False) -> None:
-        """The inner engine's (its files hold every tenant's pages)."""
-        self.inner.compact(vacuum=vacuum)
-
-    def close(self) -> None:
-        """A no-op: the inner engine belongs to whoever opened it."""
-
     def __repr__(self) -> str:
         return f"<PrefixedEngine {self.prefix!r} on {self.inner!r}>"
-
-
-def _once(keys: Iterator[str]) -> Iterator[str]:
-    seen: set[str] = set()
-    for key in keys:
-        if key not in seen:
-            seen.add(key)
-            yield key
 
 
 def check_tenant(tenant: object) -> str:

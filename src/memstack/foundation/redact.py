@@ -87,6 +87,17 @@ _lock = threading.Lock()
 _env_names: tuple[int, tuple[str, ...]] = (-1, ())
 
 
+def _new_lock_in_child() -> None:
+    # After a fork, in the child: a parent thread that held the lock at the fork does not run here
+    # to release it, and every later message would wait for it. The secrets stay: the child's
+    # messages must mask them too.
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def register_secret(value: str | None) -> None:
     """Remember ``value`` as a secret: :func:`redact` masks it wherever it appears afterwards.
 

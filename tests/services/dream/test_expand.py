@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 
+import memstack
+from _forked import in_child
 from memstack import Memory
 from memstack.llm.scripted import ScriptedChatModel
 from memstack.ops.memory_tools import MemoryTools
@@ -97,3 +103,45 @@ def test_mem_dream_accessor(mem: Memory) -> None:
     record = dreamer.infer_preferences()
     assert record is not None and dreamer.scope == "acc"
     assert [e.content for e in mem.long_term("acc").entries()] == ["No emojis"]
+
+
+class _HeldInParent(ScriptedChatModel):
+    """Scripted replies that the process which made it waits for until ``gate`` is set (a child
+    made by ``fork`` answers at once)."""
+
+    def __init__(self, replies: list[str], gate: threading.Event) -> None:
+        super().__init__(replies)
+        self.gate, self.parent = gate, os.getpid()
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        if os.getpid() == self.parent:
+            self.gate.wait()
+        return super().complete(messages, tools, **options)
+
+
+def test_a_forked_child_expands_its_own_saves() -> None:
+    """The parent's expansion thread does not run in a child made by ``fork``, nor does the child
+    wait for what the parent queued: its own saves get a thread of their own (memory:// is the
+    process's own, so the child checks its copy)."""
+    mem = memstack.open("memory://")
+    memory, gate = mem.long_term("u1"), threading.Event()
+    hook = ExpansionHook(memory, _HeldInParent(['[{"content": "expanded"}]'] * 2, gate))
+    hook(memory.save(content="the parent's note"))  # queued: the parent's thread waits at the gate
+
+    def child() -> bool:
+        hook(memory.save(content="the child's note"))
+        hook.flush(30)
+        return sorted(e.content for e in memory.entries()) == ["expanded", "the parent's note"]
+
+    try:
+        assert in_child(child)  # stuck on the parent's thread: killed, False
+    finally:
+        gate.set()
+    hook.flush(30)
+    assert [e.content for e in memory.entries()] == ["expanded"]  # the parent expanded its own
+    mem.close()

@@ -4,16 +4,14 @@ close of the last scope using it, never left behind."""
 from __future__ import annotations
 
 import gc
-import os
-import signal
 import threading
-import time
 from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 import memstack
+from _forked import in_child
 from memstack import Memory
 from memstack.engines import Engine
 from memstack.search.embedders import FakeEmbedder
@@ -140,22 +138,12 @@ def test_a_forked_child_embeds_its_own_saves() -> None:
     memories.save(id="before", content="saved before the fork")
     assert memories.flush_embeddings(timeout=30)
     assert _embed_threads()  # the parent's lane waits for work
-    pid = os.fork()
-    if pid == 0:  # the child: never return into pytest
-        status = 1
-        try:
-            memories.save(id="after", content="saved in the child")
-            if memories.flush_embeddings(timeout=30) and "after" in memories.engine.hgetall(
-                memories.keys.vectors
-            ):
-                status = 0
-        finally:
-            os._exit(status)
-    deadline = time.monotonic() + 60  # a child stuck on the parent's lane is killed, not waited on
-    while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if done == (0, 0):
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    assert done != (0, 0) and os.waitstatus_to_exitcode(done[1]) == 0
+
+    def child() -> bool:
+        memories.save(id="after", content="saved in the child")
+        return memories.flush_embeddings(timeout=30) and "after" in memories.engine.hgetall(
+            memories.keys.vectors
+        )
+
+    assert in_child(child)  # a child stuck on the parent's lane is killed: False
     mem.close()

@@ -3,41 +3,24 @@ engine through a pass-through view."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from memstack.engines import Engine
-from memstack.engines.base import BatchResult, Op, Subscription
+from memstack.engines.base import BatchResult, Op
+from memstack.engines.forwarding import ForwardingEngine
 from memstack.tiers.session import SessionStore
 
 
-class Counting(Engine):
+class Counting(ForwardingEngine):
     """The real engine, with every ``execute`` counted."""
 
     def __init__(self, inner: Engine) -> None:
-        super().__init__(inner.url, inner.clock)
-        self.inner = inner
-        self.name = inner.name
-        self.clustered = inner.clustered
+        super().__init__(inner)
         self.calls: list[list[str]] = []
 
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         self.calls.append([name for name, _ in ops])
         return self.inner.execute(ops)
-
-    def scan(self, prefix: str) -> Iterator[str]:
-        return self.inner.scan(prefix)
-
-    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
-        return self.inner.subscribe(channel, callback)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def raw_items(self) -> Iterator[tuple[str, str]]:
-        return self.inner.raw_items()
-
-    def close(self) -> None:
-        """The inner engine belongs to the fixture."""
 
 
 def _count(engine: Counting, run: Callable[[], object]) -> int:

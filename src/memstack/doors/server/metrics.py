@@ -17,9 +17,9 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request, Response
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -28,13 +28,17 @@ from prometheus_client.registry import Collector
 from starlette.exceptions import HTTPException
 
 from ...engines import Engine
-from ...engines.base import SCAN_PAGE, BatchResult, Op, Subscription
+from ...engines.base import BatchResult, Op
+from ...engines.forwarding import ForwardingEngine
 from ...foundation import errors
 from ...index import registry as index_registry
 from ...tiers.longterm import index_cache
 from .access_log import method_of, route_of
 from .middleware import ASGIApp, Message, Receive, Scope, Send
 from .problems import TITLES
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 __all__ = ["CONTENT_TYPE", "TOKEN_ENV", "Metrics", "MetricsMiddleware", "TimedEngine", "install"]
 
@@ -133,62 +137,31 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-class TimedEngine(Engine):
+class TimedEngine(ForwardingEngine):
     """A view of ``inner`` that times each :meth:`execute` into ``memstack_engine_batch_duration_seconds``."""
 
     def __init__(self, inner: Engine, metrics: Metrics) -> None:
-        super().__init__(inner.url, inner.clock)
-        self.inner = inner
-        self.name = inner.name
-        self.clustered = inner.clustered
-        self.scan_repeats = inner.scan_repeats
+        super().__init__(inner)
         self._ok = metrics.batches.labels(inner.name, "ok")
         self._failed = metrics.batches.labels(inner.name, "error")
 
-    @property
-    def identity(self) -> str:
-        return self.inner.identity
-
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         """Run ``ops`` on the inner engine (raises what it raises)."""
+        return self._timed(self.inner.execute, ops)
+
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        """Run ``batches`` on the inner engine, timed as one: they go together (raises what it raises)."""
+        return self._timed(self.inner.execute_many, batches)
+
+    def _timed(self, run: Callable[[_In], _Out], what: _In) -> _Out:
         started = time.perf_counter()
         try:
-            result = self.inner.execute(ops)
+            result = run(what)
         except BaseException:
             self._failed.observe(time.perf_counter() - started)
             raise
         self._ok.observe(time.perf_counter() - started)
         return result
-
-    def scan(self, prefix: str) -> Iterator[str]:
-        return self.inner.scan(prefix)
-
-    def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
-        return self.inner.scan_pages(prefix, page)
-
-    def subscribe(self, channel: str, callback: Callable[[str], None]) -> Subscription:
-        return self.inner.subscribe(channel, callback)
-
-    def flush(self) -> None:
-        self.inner.flush()
-
-    def raw_items(self) -> Iterator[tuple[str, str]]:
-        return self.inner.raw_items()
-
-    def internal_items(self) -> Iterator[tuple[str, str]]:
-        return self.inner.internal_items()
-
-    def drop_internal(self, wheres: Iterable[str]) -> int:
-        return self.inner.drop_internal(wheres)
-
-    def compact(self, *, vacuum: bool = False) -> None:
-        self.inner.compact(vacuum=vacuum)
-
-    def close(self) -> None:
-        """Nothing to release: the caller owns the inner engine."""
-
-    def ping(self) -> bool:
-        return self.inner.ping()
 
 
 def _waits(scope: Scope) -> bool:

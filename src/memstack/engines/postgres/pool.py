@@ -293,6 +293,10 @@ def _close_unused(requests: Requests) -> None:
 
 
 def _forget_parent_pools() -> None:
+    # After a fork, in the child: the parent's pools (their sockets and threads) are the parent's,
+    # and a parent thread that held the lock at the fork never releases it here.
+    global _shared_lock
+    _shared_lock = threading.Lock()
     _orphans.extend(_shared.values())
     _shared.clear()
 

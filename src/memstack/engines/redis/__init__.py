@@ -30,13 +30,14 @@ from ...foundation.errors import CrossSlot, EngineClosed, EngineError, InvalidUr
 from ...foundation.redact import redact_url
 from .._checks import check_ops
 from .._dispatch import Dispatcher
+from .._once import scan_once
 from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page, started
 from . import codec
 from .cluster import Topology
 from .dedupe import dedupe_key, is_dedupe_key
 from .pubsub import Listener
 from .raw import drop_replies, node_items, reply_items
-from .requests import ScriptRunner, head
+from .requests import Call, ScriptRunner, head
 from .transport import Transport
 from .url import Address, parse
 
@@ -47,7 +48,6 @@ MANUAL_CLOCK_BIAS_MS: Final = 100 * 36525 * 86_400_000 // 100
 SYSTEM_CLOCK_BIAS_MS: Final = -1
 """Added to physical expire-times under the system clock: Redis keeps a key alive at ``now == at``."""
 
-_SCAN_COUNT: Final = "1000"
 _PUBSUB_SLOT: Final = 0
 
 
@@ -178,6 +178,28 @@ class RedisEngine(Engine):
             raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
         if not ops:
             return BatchResult(True, [])
+        call, plain = self._call_of(ops)
+        return codec.decode(ops, self._runner.run(*call, idempotent=True), plain)
+
+    def execute_many(self, batches: Sequence[Sequence[Op]]) -> list[BatchResult]:
+        """Apply each batch atomically (see :meth:`Engine.execute_many`): every batch is checked
+        before any is sent, then they go as one pipeline per node (see
+        :meth:`.requests.ScriptRunner.run_many`).
+
+        Raises:
+            What :meth:`execute` raises; a malformed batch or one across slots before any applied.
+        """
+        if self._closed:
+            raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
+        prepared = [self._call_of(ops) if ops else None for ops in batches]
+        replies = iter(self._runner.run_many([p[0] for p in prepared if p is not None]))
+        return [
+            BatchResult(True, []) if p is None else codec.decode(ops, next(replies), p[1])
+            for ops, p in zip(batches, prepared, strict=True)
+        ]
+
+    def _call_of(self, ops: Sequence[Op]) -> tuple[Call, bool]:
+        """The script call of a batch (keys, arguments, slot, write) and whether its reply is plain."""
         # Checked before anything else reads the ops: a malformed op is an InvalidInput here too.
         write = check_ops(ops, guards_first=False)
         ttl = self._dedupe_ttl_text if write else ""
@@ -193,8 +215,7 @@ class RedisEngine(Engine):
                 slot = _PUBSUB_SLOT
         if write:
             keys.append(dedupe_key(slot))
-        reply = self._runner.run(keys, argv, slot, write, idempotent=True)
-        return codec.decode(ops, reply, plain)
+        return (keys, argv, slot, write), plain
 
     def _check_slots(self, keys: list[str]) -> int | None:
         """The one slot of ``keys`` (None without keys); CrossSlot if they span several."""
@@ -208,29 +229,13 @@ class RedisEngine(Engine):
         return None if first is None else first[1]
 
     def scan(self, prefix: str) -> Iterator[str]:
-        """Live keys starting with ``prefix`` (every primary of a cluster), each once; never the
-        engine's own batch ids.
+        """Live keys starting with ``prefix`` (every primary of a cluster), each once, in bounded
+        memory (see :mod:`.._once`), read as the caller iterates; never the engine's own batch ids.
 
         Raises:
-            EngineUnavailable: Redis cannot be reached.
+            EngineUnavailable: Redis cannot be reached (at the call, or while iterating).
         """
-        pattern = codec.glob_escape(prefix) + "*"
-        now = self.now_ms()
-
-        def collect() -> list[str]:
-            found: list[str] = []
-            for node in self._nodes():
-                seen: set[str] = set()  # SCAN may return a key twice
-                cursor = "0"
-                while True:
-                    cursor, live = self._scan_step(node, pattern, cursor, now, _SCAN_COUNT)
-                    found += (k for k in live if k not in seen)
-                    seen.update(live)
-                    if cursor == "0":
-                        break
-            return found
-
-        return iter(self._guard(collect))
+        return scan_once(partial(self.scan_pages, prefix))
 
     def scan_pages(self, prefix: str, page: int = SCAN_PAGE) -> Iterator[list[str]]:
         """See :meth:`Engine.scan_pages`: a page is one ``SCAN`` step (``COUNT page``) of one

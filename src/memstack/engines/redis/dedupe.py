@@ -33,6 +33,18 @@ _slot_tags: list[str] = []
 _slot_tags_lock = threading.Lock()
 
 
+def _new_slot_tags_lock_in_child() -> None:
+    # After a fork, in the child: a parent thread building the table at the fork holds the lock
+    # for ever here and may have left the table half filled: the child builds its own.
+    global _slot_tags_lock
+    _slot_tags_lock = threading.Lock()
+    if len(_slot_tags) != _SLOTS:
+        _slot_tags.clear()
+
+
+os.register_at_fork(after_in_child=_new_slot_tags_lock_in_child)
+
+
 def slot_tag(slot: int) -> str:
     """A short tag that hashes to ``slot`` (the table is built once, on first use)."""
     if not _slot_tags:

@@ -41,16 +41,22 @@ from .lua import SCRIPT
 from .transport import Failure, Transport
 from .url import Address
 
-__all__ = ["SCRIPT_TEXT", "ScriptRunner", "head"]
+__all__ = ["SCRIPT_TEXT", "Call", "ScriptRunner", "head"]
 
 SCRIPT_TEXT: Final = SCRIPT
 """The batch script; it keeps the batch-dedupe contract itself (``ARGV[4]``, the last key)."""
 _SHA: Final = hashlib.sha1(SCRIPT_TEXT.encode()).hexdigest()
 _REDIRECTS: Final = 5
+_PIPELINE: Final = 500
+"""Most script calls sent in one pipeline by :meth:`ScriptRunner.run_many`."""
 _TRYAGAIN_FIRST_S: Final = 0.005
 _TRYAGAIN_MAX_S: Final = 0.1
 # redis-py's classes of CLUSTERDOWN, MASTERDOWN, READONLY and LOADING (it strips the code).
 _OUTAGES: Final = (ClusterDownError, MasterDownError, ReadOnlyError, BusyLoadingError)
+
+
+Call = tuple[list[str], list[str], int | None, bool]
+"""One batch's script call as :meth:`ScriptRunner.run` takes it: keys, arguments, slot, write."""
 
 
 def head(now_ms: int, bias: str, probe: str, dedupe_ttl_ms: str) -> tuple[str, ...]:
@@ -144,6 +150,43 @@ class ScriptRunner:
                 ask = (reply.host, int(reply.port))
             else:
                 self._refuse(reply, slot)
+
+    def run_many(self, calls: Sequence[Call]) -> list[str]:
+        """The script's replies to independent batches (each as :meth:`run` gives it), sent as
+        pipelines of at most :data:`_PIPELINE` calls, one node after the other: one round trip per
+        node where :meth:`run` takes one per batch. A call answered with an error (a redirection, a
+        lost script, a migrating slot, a refusal) nothing ran of goes again alone through
+        :meth:`run`, which follows or raises it, as it would have alone; the calls after it in the
+        pipeline have run. Under ``wait_replicas`` each call is sent alone (its own ``WAIT``).
+
+        Raises:
+            EngineUnavailable, EngineFull, NotReplicated, WrongType, NotANumber, EngineError: as
+                :meth:`run`, for the first call that fails.
+        """
+        if self._wait is not None:
+            return [self.run(*call, idempotent=True) for call in calls]
+        replies: list[str] = [""] * len(calls)
+        by_node: dict[Address, list[int]] = {}
+        for n, (_, _, slot, _) in enumerate(calls):
+            by_node.setdefault(self._node_of(slot), []).append(n)
+        for numbers in by_node.values():
+            for start in range(0, len(numbers), _PIPELINE):
+                chunk = numbers[start : start + _PIPELINE]
+                commands: list[Sequence[str]] = [
+                    ("EVALSHA", _SHA, str(len(calls[n][0])), *calls[n][0], *calls[n][1]) for n in chunk
+                ]
+                # Routed by a slot of the chunk (after a failure, to its owner in the new map).
+                slot = next((calls[n][2] for n in chunk if calls[n][2] is not None), None)
+                answers = self._call(commands, slot, None, idempotent=True)
+                for n, answer in zip(chunk, answers, strict=True):
+                    ok = not isinstance(answer, ResponseError)
+                    replies[n] = str(answer) if ok else self.run(*calls[n], idempotent=True)
+        return replies
+
+    def _node_of(self, slot: int | None) -> Address:
+        if self._topology is None:
+            return self._standalone
+        return self._topology.any_primary() if slot is None else self._topology.node(slot)
 
     def _call(
         self, commands: list[Sequence[str]], slot: int | None, ask: Address | None, idempotent: bool

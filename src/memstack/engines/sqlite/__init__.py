@@ -17,10 +17,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
 
 from ...foundation.clock import Clock
-from ...foundation.errors import EngineClosed, EngineError, EngineUnavailable, InvalidUrl
+from ...foundation.errors import EngineClosed, EngineError, EngineUnavailable
 from ...foundation.redact import redact_url
 from .._checks import check_ops
 from .._dispatch import join_unless_current
@@ -35,6 +34,7 @@ from . import tx as _sqlite_tx
 from .events import PRUNE, EventListener
 from .raw import drop_events, event_items, raw_items
 from .schema import connect, ensure_schema
+from .url import sqlite_path
 
 __all__ = ["SqliteEngine", "sqlite_path"]
 
@@ -76,27 +76,6 @@ def _keys_of(ops: Sequence[Op]) -> Iterator[str]:
             yield args[0]
         elif where == "all":
             yield from args
-
-
-def sqlite_path(url: str) -> str:
-    """The file path of a ``sqlite:///relative.db`` or ``sqlite:////absolute.db`` URL.
-
-    Raises:
-        InvalidUrl: not a sqlite URL, a host part, no path, or an in-memory database.
-    """
-    parts = urlsplit(url)
-    if parts.scheme.lower() != "sqlite":
-        raise InvalidUrl(f"engine URL {redact_url(url)!r}: the SQLite engine needs a sqlite:/// URL")
-    if parts.netloc:
-        raise InvalidUrl(
-            f"engine URL {redact_url(url)!r}: a SQLite URL has no host; use sqlite:///relative.db or sqlite:////abs.db"
-        )
-    path = unquote(parts.path[1:])
-    if not path or path.endswith("/"):
-        raise InvalidUrl(f"engine URL {redact_url(url)!r}: names no database file")
-    if path == ":memory:":
-        raise InvalidUrl(f"engine URL {redact_url(url)!r}: use memory:// for an in-process store")
-    return path
 
 
 class SqliteEngine(Engine):

@@ -10,6 +10,7 @@ a model error, an unparseable answer or ``[]`` leave the raw content saved once,
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field, replace
@@ -40,6 +41,16 @@ def _shared_executor() -> ThreadPoolExecutor:
         return _executor
 
 
+def _new_executor_in_child() -> None:
+    # After a fork, in the child: the parent's worker thread does not run here, yet its executor
+    # counts it as idle and would queue every expansion for it, for ever.
+    global _executor, _executor_lock
+    _executor, _executor_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_executor_in_child)
+
+
 @dataclass(eq=False)
 class ExpansionHook:
     """A ``save_hook`` for :class:`~memstack.agent.tools.MemoryTools`: expands each saved entry.
@@ -57,18 +68,24 @@ class ExpansionHook:
     background: bool = True
     retention: float = DEFAULT_RETENTION
     _pending: list[Future[DreamRecord | None]] = field(default_factory=list, init=False, repr=False)
+    _pid: int = field(default_factory=os.getpid, init=False, repr=False)
 
     def __call__(self, entry: MemoryEntry) -> None:
         if not self.background:
             self.expand(entry)
             return
-        self._pending.append(_shared_executor().submit(self.expand, entry))
+        self._own_pending().append(_shared_executor().submit(self.expand, entry))
 
     def flush(self, timeout: float | None = None) -> None:
-        """Wait for the expansions this hook queued."""
-        pending, self._pending = self._pending, []
+        """Wait for the expansions this hook queued (in this process)."""
+        pending, self._pending = self._own_pending(), []
         for future in pending:
             future.result(timeout)
+
+    def _own_pending(self) -> list[Future[DreamRecord | None]]:
+        if self._pid != os.getpid():  # a forked child: the parent runs what it queued before the fork
+            self._pending, self._pid = [], os.getpid()
+        return self._pending
 
     def expand(self, entry: MemoryEntry) -> DreamRecord | None:
         """Expand one saved entry now; the record of the applied plan, or None when the raw entry
