@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack.foundation.errors import InvalidConfiguration
 from memstack.index import registry
 from memstack.index.mirror import Mirror, Row
@@ -82,3 +83,20 @@ def test_the_default_bound_is_sized_to_the_machine(monkeypatch: pytest.MonkeyPat
     machine_mb = (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 20
     assert registry.default_memory_mb() == min(4096, max(256, machine_mb // 8))
     assert registry.memory_bound() == registry.default_memory_mb() << 20
+
+
+def test_a_forked_child_builds_its_own_indexes() -> None:
+    """A parent thread holding the registry's lock, or an index's own lock, at the fork never
+    blocks the child: it starts with no index and builds what it asks for."""
+    held = registry.mirror(("test", "busy"), lambda: Sized(7), Sized)
+
+    def child() -> bool:
+        found = registry.mirror(("test", "busy"), lambda: Sized(8), Sized)
+        with found.lock:
+            return found is not held and found.nbytes == 8 and registry.stats().entries == 1
+
+    with held_by_a_thread(registry._lock):
+        assert in_child(child, deadline=30)
+    with held_by_a_thread(held.lock):
+        assert in_child(child, deadline=30)
+    assert registry.mirror(("test", "busy"), lambda: Sized(9), Sized) is held  # the parent keeps its own

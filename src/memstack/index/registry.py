@@ -183,6 +183,21 @@ def drop(key: Hashable) -> bool:
         return _forget(key) is not None
 
 
+def _forget_all_in_child() -> None:
+    # After a fork, in the child: a parent thread caught inside a lookup, or inside a search holding
+    # an index's own lock, does not run here to release it, so the child's first lookup (or search
+    # of that scope) would wait for ever. The child starts with no index and a new lock; what it
+    # asks for is built again from the engine, as in a new process.
+    global _lock, _total, _last
+    _lock = threading.Lock()
+    _mirrors.clear()
+    _sizes.clear()
+    _total, _last = 0, None
+
+
+os.register_at_fork(after_in_child=_forget_all_in_child)
+
+
 def clear(kind: str | None = None) -> None:
     """Drop every index (those whose key starts with ``kind``): tests simulate a new process."""
     with _lock:
