@@ -216,6 +216,12 @@ class Bm25Index:
         if self._nslots == 0:
             self._clear()
 
+    def pack(self) -> None:
+        """Give back the posting lists' room to grow (:meth:`Postings.pack`): scores and slots
+        stay as they are, so masks made before stay valid."""
+        with self._lock:
+            self._postings.pack()
+
     def export_state(self) -> Bm25State:
         """The live documents and their postings as arrays (see :mod:`memstack.search.bm25_state`).
 

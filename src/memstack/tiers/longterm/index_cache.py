@@ -303,6 +303,7 @@ class ScopeCache(Mirror):
             index = Bm25Index(profile=profile)
             for entry_id, text in self.texts.items():
                 index.add(entry_id, text)
+            index.pack()  # built in one go: no room to grow kept (about 40 bytes an entry)
             self.indexes[profile] = index
         return index
 
