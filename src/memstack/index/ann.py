@@ -39,7 +39,6 @@ import importlib.util
 import json
 import math
 import os
-import sys
 from typing import Any, Final
 
 import numpy as np
@@ -59,7 +58,7 @@ Vectors that are nearly orthogonal (a hashed bag of words: ``--vectors hashed``)
 worst case (overlap 0.17 at 20,000): an embedder like that wants ``MEMSTACK_ANN_FROM`` set very high."""
 ANN_FROM: int = int(os.environ.get("MEMSTACK_ANN_FROM") or DEFAULT_FROM)
 """Vectors in a scope from which its searches go through the graph (exact below; tests lower it)."""
-CONNECTIVITY: Final = 16
+CONNECTIVITY: Final = 12
 EXPANSION_ADD: Final = 128
 """Breadth of the search that links a new vector. Bits give many equal Hamming distances, and a
 narrow search links a vector to a poorer set of neighbours: at 300,000 clustered vectors, 634

@@ -4,8 +4,9 @@ usearch names its vectors by 64-bit integers. A ``dict`` from id to label, its i
 array back from label to id took about 80 bytes an entry at a million (the dict's table alone 42).
 Here an id's label is a 63-bit digest of the id itself (:func:`digest`), so the id-to-label way
 needs no table, and the label-to-id way is an open-addressing table in two numpy arrays (the label
-and the id at each position, at most three quarters full): 16 bytes a position, about 34 an entry
-at a million. A graph's search turns its hundreds of labels into ids in a few vectorised probes.
+and the id at each position, two-thirds full when laid out, three quarters at most): 16 bytes a
+position, about 24 an entry. A graph's search turns its hundreds of labels into ids in a few
+vectorised probes.
 
 Two ids with one digest (about one chance in 10^7 for a million ids) or an id loaded from a graph
 labelled otherwise keep their label in a small ``dict`` (``odd``); a new odd label is drawn from
@@ -48,11 +49,10 @@ class LabelTable:
         self._next_odd = _ODD_FROM
 
     def _empty(self, size: int) -> None:
-        """No label, room for ``size`` of them (the table at most half full)."""
-        bits = max(4, (max(size, 1) * 2 - 1).bit_length())
-        self._bits = bits
-        self._keys: Labels = np.full(1 << bits, _EMPTY, dtype=np.uint64)
-        self._ids: npt.NDArray[np.object_] = np.full(1 << bits, None, dtype=object)
+        """No label, room for ``size`` of them (the table two-thirds full)."""
+        self._size = max(16, size * 3 // 2 + 1)
+        self._keys: Labels = np.full(self._size, _EMPTY, dtype=np.uint64)
+        self._ids: npt.NDArray[np.object_] = np.full(self._size, None, dtype=object)
         self._used = 0  # positions holding a label or a removed one
         self._count = 0
 
@@ -68,17 +68,23 @@ class LabelTable:
 
     def copy(self) -> LabelTable:
         made = LabelTable.__new__(LabelTable)
-        made._bits, made._used, made._count = self._bits, self._used, self._count
+        made._size, made._used, made._count = self._size, self._used, self._count
         made._keys, made._ids = self._keys.copy(), self._ids.copy()
         made.odd, made._next_odd = dict(self.odd), self._next_odd
         return made
 
     def _start(self, label: int) -> int:
-        return ((label * _SPREAD) & _MASK64) >> (64 - self._bits)
+        # the spread label's top 32 bits scaled to the table's size (no power of two needed)
+        return ((((label * _SPREAD) & _MASK64) >> 32) * self._size) >> 32
+
+    def _starts(self, labels: Labels) -> npt.NDArray[np.int64]:
+        """:meth:`_start` of each of ``labels``."""
+        spread = (labels * np.uint64(_SPREAD)) >> np.uint64(32)  # wraps as the scalar's mask does
+        return ((spread * np.uint64(self._size)) >> np.uint64(32)).astype(np.int64)
 
     def _find(self, label: int) -> int:
         """The position of ``label``, or -1."""
-        keys, mask = self._keys, (1 << self._bits) - 1
+        keys, size = self._keys, self._size
         at = self._start(label)
         while True:
             key = int(keys[at])
@@ -86,7 +92,7 @@ class LabelTable:
                 return at
             if key == _EMPTY:
                 return -1
-            at = (at + 1) & mask
+            at = at + 1 if at + 1 < size else 0
 
     def label(self, entry_id: str) -> int | None:
         """The label of ``entry_id``, or None when it is not held."""
@@ -112,7 +118,7 @@ class LabelTable:
         if label != own:
             self.odd[entry_id] = label
         if (self._used + 1) * 4 > len(self._keys) * 3:
-            self._rebuild(self._count + 1)
+            self._rebuild(self._count * 4 // 3 + 2)  # half full: a growing table rebuilds seldom
         self._place(label, entry_id)
         return label
 
@@ -134,8 +140,7 @@ class LabelTable:
     def _spread(self, labels: Labels, ids: npt.NDArray[np.object_]) -> None:
         """Place distinct ``labels`` (none held) into an empty table with room, a round at a time:
         each free position takes the first label that wants it, the others probe on."""
-        at = ((labels * np.uint64(_SPREAD)) >> np.uint64(64 - self._bits)).astype(np.int64)
-        mask = (1 << self._bits) - 1
+        at = self._starts(labels)
         todo = np.arange(len(labels))
         while len(todo):
             free = todo[self._keys[at[todo]] == np.uint64(_EMPTY)]
@@ -145,7 +150,7 @@ class LabelTable:
             left = np.ones(len(labels), dtype=bool)
             left[won] = False
             todo = todo[left[todo]]
-            at[todo] = (at[todo] + 1) & mask
+            at[todo] = (at[todo] + 1) % self._size
         self._used += len(labels)
         self._count += len(labels)
 
@@ -161,7 +166,7 @@ class LabelTable:
         return label
 
     def _rebuild(self, count: int) -> None:
-        """Lay every label out again in a table at most half full for ``count`` of them."""
+        """Lay every label out again in a table two-thirds full for ``count`` of them."""
         held = (self._keys != _EMPTY) & (self._keys != _GONE)
         keys, ids = self._keys[held], self._ids[held]
         self._empty(count)
@@ -169,10 +174,9 @@ class LabelTable:
 
     def _place(self, label: int, entry_id: str) -> None:
         """Put ``label`` (not held) at the first free position from its own (room made)."""
-        mask = (1 << self._bits) - 1
-        at = self._start(label)
+        at, size = self._start(label), self._size
         while (key := int(self._keys[at])) != _EMPTY and key != _GONE:
-            at = (at + 1) & mask
+            at = at + 1 if at + 1 < size else 0
         self._used += key == _EMPTY
         self._keys[at], self._ids[at] = label, entry_id
         self._count += 1
@@ -181,15 +185,14 @@ class LabelTable:
         """The id of each of ``labels`` (None where none has it), in a few vectorised probes."""
         wanted = np.asarray(labels, dtype=np.uint64).reshape(-1)
         out: npt.NDArray[np.object_] = np.full(len(wanted), None, dtype=object)
-        at = ((wanted * np.uint64(_SPREAD)) >> np.uint64(64 - self._bits)).astype(np.int64)
+        at = self._starts(wanted)
         todo = np.arange(len(wanted))
-        mask = (1 << self._bits) - 1
         while len(todo):
             keys = self._keys[at[todo]]
             hit = keys == wanted[todo]
             out[todo[hit]] = self._ids[at[todo[hit]]]
             todo = todo[~hit & (keys != np.uint64(_EMPTY))]
-            at[todo] = (at[todo] + 1) & mask
+            at[todo] = (at[todo] + 1) % self._size
         return out
 
     def items(self) -> Iterator[tuple[str, int]]:
