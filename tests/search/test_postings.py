@@ -64,7 +64,7 @@ def test_a_packed_index_gives_back_its_room_and_scores_and_grows_as_before() -> 
     index.pack()
     postings = index._postings
     assert _lists(postings) == lists and postings.used == postings.held == postings.pairs
-    assert len(postings.slots) == postings.pairs
+    assert len(postings.slots) == postings.pairs and len(index._dl) == len(index._seq) == 3000
     assert before - index.nbytes() >= 6 * (len(fresh._postings.slots) - postings.pairs) > 0
     for query in ("w1 w2", "w17 w300 w5", "w399"):
         assert index.search(query, 20) == fresh.search(query, 20)
