@@ -80,3 +80,14 @@ def test_the_count_is_what_tracemalloc_sees() -> None:
     assert 0.9 <= table.nbytes / traced <= 1.1, (table.nbytes, traced)
     assert table.nbytes / len(table) < 45
     assert np.array_equal(table.ids_of([digest(ids[-1])]), np.array([ids[-1]], dtype=object))
+
+
+def test_shared_ids_are_the_callers_objects() -> None:
+    table = LabelTable()
+    table.fill(["".join(["a", str(n)]) for n in range(100)])  # strings of their own
+    table.add("odd", 3)
+    mine = ["".join(["a", str(n)]) for n in range(100)] + ["odd"]
+    table.share(mine)
+    held = {id(i) for i, _ in table.items()}
+    assert held == {id(i) for i in mine}
+    assert next(i for i in table.odd) is mine[-1]

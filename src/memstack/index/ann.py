@@ -16,14 +16,13 @@ give every vector the same bit), 48 bytes at 384 dimensions, and the graph walks
 distance. On clustered 384-dimensional vectors (100,000, connectivity 16, 100 candidates re-scored
 from 8 bits) this found 0.986 of the exact top 100 against 0.952 for usearch's own 8-bit vectors
 (whose one scale for every vector blurs small components), and it takes about 290 bytes an entry in
-memory (a restored graph's RSS; 197 serialised) against about 640 (533 serialised). Through
-``bench/scale.py --vectors clustered`` at a million entries the fused top 10 kept 0.986 of the exact
-one (what the 8-bit re-score allows) at a p50 of 5.25 ms, the index counting 1,076 bytes an entry.
-usearch's own ``memory_usage`` says about 510 at 300,000: it counts address space its allocators
-reserve and do not touch, so :attr:`AnnIndex.nbytes` counts the serialised size plus :data:`SLACK`
-an entry, what the resident memory showed. Vectors of few dimensions carry too few bits for this
-(a 16-dimensional one would be 2 bytes): below :data:`BITS_FROM` dimensions the graph keeps
-usearch's 8-bit vectors (cosine, not centred).
+memory (a restored graph's RSS; 197 serialised) against about 640 (533 serialised). Connectivity 12
+(165 bytes serialised) keeps 0.989 of the exact top 10 at a million (634 candidates re-scored
+exactly; 0.995 at 16). usearch's own ``memory_usage`` says about 510 at 300,000: it counts address
+space its allocators reserve and do not touch, so :attr:`AnnIndex.nbytes` counts the serialised
+size plus what the resident memory showed beyond it (:data:`SLACK`, :data:`SLACK_ADDED`). Vectors
+of few dimensions carry too few bits for this (a 16-dimensional one would be 2 bytes): below
+:data:`BITS_FROM` dimensions the graph keeps usearch's 8-bit vectors (cosine, not centred).
 
 Keys: usearch labels are integers. An id's label is a 63-bit digest of the id
 (:class:`~memstack.index.labels.LabelTable`: no Python object per entry, about 34 bytes an entry at
@@ -65,10 +64,14 @@ narrow search links a vector to a poorer set of neighbours: at 300,000 clustered
 candidates re-scored from 8 bits, 128 found the whole exact top 100 (recall 1.000, the top 10 at
 0.984, what the 8-bit re-score itself allows) where 64 found 0.971 of it, for the same build time."""
 EXPANSION_SEARCH: Final = 64
-SLACK: Final = 112
-"""Bytes an entry usearch holds beyond its serialised form: its key table, a pointer to each node and
-vector, allocation rounding (a graph of 300,000 bit vectors: 289 bytes an entry of RSS restored, 317
-copied, for 197 serialised)."""
+SLACK: Final = 62
+"""Bytes an entry usearch holds beyond its serialised form in a restored or copied graph: its key
+table, a pointer to each node and vector, allocation rounding (300,000 clustered bit vectors at
+connectivity 12, usearch alone, the process's RSS after ``malloc_trim``: 62 bytes an entry restored,
+62 copied, for 165 serialised)."""
+SLACK_ADDED: Final = 106
+"""The same for each vector added in this process (a graph built here: 106 an entry; the threads'
+build contexts and the allocator's rounding of nodes allocated one by one)."""
 BITS_FROM: Final = 256
 """Dimensions from which the graph holds a bit a component. On hashed 48-dimensional vectors (a bag of
 words, ``tests/tiers/longterm/test_ann.py``'s corpus) the fused top 10 through a bit graph kept 0.83
@@ -148,6 +151,7 @@ class AnnIndex:
         if labels:
             self._labels.fill(list(labels), list(labels.values()))
         self._bytes = (-1, 0)  # (len when measured, usearch's serialised length then): it costs ~ms
+        self._added = 0  # vectors added in this process (SLACK_ADDED each)
 
     def __len__(self) -> int:
         return len(self._labels)
@@ -166,7 +170,13 @@ class AnnIndex:
         n, measured = self._bytes
         if abs(len(self._labels) - n) * 64 > n:
             self._bytes = n, measured = len(self._labels), int(self._graph.serialized_length)
-        return measured + SLACK * len(self._labels) + self._labels.nbytes
+        added = min(self._added, len(self._labels))
+        return measured + SLACK * len(self._labels) + (SLACK_ADDED - SLACK) * added + self._labels.nbytes
+
+    def share_ids(self, ids: list[str]) -> None:
+        """Hold the caller's string objects for the ids (a loaded graph's are its snapshot's, about
+        60 bytes an entry more): :attr:`nbytes` leaves the ids out."""
+        self._labels.share(ids)
 
     def copy(self) -> AnnIndex:
         """An independent copy (a snapshot serialises it without holding the owner's lock)."""
@@ -195,6 +205,7 @@ class AnnIndex:
             for entry_id in ids:
                 self.remove(entry_id)
         labels = np.array(self._labels.fill(ids), dtype=np.uint64)
+        self._added += len(ids)
         for start in range(0, len(ids), _CHUNK):  # the bits of a chunk at a time, not of every row
             self._graph.add(labels[start : start + _CHUNK], self._coded(rows[start : start + _CHUNK]))
 

@@ -195,6 +195,12 @@ class LabelTable:
             at[todo] = (at[todo] + 1) % self._size
         return out
 
+    def share(self, ids: list[str]) -> None:
+        """Hold the string objects of ``ids`` for those of them held (equal strings, one object)."""
+        same = {entry_id: entry_id for entry_id in ids}
+        self._ids[:] = [None if i is None else same.get(i, i) for i in self._ids.tolist()]
+        self.odd = {same.get(i, i): label for i, label in self.odd.items()}
+
     def items(self) -> Iterator[tuple[str, int]]:
         """``(id, label)`` of every id held."""
         held = (self._keys != _EMPTY) & (self._keys != _GONE)

@@ -141,6 +141,7 @@ def _load(
     for entry_id in found.ids():
         if entry_id not in vectors:
             found.remove(entry_id)
+    found.share_ids(vectors.ids())  # the cache's id strings, not the snapshot's copies
     missing = [i for i in vectors.ids() if i not in found]
     if missing:
         found.extend(missing, vectors.columns()[:, vectors.rows_of(missing)].T)
