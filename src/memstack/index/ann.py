@@ -1,7 +1,7 @@
 """``AnnIndex``: an approximate nearest-neighbour graph (HNSW over one bit a component) over string ids.
 
 A scope whose vectors number at least :data:`ANN_FROM` is searched through this graph instead of a
-scan of every vector: the graph proposes candidates, the caller re-scores them from the 8-bit vectors
+scan of every vector: the graph proposes candidates, the caller re-scores them from the quantised vectors
 it holds (a scale per vector) and keeps the best. The library is usearch (an ``embeddings`` extra):
 chosen on ``bench/ann_choice.py`` against hnswlib, faiss and voyager (docs/scale.md has the figures):
 it has compact vector types, removes a vector for real (faiss's HNSW cannot remove), answers a query

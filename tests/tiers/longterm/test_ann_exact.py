@@ -18,7 +18,7 @@ from memstack.tiers.longterm import LongTermMemory, index_cache
 from memstack.tiers.longterm.ann_exact import reader
 from memstack.tiers.longterm.index_cache import ScopeCache
 from memstack.tiers.longterm.layout import ScopeKeys
-from memstack.tiers.longterm.vectors import encode_vector
+from memstack.tiers.longterm.vectors import StoredVector, encode_vector, text_hash
 
 if not graph.available():
     pytest.skip("usearch is not installed", allow_module_level=True)
@@ -62,12 +62,17 @@ def test_the_reader_takes_only_the_vector_of_the_cached_text_and_model(engine: E
     cache = ScopeCache()
     rows = np.random.default_rng(5).normal(size=(6, dim)).astype(np.float32)
     cache.texts = {f"e{n}": f"text {n}" for n in range(6)}
+    # the vectors the cache took (released: the index holds them), each made from its entry's text
+    cache.vectors = {
+        f"e{n}": StoredVector("m" if n != 3 else "other", dim, text_hash(f"text {n}"), np.zeros((0, dim)))
+        for n in range(6)
+    }
     engine.hset(
         keys.vectors,
         {
             "e0": encode_vector("m", "text 0", rows[0]),  # the writer's own form
             "e1": json.dumps(json.loads(encode_vector("m", "text 1", rows[1])), indent=1),  # spaced out
-            "e2": encode_vector("m", "text 2, since changed", rows[2]),  # made from an older text
+            "e2": encode_vector("m", "text 2, since changed", rows[2]),  # made since, from a newer text
             "e3": encode_vector("other", "text 3", rows[3]),  # another model
             "e4": encode_vector("m", "text 4", rows[4])[:-9] + '!!!!!!!"}',  # damaged base64
             "gone": encode_vector("m", "text gone", rows[5]),  # not in the cache

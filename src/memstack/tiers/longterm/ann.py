@@ -5,8 +5,9 @@ gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like 
 search asks the graph for its :func:`candidates` nearest (``depth``, twice that from a graph of
 bits, more past 100,000 vectors; a filtered one for ``over x candidates x n / allowed``), keeps
 those the filters, the tenant's scope and the validity window allow (``allowed``), re-scores each
-from the scope's 8-bit vectors (a scale per vector:
-:meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``. When
+from the scope's 4-bit vectors (a scale per vector:
+:meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``, each scored
+again from the float vector the engine stores for it (:mod:`.ann_exact`). When
 the filters leave fewer entries than the over-fetch could reach (``allowed`` smaller than ``n /
 over``), or the graph's candidates leave fewer than ``depth`` allowed, the allowed vectors are
 scored exactly instead: a filtered search never loses hits to the approximation, it only gets
@@ -71,7 +72,7 @@ def candidates(depth: int, n: int, bits: bool = False) -> int:
     grows (clustered 384-dimensional vectors, 8-bit graph, 100 candidates: 0.97 of the exact top 10
     at 100,000, 0.87 at 300,000), and asking for more candidates widens the search itself (usearch
     explores ``max(expansion, k)`` nodes). A bit graph's Hamming distance ranks its candidates
-    coarsely; re-scoring twice as many costs little (a gather of a few hundred 8-bit columns) and
+    coarsely; re-scoring twice as many costs little (a gather of a few hundred quantised rows) and
     kept the fused top 10 at 0.95 or more where the plain count gave 0.94 (hashed 384-dimensional
     vectors, tests/tiers/longterm/test_ann.py)."""
     count = depth if n <= GROWN_FROM else math.ceil(depth * (n / GROWN_FROM) ** 0.5)

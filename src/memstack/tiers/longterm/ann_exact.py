@@ -10,8 +10,9 @@ then reads the exact cosine of every vector hit, as the exact scan gives it.
 
 A vector read is used only if it is the one the cache holds for the entry: made by the search's
 model, of its dimension, from the entry's text as the cache has it (the text digest every stored
-vector carries). A vector changed or deleted since the cache's version keeps its 4-bit cosine, so
-the answer stays the one of the cache's version. Reading never writes.
+vector carries, compared with the digest of the vector the cache took). A vector changed or
+deleted since the cache's version keeps its 4-bit cosine, so the answer stays the one of the
+cache's version. Reading never writes.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ...engines import Engine
 from ...index.codec import unit_rows
 from .index_cache import ScopeCache
 from .layout import ScopeKeys
-from .vectors import Matrix, text_hash
+from .vectors import Matrix
 
 __all__ = ["Reader", "reader"]
 
@@ -50,14 +51,16 @@ def reader(engine: Engine, keys: ScopeKeys, cache: ScopeCache, model: str, dim: 
         raws = engine.hmget(keys.vectors, ids) if ids else []
         rows = np.zeros((len(ids), dim), dtype=np.float32)
         ok = np.zeros(len(ids), dtype=bool)
-        texts = cache.texts
+        held = cache.vectors
         plain: list[str] = []  # the base64 of the payloads in the writer's own form, ...
         where: list[int] = []  # ... and their rows
         for n, (entry_id, raw) in enumerate(zip(ids, raws, strict=True)):
-            text = texts.get(entry_id)
-            if raw is None or text is None:
+            stored = held.get(entry_id)
+            if raw is None or stored is None or stored.model != model or entry_id not in cache.texts:
                 continue
-            digest = text_hash(text)
+            # the digest of the text the cache's vector was made from: the index holds a vector only
+            # while it matches the entry's current text (index_cache._valid)
+            digest = stored.text_hash
             # :func:`~.vectors.encode_vector`'s payload, byte for byte: its vector is the base64
             # between this head and the closing ``"}`` (no JSON parse needed)
             prefix = head + digest + '","v":"'

@@ -270,7 +270,7 @@ class ScopeCache(Mirror):
                 held.remove(entry_id)
             added = [i for i in pending if i in vectors]
             if added:
-                # The decoded floats while held (the index itself may hold them in 8 bits).
+                # The decoded floats while held (the index itself may hold them in 4 or 8 bits).
                 held.extend(added, np.stack([self.vector_row(entry_id) for entry_id in added]))
                 for entry_id in added:
                     stored = self.vectors.get(entry_id)
