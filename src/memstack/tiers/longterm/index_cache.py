@@ -205,12 +205,9 @@ class ScopeCache(Mirror):
 
     def release(self, model: str, dim: int) -> None:
         """Drop the decoded float copy of each vector the (model, dim) index holds, once that index
-        backs a graph (caller holds :attr:`lock`), and quantise the index: its 4-bit rows are then
-        the one copy the graph's candidates are re-scored from (196 bytes an entry at 384 dimensions
-        instead of 3,072), the best of them re-scored from the engine's floats (:mod:`.ann_exact`);
-        :meth:`vector_row` reads a vector back from them. A scope of conversation turns keeps 8
-        bits (388 bytes): the conversation-context profiles scan every vector, with no exact
-        re-score after the scan."""
+        backs a graph (caller holds :attr:`lock`), and quantise the index to 4 bits (196 bytes an
+        entry at 384 dimensions; the hits are then scored from the engine's floats, .ann_exact), or
+        8 in a scope of conversation turns (its context profiles scan every vector, no exact pass)."""
         found = self.vector_indexes.get((model, dim))
         if found is None:
             return
