@@ -23,7 +23,7 @@
    top 10 that the graph-backed search also returns; ``ann_build_s`` the graph's build time. Index
    bytes per entry, from the scope cache's own counts: ``vec_b`` (the vectors: the decoded
    float copy and the search matrix, 4 bits a component once a graph backs it, and its id maps),
-   ``graph_b`` (the graph, a bit a component from 256 dimensions, and its id map), ``bm25_b``.
+   ``graph_b`` (the graph, a bit a component from 256 dimensions, and its label table), ``bm25_b``.
 3. Many small scopes: ``--scopes`` scopes of 10 entries (100,000 by default, 5,000 with
    ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
    (p50/p99, and the p99 of the searching thread's CPU time, which a busy machine's other jobs
