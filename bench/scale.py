@@ -22,8 +22,8 @@
    ``MEMSTACK_ANN_FROM`` vectors, 20,000 by default). ``overlap`` is the mean share of the exact
    top 10 that the graph-backed search also returns; ``ann_build_s`` the graph's build time. Index
    bytes per entry, from the scope cache's own counts: ``vec_b`` (the vectors: the decoded
-   float copy and the search matrix, 8 bits a component once a graph backs it, and its id maps),
-   ``graph_b`` (the graph, a bit a component from 256 dimensions, and its id map), ``bm25_b``.
+   float copy and the search matrix, 4 bits a component once a graph backs it, and its id maps),
+   ``graph_b`` (the graph, a bit a component from 256 dimensions, and its label table), ``bm25_b``.
 3. Many small scopes: ``--scopes`` scopes of 10 entries (100,000 by default, 5,000 with
    ``--quick``, 100 with ``--smoke``), bulk-written, then 2,000 searches of random scopes
    (p50/p99, and the p99 of the searching thread's CPU time, which a busy machine's other jobs
@@ -149,7 +149,7 @@ def _searches(lt: LongTermMemory, queries: list[str], answers: list[list[str]] |
 def _hybrid(lt: LongTermMemory, queries: list[str], threshold: int) -> tuple[list[float], list[list[str]]]:
     """Hybrid searches with the graph used from ``threshold`` vectors. The exact answers (a threshold
     above the scope's size) come from a fresh cache that reads the float vectors from the engine: a
-    graph-backed cache holds them in 8 bits only. The next call starts from a fresh cache too (it
+    graph-backed cache holds them in 4 bits only. The next call starts from a fresh cache too (it
     loads the graph the snapshot stored, or builds it)."""
     default, graph.ANN_FROM = graph.ANN_FROM, threshold
     exact = threshold > lt.engine.scard(lt.keys.ids)

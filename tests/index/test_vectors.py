@@ -122,34 +122,48 @@ def test_moments_follow_every_change_and_give_the_scans_mean_and_spread() -> Non
     assert index.moments()[2] == 0 and not index.moments()[0].any()
 
 
-def test_a_quantised_index_holds_8_bits_a_component_and_stays_consistent_through_changes() -> None:
+@pytest.mark.parametrize("bits", [4, 8])
+def test_a_quantised_index_holds_its_bits_and_stays_consistent_through_changes(bits: int) -> None:
     rng = np.random.default_rng(7)
-    dim = 64
+    dim = 63  # odd: a 4-bit row pads its last byte
     index = VectorIndex(dim)
     index.extend([f"e{n}" for n in range(40)], rng.normal(size=(40, dim)))
     index.add("multi", rng.normal(size=(2, dim)))  # an id with two rows keeps its best one
-    index.moments()
     before, floats = index.nbytes, index.columns().copy()
-    index.quantise()
-    # each column (of the matrix's room) a byte a component and a 4-byte scale instead of four bytes a
+    with pytest.raises(ValueError, match="bits"):
+        index.quantise(6)
+    index.quantise(bits)
+    assert index.quantised == bits
+    # each vector (of the matrix's room) its codes and a 4-byte scale instead of four bytes a
     # component; the id maps stay as they were
-    saved, per_column = before - index.nbytes, 3 * dim - 4
-    assert index.quantised and saved % per_column == 0 and saved // per_column >= index.columns().shape[1]
-    step = np.abs(floats).max(axis=0) / 127  # half a step of each column's own scale at most
-    assert (np.abs(index.columns() - floats) <= step / 2 + 1e-7).all()
+    saved, per_row = before - index.nbytes, 4 * dim - ((dim + 1) // 2 if bits == 4 else dim) - 4
+    assert saved % per_row == 0 and saved // per_row >= index.columns().shape[1]
+    top = 7 if bits == 4 else 127
+    step = np.abs(floats).max(axis=0) / top  # half a step of each vector's own scale at most
+    assert (np.abs(index.columns() - floats) <= step / 2 + 1e-6).all()
+    # the moments are the float vectors' (taken before quantising)
+    total, outer, n = index.moments()
+    assert total == pytest.approx(floats.sum(axis=1), abs=1e-5)
+    assert outer == pytest.approx(floats @ floats.T, abs=1e-5)
     for change in range(150):
         key = f"e{rng.integers(50)}"
+        total, outer = (m.copy() for m in index.moments()[:2])
+        if key in index:  # taken out as held
+            held = index.gather([key])[:, 0].astype(np.float64)
+            total, outer = total - held, outer - np.outer(held, held)
         if rng.random() < 0.4:
             index.remove(key)
         else:
-            index.add(key, rng.normal(size=dim))
-        columns = index.columns().astype(np.float64)
-        total, outer, n = index.moments()
-        assert n == columns.shape[1], change
-        assert total == pytest.approx(columns.sum(axis=1), abs=1e-4), change
-        assert outer == pytest.approx(columns @ columns.T, abs=1e-4), change
+            vector = unit_rows(rng.normal(size=dim))[0].astype(np.float64)
+            index.add(key, vector)  # added as given
+            total, outer = total + vector, outer + np.outer(vector, vector)
+        got, got_outer, n = index.moments()
+        assert n == index.columns().shape[1], change
+        assert got == pytest.approx(total, abs=1e-4), change
+        assert got_outer == pytest.approx(outer, abs=1e-4), change
     ids = index.ids()
-    assert np.array_equal(index.gather(ids[:5]), index.columns()[:, :5])
+    single = [n for n, entry_id in enumerate(ids) if entry_id != "multi"][:5]
+    assert np.array_equal(index.gather([ids[n] for n in single]), index.columns()[:, single])
     query = unit_rows(rng.normal(size=dim))[0]
     listed, sims = index.similarities(query)
     by_id = dict(zip(listed, sims.tolist(), strict=True))
@@ -161,7 +175,8 @@ def test_a_quantised_index_holds_8_bits_a_component_and_stays_consistent_through
     assert [i for i, _ in index.top(query, 3)] == [i for i, _ in best]
 
 
-def test_the_count_is_what_tracemalloc_sees_the_id_maps_included() -> None:
+@pytest.mark.parametrize("bits", [4, 8])
+def test_the_count_is_what_tracemalloc_sees_the_id_maps_included(bits: int) -> None:
     rng = np.random.default_rng(3)
     ids = [f"id{n:08d}" for n in range(20_000)]  # the caller's strings: not the index's bytes
     rows = rng.normal(size=(20_000, 32)).astype(np.float32)
@@ -171,7 +186,7 @@ def test_the_count_is_what_tracemalloc_sees_the_id_maps_included() -> None:
         index = VectorIndex(32)
         index.extend(ids, rows)
         index.add("multi", rng.normal(size=(3, 32)))
-        index.quantise()
+        index.quantise(bits)
         gc.collect()
         traced = tracemalloc.get_traced_memory()[0]
     finally:

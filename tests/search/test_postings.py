@@ -48,6 +48,34 @@ def test_appends_keep_every_list_while_blocks_move_and_the_arrays_pack() -> None
     assert postings.used <= 2 * postings.pairs + 1024
 
 
+def test_a_packed_index_gives_back_its_room_and_scores_and_grows_as_before() -> None:
+    rng = random.Random(9)
+    vocabulary = [f"w{i}" for i in range(400)]
+    texts = [" ".join(rng.choices(vocabulary, k=rng.randint(3, 15))) for _ in range(4000)]
+    index, fresh = Bm25Index(), Bm25Index()
+    for n, text in enumerate(texts[:3000]):
+        index.add(f"d{n}", text)
+        fresh.add(f"d{n}", text)
+    index.remove("d7")
+    fresh.remove("d7")
+    some = [f"d{n}" for n in range(0, 3000, 3)]
+    mask, fresh_mask = index.mask(some), fresh.mask(some)
+    before, lists = index.nbytes(), _lists(index._postings)
+    index.pack()
+    postings = index._postings
+    assert _lists(postings) == lists and postings.used == postings.held == postings.pairs
+    assert len(postings.slots) == postings.pairs and len(index._dl) == len(index._seq) == 3000
+    assert before - index.nbytes() >= 6 * (len(fresh._postings.slots) - postings.pairs) > 0
+    for query in ("w1 w2", "w17 w300 w5", "w399"):
+        assert index.search(query, 20) == fresh.search(query, 20)
+        assert index.search(query, 20, mask) == fresh.search(query, 20, fresh_mask)
+    for n, text in enumerate(texts[3000:], start=3000):  # the blocks grow room again
+        index.add(f"d{n}", text)
+        fresh.add(f"d{n}", text)
+    assert index.search("w3 w4 w5", 30) == fresh.search("w3 w4 w5", 30)
+    assert _lists(index._postings) == _lists(fresh._postings)
+
+
 def test_live_csr_and_from_csr_round_trip() -> None:
     postings = Postings()
     for slot, counts in enumerate([{"a": 1, "b": 2}, {"b": 1}, {"c": 3, "a": 2}, {"a": 1}]):

@@ -1,7 +1,7 @@
 """``AnnIndex``: an approximate nearest-neighbour graph (HNSW over one bit a component) over string ids.
 
 A scope whose vectors number at least :data:`ANN_FROM` is searched through this graph instead of a
-scan of every vector: the graph proposes candidates, the caller re-scores them from the 8-bit vectors
+scan of every vector: the graph proposes candidates, the caller re-scores them from the quantised vectors
 it holds (a scale per vector) and keeps the best. The library is usearch (an ``embeddings`` extra):
 chosen on ``bench/ann_choice.py`` against hnswlib, faiss and voyager (docs/scale.md has the figures):
 it has compact vector types, removes a vector for real (faiss's HNSW cannot remove), answers a query
@@ -16,17 +16,18 @@ give every vector the same bit), 48 bytes at 384 dimensions, and the graph walks
 distance. On clustered 384-dimensional vectors (100,000, connectivity 16, 100 candidates re-scored
 from 8 bits) this found 0.986 of the exact top 100 against 0.952 for usearch's own 8-bit vectors
 (whose one scale for every vector blurs small components), and it takes about 290 bytes an entry in
-memory (a restored graph's RSS; 197 serialised) against about 640 (533 serialised). Through
-``bench/scale.py --vectors clustered`` at a million entries the fused top 10 kept 0.986 of the exact
-one (what the 8-bit re-score allows) at a p50 of 5.25 ms, the index counting 1,076 bytes an entry.
-usearch's own ``memory_usage`` says about 510 at 300,000: it counts address space its allocators
-reserve and do not touch, so :attr:`AnnIndex.nbytes` counts the serialised size plus :data:`SLACK`
-an entry, what the resident memory showed. Vectors of few dimensions carry too few bits for this
-(a 16-dimensional one would be 2 bytes): below :data:`BITS_FROM` dimensions the graph keeps
-usearch's 8-bit vectors (cosine, not centred).
+memory (a restored graph's RSS; 197 serialised) against about 640 (533 serialised). Connectivity 12
+(165 bytes serialised) keeps 0.989 of the exact top 10 at a million (634 candidates re-scored
+exactly; 0.995 at 16). usearch's own ``memory_usage`` says about 510 at 300,000: it counts address
+space its allocators reserve and do not touch, so :attr:`AnnIndex.nbytes` counts the serialised
+size plus what the resident memory showed beyond it (:data:`SLACK`, :data:`SLACK_ADDED`). Vectors
+of few dimensions carry too few bits for this (a 16-dimensional one would be 2 bytes): below
+:data:`BITS_FROM` dimensions the graph keeps usearch's 8-bit vectors (cosine, not centred).
 
-Keys: usearch labels are integers. Each id gets a fresh label when added (a re-added id gets a new
-one), so a label never names two ids over the index's life.
+Keys: usearch labels are integers. An id's label is a 63-bit digest of the id
+(:class:`~memstack.index.labels.LabelTable`: no Python object per entry, about 34 bytes an entry at
+a million against 80 for a dict and its int objects); a re-added id gets its label again (usearch
+frees a removed label for reuse), and two ids never hold one label at once.
 """
 
 from __future__ import annotations
@@ -37,13 +38,13 @@ import importlib.util
 import json
 import math
 import os
-import sys
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ..foundation.errors import InvalidValue
+from .labels import LabelTable
 
 __all__ = ["ANN_FROM", "AnnIndex", "available", "bits", "current", "stats"]
 
@@ -56,17 +57,21 @@ Vectors that are nearly orthogonal (a hashed bag of words: ``--vectors hashed``)
 worst case (overlap 0.17 at 20,000): an embedder like that wants ``MEMSTACK_ANN_FROM`` set very high."""
 ANN_FROM: int = int(os.environ.get("MEMSTACK_ANN_FROM") or DEFAULT_FROM)
 """Vectors in a scope from which its searches go through the graph (exact below; tests lower it)."""
-CONNECTIVITY: Final = 16
+CONNECTIVITY: Final = 12
 EXPANSION_ADD: Final = 128
 """Breadth of the search that links a new vector. Bits give many equal Hamming distances, and a
 narrow search links a vector to a poorer set of neighbours: at 300,000 clustered vectors, 634
 candidates re-scored from 8 bits, 128 found the whole exact top 100 (recall 1.000, the top 10 at
 0.984, what the 8-bit re-score itself allows) where 64 found 0.971 of it, for the same build time."""
 EXPANSION_SEARCH: Final = 64
-SLACK: Final = 112
-"""Bytes an entry usearch holds beyond its serialised form: its key table, a pointer to each node and
-vector, allocation rounding (a graph of 300,000 bit vectors: 289 bytes an entry of RSS restored, 317
-copied, for 197 serialised)."""
+SLACK: Final = 62
+"""Bytes an entry usearch holds beyond its serialised form in a restored or copied graph: its key
+table, a pointer to each node and vector, allocation rounding (300,000 clustered bit vectors at
+connectivity 12, usearch alone, the process's RSS after ``malloc_trim``: 62 bytes an entry restored,
+62 copied, for 165 serialised)."""
+SLACK_ADDED: Final = 106
+"""The same for each vector added in this process (a graph built here: 106 an entry; the threads'
+build contexts and the allocator's rounding of nodes allocated one by one)."""
 BITS_FROM: Final = 256
 """Dimensions from which the graph holds a bit a component. On hashed 48-dimensional vectors (a bag of
 words, ``tests/tiers/longterm/test_ann.py``'s corpus) the fused top 10 through a bit graph kept 0.83
@@ -142,23 +147,20 @@ class AnnIndex:
         self.dim = dim
         self._graph = _new(dim) if graph is None else graph
         self._centre = None if centre is None else np.asarray(centre, dtype=np.float32).reshape(dim)
-        self._label: dict[str, int] = dict(labels or {})
-        self._next = max(self._label.values(), default=-1) + 1
-        # label -> id (None: removed), an object array so that a search's labels become ids in
-        # one gather instead of a dict lookup per candidate
-        self._names: npt.NDArray[np.object_] = np.full(max(16, self._next), None, dtype=object)
-        for entry_id, label in self._label.items():
-            self._names[label] = entry_id
+        self._labels = LabelTable(len(labels or ()))
+        if labels:
+            self._labels.fill(list(labels), list(labels.values()))
         self._bytes = (-1, 0)  # (len when measured, usearch's serialised length then): it costs ~ms
+        self._added = 0  # vectors added in this process (SLACK_ADDED each)
 
     def __len__(self) -> int:
-        return len(self._label)
+        return len(self._labels)
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._label
+        return entry_id in self._labels
 
     def ids(self) -> list[str]:
-        return list(self._label)
+        return [entry_id for entry_id, _ in self._labels.items()]
 
     @property
     def nbytes(self) -> int:
@@ -166,14 +168,21 @@ class AnnIndex:
         moved by 1/64 since, plus :data:`SLACK` an entry) and the label maps' (the dict's table, its
         int values, the label array; the ids are the caller's strings)."""
         n, measured = self._bytes
-        if abs(len(self._label) - n) * 64 > n:
-            self._bytes = n, measured = len(self._label), int(self._graph.serialized_length)
-        maps = sys.getsizeof(self._label) + 32 * len(self._label) + int(self._names.nbytes)
-        return measured + SLACK * len(self._label) + maps
+        if abs(len(self._labels) - n) * 64 > n:
+            self._bytes = n, measured = len(self._labels), int(self._graph.serialized_length)
+        added = min(self._added, len(self._labels))
+        return measured + SLACK * len(self._labels) + (SLACK_ADDED - SLACK) * added + self._labels.nbytes
+
+    def share_ids(self, ids: list[str]) -> None:
+        """Hold the caller's string objects for the ids (a loaded graph's are its snapshot's, about
+        60 bytes an entry more): :attr:`nbytes` leaves the ids out."""
+        self._labels.share(ids)
 
     def copy(self) -> AnnIndex:
         """An independent copy (a snapshot serialises it without holding the owner's lock)."""
-        return AnnIndex(self.dim, self._graph.copy(), self._label, self._centre)
+        made = AnnIndex(self.dim, self._graph.copy(), None, self._centre)
+        made._labels = self._labels.copy()
+        return made
 
     def _coded(self, rows: npt.NDArray[np.float32]) -> npt.NDArray[Any]:
         """``rows`` as the graph takes them: the signs around the centre as bits, or as they are."""
@@ -189,16 +198,14 @@ class AnnIndex:
             self._centre = rows.mean(axis=0, dtype=np.float64).astype(np.float32) if len(ids) else None
             if self._centre is None:
                 return
-        labels = np.arange(self._next, self._next + len(ids), dtype=np.uint64)
-        self._next += len(ids)
-        if self._next > len(self._names):
-            grown = np.full(max(self._next, 2 * len(self._names)), None, dtype=object)
-            grown[: len(self._names)] = self._names
-            self._names = grown
-        for entry_id, label in zip(ids, labels.tolist(), strict=True):
-            self.remove(entry_id)
-            self._label[entry_id] = label
-            self._names[label] = entry_id
+        if len(set(ids)) < len(ids):  # an id given twice: its last vector
+            last = sorted({entry_id: n for n, entry_id in enumerate(ids)}.values())
+            ids, rows = [ids[n] for n in last], rows[last]
+        if len(self._labels):
+            for entry_id in ids:
+                self.remove(entry_id)
+        labels = np.array(self._labels.fill(ids), dtype=np.uint64)
+        self._added += len(ids)
         for start in range(0, len(ids), _CHUNK):  # the bits of a chunk at a time, not of every row
             self._graph.add(labels[start : start + _CHUNK], self._coded(rows[start : start + _CHUNK]))
 
@@ -208,10 +215,9 @@ class AnnIndex:
 
     def remove(self, entry_id: str) -> bool:
         """Drop ``entry_id``; True if it was there."""
-        label = self._label.pop(entry_id, None)
+        label = self._labels.remove(entry_id)
         if label is None:
             return False
-        self._names[label] = None
         self._graph.remove(label)
         return True
 
@@ -224,11 +230,11 @@ class AnnIndex:
 
     def nearest(self, vector: npt.ArrayLike, k: int) -> tuple[npt.NDArray[np.object_], Cosines]:
         """:meth:`search` as two arrays (ids, approximate cosines), built without a Python loop."""
-        if not self._label or k <= 0:
+        if not len(self._labels) or k <= 0:
             return np.empty(0, dtype=object), np.empty(0, dtype=np.float32)
         query = np.asarray(vector, dtype=np.float32).reshape(1, self.dim)
-        found = self._graph.search(self._coded(query)[0], min(k, len(self._label)), exact=False)
-        ids = self._names[found.keys.astype(np.int64)]
+        found = self._graph.search(self._coded(query)[0], min(k, len(self._labels)), exact=False)
+        ids = self._labels.ids_of(found.keys)
         held = ids != None  # noqa: E711 (elementwise: a label removed since)
         if not bits(self.dim):
             return ids[held], (1.0 - found.distances[held]).astype(np.float32)
@@ -240,7 +246,7 @@ class AnnIndex:
         reads them)."""
         centre = base64.b64encode(np.asarray(self._centre, dtype="<f4").tobytes()).decode()
         head = {**meta, "dim": self.dim, "centre": centre if self._centre is not None else None}
-        text = json.dumps({**head, "labels": self._label}, separators=(",", ":"))
+        text = json.dumps({**head, "labels": dict(self._labels.items())}, separators=(",", ":"))
         return b"".join([_MAGIC, text.encode(), b"\n", bytes(self._graph.save())])
 
     @classmethod

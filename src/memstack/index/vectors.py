@@ -11,13 +11,15 @@ partial sort for the best ``k``; below :data:`BLAS_FROM` columns it is an ``eins
 wake its thread pool per call, which costs milliseconds on a busy machine, more than a small
 product). Cosine similarity is 0 for a zero vector (nothing to compare), as in RobotLab's memory store.
 
-:meth:`VectorIndex.quantise` turns the matrix into 8-bit columns, each with its own float scale
-(388 bytes a 384-dimensional vector instead of 1,536), for a scope whose searches go through an
-approximate graph and only re-score its candidates (:meth:`VectorIndex.gather`). Each column's own
-scale (its largest component maps to 127) keeps the cosine within about 0.001: on clustered
-384-dimensional vectors the top 10 re-scored from 300 exact candidates kept 0.98 of the exact ones,
-against 0.885 for one scale for every vector (the graph library's own 8-bit copy multiplies each unit
-vector by 127, so a component of about 0.05 gets some 13 levels) and 0.998 for float16 (twice the bytes).
+:meth:`VectorIndex.quantise` replaces the float matrix by rows of 4 or 8 bits a component
+(:mod:`memstack.index.quantise`), each with its own float scale (196 or 388 bytes a 384-dimensional
+vector instead of 1,536), for a scope whose searches go through an approximate graph and only
+re-score its candidates (:meth:`VectorIndex.gather`). Each vector's own scale (its largest
+component maps to the top level) keeps the cosine within about 0.001 at 8 bits and 0.005 at 4: on
+clustered 384-dimensional vectors the top 10 re-scored from 300 exact candidates kept 0.98 of the
+exact ones at 8 bits, against 0.885 for one scale for every vector (the graph library's own 8-bit
+copy multiplies each unit vector by 127, so a component of about 0.05 gets some 13 levels). The
+quantised rows are row-major, so a candidate's codes are one contiguous run.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from . import quantise as q
 from .codec import Matrix, unit_rows
 
 __all__ = ["VectorIndex"]
@@ -61,7 +64,9 @@ class VectorIndex:
         self._sum: npt.NDArray[np.float64] | None = None  # see moments(): kept once asked for
         self._outer: npt.NDArray[np.float64] | None = None
         self._pending: tuple[list[Matrix], list[Matrix], int] = ([], [], 0)  # columns to fold in
-        self._scale: Matrix | None = None  # quantised: each int8 column times its scale (quantise())
+        self._codes: q.Codes | None = None  # quantised: a row of codes per vector (quantise())
+        self._scale: Matrix = np.zeros(0, dtype=np.float32)  # and each row's scale
+        self._bits = 0
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -75,38 +80,42 @@ class VectorIndex:
         id list, the id dict's table and its slot numbers (int objects; the ids are the caller's
         strings) and the rows of ids holding several."""
         arrays = self._matrix.nbytes + self._owner.nbytes + self._first.nbytes
-        scales = 0 if self._scale is None else self._scale.nbytes
+        scales = self._scale.nbytes + (0 if self._codes is None else self._codes.nbytes)
         ids = sys.getsizeof(self._ids) + sys.getsizeof(self._slot) + 32 * len(self._slot)
         more = sys.getsizeof(self._more) + sum(88 + 40 * len(rows) for rows in self._more.values())
         return int(arrays + scales) + ids + more
 
     @property
-    def quantised(self) -> bool:
-        return self._scale is not None
+    def quantised(self) -> int:
+        """Bits a component the vectors are held in once quantised (0: float32)."""
+        return self._bits
 
-    def quantise(self) -> None:
-        """Hold every vector, now and later, as 8 bits a component with one scale per column."""
-        if self._scale is None:
+    def quantise(self, bits: int = 8) -> None:
+        """Hold every vector, now and later, as ``bits`` (4 or 8) a component with one scale per
+        vector. The moments (:meth:`moments`) are taken from the float vectors first and later ones
+        are added as given, so they stay the float figures; a vector removed afterwards is taken
+        out as held (its quantisation error, about 0.005 a cosine at 4 bits, stays in them)."""
+        if bits not in q.WIDTHS:
+            raise ValueError(f"quantise: {bits} bits a component, not one of {q.WIDTHS}")
+        if self._codes is None:
+            self.moments()
             floats = self._matrix
-            self._matrix = np.zeros(floats.shape, dtype=np.int8)
+            self._codes = q.empty(floats.shape[1], self.dim, bits)
             self._scale = np.zeros(floats.shape[1], dtype=np.float32)
+            self._bits = bits
+            self._matrix = np.zeros((self.dim, 0), dtype=np.float32)
             for start in range(0, self._nrows, _BLOCK):
                 stop = min(self._nrows, start + _BLOCK)
                 self._put(start, floats[:, start:stop])
-            # moments of what is held now (recomputed when next asked for: a search's first)
-            self._sum = self._outer = None
-            self._pending = [], [], 0
 
     def _put(self, start: int, columns: Matrix) -> None:
         """Store ``columns`` (float) at ``start`` and on (room reserved)."""
         stop = start + columns.shape[1]
-        if self._scale is None:
+        if self._codes is None:
             self._matrix[:, start:stop] = columns
             return
-        scale = np.abs(columns).max(axis=0) / np.float32(127)
-        scale[scale == 0] = 1
-        self._matrix[:, start:stop] = np.rint(columns / scale)
-        self._scale[start:stop] = scale
+        codes, scale = q.encode(np.ascontiguousarray(columns.T), self._bits)
+        self._codes[start:stop], self._scale[start:stop] = codes, scale
 
     def _rows(self, slot: int) -> list[int]:
         """The rows of the id in ``slot``, its first first."""
@@ -115,11 +124,10 @@ class VectorIndex:
 
     def _floats(self, rows: slice | list[int] | npt.NDArray[np.int64]) -> Matrix:
         """The columns ``rows`` (an index or slice of rows) as float32, dequantised if need be."""
-        picked = self._matrix[:, rows]
-        if self._scale is None:
+        if self._codes is None:
+            picked: Matrix = self._matrix[:, rows]
             return picked
-        out: Matrix = picked.astype(np.float32) * self._scale[rows]
-        return out
+        return q.decode(self._codes[rows], self._scale[rows], self.dim, self._bits).T
 
     def add(self, entry_id: str, vectors: npt.ArrayLike) -> bool:
         """Store ``vectors`` (one vector or rows, normalised) under ``entry_id``, replacing its
@@ -140,7 +148,7 @@ class VectorIndex:
             self._more[slot] = list(range(self._nrows, need))
         self._nrows = need
         self._multi += len(rows) > 1
-        self._moved(self._floats(slice(need - len(rows), need)), 1.0)  # as held: removal subtracts it
+        self._moved(rows.T, 1.0)  # as given (the float vector, also when quantised)
         return True
 
     def extend(self, ids: list[str], vectors: npt.ArrayLike) -> None:
@@ -166,7 +174,7 @@ class VectorIndex:
         self._slot.update(zip(ids, range(first, first + len(ids)), strict=True))
         self._ids.extend(ids)
         self._nrows = need
-        self._moved(self._floats(slice(start, need)), 1.0)
+        self._moved(rows.T, 1.0)
 
     def _reserve(self, need: int, slots: int) -> None:
         """Room for ``need`` rows and ``slots`` ids."""
@@ -174,17 +182,20 @@ class VectorIndex:
             first = np.zeros(max(slots, 2 * len(self._first)), dtype=np.int32)
             first[: len(self._first)] = self._first
             self._first = first
-        if need > self._matrix.shape[1]:
-            size = max(need, 2 * self._matrix.shape[1])
-            grown = np.zeros((self.dim, size), dtype=self._matrix.dtype)
-            grown[:, : self._nrows] = self._matrix[:, : self._nrows]
-            if self._scale is not None:
-                scale = np.zeros(size, dtype=np.float32)
-                scale[: self._nrows] = self._scale[: self._nrows]
-                self._scale = scale
+        room = len(self._owner)
+        if need > room:
+            size, n = max(need, 2 * room), self._nrows
+            if self._codes is None:
+                grown = np.zeros((self.dim, size), dtype=np.float32)
+                grown[:, :n] = self._matrix[:, :n]
+                self._matrix = grown
+            else:
+                codes, scale = q.empty(size, self.dim, self._bits), np.zeros(size, dtype=np.float32)
+                codes[:n], scale[:n] = self._codes[:n], self._scale[:n]
+                self._codes, self._scale = codes, scale
             owner = np.zeros(size, dtype=np.int32)
-            owner[: self._nrows] = self._owner[: self._nrows]
-            self._matrix, self._owner = grown, owner
+            owner[:n] = self._owner[:n]
+            self._owner = owner
 
     def remove(self, entry_id: str) -> bool:
         """Drop ``entry_id``; True if it was there."""
@@ -212,9 +223,10 @@ class VectorIndex:
     def _move_last_to(self, row: int) -> None:
         last = self._nrows - 1
         if row != last:
-            self._matrix[:, row] = self._matrix[:, last]
-            if self._scale is not None:
-                self._scale[row] = self._scale[last]
+            if self._codes is None:
+                self._matrix[:, row] = self._matrix[:, last]
+            else:
+                self._codes[row], self._scale[row] = self._codes[last], self._scale[last]
             owner = int(self._owner[last])
             self._owner[row] = owner
             rows = self._more.get(owner)
@@ -269,7 +281,7 @@ class VectorIndex:
         n = self._nrows
         if n == 0 or query.shape[0] != self.dim or not query.any():
             return [], np.zeros(0, dtype=np.float32)
-        if self._scale is not None:  # block by block: never a float copy of every column
+        if self._codes is not None:  # block by block: never a float copy of every column
             blocks = (self._floats(slice(s, min(n, s + _BLOCK))) for s in range(0, n, _BLOCK))
             product = np.concatenate([np.dot(query, block) for block in blocks])
         elif n >= BLAS_FROM:

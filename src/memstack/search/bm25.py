@@ -216,6 +216,17 @@ class Bm25Index:
         if self._nslots == 0:
             self._clear()
 
+    def pack(self) -> None:
+        """Give back the posting lists' room to grow (:meth:`Postings.pack`) and the per-slot
+        arrays' (they grow by a quarter): scores and slots stay as they are, so masks made before
+        stay valid."""
+        with self._lock:
+            self._postings.pack()
+            n = max(16, self._nslots)
+            self._dl, self._live, self._seq = self._dl[:n].copy(), self._live[:n].copy(), self._seq[:n].copy()
+            if len(self._scratch) > n:
+                self._scratch = np.zeros(n, dtype=np.float64)  # all zeros between searches
+
     def export_state(self) -> Bm25State:
         """The live documents and their postings as arrays (see :mod:`memstack.search.bm25_state`).
 

@@ -164,15 +164,22 @@ class Postings:
         meta = self._meta[: len(self.names)]
         return _spread(meta[:, _START], meta[:, _COUNT]), meta[:, _COUNT]
 
-    def _pack(self) -> None:
+    def pack(self) -> None:
+        """Drop the garbage and every block's room (an index built in one go, or just snapshotted:
+        about 40 bytes an entry of a 100,000-entry index built entry by entry). The next append to
+        a block moves it to the end with room again, so appends stay amortised O(1)."""
+        self._pack(room=False)
+
+    def _pack(self, room: bool = True) -> None:
         """Drop the garbage: every block again, in term order, with a quarter more room than it
-        holds (so that the next appends do not move every block at once)."""
+        holds (so that the next appends do not move every block at once), or none (``room``
+        False)."""
         rows, counts = self._rows()
-        caps = counts + (counts >> 2)
+        caps = counts + (counts >> 2) if room else counts.copy()
         starts = np.zeros(len(caps), dtype=np.int64)
         np.cumsum(caps[:-1], out=starts[1:])
         held = int(caps.sum())
-        size = held + (held >> 3) + 16
+        size = held + (held >> 3) + 16 if room else max(held, 1)
         slots, tfs = np.zeros(size, dtype=np.int32), np.zeros(size, dtype=self.tfs.dtype)
         target = _spread(starts, counts)
         slots[target], tfs[target] = self.slots[rows], self.tfs[rows]

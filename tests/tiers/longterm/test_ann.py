@@ -142,15 +142,15 @@ def test_deletes_and_updates_reach_the_graph(engine: Engine, clock: ManualClock)
         cache = index_cache.scope_cache(engine, "u")
         held = cache.anns[(EMBEDDER.model_id, EMBEDDER.dim)]
         assert first not in held and len(held) == len(cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim))
-        # the graph-backed index is the one copy, in 8 bits: the decoded ones are released, read
-        # back within half a step of their column's scale (its largest component / 127)
+        # the graph-backed index is the one copy, in 4 bits: the decoded ones are released, read
+        # back within half a step of their vector's scale (its largest component / 7)
         some = held.ids()[0]
         index = cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim)
-        assert index.quantised
+        assert index.quantised == 4
         assert cache.released == len(held) and not len(cache.vectors[some].rows)
         stored = decode_vector(engine.hget(ScopeKeys.of(engine, "u").vectors, some) or "")
         assert stored is not None
-        step = float(np.abs(stored.vector).max()) / 127
+        step = float(np.abs(stored.vector).max()) / 7
         assert np.abs(cache.vector_row(some) - stored.vector).max() <= step / 2 + 1e-6
         lt.save(id="e5", content="zebra zebra zebra")
         assert lt.flush_embeddings(timeout=30)

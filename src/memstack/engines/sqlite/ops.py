@@ -27,6 +27,11 @@ __all__ = ["OPS"]
 _H_GET: Final = "SELECT value FROM hashes WHERE key = ? AND field = ?"
 _H_ALL: Final = "SELECT field, value FROM hashes WHERE key = ?"
 _H_KEYS: Final = "SELECT field FROM hashes WHERE key = ?"
+_H_MANY_CHUNK: Final = 64
+_H_MANY_FROM: Final = 8
+_H_MANY: Final = (
+    f"SELECT field, value FROM hashes WHERE key = ? AND field IN ({', '.join('?' * _H_MANY_CHUNK)})"
+)
 _H_UPSERT: Final = _sqlite_sequences.member_sql("hashes", "field", "value")
 _H_INSERT, _H_UPDATE = _H_UPSERT[0], _H_UPSERT[2]
 _H_DELETE: Final = "DELETE FROM hashes WHERE key = ? AND field = ?"
@@ -149,11 +154,21 @@ def op_hget(tx: Tx, key: str, field: str) -> str | None:
 def op_hmget(tx: Tx, key: str, *fields: str) -> list[str | None]:
     if tx.typed(key, "hash") is None:
         return [None] * len(fields)
-    out: list[str | None] = []
-    for field in fields:
-        row = tx.cur.execute(_H_GET, (key, field)).fetchone()
-        out.append(None if row is None else row[0])
-    return out
+    if len(fields) < _H_MANY_FROM:
+        out: list[str | None] = []
+        for field in fields:
+            row = tx.cur.execute(_H_GET, (key, field)).fetchone()
+            out.append(None if row is None else row[0])
+        return out
+    # One statement per 64 fields (a statement per field cost ~6 us each: 0.6 ms for the hundred
+    # vectors a graph-backed search reads); a short chunk repeats its last field, so that the
+    # statement text, and sqlite3's prepared statement, is always the same.
+    found: dict[str, str] = {}
+    for start in range(0, len(fields), _H_MANY_CHUNK):
+        chunk = fields[start : start + _H_MANY_CHUNK]
+        padded = chunk + (chunk[-1],) * (_H_MANY_CHUNK - len(chunk))
+        found.update(tx.cur.execute(_H_MANY, (key, *padded)).fetchall())
+    return [found.get(field) for field in fields]
 
 
 def op_hgetall(tx: Tx, key: str) -> dict[str, str]:

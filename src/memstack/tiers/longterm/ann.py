@@ -5,8 +5,9 @@ gets a graph, kept entry by entry by its :class:`~.index_cache.ScopeCache` like 
 search asks the graph for its :func:`candidates` nearest (``depth``, twice that from a graph of
 bits, more past 100,000 vectors; a filtered one for ``over x candidates x n / allowed``), keeps
 those the filters, the tenant's scope and the validity window allow (``allowed``), re-scores each
-from the scope's 8-bit vectors (a scale per vector:
-:meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``. When
+from the scope's 4-bit vectors (a scale per vector:
+:meth:`~memstack.index.vectors.VectorIndex.quantise`) and keeps the best ``depth``, each scored
+again from the float vector the engine stores for it (:mod:`.ann_exact`). When
 the filters leave fewer entries than the over-fetch could reach (``allowed`` smaller than ``n /
 over``), or the graph's candidates leave fewer than ``depth`` allowed, the allowed vectors are
 scored exactly instead: a filtered search never loses hits to the approximation, it only gets
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from ...engines import Engine
 from ...foundation.errors import InvalidValue
@@ -38,6 +40,7 @@ from ...search.evidence import Background
 from ...search.feedback import rocchio
 from ...search.retrieval import SearchProfile
 from . import ann_build
+from .ann_exact import Reader
 from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .vectors import Matrix
@@ -49,11 +52,17 @@ log = logging.getLogger("memstack.tiers.longterm")
 OVER: Final = 4
 """Candidates asked of the graph per hit kept (bench/scale.py prints the overlap it gives)."""
 
+EXACT: Final = 1_000
+"""Hits a search re-scores at most from the engine's float vectors (:mod:`.ann_exact`): every one
+of the usual 100 (fusion reads each hit's cosine: re-scoring only the best 60 of them moved 4 % of
+the fused top 10 on clustered vectors, the best 20 7 %); a deeper search keeps the quantised
+cosines beyond it."""
 GROWN_FROM: Final = 100_000
 """Vectors up to which a search asks the graph for ``depth`` candidates; beyond, for more
 (:func:`candidates`)."""
 
 Hits = list[tuple[str, float]]
+Cosines = npt.NDArray[np.float32]
 
 
 def candidates(depth: int, n: int, bits: bool = False) -> int:
@@ -63,7 +72,7 @@ def candidates(depth: int, n: int, bits: bool = False) -> int:
     grows (clustered 384-dimensional vectors, 8-bit graph, 100 candidates: 0.97 of the exact top 10
     at 100,000, 0.87 at 300,000), and asking for more candidates widens the search itself (usearch
     explores ``max(expansion, k)`` nodes). A bit graph's Hamming distance ranks its candidates
-    coarsely; re-scoring twice as many costs little (a gather of a few hundred 8-bit columns) and
+    coarsely; re-scoring twice as many costs little (a gather of a few hundred quantised rows) and
     kept the fused top 10 at 0.95 or more where the plain count gave 0.94 (hashed 384-dimensional
     vectors, tests/tiers/longterm/test_ann.py)."""
     count = depth if n <= GROWN_FROM else math.ceil(depth * (n / GROWN_FROM) ** 0.5)
@@ -133,6 +142,7 @@ def _load(
     for entry_id in found.ids():
         if entry_id not in vectors:
             found.remove(entry_id)
+    found.share_ids(vectors.ids())  # the cache's id strings, not the snapshot's copies
     missing = [i for i in vectors.ids() if i not in found]
     if missing:
         found.extend(missing, vectors.columns()[:, vectors.rows_of(missing)].T)
@@ -174,22 +184,44 @@ def _text(found: graph.AnnIndex, meta: dict[str, object]) -> str:
     return found.to_bytes(meta).decode("latin-1")  # engines store text: bytes as code points 0-255
 
 
-def _exact(vectors: VectorIndex, unit: Matrix, allowed: set[str], depth: int) -> Hits:
+def _refined(
+    ids: npt.NDArray[np.object_], cosines: Cosines, unit: Matrix, read: Reader | None, depth: int
+) -> Hits:
+    """The ``depth`` best of ``ids`` by ``cosines`` (from the quantised vectors), the first
+    :data:`EXACT` of them re-scored from their float vectors where ``read`` gives them
+    (:mod:`.ann_exact`), best first (ties: the order given)."""
+    order = np.argsort(-cosines, kind="stable")[:depth]
+    ids, cosines = ids[order], np.array(cosines[order], dtype=np.float32)
+    if read is not None and len(ids):
+        head = min(len(ids), EXACT)
+        rows, ok = read(ids[:head].tolist())
+        cosines[:head][ok] = np.clip(rows[ok] @ unit, -1.0, 1.0)
+        order = np.argsort(-cosines, kind="stable")
+        ids, cosines = ids[order], cosines[order]
+    return list(zip(ids.tolist(), cosines.tolist(), strict=True))
+
+
+def _exact(vectors: VectorIndex, unit: Matrix, allowed: set[str], depth: int, read: Reader | None) -> Hits:
     ids = [i for i in allowed if i in vectors]
     if not ids:
         return []
     scores = unit @ vectors.gather(ids)
-    order = np.lexsort((np.arange(len(ids)), -scores))[:depth]
-    return [(ids[n], float(scores[n])) for n in order.tolist()]
+    order = np.lexsort((np.arange(len(ids)), -scores))
+    return _refined(np.array(ids, dtype=object)[order], scores[order], unit, read, depth)
 
 
 def _candidates(
-    found: graph.AnnIndex, vectors: VectorIndex, unit: Matrix, allowed: set[str] | None, depth: int
+    found: graph.AnnIndex,
+    vectors: VectorIndex,
+    unit: Matrix,
+    allowed: set[str] | None,
+    depth: int,
+    read: Reader | None,
 ) -> Hits:
     n = len(vectors)
     pool = n if allowed is None else len(allowed)
     if allowed is not None and pool * OVER * 2 < n:  # too selective for an over-fetch to reach
-        return _exact(vectors, unit, allowed, depth)
+        return _exact(vectors, unit, allowed, depth, read)
     # Unfiltered: the graph's best ``candidates`` (``depth`` up to 100,000 vectors); filtered:
     # enough more that as many allowed ones are likely among them.
     wide = candidates(depth, n, graph.bits(found.dim))
@@ -199,16 +231,15 @@ def _candidates(
         keep = np.fromiter((i in allowed for i in ids.tolist()), dtype=bool, count=len(ids))
         ids, cosines = ids[keep], cosines[keep]
         if len(ids) < min(depth, pool):
-            return _exact(vectors, unit, allowed, depth)
+            return _exact(vectors, unit, allowed, depth, read)
     ids, cosines = ids[:wide], cosines[:wide]
-    # Every candidate is re-scored from the index's own 8-bit columns (a scale each): the graph's
-    # cosine (one scale for every vector) is off by up to ~0.01, which was enough to move 4 % of the
-    # fused top 10 when only the best 32 were re-scored (bench/scale.py --vectors clustered); the
-    # best ``depth`` are kept. A gather of a few hundred columns costs tens of microseconds.
+    # Every candidate is re-scored from the index's own quantised vectors (a scale each): the graph's
+    # order is coarse (Hamming distances, or usearch's 8 bits with one scale for every vector, off by
+    # up to ~0.01: enough to move 4 % of the fused top 10 when only the best 32 were re-scored,
+    # bench/scale.py --vectors clustered); the best ``depth`` are then re-scored exactly.
     if len(ids):
         cosines = unit @ vectors.gather(ids.tolist())
-    order = np.argsort(-cosines, kind="stable")[:depth]
-    return list(zip(ids[order].tolist(), cosines[order].tolist(), strict=True))
+    return _refined(ids, cosines, unit, read, depth)
 
 
 def _background(vectors: VectorIndex, unit: Matrix) -> Background | None:
@@ -230,16 +261,23 @@ def vector_hits(
     profile: SearchProfile,
     allowed: set[str] | None,
     depth: int,
+    read: Reader | None = None,
 ) -> tuple[Hits, Background | None]:
     """The ``depth`` best ``(id, exact cosine)`` among ``allowed`` (None: all) from the graph's
-    candidates, and the background of the cosines (Rocchio feedback as the exact path does it)."""
+    candidates, and the background of the cosines (Rocchio feedback as the exact path does it).
+    ``read``: the float vectors of the hits from the engine (:mod:`.ann_exact`; None: the
+    cosines of the quantised vectors)."""
     norm = float(np.linalg.norm(query_vector))
     if norm == 0.0 or not len(vectors):
         return [], None
+    read = read if vectors.quantised else None  # a float index holds the exact vectors itself
     unit: Matrix = (query_vector.astype(np.float32) / np.float32(norm)).reshape(-1)
     if profile.rocchio_docs > 0:
-        first = _candidates(found, vectors, unit, allowed, profile.rocchio_docs)
+        first = [i for i, _ in _candidates(found, vectors, unit, allowed, profile.rocchio_docs, read)]
         if first:
-            feedback = vectors.gather([i for i, _ in first]).T
+            feedback = vectors.gather(first).T
+            if read is not None:  # the float vectors where the engine has them
+                rows, ok = read(first)
+                feedback[ok] = rows[ok]
             unit = rocchio(unit, np.ascontiguousarray(feedback), profile.rocchio_weight)
-    return _candidates(found, vectors, unit, allowed, depth), _background(vectors, unit)
+    return _candidates(found, vectors, unit, allowed, depth, read), _background(vectors, unit)

@@ -205,13 +205,13 @@ class ScopeCache(Mirror):
 
     def release(self, model: str, dim: int) -> None:
         """Drop the decoded float copy of each vector the (model, dim) index holds, once that index
-        backs a graph (caller holds :attr:`lock`), and quantise the index: its 8-bit columns are then
-        the one copy the graph's candidates are re-scored from (388 bytes an entry at 384 dimensions
-        instead of 3,072); :meth:`vector_row` reads a vector back from them."""
+        backs a graph (caller holds :attr:`lock`), and quantise the index to 4 bits (196 bytes an
+        entry at 384 dimensions; the hits are then scored from the engine's floats, .ann_exact), or
+        8 in a scope of conversation turns (its context profiles scan every vector, no exact pass)."""
         found = self.vector_indexes.get((model, dim))
         if found is None:
             return
-        found.quantise()
+        found.quantise(8 if len(self.threads) else 4)
         for entry_id in found.ids():
             stored = self.vectors.get(entry_id)
             if stored is not None and len(stored.rows):
@@ -267,7 +267,7 @@ class ScopeCache(Mirror):
                 held.remove(entry_id)
             added = [i for i in pending if i in vectors]
             if added:
-                # The decoded floats while held (the index itself may hold them in 8 bits).
+                # The decoded floats while held (the index itself may hold them in 4 or 8 bits).
                 held.extend(added, np.stack([self.vector_row(entry_id) for entry_id in added]))
                 for entry_id in added:
                     stored = self.vectors.get(entry_id)
@@ -300,6 +300,7 @@ class ScopeCache(Mirror):
             index = Bm25Index(profile=profile)
             for entry_id, text in self.texts.items():
                 index.add(entry_id, text)
+            index.pack()  # built in one go: no room to grow kept (about 40 bytes an entry)
             self.indexes[profile] = index
         return index
 

@@ -13,7 +13,7 @@ from ...engines import Engine
 from ...foundation.errors import InvalidConfiguration, InvalidValue
 from ...foundation.limits import short_repr
 from ...search.retrieval import SEARCH_PROFILES
-from . import ann, cold, history, hybrid, retrieve
+from . import ann, ann_exact, cold, history, hybrid, retrieve
 from .entry import MemoryEntry, SearchHit, current_at, from_json
 from .history import HistoryEvent
 from .index_cache import ScopeCache, scope_cache
@@ -198,8 +198,10 @@ class LongTermReads:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, total)]
             profile = SEARCH_PROFILES[self.profile]
+            exact = None
             if embedder is not None and query_vector is not None and ann.uses_graph(cache, profile):
                 ann.prepare(self.engine, self.keys, cache, embedder.model_id, embedder.dim)
+                exact = ann_exact.reader(self.engine, self.keys, cache, embedder.model_id, embedder.dim)
             return retrieve.ranked(
                 cache,
                 request.query,
@@ -212,6 +214,7 @@ class LongTermReads:
                 min_similarity=self.min_similarity,
                 rerank_depth=0 if self.reranker is None else self.reranker.depth,
                 allowed_key=allowed_key,
+                exact=exact,
             )
 
     def _finish(self, request: SearchRequest, hits: list[SearchHit]) -> list[SearchHit]:

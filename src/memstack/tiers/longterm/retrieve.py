@@ -21,6 +21,7 @@ from ...search.rerank import Reranker
 from ...search.retrieval import SearchProfile
 from ...search.thread_table import Scored
 from . import ann, hybrid, turn_head
+from .ann_exact import Reader
 from .entry import SearchHit
 from .index_cache import ScopeCache
 from .query import document_text
@@ -105,13 +106,15 @@ def _vector_hits(
     profile: SearchProfile,
     allowed: set[str] | None,
     depth: int,
+    exact: Reader | None,
 ) -> tuple[list[tuple[str, float]], Background | None]:
     """The ``depth`` best ``(id, cosine)`` and the background of the cosines (None: no vector);
-    from the scope's approximate graph when it has one (:mod:`.ann`)."""
+    from the scope's approximate graph when it has one (:mod:`.ann`, its hits re-scored from the
+    float vectors ``exact`` reads)."""
     graph = cache.anns.get((embedder.model_id, embedder.dim))
     if graph is not None and ann.uses_graph(cache, profile):
         vectors = cache.vector_index(embedder.model_id, embedder.dim)
-        return ann.vector_hits(graph, vectors, query_vector, profile, allowed, depth)
+        return ann.vector_hits(graph, vectors, query_vector, profile, allowed, depth, exact)
     ids, scores = hybrid.cosines(cache, embedder, query_vector)
     row_of = hybrid.row_index(cache, embedder)
     if profile.rocchio_docs > 0 and ids:
@@ -140,10 +143,12 @@ def ranked(
     min_similarity: float | None,
     rerank_depth: int = 0,
     allowed_key: object | None = None,
+    exact: Reader | None = None,
 ) -> list[SearchHit]:
     """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
     hand out). The caller holds the cache's lock. ``fusion``: the caller's fusion profile, or None for
     the profile's (its ``conversation_fusion`` in a scope of conversation turns searched with vectors).
+    ``exact``: reads the stored float vectors of a graph-backed search's hits (:mod:`.ann_exact`).
 
     Raises:
         InvalidConfiguration: an unknown fusion profile.
@@ -151,7 +156,7 @@ def ranked(
     keep = max(max_results, rerank_depth)
     depth = max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
     spread = profile.propagates and len(cache.threads) > 0
-    vector, second = _with_vectors(cache, embedder, query_vector, profile, allowed, depth)
+    vector, second = _with_vectors(cache, embedder, query_vector, profile, allowed, depth, exact)
     if second is None and not spread and not _merges_context(cache, profile):
         # BM25 alone answers its own first ``keep``: the first ``keep`` of a deeper list (one order:
         # score, then insertion), for a fraction of the ranking work
@@ -191,11 +196,12 @@ def _with_vectors(
     profile: SearchProfile,
     allowed: set[str] | None,
     depth: int,
+    exact: Reader | None,
 ) -> tuple[list[tuple[str, float]], Vectors | None]:
     """The vector hits and what the rest of the search reads of them (None: a search without vectors)."""
     if embedder is None or query_vector is None:
         return [], None
-    vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth)
+    vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth, exact)
     return vector, (embedder, query_vector, background)
 
 

@@ -244,6 +244,7 @@ def take(engine: Engine, scope: str) -> bool:
             raise
     try:
         text = encode_state(frozen.index.export_state(), meta).decode("latin-1")  # see snapshot.load()
+        frozen.index.pack()  # nothing changes it while frozen: its room to grow is given back
         graph = encode_graph()
     finally:
         frozen.done.set()

@@ -1,0 +1,113 @@
+"""The exact cosines of a graph-backed search's best hits, from the float vectors the engine stores.
+
+A scope searched through its graph holds its vectors in 4 bits a component (196 bytes an entry at
+384 dimensions; :meth:`~memstack.index.vectors.VectorIndex.quantise`): enough to pick the best of
+the graph's candidates, not to rank them (each cosine is off by about 0.005, which on clustered
+vectors, where a topic's hundred members lie within a few hundredths of each other, kept only 0.72
+of the exact top 10). The ``depth`` best by those cosines (the hits fusion reads) are re-scored
+here from the float32 vectors the engine stores for them, read in one ``hmget``: the fused ranking
+then reads the exact cosine of every vector hit, as the exact scan gives it.
+
+A vector read is used only if it is the one the cache holds for the entry: made by the search's
+model, of its dimension, from the entry's text as the cache has it (the text digest every stored
+vector carries, compared with the digest of the vector the cache took). A vector changed or
+deleted since the cache's version keeps its 4-bit cosine, so the answer stays the one of the
+cache's version. Reading never writes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from ...engines import Engine
+from ...index.codec import unit_rows
+from .index_cache import ScopeCache
+from .layout import ScopeKeys
+from .vectors import Matrix
+
+__all__ = ["Reader", "reader"]
+
+Reader = Callable[[list[str]], tuple[Matrix, npt.NDArray[np.bool_]]]
+"""``ids`` -> their unit float vectors as rows and which of them were read (the others are zero)."""
+
+
+def reader(engine: Engine, keys: ScopeKeys, cache: ScopeCache, model: str, dim: int) -> Reader:
+    """The scope's stored float vectors of ``model``/``dim`` by id, for the cache's texts (the caller
+    holds ``cache.lock`` while it reads).
+
+    Raises (from the returned call):
+        EngineError: the engine failed.
+    """
+    head = '{"m":' + json.dumps(model) + ',"d":' + str(dim) + ',"h":"'
+    chars = 4 * -(-4 * dim // 3)  # base64 of dim float32s
+
+    def read(ids: list[str]) -> tuple[Matrix, npt.NDArray[np.bool_]]:
+        raws = engine.hmget(keys.vectors, ids) if ids else []
+        rows = np.zeros((len(ids), dim), dtype=np.float32)
+        ok = np.zeros(len(ids), dtype=bool)
+        held = cache.vectors
+        plain: list[str] = []  # the base64 of the payloads in the writer's own form, ...
+        where: list[int] = []  # ... and their rows
+        for n, (entry_id, raw) in enumerate(zip(ids, raws, strict=True)):
+            stored = held.get(entry_id)
+            if raw is None or stored is None or stored.model != model or entry_id not in cache.texts:
+                continue
+            # the digest of the text the cache's vector was made from: the index holds a vector only
+            # while it matches the entry's current text (index_cache._valid)
+            digest = stored.text_hash
+            # :func:`~.vectors.encode_vector`'s payload, byte for byte: its vector is the base64
+            # between this head and the closing ``"}`` (no JSON parse needed)
+            prefix = head + digest + '","v":"'
+            if raw.startswith(prefix) and raw.endswith('"}') and len(raw) == len(prefix) + chars + 2:
+                plain.append(raw[len(prefix) : -2])
+                where.append(n)
+                continue
+            found = _decode(raw, model, dim, digest)
+            if found is not None:
+                rows[n], ok[n] = found, True
+        if plain:
+            rows[where], ok[where] = _decode_many(plain, dim)
+        return unit_rows(rows), ok
+
+    return read
+
+
+def _decode_many(texts: list[str], dim: int) -> tuple[Matrix, npt.NDArray[np.bool_]]:
+    """Base64 ``texts`` of ``dim`` float32s each as rows, and which of them decoded; in one call when
+    a vector's base64 has no padding (``dim`` a multiple of 3: the concatenation is one string)."""
+    if (4 * dim) % 3 == 0:
+        try:
+            flat = np.frombuffer(base64.b64decode("".join(texts), validate=True), dtype="<f4")
+            return flat.astype(np.float32).reshape(len(texts), dim), np.ones(len(texts), dtype=bool)
+        except (binascii.Error, ValueError):
+            pass  # one is damaged: each on its own
+    rows = np.zeros((len(texts), dim), dtype=np.float32)
+    ok = np.zeros(len(texts), dtype=bool)
+    for n, text in enumerate(texts):
+        try:
+            flat = np.frombuffer(base64.b64decode(text, validate=True), dtype="<f4")
+        except (binascii.Error, ValueError):
+            continue
+        if flat.size == dim:
+            rows[n], ok[n] = flat, True
+    return rows, ok
+
+
+def _decode(raw: str, model: str, dim: int, digest: str) -> npt.NDArray[np.float32] | None:
+    """The one vector of a stored payload (:mod:`memstack.index.codec`'s form) if ``model`` made it,
+    of ``dim`` components, from the text of ``digest``; None otherwise or when malformed. The
+    payload's fields are checked before its vector is decoded: a miss costs a JSON parse only."""
+    try:
+        data = json.loads(raw)
+        if data.get("m") != model or data.get("h") != digest or int(data.get("d", -1)) != dim:
+            return None
+        flat = np.frombuffer(base64.b64decode(data["v"], validate=True), dtype="<f4")
+    except (ValueError, TypeError, KeyError, AttributeError, binascii.Error):
+        return None
+    return flat.astype(np.float32) if flat.size == dim else None
