@@ -110,3 +110,25 @@ def test_out_of_range_slots_are_refused() -> None:
         Bm25Index.from_state(decoded)
     with pytest.raises(InvalidValue, match="out of range"):
         Bm25Index.from_state(hostile)
+
+
+def test_a_restored_index_holds_its_owners_id_strings() -> None:
+    """A snapshot's ids are copies; once the cache's own strings are shared the index holds those
+    (its byte count leaves id strings to their owner), and answers exactly as before."""
+    index = Bm25Index()
+    for i, text in enumerate(corpus(200)):
+        index.add(f"d{i}", text)
+    index.remove("d5")
+    copy = restored(index)
+    owner = ["".join(["d", str(i)]) for i in range(200) if i != 5]  # equal strings, other objects
+    assert not any(a is b for a, b in zip(copy.ids(), owner, strict=True))
+    copy.share_ids(owner[:-1])  # an owner without every id: nothing changes
+    assert not any(a is b for a, b in zip(copy.ids(), owner, strict=True))
+    copy.share_ids(owner)
+    assert all(a is b for a, b in zip(copy.ids(), owner, strict=True))
+    same(index, copy)
+    copy.remove("d7")
+    copy.add("d9", "river stone")
+    index.remove("d7")
+    index.add("d9", "river stone")
+    same(index, copy)

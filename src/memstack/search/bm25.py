@@ -9,13 +9,12 @@ postings staying until compaction (a term's document frequency counts its live s
 rebuilt per operation; when tombstones outnumber live slots the arrays are compacted once (amortised
 O(1) per operation).
 
-A search (its arithmetic: :mod:`memstack.search.bm25_scoring`) computes the ``idf·tf`` contributions
-of the query terms' postings in one batch, sums them per slot, drops dead and non-candidate slots and
+A search (its arithmetic: :mod:`memstack.search.bm25_scoring`) computes the ``idf·tf`` contributions of
+the query terms' postings in one batch, sums them per slot, drops dead and non-candidate slots and
 selects the top k with a partial sort (``np.partition``); it touches the query's postings only, never
 every slot (the ``rockbot`` phrase bonus, scored over raw texts, uses an array over all slots). Ties
-follow the order in which ids were first added (re-adding an id keeps its place).
-
-The index is thread-safe: every public method holds an internal lock.
+follow the order in which ids were first added (re-adding an id keeps its place). The index is
+thread-safe: every public method holds an internal lock.
 """
 
 from __future__ import annotations
@@ -93,8 +92,7 @@ class Bm25Index:
 
     @property
     def documents(self) -> int:
-        """How many documents it holds, read without the lock (a dict's length is read whole): a
-        gauge's figure, which never waits for a snapshot serialising the index."""
+        """How many documents it holds, read without the lock (a dict's length is read whole): a gauge."""
         return len(self._slot_of)
 
     def __contains__(self, doc_id: object) -> bool:
@@ -107,8 +105,7 @@ class Bm25Index:
             return len(self._postings), self._postings.pairs, self._nslots
 
     def nbytes_if_free(self) -> int | None:
-        """:meth:`nbytes`, or None at once while another thread holds the index (a snapshot
-        serialising it: 0.2 s at 100,000 entries)."""
+        """:meth:`nbytes`, or None at once while a snapshot serialises the index (0.2 s at 100k)."""
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -118,12 +115,22 @@ class Bm25Index:
 
     def nbytes(self) -> int:
         """The bytes the index holds: its arrays, the term dict and names, the per-slot arrays, the id
-        list and dict (the ids themselves are its caller's strings)."""
+        list and dict (the ids themselves are its caller's strings: see :meth:`share_ids`)."""
         with self._lock:
             per_slot = self._dl.nbytes + self._live.nbytes + self._seq.nbytes + self._scratch.nbytes
             # the list's and dict's tables and the dict's slot numbers (int objects)
             ids = sys.getsizeof(self._ids) + sys.getsizeof(self._slot_of) + int_bytes(self._nslots)
             return _INDEX_BYTES + self._postings.nbytes() + per_slot + ids
+
+    def share_ids(self, owner: Iterable[str]) -> None:
+        """Hold ``owner``'s equal id strings in place of its own (a restored snapshot's copies, about
+        60 bytes an entry that :meth:`nbytes` does not count), when ``owner`` has every id."""
+        with self._lock:
+            found = [(d, s) for d in owner if (s := self._slot_of.get(d)) is not None]
+            if len(found) == len(self._slot_of):  # a dict rebuilt from them keys the owner's strings
+                self._slot_of = dict(found)
+                for doc_id, slot in found:
+                    self._ids[slot] = doc_id
 
     def ids(self) -> list[str]:
         """The ids in the index, in first-insertion order."""
@@ -217,9 +224,8 @@ class Bm25Index:
             self._clear()
 
     def pack(self) -> None:
-        """Give back the posting lists' room to grow (:meth:`Postings.pack`) and the per-slot
-        arrays' (they grow by a quarter): scores and slots stay as they are, so masks made before
-        stay valid."""
+        """Give back the posting lists' and per-slot arrays' room to grow: scores and slots stay as
+        they are, so masks made before stay valid."""
         with self._lock:
             self._postings.pack()
             n = max(16, self._nslots)

@@ -361,6 +361,7 @@ def adopt(engine: Engine, keys: SetKeys, cache: ScopeCache) -> None:
     for entry_id, text in texts.items():
         if entry_id not in index:
             index.add(entry_id, text)
+    index.share_ids(texts)
     cache.indexes[SNAPSHOT_PROFILE] = index
 
 
