@@ -57,11 +57,11 @@ import memstack
 from _embed_cache import CachedEmbedder  # bench/ is on sys.path when the script runs
 from _listwise import TOLERANCE, NotConverged, descend, fit, largest_difference, table, table_text
 from _locomo_smoke import write_smoke_data
-from _smoke import add_smoke, smoke_tag
+from _smoke import smoke_tag
 from locomo_choices import HALVES, REPORT, TUNE
-from locomo_recall import CATEGORIES, KS, Conversation, data_path, load
+from locomo_recall import CATEGORIES, KS, Conversation, add_locomo_options, data_path, load
 from memstack import Memory
-from memstack.search.embedders import EMBEDDERS, Embedder, FakeEmbedder, available_embedder
+from memstack.search.embedders import Embedder, FakeEmbedder, available_embedder
 from memstack.search.fusion import Row
 from memstack.search.turn_rerank import FEATURES, WEIGHTS, TurnHead, features, rescored
 from memstack.tiers.longterm.turn_head import watched
@@ -150,7 +150,7 @@ def same_order(asked: Sequence[Asked]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--data", type=Path, default=None, help="locomo-dev.json (default: $MEMSTACK_LOCOMO)")
+    add_locomo_options(parser)
     parser.add_argument("--check", action="store_true", help="compare with the committed WEIGHTS")
     parser.add_argument("--report", action="store_true", help="also measure both tables on the report half")
     parser.add_argument(
@@ -158,9 +158,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help=f"fit to convergence on the limit-{LIMIT} heads (default: limit-{FIT_LIMIT} heads, fixed steps)",
     )
-    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
-    parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache", help="'' disables the cache")
-    add_smoke(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memstack-fit-") as tmp:
         if args.smoke:

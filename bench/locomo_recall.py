@@ -238,18 +238,23 @@ def make_modes(embedder: Embedder | None, quick: bool) -> Modes:
     return modes
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+def add_locomo_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every bench over LoCoMo: the data file, the embedder and its cache, --smoke."""
     parser.add_argument(
         "--data", type=Path, default=None, help=f"locomo-dev.json (default: ${DATA_VARIABLE})"
     )
+    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
+    parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache", help="'' disables the cache")
+    add_smoke(parser)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    add_locomo_options(parser)
     parser.add_argument("--url", default="memory://", help="engine URL (default: the memory engine)")
     parser.add_argument("--quick", action="store_true", help="bm25:plain, bm25:default, hybrid:default only")
     parser.add_argument("--split", choices=("tune", "report", "both"), default=None, help="default: both")
     parser.add_argument("--reverse", action="store_true", help="swap the tune and report halves")
-    parser.add_argument("--embedder", choices=sorted(EMBEDDERS), default="minilm")
-    parser.add_argument("--cache-dir", default="/tmp/memstack-locomo-cache", help="'' disables the cache")
-    add_smoke(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memstack-locomo-") as tmp:
         if args.smoke:
