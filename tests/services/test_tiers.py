@@ -23,3 +23,24 @@ def test_a_bad_embedder_is_refused_before_anything_is_written(mem: Memory) -> No
     with pytest.raises(InvalidConfiguration, match="embedder 3: must be an Embedder or None"):
         LongTermMemory(mem.engine, "s", embedder=3)  # type: ignore[arg-type]  # the wrong type is the point
     assert len(mem.long_term("s")) == 0
+
+
+def test_a_memory_built_on_an_engine_resolves_an_embedder_setting_text(mem: Memory) -> None:
+    bm25 = Memory(mem.engine, embedder="none")
+    assert bm25.embedder is None
+    bm25.long_term("s").save(content="the setting text reached every scope")
+    assert [h.entry.content for h in bm25.long_term("s").search("setting")] == [
+        "the setting text reached every scope"
+    ]
+    fake = FakeEmbedder(16)
+    assert Memory(mem.engine, embedder=fake).long_term("t").embedder is fake
+
+
+def test_a_memory_refuses_what_is_not_an_engine_or_an_embedder_when_built(mem: Memory) -> None:
+    with pytest.raises(InvalidConfiguration, match=r"engine 'sqlite:///m.db': must be an Engine; open a URL"):
+        Memory("sqlite:///m.db")  # type: ignore[arg-type]  # the URL text is the mistake shown
+    with pytest.raises(InvalidConfiguration, match="embedder 3: must be an Embedder, a setting text or None"):
+        Memory(mem.engine, embedder=3)  # type: ignore[arg-type]  # the wrong type is the point
+    with pytest.raises(InvalidConfiguration, match="'bogus': must be one of"):
+        Memory(mem.engine, embedder="bogus")
+    assert len(mem.long_term("s")) == 0

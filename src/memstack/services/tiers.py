@@ -18,7 +18,9 @@ from ..engines import Engine
 from ..engines.prefixed import PrefixedEngine
 from ..foundation.clock import Clock
 from ..foundation.closing import Closing
+from ..foundation.errors import InvalidConfiguration
 from ..foundation.keyspace import split_tenant
+from ..foundation.limits import short_repr
 
 if TYPE_CHECKING:
     from ..compat.dify import NodeMemory
@@ -43,7 +45,7 @@ handed over (the entries wait for a vector, which any process with an embedder f
 class TierOptions(TypedDict, total=False):
     """The keyword arguments of :class:`Tiers` after the engine (what :class:`memstack.Memory` passes on)."""
 
-    embedder: Embedder | None
+    embedder: Embedder | str | None
     root: Engine | None
     follow: bool
 
@@ -56,20 +58,32 @@ class Tiers(Closing):
 
     Args:
         engine: the engine (or a tenant's view of one) every tier uses.
-        embedder: the retrieval setting of the long-term scopes (None: BM25 alone).
+        embedder: the retrieval setting of the long-term scopes: an
+            :class:`~memstack.search.embedders.Embedder`, a setting text (``"local"``, ``"none"``...,
+            resolved as :func:`memstack.open` resolves it) or None (BM25 alone).
         root: the engine ``engine`` is a view of, when this memory owns it: closed with the memory.
         follow: with an embedder, fill in the vectors of entries written without one by any process
             (a :class:`~memstack.tiers.longterm.backfill.VectorFollower` over ``engine``, on a thread).
+
+    Raises:
+        InvalidConfiguration: ``engine`` is not an engine (a URL text: open it with
+            :func:`memstack.open`), or a bad ``embedder`` setting.
     """
 
     def __init__(
         self,
         engine: Engine,
         *,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         root: Engine | None = None,
         follow: bool = False,
     ) -> None:
+        if not isinstance(engine, Engine):
+            # memstack.Memory("sqlite:///m.db") otherwise fails far from here, on first use
+            raise InvalidConfiguration(
+                f"engine {short_repr(engine)}: must be an Engine; open a URL with memstack.open(url)"
+            )
+        embedder = _embedder_of(embedder)
         self.engine = engine
         self.embedder = embedder
         self._root = root
@@ -230,3 +244,17 @@ class Tiers(Closing):
     def __repr__(self) -> str:
         tenant = self.tenant
         return f"<{type(self).__name__} {self.engine.url!r}" + (f" tenant={tenant!r}>" if tenant else ">")
+
+
+def _embedder_of(setting: object) -> Embedder | None:
+    """The embedder ``setting`` names: itself, the one a setting text names, or None."""
+    if setting is None:
+        return None
+    from ..search.embedders import Embedder
+    from ..search.embedders.setting import embedder_from_setting
+
+    if isinstance(setting, str):
+        return embedder_from_setting(setting)
+    if isinstance(setting, Embedder):
+        return setting
+    raise InvalidConfiguration(f"embedder {short_repr(setting)}: must be an Embedder, a setting text or None")
