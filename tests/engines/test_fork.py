@@ -5,9 +5,14 @@ Celery's prefork workers)."""
 
 from __future__ import annotations
 
+import os
 import queue
+import select
 import sys
+import threading
 import time
+
+import pytest
 
 from _forked import held_by_a_thread, in_child
 from memstack import ManualClock
@@ -97,3 +102,61 @@ def test_a_lock_a_parent_thread_held_at_the_fork_blocks_nothing_in_the_child(eng
             assert in_child(child, deadline=30), lock  # stuck on the parent's lock: killed, False
     engine.publish("parent", "after")
     assert parent.get(timeout=_BOUND) == "after"
+
+
+def test_the_parents_subscriptions_are_closed_in_the_child_and_closing_them_there_changes_nothing(
+    engine: Engine,
+) -> None:
+    got: queue.SimpleQueue[str] = queue.SimpleQueue()
+    inherited = engine.subscribe("shared", got.put)
+    engine.publish("shared", "before")
+    assert got.get(timeout=_BOUND) == "before"
+
+    def child() -> bool:
+        mine: queue.SimpleQueue[str] = queue.SimpleQueue()
+        with engine.subscribe("shared", mine.put):
+            if not inherited.closed:
+                return False
+            inherited.close()  # must not drop the child's own subscriber of the channel
+            engine.publish("shared", "child")
+            try:
+                return mine.get(timeout=_BOUND) == "child" and got.empty()
+            except queue.Empty:
+                return False
+
+    assert in_child(child, deadline=60)
+    assert not inherited.closed
+    engine.publish("shared", "after")
+    if engine.name != "memory":  # one store: the child's message reached the parent too
+        assert got.get(timeout=_BOUND) == "child"
+    assert got.get(timeout=_BOUND) == "after"
+
+
+def test_a_child_subscription_gets_what_the_parent_publishes(engine: Engine) -> None:
+    if engine.name == "memory":
+        pytest.skip("a memory engine's child has a copy of the data: the two never meet again")
+    _started(engine)
+    ready, told = os.pipe()
+
+    def publish_when_told() -> None:
+        if select.select([ready], [], [], 60)[0] and os.read(ready, 1):
+            engine.publish("to-child", "from the parent")
+
+    publisher = threading.Thread(target=publish_when_told, daemon=True)
+    publisher.start()
+
+    def child() -> bool:
+        got: queue.SimpleQueue[str] = queue.SimpleQueue()
+        with engine.subscribe("to-child", got.put):
+            os.write(told, b"!")
+            try:
+                return got.get(timeout=_BOUND) == "from the parent"
+            except queue.Empty:
+                return False
+
+    try:
+        assert in_child(child, deadline=60)
+    finally:
+        os.close(told)  # the thread's wait ends (empty read) if the child never told
+        publisher.join(timeout=_BOUND)
+        os.close(ready)

@@ -18,7 +18,7 @@ import threading
 import weakref
 from typing import Protocol
 
-__all__ = ["Renewable", "renew_in_children"]
+__all__ = ["Renewable", "generation", "renew_in_children"]
 
 log = logging.getLogger("memstack.engines")
 
@@ -32,6 +32,13 @@ class Renewable(Protocol):
 # nobody holds any more needs no renewal.
 _live: weakref.WeakKeyDictionary[Renewable, None] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+_generation = 0
+
+
+def generation() -> int:
+    """How many forks separate this process from the one that imported memstack: something
+    made under another number belongs to an ancestor."""
+    return _generation
 
 
 def renew_in_children(part: Renewable) -> None:
@@ -41,7 +48,8 @@ def renew_in_children(part: Renewable) -> None:
 
 
 def _renew_all_in_child() -> None:
-    global _lock
+    global _lock, _generation
+    _generation += 1
     _lock = threading.Lock()  # a parent thread registering at the fork never releases it here
     for part in list(_live):
         try:
