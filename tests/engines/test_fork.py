@@ -76,9 +76,11 @@ def test_a_forked_child_has_its_own_subscriptions_and_sweeps(engine: Engine, clo
 
 
 def _locks(engine: Engine) -> list[object]:
-    """The locks of the engine's notification machinery (a thread delivering holds them)."""
+    """The locks a parent thread may hold at the fork: the engine's own, its listener's and its
+    dispatcher's (a thread delivering holds them), a Redis engine's transport's and slot map's."""
     found = []
-    for holder in (engine, getattr(engine, "_events", None), getattr(engine, "_listener", None)):
+    parts = ("_events", "_listener", "_transport", "_topology")
+    for holder in (engine, *(getattr(engine, name, None) for name in parts)):
         for name in ("_lock", "_cond"):
             lock = getattr(holder, name, None) if holder is not None else None
             if lock is not None:
@@ -95,7 +97,12 @@ def test_a_lock_a_parent_thread_held_at_the_fork_blocks_nothing_in_the_child(eng
     assert locks
 
     def child() -> bool:
-        return _wakes(engine, "child")
+        woke = _wakes(engine, "child")
+        topology = getattr(engine, "_topology", None)
+        if topology is not None:  # what a cluster does after a failure: re-read the slot map
+            topology.refresh(topology.version)
+        engine.close()  # the child's copy: the parent's engine keeps working
+        return woke
 
     for lock in locks:
         with held_by_a_thread(lock):  # type: ignore[arg-type]
