@@ -1,7 +1,8 @@
 """In-process delivery of published messages: one daemon thread per engine, in order.
 
-Used by the memory engine for every message and by the SQLite engine for messages it reads back
-from its event table. Callback exceptions are logged and never reach publishers.
+Used by every engine: for every message (memory), or for the messages its listener reads (SQLite,
+Redis, PostgreSQL). Callback exceptions are logged and never reach publishers. In a child made by
+``fork`` a dispatcher starts empty (see :mod:`._forks`): the parent's subscribers stay the parent's.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import queue
 import threading
 from collections.abc import Callable
 
+from ._forks import renew_in_children
 from .base import Subscription
 
 log = logging.getLogger("memstack.engines")
@@ -31,8 +33,13 @@ class Dispatcher:
 
     def __init__(self, name: str) -> None:
         self._name = name
-        self._subs: dict[str, dict[int, Callable[[str], None]]] = {}
         self._ids = itertools.count(1)
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No subscriber, no thread, a new lock and queue (also the initial state)."""
+        self._subs: dict[str, dict[int, Callable[[str], None]]] = {}
         self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None

@@ -39,6 +39,7 @@ from ..foundation.closing import Closing
 from ..foundation.errors import InvalidInput, MemstackError, WrongType
 from ..foundation.redact import redact_url, register_url
 from ._calls import Commands, Number
+from ._forks import generation
 from .commands import GUARDS, OPS, READS, WRITES
 
 __all__ = [
@@ -81,21 +82,26 @@ class BatchResult:
 
 
 class Subscription(Closing):
-    """A live subscription to one channel; ``close()`` stops delivery. Context manager."""
+    """A live subscription to one channel; ``close()`` stops delivery. Context manager.
+
+    In a child made by ``fork`` a subscription of the parent is closed: nothing is delivered to it
+    there, and closing it changes nothing of the child's own subscriptions (see :mod:`._forks`).
+    """
 
     def __init__(self, on_close: Callable[[], None]) -> None:
         self._on_close: Callable[[], None] | None = on_close
+        self._generation = generation()
 
     def close(self) -> None:
         """Stop delivery; idempotent."""
         on_close, self._on_close = self._on_close, None
-        if on_close is not None:
+        if on_close is not None and self._generation == generation():
             on_close()
 
     @property
     def closed(self) -> bool:
-        """True once :meth:`close` ran."""
-        return self._on_close is None
+        """True once :meth:`close` ran, and in a forked child for a subscription of its parent."""
+        return self._on_close is None or self._generation != generation()
 
 
 class Batch(Commands):

@@ -16,10 +16,11 @@ from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed
 from ...foundation.redact import redact_url
 from .._checks import check_ops
-from .._dispatch import Dispatcher, join_unless_current
+from .._dispatch import Dispatcher
+from .._forks import renew_in_children
 from .._local_ops import apply
 from .._raw import raw_text
-from .._sweeper import start_sweeper
+from .._sweeper import Sweeper
 from ..base import BatchResult, Engine, Op, Subscription
 from .ops import OPS
 from .tx import Entry, Tx, dead
@@ -58,7 +59,12 @@ class MemoryEngine(Engine):
         self._dispatch = Dispatcher("memory")
         self._closed = threading.Event()
         self._sweep_limit = sweep_limit
-        self._sweeper = start_sweeper("memory", self._closed, sweep_interval, self.sweep, self.url)
+        self._sweeper = Sweeper("memory", self._closed, sweep_interval, self.sweep, self.url)
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child (a copy of the data): a new lock, which no parent thread holds."""
+        self._lock = threading.RLock()
 
     @property
     def identity(self) -> str:
@@ -108,7 +114,7 @@ class MemoryEngine(Engine):
             return
         self._closed.set()
         self._dispatch.close()
-        join_unless_current(self._sweeper)
+        self._sweeper.join()
 
     def sweep(self) -> int:
         """Remove up to ``sweep_limit`` expired keys now; returns how many went."""

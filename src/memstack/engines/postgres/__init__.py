@@ -32,10 +32,10 @@ from psycopg.conninfo import conninfo_to_dict
 from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed, InvalidConfiguration
 from .._checks import check_ops
-from .._dispatch import Dispatcher, join_unless_current
+from .._dispatch import Dispatcher
 from .._pages import keyset_pages
 from .._semantics import upper_bound
-from .._sweeper import start_sweeper
+from .._sweeper import Sweeper
 from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from . import admin as _postgres_admin
 from .codec import decode, encode, error_of, escape, unescape
@@ -145,7 +145,7 @@ class PostgresEngine(Engine):
             event_retention,
             target.label,
         )
-        self._sweeper = start_sweeper("postgres", self._closed, sweep_interval, self.sweep, target.label)
+        self._sweeper = Sweeper("postgres", self._closed, sweep_interval, self.sweep, target.label)
 
     def _setup(self, conn: psycopg.Connection[Any]) -> None:
         encoding = conn.execute("SELECT current_setting('server_encoding')").fetchone()
@@ -353,7 +353,7 @@ class PostgresEngine(Engine):
         self._closed.set()
         self._listener.close()
         self._dispatch.close()
-        join_unless_current(self._sweeper)
+        self._sweeper.join()
         release(self._requests)
 
     # -- helpers -----------------------------------------------------------------------------

@@ -17,6 +17,9 @@ the engine's pool at every attempt, so a listener that alone cannot connect (say
 shorter than the event retention (``event_retention``, 60 s by default), except one whose
 transaction inserted it before the lost connection began listening and committed after that
 connection died. Messages recovered this way arrive in event-id order, late.
+
+A child made by ``fork`` starts with no subscription and no connection (see :mod:`.._forks`); its
+first subscription opens its own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import contextlib
 import itertools
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +39,7 @@ from psycopg import sql
 
 from ...foundation.errors import EngineUnavailable
 from .._dispatch import Dispatcher
+from .._forks import renew_in_children
 from .codec import unescape
 
 __all__ = ["Listener"]
@@ -83,10 +88,17 @@ class Listener:
         self._wait = wait
         self._retention = retention + 30.0
         self._label = label
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No subscriber, connection or thread, new locks (also the initial state)."""
         self._cond = threading.Condition()
         self._users = 0
         self._ready = False
         self._synced: set[str] = set()
+        # Every process of the schema sees every barrier: a forked child's must differ from its parent's.
+        self._token_prefix = f"{os.getpid()}:{id(self)}:"
         self._tokens = itertools.count(1)
         self._delivered: dict[int, float] = {}  # event id -> monotonic time delivered
         self._pruned = time.monotonic()
@@ -118,7 +130,7 @@ class Listener:
         if fresh:
             return  # everything this thread will ever read was committed after its LISTEN
         # A barrier: its notification travels behind every message committed before it.
-        token = f"{id(self)}:{next(self._tokens)}"
+        token = f"{self._token_prefix}{next(self._tokens)}"
         try:
             self._notify(json.dumps([_SYNC, token]))
             with self._cond:
@@ -202,9 +214,10 @@ class Listener:
     def _handle(self, conn: psycopg.Connection[Any], payload: str) -> None:
         item = json.loads(payload)
         if item[0] == _SYNC:
-            with self._cond:
-                self._synced.add(item[1])
-                self._cond.notify_all()
+            if str(item[1]).startswith(self._token_prefix):  # not another process's barrier
+                with self._cond:
+                    self._synced.add(item[1])
+                    self._cond.notify_all()
             return
         event_id = int(item[0])
         if len(item) == 3:

@@ -28,8 +28,9 @@ not meet the dead connections of a restarted server one by one.
 Engines of one process on the same server and settings share one pool (:func:`acquire`,
 :func:`release`): a server backend compiles the batch functions and plans their statements on
 first use, so warm connections make opening another engine cheap. A pool no engine uses any more
-is closed :data:`LINGER` seconds later (at once when the process exits); a forked child never
-touches its parent's pools.
+is closed :data:`LINGER` seconds later (at once when the process exits). A forked child never
+touches its parent's connections: every pool starts empty there (an engine the child inherited
+opens its own connections on first use).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class Requests:
     ) -> None:
         self.conninfo = conninfo
         self.label = label
-        self._timeout = connect_timeout
+        self.timeout = connect_timeout
         self._map_error = map_error
         self.users = 0
         self.ensured: set[str] = set()
@@ -233,7 +234,7 @@ LINGER: Final = 10.0
 _Key = tuple[str, int, float]
 _shared: dict[_Key, Requests] = {}
 _shared_lock = threading.Lock()
-_orphans: list[Requests] = []  # a forked child's copies of its parent's pools: never used, never closed
+_orphans: list[Connections] = []  # a forked child's copies of its parent's pools: never used, never closed
 
 
 def acquire(
@@ -293,12 +294,19 @@ def _close_unused(requests: Requests) -> None:
 
 
 def _forget_parent_pools() -> None:
-    # After a fork, in the child: the parent's pools (their sockets and threads) are the parent's,
-    # and a parent thread that held the lock at the fork never releases it here.
+    # After a fork, in the child: the parent's connections (their sockets) are the parent's, and a
+    # parent thread that held a lock at the fork never releases it here. Each pool starts again
+    # empty, with new locks, for the engines the child inherited and those it opens; the copies of
+    # the parent's connections are kept, never used nor closed (closing one would end the
+    # parent's session: libpq says goodbye to the server).
     global _shared_lock
     _shared_lock = threading.Lock()
-    _orphans.extend(_shared.values())
-    _shared.clear()
+    for requests in _shared.values():
+        _orphans.append(requests.pool)
+        requests.pool = Connections(
+            requests.connect, max_size=requests.pool.max_size, timeout=requests.timeout
+        )
+        requests.closer = None  # its thread is the parent's
 
 
 os.register_at_fork(after_in_child=_forget_parent_pools)

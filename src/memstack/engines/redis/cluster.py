@@ -19,6 +19,7 @@ from typing import Any, Final
 from redis.exceptions import ResponseError
 
 from ...foundation.errors import EngineUnavailable
+from .._forks import renew_in_children
 from .codec import pack
 from .transport import Failure, Transport
 from .url import Address
@@ -57,6 +58,11 @@ class Topology:
         self.version = 0
         """Bumped by every re-read: a failure seen under an older version needs no re-read."""
         self.refresh(0)
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new lock (a parent thread re-reading the map at the fork holds its own)."""
+        self._lock = threading.Lock()
 
     @property
     def known(self) -> list[Address]:

@@ -4,6 +4,8 @@ The thread reads one pub/sub connection and hands every message to a
 :class:`~memstack.engines._dispatch.Dispatcher`, which runs the callbacks in publication order.
 After a connection loss it reconnects with a bounded back-off and subscribes again to every
 channel that still has subscribers (messages published meanwhile are lost, as with Redis).
+A child made by ``fork`` starts with no subscription and no connection (see :mod:`.._forks`): it
+never writes to its parent's pub/sub connection.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from ...foundation.errors import EngineUnavailable
 from ...foundation.keyspace import family_named, no_tag
 from .._dispatch import Dispatcher
+from .._forks import renew_in_children
 
 __all__ = ["Listener"]
 
@@ -44,13 +47,19 @@ class Listener:
         self._dispatch = dispatch
         self._wait = wait
         self._url = url
+        self._closed = threading.Event()
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No channel, connection or thread, a new condition (also the initial state); a closed
+        listener stays closed."""
         self._cond = threading.Condition()
         self._wanted: dict[str, int] = {}
         self._live: set[str] = set()
         self._synced: set[str] = set()
         self._sync = 0
-        self._pubsub: Any = None
-        self._closed = threading.Event()
+        self._pubsub: Any = None  # the parent's, if any: closed by the parent alone
         self._thread: threading.Thread | None = None
 
     def add(self, channel: str) -> None:

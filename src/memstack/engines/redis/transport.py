@@ -35,6 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from ...foundation.errors import EngineUnavailable
+from .._forks import renew_in_children
 from .codec import pack
 from .conns import Connections
 from .url import Address, RedisUrl
@@ -96,6 +97,12 @@ class Transport:
         self._nodes: dict[Address, Connections] = {}
         self._lock = threading.Lock()
         self._closed = False
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new lock (connections made before the fork drop themselves, see
+        :mod:`.conns`)."""
+        self._lock = threading.Lock()
 
     def _connections(self, address: Address) -> Connections:
         conns = self._nodes.get(address)

@@ -22,11 +22,11 @@ from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed, EngineError, EngineUnavailable
 from ...foundation.redact import redact_url
 from .._checks import check_ops
-from .._dispatch import join_unless_current
+from .._forks import renew_in_children
 from .._local_ops import apply
 from .._pages import keyset_pages
 from .._semantics import upper_bound
-from .._sweeper import start_sweeper
+from .._sweeper import Sweeper
 from ..base import SCAN_PAGE, BatchResult, Engine, Op, Subscription, check_page
 from ..commands import COMMANDS
 from . import ops as _sqlite_ops
@@ -50,6 +50,7 @@ _SWEEP_BUSY_MS: Final = 50  # how long a background sweep waits for another proc
 _ONE_READ: Final = frozenset({"exists", "pttl", "get", "llen", "hlen", "scard", "zcard"})
 _PREFETCH_OPS: Final = 16  # a batch this long reads its keys' rows together before its first op
 _KEY_ARGS: Final = {name: c.keys for name, c in COMMANDS.items() if not c.channel}
+_orphans: list[sqlite3.Connection] = []  # a forked child's copies of its parent's connections
 _SWEEP_PROBE: Final = "SELECT 1 FROM keys WHERE expire <= ? LIMIT 1"
 _SWEEP: Final = "DELETE FROM keys WHERE key IN (SELECT key FROM keys WHERE expire <= ? LIMIT ?)"
 _SCAN: Final = "SELECT key FROM keys WHERE key >= ? AND key < ? AND (expire IS NULL OR expire > ?)"
@@ -137,9 +138,27 @@ class SqliteEngine(Engine):
         self._events = EventListener(self.path, self._read, busy_timeout, poll_interval)
         # Each round waits only briefly for another process's lock: commands of this process
         # queue behind the sweep, and the next round finds the same keys.
-        self._sweeper = start_sweeper(
+        self._sweeper = Sweeper(
             "sqlite", self._closed, sweep_interval, lambda: self._sweep(_SWEEP_BUSY_MS), str(self.path)
         )
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new lock and a connection of its own. SQLite's file locks belong to
+        the process that took them, so the parent's connection is kept here, never used nor closed."""
+        self._lock = threading.RLock()
+        if self._closed.is_set():
+            return
+        _orphans.append(self._conn)
+        self._cache.clear()
+        self._version = None
+        try:
+            self._conn = connect(self.path, self._busy_ms / 1000)
+        except sqlite3.Error:
+            log.exception("a forked child cannot reopen %s: its inherited engine is closed", self.path)
+            self._closed.set()
+            return
+        self._cur = self._conn.cursor()
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
@@ -292,7 +311,7 @@ class SqliteEngine(Engine):
                 return
             self._closed.set()
         self._events.close()
-        join_unless_current(self._sweeper)
+        self._sweeper.join()
         with self._lock:
             self._conn.close()
 

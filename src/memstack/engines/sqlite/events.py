@@ -5,6 +5,7 @@ batch committed. While this process has subscriptions, a listener thread with it
 checks ``PRAGMA data_version`` (changes when any other connection commits) every
 ``poll_interval`` and reads the events after the last id it saw; a local commit that published
 wakes it at once. Messages go to the shared :class:`~memstack.engines._dispatch.Dispatcher`.
+A child made by ``fork`` starts with no subscription and no listener (see :mod:`.._forks`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from .._dispatch import Dispatcher
+from .._forks import renew_in_children
 from ..base import Subscription
 from .schema import connect
 
@@ -51,6 +53,11 @@ class EventListener:
         self._busy_timeout = busy_timeout
         self._poll_interval = poll_interval
         self._dispatch = Dispatcher("sqlite")
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No listener thread and a new lock (also the initial state)."""
         self._lock = threading.Lock()  # guards _last_id, _thread, _stop and the subscriber set
         self._last_id = 0
         self._thread: threading.Thread | None = None

@@ -162,7 +162,8 @@ class Reactive:
         with self._lock:
             if self._closed:
                 raise EngineClosed(f"shared memory {short_repr(self.name)} is closed")
-            if self._listening is None:
+            # Closed too in a child made by fork when it is the parent's: the child listens anew.
+            if self._listening is None or self._listening.closed:
                 self._listening = self.engine.subscribe(self._store.channel, self._on_message)
 
     def _on_message(self, text: str) -> None:

@@ -94,6 +94,10 @@ class Subscriptions:
         with self._lock:
             if self._closed:
                 return
+            if self._thread is not None and not self._thread.is_alive():
+                # Dead without a close: the parent's thread, in a child made by fork. What the
+                # parent had queued is the parent's to run.
+                self._thread, self._queue = None, queue.SimpleQueue()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._drain, name=f"memstack-shared-{self._name}", daemon=True
