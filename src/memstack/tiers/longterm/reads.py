@@ -14,7 +14,7 @@ from ...engines import Engine
 from ...foundation.errors import InvalidConfiguration, InvalidValue
 from ...foundation.limits import short_repr
 from ...search.retrieval import SEARCH_PROFILES
-from . import ann, ann_exact, cold, history, hybrid, retrieve
+from . import ann, ann_exact, cold, history, hybrid, retrieve, turn_bits
 from .entry import MemoryEntry, SearchHit, current_at, from_json
 from .history import HistoryEvent
 from .index_cache import ScopeCache, scope_cache
@@ -197,6 +197,7 @@ class LongTermReads:
         with cache.lock:
             cache.refresh(self.engine, self.keys)
             cache.thawed()
+            turn_bits.widen(self.engine, self.keys, cache)  # a scope that now holds turns: 8 bits
             allowed, allowed_key = cache.shown(
                 cache.filters.allowed(flt),
                 request.view,
