@@ -27,11 +27,14 @@ import numpy.typing as npt
 
 from ...engines import Engine
 from ...index.codec import unit_rows
+from ...index.mirror import CHUNK
+from ...search.embedders import Embedder
+from .hybrid import valid_vector_ids
 from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .vectors import Matrix
 
-__all__ = ["Reader", "digests", "read", "reader"]
+__all__ = ["Reader", "digests", "float_vectors", "read", "reader"]
 
 Reader = Callable[[list[str]], tuple[Matrix, npt.NDArray[np.bool_]]]
 """``ids`` -> their unit float vectors as rows and which of them were read (the others are zero)."""
@@ -129,3 +132,31 @@ def _decode(raw: str, model: str, dim: int, digest: str) -> npt.NDArray[np.float
     except (ValueError, TypeError, KeyError, AttributeError, binascii.Error):
         return None
     return flat.astype(np.float32) if flat.size == dim else None
+
+
+def float_vectors(
+    engine: Engine, keys: ScopeKeys, cache: ScopeCache, embedder: Embedder
+) -> dict[str, list[float]]:
+    """Each vector ``embedder`` made from its entry's current text, by id, in float32 as
+    stored: for comparing memories with each other (the dedupe pass's cosine threshold of 0.95),
+    where a graph-backed scope's 4-bit rows would move a pair across it (each cosine off by about
+    0.005). The cache's decoded copy where it holds one; else the engine's, read without the cache's
+    lock as a search's exact pass reads it, :data:`~memstack.index.mirror.CHUNK` at a time. A vector
+    changed since the cache took it is left out (its entry is then compared by its terms alone).
+
+    Raises:
+        EngineError: the engine failed.
+    """
+    model, dim = embedder.model_id, embedder.dim
+    with cache.lock:
+        cache.refresh(engine, keys)
+        valid = valid_vector_ids(cache, embedder)
+        held = {i: cache.vectors[i].vector for i in valid if len(cache.vectors[i].rows)}
+        released = sorted(i for i in valid if i not in held)
+        wanted = digests(cache, released, model)
+    found: dict[str, npt.NDArray[np.float32]] = dict(held)
+    for start in range(0, len(released), CHUNK):
+        ids = released[start : start + CHUNK]
+        rows, ok = read(engine, keys, model, dim, ids, wanted[start : start + CHUNK])
+        found.update((i, rows[n]) for n, i in enumerate(ids) if ok[n])
+    return {i: [float(x) for x in found[i]] for i in sorted(found)}
