@@ -13,6 +13,11 @@ model, of its dimension, from the entry's text as the cache has it (the text dig
 vector carries, compared with the digest of the vector the cache took). A vector changed or
 deleted since the cache's version keeps its 4-bit cosine, so the answer stays the one of the
 cache's version. Reading never writes.
+
+The digests are taken under the cache's lock (:func:`digests`) and the read is made without it
+(:func:`read`), so that concurrent searches of one scope do not wait for each other's round trips
+(:meth:`~.reads.LongTermReads._cached` says how a search does it; :func:`reader` reads under the
+lock, for the searches that cannot defer it).
 """
 
 from __future__ import annotations
