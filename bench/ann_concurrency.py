@@ -12,7 +12,7 @@ read from Redis in one ``hmget`` (:mod:`memstack.tiers.longterm.ann_exact`).
 Then ``--threads`` threads (4) each run ``--searches`` hybrid searches (100; 10 with ``--smoke``)
 of the same scope, twice in the same run: as memstack does them (the read made without the scope
 cache's lock, ``outside``) and with the read under the lock (``inside``: what a search did before,
-the same code with ``_cached(defer=False)``), alternating the two three times (once with
+the same code with ``_cached(defer=False)``), alternating the two five times (once with
 ``--smoke``) and keeping each one's best. Figures: searches a second for each, ``speedup`` =
 outside / inside, and one thread's p50 for each (the read's own cost is unchanged). Each search's
 hits are compared between the two: ``same=1`` when every one is identical (ids, scores, cosines).
@@ -145,7 +145,7 @@ def measure(engine: Engine, args: argparse.Namespace, size: int, searches: int) 
     assert cache.vector_index(EMBEDDER.model_id, EMBEDDER.dim).quantised == 4
     best = {"inside": float("inf"), "outside": float("inf")}
     hits: dict[str, list[list[list[Hit]]]] = {}
-    for _ in range(1 if args.smoke else 3):
+    for _ in range(1 if args.smoke else 5):
         for name, lt in (("inside", inside), ("outside", outside)):
             took, hits[name] = run(lt, queries)
             best[name] = min(best[name], took)
