@@ -6,6 +6,7 @@ import json
 import random
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -165,3 +166,33 @@ def test_a_scope_changed_during_the_exact_read_is_searched_again_as_it_is_now(
     after = [(h.entry.id, h.score) for h in lt.search("river hike", limit=10)]
     assert gone not in [i for i, _ in after]
     assert after == [(h.entry.id, h.score) for h in lt.search("river hike", limit=10)]
+
+
+class ReadUnderLock(LongTermMemory):
+    """The same searches with the exact read made under the scope cache's lock."""
+
+    def _cached(self, *args: Any, defer: bool = True) -> Any:
+        return super()._cached(*args, defer=False)
+
+
+@pytest.mark.parametrize("profile", ["default", "rocchio"])
+def test_the_read_outside_the_lock_gives_the_answers_of_the_read_under_it(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, profile: str
+) -> None:
+    monkeypatch.setattr(graph, "ANN_FROM", 200)
+    rng = random.Random(8)
+    writer = LongTermMemory(engine, "e", embedder=EMBEDDER)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(6)) for _ in range(300)]
+    writer.save_many([{"content": t, "tags": [f"t{n % 3}"]} for n, t in enumerate(texts)])
+    assert writer.flush_embeddings(timeout=120)
+    outside = LongTermMemory(engine, "e", embedder=EMBEDDER, profile=profile)
+    inside = ReadUnderLock(engine, "e", embedder=EMBEDDER, profile=profile)
+    for query, options in [
+        ("jazz piano", {}),
+        ("river hike", {"tags": ["t1"]}),
+        ("sister paris", {"limit": 3}),
+    ]:
+        got = [(h.entry.id, h.score, h.vector) for h in outside.search(query, **options)]
+        assert index_cache.scope_cache(engine, "e").anns
+        assert got == [(h.entry.id, h.score, h.vector) for h in inside.search(query, **options)]
+        assert any(v is not None for _, _, v in got)
