@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,8 +11,12 @@ import pytest
 
 from memstack import ManualClock, Memory
 from memstack.foundation.errors import InvalidValue
+from memstack.index import ann as graph
+from memstack.index import quantise
+from memstack.index.codec import unit_rows
 from memstack.services.dream import Dreamer
-from memstack.tiers.longterm.similar import duplicate_groups, normalise_text, term_cosine
+from memstack.tiers.longterm.index_cache import scope_cache
+from memstack.tiers.longterm.similar import VECTOR_THRESHOLD, duplicate_groups, normalise_text, term_cosine
 
 
 def test_saving_the_same_text_three_times_gives_one_entry_with_exact(mem: Memory) -> None:
@@ -157,3 +162,67 @@ def test_dedupe_pass_uses_the_scopes_current_vectors(mem: Memory) -> None:
     memory.flush_embeddings()
     assert dreamer.dedupe() is None
     assert Dreamer(mem.long_term("v1")).dedupe() is None  # no embedder: terms alone say no
+
+
+class KnownEmbedder:
+    """Vectors chosen by the test for the texts it names; any other text a seeded random vector."""
+
+    model_id = "known:64"
+    dim = 64
+
+    def __init__(self, known: dict[str, npt.NDArray[np.float32]]) -> None:
+        self.known = known
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = [self.known.get(t, None) for t in texts]
+        return np.asarray(
+            [
+                r if r is not None else np.random.default_rng(zlib.crc32(t.encode())).normal(size=self.dim)
+                for r, t in zip(rows, texts, strict=True)
+            ],
+            dtype=np.float32,
+        )
+
+
+def quantised_cosine(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> float:
+    """The cosine of ``a`` and ``b`` as a graph-backed scope holds them: unit rows in 4 bits."""
+    rows = unit_rows(np.stack([a, b]))
+    codes, scales = quantise.encode(rows, 4)
+    back = unit_rows(quantise.decode(codes, scales, rows.shape[1], 4))
+    return float(back[0] @ back[1])
+
+
+def test_dedupe_pass_compares_the_float_vectors_of_a_graph_backed_scope(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not graph.available():
+        pytest.skip("usearch is not installed")
+    monkeypatch.setattr(graph, "ANN_FROM", 200)
+    rng = np.random.default_rng(11)
+
+    def pair(duplicates: bool) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """Two vectors that are duplicates (``duplicates``) or not, and the other way in 4 bits."""
+        a = unit_rows(rng.normal(size=64))[0]
+        for _ in range(10_000):
+            b = unit_rows(a + 0.32 * unit_rows(rng.normal(size=64))[0])[0]
+            exact, held = float(a @ b), quantised_cosine(a, b)
+            clear = exact >= VECTOR_THRESHOLD + 0.002 if duplicates else exact < VECTOR_THRESHOLD - 0.002
+            if clear and (held >= VECTOR_THRESHOLD) != duplicates:
+                return a, b
+        raise AssertionError("no such pair")
+
+    (a, b), (c, d) = pair(False), pair(True)
+    apart = "Sam adores spicy ramen noodles", "Sam, adores very spicy ramen soup"
+    alike = "Mo walks his old dog along the river", "Mo, walks his small dog along the canal"
+    known = dict(zip(apart + alike, (a, b, c, d), strict=True))
+    memory = mem.long_term("g1", embedder=KnownEmbedder(known))
+    memory.save_many([{"content": f"filler note {n} about topic{n}"} for n in range(220)])
+    saved = {text: memory.save(content=text).id for text in known}
+    assert memory.flush_embeddings(timeout=60)
+    memory.search("ramen", limit=3)  # the scope is now searched through its graph, its vectors in 4 bits
+    cache = scope_cache(memory.engine, "g1")
+    assert cache.anns
+    assert cache.vector_index("known:64", 64).quantised == 4
+    record = Dreamer(memory).dedupe(dry_run=True)  # by their float vectors: one pair is, one is not
+    assert record is not None
+    assert [sorted(c.source_ids) for c in record.created] == [sorted(saved[t] for t in alike)]

@@ -19,7 +19,8 @@ from ...engines.base import Batch
 from ...foundation.errors import Conflict, DreamRefused, InvalidConfiguration, InvalidInput
 from ...foundation.keyspace import check_subject
 from ...llm.chat import ChatModel, message_text
-from ...tiers.longterm import LongTermMemory, hybrid
+from ...tiers.longterm import LongTermMemory
+from ...tiers.longterm.ann_exact import float_vectors
 from ...tiers.longterm.entry import current_at
 from ...tiers.longterm.index_cache import scope_cache
 from ...tiers.longterm.similar import DedupeMode, check_mode, duplicate_groups
@@ -282,13 +283,10 @@ class Dreamer:
         check_mode(mode)
         now = self.memory.engine.clock.now()
         entries = [e for e in self.memory.entries() if current_at(e, now)]  # history is no duplicate
-        vectors = None
-        if self.memory.embedder is not None:
+        vectors, embedder = None, self.memory.embedder
+        if embedder is not None:  # as stored, not a graph-backed cache's 4-bit rows
             cache = scope_cache(self.memory.engine, self.scope)
-            with cache.lock:
-                cache.refresh(self.memory.engine, self.memory.keys)
-                valid = hybrid.valid_vector_ids(cache, self.memory.embedder)
-                vectors = {i: [float(x) for x in cache.vector_row(i)] for i in valid}
+            vectors = float_vectors(self.memory.engine, self.memory.keys, cache, embedder)
         groups = duplicate_groups(entries, mode, vectors)
         if not groups:
             return None

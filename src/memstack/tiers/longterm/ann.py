@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -45,7 +46,7 @@ from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .vectors import Matrix
 
-__all__ = ["OVER", "encoder", "prepare", "uses_graph", "vector_hits"]
+__all__ = ["OVER", "Draft", "draft", "encoder", "prepare", "uses_graph", "vector_hits"]
 
 log = logging.getLogger("memstack.tiers.longterm")
 
@@ -184,44 +185,67 @@ def _text(found: graph.AnnIndex, meta: dict[str, object]) -> str:
     return found.to_bytes(meta).decode("latin-1")  # engines store text: bytes as code points 0-255
 
 
-def _refined(
-    ids: npt.NDArray[np.object_], cosines: Cosines, unit: Matrix, read: Reader | None, depth: int
-) -> Hits:
-    """The ``depth`` best of ``ids`` by ``cosines`` (from the quantised vectors), the first
-    :data:`EXACT` of them re-scored from their float vectors where ``read`` gives them
-    (:mod:`.ann_exact`), best first (ties: the order given)."""
+@dataclass(frozen=True)
+class Draft:
+    """A graph-backed search's ``depth`` best vector hits by their quantised cosines (best first,
+    ties in the order found), before the exact pass: the query ``unit`` they were scored against and
+    the background of its cosines. Taken under ``cache.lock``; :meth:`rescored` then needs neither
+    the lock nor the cache, so the engine read between them (:mod:`.ann_exact`) is made without it."""
+
+    ids: npt.NDArray[np.object_]
+    cosines: Cosines
+    unit: Matrix
+    background: Background | None
+
+    @property
+    def head(self) -> list[str]:
+        """The ids re-scored from their float vectors: the first :data:`EXACT`."""
+        head: list[str] = self.ids[:EXACT].tolist()
+        return head
+
+    def rescored(self, rows: Matrix, ok: npt.NDArray[np.bool_]) -> Hits:
+        """The hits, the :attr:`head` scored again from ``rows`` (unit float vectors) where ``ok``
+        says they were read (the others keep their quantised cosine), best first."""
+        ids, cosines = self.ids, self.cosines.copy()
+        if len(rows):
+            cosines[: len(rows)][ok] = np.clip(rows[ok] @ self.unit, -1.0, 1.0)
+            order = np.argsort(-cosines, kind="stable")
+            ids, cosines = ids[order], cosines[order]
+        return list(zip(ids.tolist(), cosines.tolist(), strict=True))
+
+    def hits(self, read: Reader | None) -> Hits:
+        """The hits, the :attr:`head` re-scored from what ``read`` gives (None: as drafted)."""
+        if read is None or not len(self.ids):
+            return self.rescored(np.zeros((0, len(self.unit)), dtype=np.float32), np.zeros(0, dtype=bool))
+        return self.rescored(*read(self.head))
+
+
+Best = tuple[npt.NDArray[np.object_], Cosines]
+"""Ids and their quantised cosines, best first."""
+
+
+def _best(ids: npt.NDArray[np.object_], cosines: Cosines, depth: int) -> Best:
+    """The ``depth`` best of ``ids`` by ``cosines``, best first (ties: the order given)."""
     order = np.argsort(-cosines, kind="stable")[:depth]
-    ids, cosines = ids[order], np.array(cosines[order], dtype=np.float32)
-    if read is not None and len(ids):
-        head = min(len(ids), EXACT)
-        rows, ok = read(ids[:head].tolist())
-        cosines[:head][ok] = np.clip(rows[ok] @ unit, -1.0, 1.0)
-        order = np.argsort(-cosines, kind="stable")
-        ids, cosines = ids[order], cosines[order]
-    return list(zip(ids.tolist(), cosines.tolist(), strict=True))
+    return ids[order], np.array(cosines[order], dtype=np.float32)
 
 
-def _exact(vectors: VectorIndex, unit: Matrix, allowed: set[str], depth: int, read: Reader | None) -> Hits:
+def _exact(vectors: VectorIndex, unit: Matrix, allowed: set[str], depth: int) -> Best:
     ids = [i for i in allowed if i in vectors]
     if not ids:
-        return []
+        return np.array([], dtype=object), np.zeros(0, dtype=np.float32)
     scores = unit @ vectors.gather(ids)
     order = np.lexsort((np.arange(len(ids)), -scores))
-    return _refined(np.array(ids, dtype=object)[order], scores[order], unit, read, depth)
+    return _best(np.array(ids, dtype=object)[order], scores[order], depth)
 
 
 def _candidates(
-    found: graph.AnnIndex,
-    vectors: VectorIndex,
-    unit: Matrix,
-    allowed: set[str] | None,
-    depth: int,
-    read: Reader | None,
-) -> Hits:
+    found: graph.AnnIndex, vectors: VectorIndex, unit: Matrix, allowed: set[str] | None, depth: int
+) -> Best:
     n = len(vectors)
     pool = n if allowed is None else len(allowed)
     if allowed is not None and pool * OVER * 2 < n:  # too selective for an over-fetch to reach
-        return _exact(vectors, unit, allowed, depth, read)
+        return _exact(vectors, unit, allowed, depth)
     # Unfiltered: the graph's best ``candidates`` (``depth`` up to 100,000 vectors); filtered:
     # enough more that as many allowed ones are likely among them.
     wide = candidates(depth, n, graph.bits(found.dim))
@@ -231,7 +255,7 @@ def _candidates(
         keep = np.fromiter((i in allowed for i in ids.tolist()), dtype=bool, count=len(ids))
         ids, cosines = ids[keep], cosines[keep]
         if len(ids) < min(depth, pool):
-            return _exact(vectors, unit, allowed, depth, read)
+            return _exact(vectors, unit, allowed, depth)
     ids, cosines = ids[:wide], cosines[:wide]
     # Every candidate is re-scored from the index's own quantised vectors (a scale each): the graph's
     # order is coarse (Hamming distances, or usearch's 8 bits with one scale for every vector, off by
@@ -239,7 +263,7 @@ def _candidates(
     # bench/scale.py --vectors clustered); the best ``depth`` are then re-scored exactly.
     if len(ids):
         cosines = unit @ vectors.gather(ids.tolist())
-    return _refined(ids, cosines, unit, read, depth)
+    return _best(ids, cosines, depth)
 
 
 def _background(vectors: VectorIndex, unit: Matrix) -> Background | None:
@@ -254,6 +278,36 @@ def _background(vectors: VectorIndex, unit: Matrix) -> Background | None:
     return Background(mean, max(square - mean * mean, 0.0) ** 0.5)
 
 
+def draft(
+    found: graph.AnnIndex,
+    vectors: VectorIndex,
+    query_vector: Matrix,
+    profile: SearchProfile,
+    allowed: set[str] | None,
+    depth: int,
+    read: Reader | None = None,
+) -> Draft | None:
+    """The ``depth`` best among ``allowed`` (None: all) from the graph's candidates by their
+    quantised cosines (None: a zero query or no vector), for :meth:`Draft.rescored` to finish.
+    Rocchio feedback moves the query first, from the float vectors ``read`` gives of its first hits
+    (the caller holds ``cache.lock`` across this read: a profile with Rocchio pays it there)."""
+    norm = float(np.linalg.norm(query_vector))
+    if norm == 0.0 or not len(vectors):
+        return None
+    unit: Matrix = (query_vector.astype(np.float32) / np.float32(norm)).reshape(-1)
+    if profile.rocchio_docs > 0:
+        ids, cosines = _candidates(found, vectors, unit, allowed, profile.rocchio_docs)
+        first = [i for i, _ in Draft(ids, cosines, unit, None).hits(read)]
+        if first:
+            feedback = vectors.gather(first).T
+            if read is not None:  # the float vectors where the engine has them
+                rows, ok = read(first)
+                feedback[ok] = rows[ok]
+            unit = rocchio(unit, np.ascontiguousarray(feedback), profile.rocchio_weight)
+    ids, cosines = _candidates(found, vectors, unit, allowed, depth)
+    return Draft(ids, cosines, unit, _background(vectors, unit))
+
+
 def vector_hits(
     found: graph.AnnIndex,
     vectors: VectorIndex,
@@ -266,18 +320,10 @@ def vector_hits(
     """The ``depth`` best ``(id, exact cosine)`` among ``allowed`` (None: all) from the graph's
     candidates, and the background of the cosines (Rocchio feedback as the exact path does it).
     ``read``: the float vectors of the hits from the engine (:mod:`.ann_exact`; None: the
-    cosines of the quantised vectors)."""
-    norm = float(np.linalg.norm(query_vector))
-    if norm == 0.0 or not len(vectors):
-        return [], None
+    cosines of the quantised vectors), read here (the caller holds ``cache.lock``); :func:`draft`
+    leaves that read to a caller that makes it without the lock."""
     read = read if vectors.quantised else None  # a float index holds the exact vectors itself
-    unit: Matrix = (query_vector.astype(np.float32) / np.float32(norm)).reshape(-1)
-    if profile.rocchio_docs > 0:
-        first = [i for i, _ in _candidates(found, vectors, unit, allowed, profile.rocchio_docs, read)]
-        if first:
-            feedback = vectors.gather(first).T
-            if read is not None:  # the float vectors where the engine has them
-                rows, ok = read(first)
-                feedback[ok] = rows[ok]
-            unit = rocchio(unit, np.ascontiguousarray(feedback), profile.rocchio_weight)
-    return _candidates(found, vectors, unit, allowed, depth, read), _background(vectors, unit)
+    drafted = draft(found, vectors, query_vector, profile, allowed, depth, read)
+    if drafted is None:
+        return [], None
+    return drafted.hits(read), drafted.background

@@ -207,7 +207,7 @@ class ScopeCache(Mirror):
         """Drop the decoded float copy of each vector the (model, dim) index holds, once that index
         backs a graph (caller holds :attr:`lock`), and quantise the index to 4 bits (196 bytes an
         entry at 384 dimensions; the hits are then scored from the engine's floats, .ann_exact), or
-        8 in a scope of conversation turns (its context profiles scan every vector, no exact pass)."""
+        8 in a scope of conversation turns (its context profiles scan every vector; .turn_bits)."""
         found = self.vector_indexes.get((model, dim))
         if found is None:
             return
@@ -218,7 +218,7 @@ class ScopeCache(Mirror):
                 self._put_vector(entry_id, _without_rows(stored))
 
     def vector_row(self, entry_id: str) -> npt.NDArray[np.float32]:
-        """The stored vector of ``entry_id`` (held, or read from the index that holds it)."""
+        """The stored vector of ``entry_id`` (held, or the index's, in 4 or 8 bits once released)."""
         stored = self.vectors[entry_id]
         if len(stored.rows):
             return stored.vector

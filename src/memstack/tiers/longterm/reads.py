@@ -6,6 +6,7 @@ concept: the store writes, this reads.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +14,7 @@ from ...engines import Engine
 from ...foundation.errors import InvalidConfiguration, InvalidValue
 from ...foundation.limits import short_repr
 from ...search.retrieval import SEARCH_PROFILES
-from . import ann, ann_exact, cold, history, hybrid, retrieve
+from . import ann, ann_exact, cold, history, hybrid, retrieve, turn_bits
 from .entry import MemoryEntry, SearchHit, current_at, from_json
 from .history import HistoryEvent
 from .index_cache import ScopeCache, scope_cache
@@ -181,13 +182,22 @@ class LongTermReads:
         embedder: Embedder | None,
         query_vector: Matrix | None,
         cache: ScopeCache,
+        defer: bool = True,
     ) -> list[SearchHit]:
-        """The hits from the scope's full cache: ranked for a query, the most recent without one."""
+        """The hits from the scope's full cache: ranked for a query, the most recent without one.
+
+        A graph-backed search's exact pass (:mod:`.ann_exact`, a network round trip on Redis and
+        PostgreSQL) reads the engine without ``cache.lock``, so that the searches of one scope do
+        not wait for each other's reads: the vector hits are drafted under the lock (with the
+        digests their stored vectors must match), read and re-scored without it, then fused under
+        it again if the cache has not changed meanwhile; if it has, the search starts again with
+        the read under the lock (``defer`` False), so that every part of it sees one version."""
         total, flt = request.offset + request.limit, request.where
         cache.settle()  # a snapshot serialising the index: wait for it here, not under the lock
         with cache.lock:
             cache.refresh(self.engine, self.keys)
             cache.thawed()
+            turn_bits.widen(self.engine, self.keys, cache)  # a scope that now holds turns: 8 bits
             allowed, allowed_key = cache.shown(
                 cache.filters.allowed(flt),
                 request.view,
@@ -198,11 +208,9 @@ class LongTermReads:
                 pool = cache.entries.values() if allowed is None else (cache.entries[i] for i in allowed)
                 return [SearchHit(e.copy(), 0.0, sources=("recent",)) for e in most_recent(pool, total)]
             profile = SEARCH_PROFILES[self.profile]
-            exact = None
-            if embedder is not None and query_vector is not None and ann.uses_graph(cache, profile):
-                ann.prepare(self.engine, self.keys, cache, embedder.model_id, embedder.dim)
-                exact = ann_exact.reader(self.engine, self.keys, cache, embedder.model_id, embedder.dim)
-            return retrieve.ranked(
+            rerank_depth = 0 if self.reranker is None else self.reranker.depth
+            search = functools.partial(
+                retrieve.ranked,
                 cache,
                 request.query,
                 profile,
@@ -212,10 +220,30 @@ class LongTermReads:
                 max_results=total,
                 fusion=self.fusion if self.fusion_asked else None,
                 min_similarity=self.min_similarity,
-                rerank_depth=0 if self.reranker is None else self.reranker.depth,
+                rerank_depth=rerank_depth,
                 allowed_key=allowed_key,
-                exact=exact,
             )
+            if embedder is None or query_vector is None or not ann.uses_graph(cache, profile):
+                return search()
+            model, dim = embedder.model_id, embedder.dim
+            found = ann.prepare(self.engine, self.keys, cache, model, dim)
+            exact = ann_exact.reader(self.engine, self.keys, cache, model, dim)
+            vectors = cache.vector_index(model, dim)
+            if found is None or not vectors.quantised or not defer:
+                return search(exact=exact)
+            depth = retrieve.depth_of(profile, total, rerank_depth)
+            drafted = ann.draft(found, vectors, query_vector, profile, allowed, depth, exact)
+            head = [] if drafted is None else drafted.head
+            wanted, as_of = ann_exact.digests(cache, head, model), (cache.epoch, cache.version)
+        vector: retrieve.VectorHits = ([], None)
+        if drafted is not None:
+            rows, ok = ann_exact.read(self.engine, self.keys, model, dim, head, wanted)  # no lock held
+            vector = drafted.rescored(rows, ok), drafted.background
+        cache.settle()
+        with cache.lock:
+            if (cache.epoch, cache.version) == as_of:
+                return search(vector=vector)
+        return self._cached(request, embedder, query_vector, cache, defer=False)
 
     def _finish(self, request: SearchRequest, hits: list[SearchHit]) -> list[SearchHit]:
         """Rerank (ranked hits only), drop those under ``min_score``, skip ``offset``."""

@@ -27,7 +27,7 @@ from .index_cache import ScopeCache
 from .query import document_text
 from .vectors import Matrix
 
-__all__ = ["FUSION_DEPTH", "bm25_hits", "ranked", "reranked"]
+__all__ = ["FUSION_DEPTH", "VectorHits", "bm25_hits", "depth_of", "ranked", "reranked"]
 
 log = logging.getLogger("memstack.tiers.longterm")
 
@@ -144,19 +144,22 @@ def ranked(
     rerank_depth: int = 0,
     allowed_key: object | None = None,
     exact: Reader | None = None,
+    vector: VectorHits | None = None,
 ) -> list[SearchHit]:
     """The ``max(max_results, rerank_depth)`` best entries for a non-blank ``query`` (copies, safe to
     hand out). The caller holds the cache's lock. ``fusion``: the caller's fusion profile, or None for
     the profile's (its ``conversation_fusion`` in a scope of conversation turns searched with vectors).
     ``exact``: reads the stored float vectors of a graph-backed search's hits (:mod:`.ann_exact`).
+    ``vector``: the vector hits and their background found already (a graph-backed search's, whose
+    exact pass read the engine without the lock), for ``depth_of(profile, max_results, rerank_depth)``.
 
     Raises:
         InvalidConfiguration: an unknown fusion profile.
     """
     keep = max(max_results, rerank_depth)
-    depth = max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
+    depth = depth_of(profile, max_results, rerank_depth)
     spread = profile.propagates and len(cache.threads) > 0
-    vector, second = _with_vectors(cache, embedder, query_vector, profile, allowed, depth, exact)
+    hits, second = _with_vectors(cache, embedder, query_vector, profile, allowed, depth, exact, vector)
     if second is None and not spread and not _merges_context(cache, profile):
         # BM25 alone answers its own first ``keep``: the first ``keep`` of a deeper list (one order:
         # score, then insertion), for a fraction of the ranking work
@@ -173,7 +176,7 @@ def ranked(
     fusion = profile.fusion if fusion is None else fusion
     mass = cache.index(profile.bm25).query_mass(query)
     fused = fuse_rows(
-        bm25, vector, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
+        bm25, hits, fusion, min_similarity=min_similarity, depth=depth, mass=mass, background=background
     )
     terms = fused_terms(bm25, fusion, mass=mass, background=background)
     fused = _spread(cache, query, fused, profile, allowed, keep, second, terms) if spread else fused[:keep]
@@ -185,6 +188,14 @@ def ranked(
     ]
 
 
+def depth_of(profile: SearchProfile, max_results: int, rerank_depth: int) -> int:
+    """How many hits each retriever gives fusion in a search of ``max_results`` (and a reranker's
+    ``rerank_depth``)."""
+    return max(profile.fusion_depth or FUSION_DEPTH, 5 * max_results, rerank_depth)
+
+
+VectorHits = tuple[list[tuple[str, float]], Background | None]
+"""A search's vector hits (best first) and the background of its cosines (None: no vector)."""
 Vectors = tuple[Embedder, Matrix, Background | None]
 """A search's embedder, query vector and the background of its cosines (None: no vector)."""
 
@@ -197,11 +208,15 @@ def _with_vectors(
     allowed: set[str] | None,
     depth: int,
     exact: Reader | None,
+    found: VectorHits | None,
 ) -> tuple[list[tuple[str, float]], Vectors | None]:
-    """The vector hits and what the rest of the search reads of them (None: a search without vectors)."""
+    """The vector hits (``found``, or found here) and what the rest of the search reads of them
+    (None: a search without vectors)."""
     if embedder is None or query_vector is None:
         return [], None
-    vector, background = _vector_hits(cache, embedder, query_vector, profile, allowed, depth, exact)
+    if found is None:
+        found = _vector_hits(cache, embedder, query_vector, profile, allowed, depth, exact)
+    vector, background = found
     return vector, (embedder, query_vector, background)
 
 
