@@ -46,7 +46,7 @@ from .index_cache import ScopeCache
 from .layout import ScopeKeys
 from .vectors import Matrix
 
-__all__ = ["OVER", "Draft", "draft", "encoder", "prepare", "uses_graph", "vector_hits"]
+__all__ = ["OVER", "Draft", "draft", "encoder", "prepare", "uses_graph"]
 
 log = logging.getLogger("memstack.tiers.longterm")
 
@@ -306,24 +306,3 @@ def draft(
             unit = rocchio(unit, np.ascontiguousarray(feedback), profile.rocchio_weight)
     ids, cosines = _candidates(found, vectors, unit, allowed, depth)
     return Draft(ids, cosines, unit, _background(vectors, unit))
-
-
-def vector_hits(
-    found: graph.AnnIndex,
-    vectors: VectorIndex,
-    query_vector: Matrix,
-    profile: SearchProfile,
-    allowed: set[str] | None,
-    depth: int,
-    read: Reader | None = None,
-) -> tuple[Hits, Background | None]:
-    """The ``depth`` best ``(id, exact cosine)`` among ``allowed`` (None: all) from the graph's
-    candidates, and the background of the cosines (Rocchio feedback as the exact path does it).
-    ``read``: the float vectors of the hits from the engine (:mod:`.ann_exact`; None: the
-    cosines of the quantised vectors), read here (the caller holds ``cache.lock``); :func:`draft`
-    leaves that read to a caller that makes it without the lock."""
-    read = read if vectors.quantised else None  # a float index holds the exact vectors itself
-    drafted = draft(found, vectors, query_vector, profile, allowed, depth, read)
-    if drafted is None:
-        return [], None
-    return drafted.hits(read), drafted.background

@@ -114,7 +114,9 @@ def _vector_hits(
     graph = cache.anns.get((embedder.model_id, embedder.dim))
     if graph is not None and ann.uses_graph(cache, profile):
         vectors = cache.vector_index(embedder.model_id, embedder.dim)
-        return ann.vector_hits(graph, vectors, query_vector, profile, allowed, depth, exact)
+        read = exact if vectors.quantised else None  # a float index holds the exact vectors itself
+        drafted = ann.draft(graph, vectors, query_vector, profile, allowed, depth, read)
+        return ([], None) if drafted is None else (drafted.hits(read), drafted.background)
     ids, scores = hybrid.cosines(cache, embedder, query_vector)
     row_of = hybrid.row_index(cache, embedder)
     if profile.rocchio_docs > 0 and ids:
