@@ -1,11 +1,14 @@
 """Sentence-level vectors for conversation turns (max-sim), measured on LoCoMo's halves.
 
-A LoCoMo turn averages 25 words and 3.2 sentences; its one vector mixes its topics. This bench cuts
-every turn into sentences (``bench/_sentences.py``: a rule, the speaker's name kept in front, the image
-caption a piece of its own), embeds each with the scope's own embedder, and scores a turn by the best
-cosine of its sentences with the query (``sent``), of its two-sentence windows (``win``), or by a mix
-with the whole turn's cosine ``w``: ``max:a`` = max(w, a·sent), ``mix:b`` = (w + b·sent) / (1 + b),
-``maxwin:a`` = max(w, a·win). ``turn`` is the whole-turn cosine, what a search uses today.
+A LoCoMo turn averages 27 words (with its speaker's name) and 3.2 sentences; its one vector mixes
+its topics. This bench cuts every turn into sentences (``bench/_sentences.py``: a rule, the speaker's
+name kept in front, the image caption a piece of its own), embeds each with the scope's own embedder,
+and scores a turn by the best cosine of its sentences with the query (``sent``), of its two-sentence
+windows (``win``), or by a mix with the whole turn's cosine ``w``: ``max:a`` = max(w, a·sent),
+``mix:b`` = (w + b·sent) / (1 + b), ``maxwin:a`` = max(w, a·win), ``mixwin:b`` likewise. ``turn``
+is the whole-turn cosine, what a search uses today. ``MODE@x`` also weighs the turns' fusion
+``1 - x`` / ``x`` (BM25 / vectors; the default is 0.7 / 0.3), for ``turn`` and ``sent`` with x in
+:data:`VECTOR_WEIGHTS`.
 
 Nothing is reimplemented: every turn is saved into a fresh scope, and memstack's own ``default``
 search runs with the vector score of the first stage replaced by the mode's (the one function that
@@ -17,6 +20,8 @@ fused evidence, the propagation and the second stage then read the mode's score;
 - ``cand50`` / ``cand100``: the share of questions with an evidence turn among the first 50 of the
   first stage (the head the second stage re-scores, taken with
   ``memstack.tiers.longterm.turn_head.watched``) and among the 100 hits of a limit-100 search;
+  ``c50f`` / ``c100f``: the share of each question's evidence turns there (what a perfect order of
+  them would give at R@k, k >= 20), averaged;
 - R@10, R@20 and multi-hop R@10 of the search as it returns (limit 20; the committed second-stage
   table), and with the table refitted on the mode's own tune heads (``_listwise.fit``, converged), as
   a product change would refit it.
@@ -26,10 +31,11 @@ and window max-sims in standard deviations over the scope (refitted on tune the 
 with ``turn``'s refit). ``--report`` then measures :data:`CHOSEN` (chosen on tune) and ``turn`` on the
 report half once, with the tables fitted on tune. The halves are ``bench/locomo_choices.py``'s.
 
-    python bench/sentence_vectors.py [--report] [--data PATH] [--cache-dir DIR] [--smoke]
+    python bench/sentence_vectors.py [--report] [--modes M,M,...] [--data PATH] [--cache-dir DIR] [--smoke]
 
 ``--smoke`` runs on ``bench/_locomo_smoke.py``'s made-up set with a fake embedder; its figures mean
-nothing. The last line is ``RESULT …``.
+nothing. The last line is ``RESULT {part}_{mode}_{figure}=…`` for ``turn``, :data:`CHOSEN` and
+the modes ``--modes`` names.
 """
 
 from __future__ import annotations
@@ -313,7 +319,7 @@ def embedder_of(args: argparse.Namespace) -> tuple[Embedder, CachedEmbedder | No
 
 def measure(
     part: str, convs: Sequence[Conversation], mem: Memory, embedder: Embedder, modes: Sequence[str],
-    tables: dict[str, Table | None], result: dict[str, float],
+    tables: dict[str, Table | None], result: dict[str, float], kept: set[str],
 ) -> None:  # fmt: skip
     """Print each mode's figures on ``convs``; on tune, fit ``tables``; on report, use them."""
     print(
@@ -327,9 +333,9 @@ def measure(
         committed = figures(asked, None, mode)
         fitted = figures(asked, tables.get(mode), mode) if tables.get(mode) else committed
         print(line(mode, committed, fitted), flush=True)
-        if mode not in ("turn", *CHOSEN):
+        if mode not in kept:
             continue
-        tag = mode.replace(":", "").replace(".", "")
+        tag = mode.replace(":", "").replace(".", "").replace("@", "_w")
         for k in ("plain_r1", "plain_r10", "cand100f", "r10", "r20", "mh_r10"):
             result[f"{part}_{tag}_{k}"] = committed[k]
         for k in ("r10", "r20", "mh_r10"):
@@ -348,9 +354,10 @@ def run(args: argparse.Namespace) -> int:
             modes = args.modes.split(",") if args.modes else all_modes()
             if unknown := set(modes) - set(all_modes()):
                 raise SystemExit(f"unknown modes {sorted(unknown)}; known: {', '.join(all_modes())}")
-            measure("tune", tune, mem, embedder, modes, tables, result)
+            kept = {"turn", *CHOSEN, *(modes if args.modes else ())}  # the modes of the RESULT line
+            measure("tune", tune, mem, embedder, modes, tables, result, kept)
             if args.report:
-                measure("report", report, mem, embedder, ["turn", *CHOSEN], tables, result)
+                measure("report", report, mem, embedder, ["turn", *CHOSEN], tables, result, kept)
     finally:
         if cached is not None:
             cached.save()
