@@ -21,7 +21,8 @@ fused evidence, the propagation and the second stage then read the mode's score;
   first stage (the head the second stage re-scores, taken with
   ``memstack.tiers.longterm.turn_head.watched``) and among the 100 hits of a limit-100 search;
   ``c50f`` / ``c100f``: the share of each question's evidence turns there (what a perfect order of
-  them would give at R@k, k >= 20), averaged;
+  them would give at R@k, k >= 20), averaged; ``50+20f``: that share among the first 50 joined
+  with the score's own first 20 (what the score alone could add to the stage's candidates);
 - R@10, R@20 and multi-hop R@10 of the search as it returns (limit 20; the committed second-stage
   table), and with the table refitted on the mode's own tune heads (``_listwise.fit``, converged), as
   a product change would refit it.
@@ -211,7 +212,7 @@ def ask(conv: Conversation, memory: object, tap: Tap, embedder: Embedder) -> lis
         vector = embed_queries(embedder, [question.text])[0]
         ids, whole = tap.last[0], tap.last[1]  # type: ignore[index]
         mine = tap.scores(vector, ids, np.asarray(whole))
-        plain = [ids[n] for n in np.argsort(-mine, kind="stable")[:20]]
+        plain = [ids[n] for n in np.argsort(-mine, kind="stable")[:20]]  # the score's own first 20
         x = np.hstack([features(head), more])
         out.append(
             Asked(
@@ -283,6 +284,10 @@ def figures(asked: Sequence[Asked], weights: Table | None, mode: str) -> dict[st
     out["cand100"] = float(np.mean([bool(a.evidence & a.wide) for a in asked]))
     out["cand50f"] = float(np.mean([len(a.evidence & set(a.ids)) / len(a.evidence) for a in asked]))
     out["cand100f"] = float(np.mean([len(a.evidence & a.wide) / len(a.evidence) for a in asked]))
+    # what the score alone would add to the stage's candidates: its own first 20 joined to the head
+    out["union"] = float(
+        np.mean([len(a.evidence & (set(a.ids) | set(a.plain))) / len(a.evidence) for a in asked])
+    )
     for k in (10, 20):
         out[f"r{k}"] = float(np.mean([r(o, a, k) for a, o in orders]))
     multi = [r(o, a, 10) for a, o in orders if a.category == 1]
@@ -291,13 +296,13 @@ def figures(asked: Sequence[Asked], weights: Table | None, mode: str) -> dict[st
 
 
 HEADER = (
-    "mode         plainR@1 R@3  R@10  cand50 cand100 c50f  c100f"
+    "mode         plainR@1 R@3  R@10  cand50 cand100 c50f  c100f 50+20f"
     " | committed R@10 R@20 MH@10 | refit R@10 R@20 MH@10"
 )
 
 
 def line(mode: str, c: dict[str, float], f: dict[str, float]) -> str:
-    keys = ("plain_r1", "plain_r3", "plain_r10", "cand50", "cand100", "cand50f", "cand100f")
+    keys = ("plain_r1", "plain_r3", "plain_r10", "cand50", "cand100", "cand50f", "cand100f", "union")
     return (
         f"{mode:<12} " + " ".join(f"{c[k]:.3f}" for k in keys)
         + " | " + " ".join(f"{c[k]:.3f}" for k in ("r10", "r20", "mh_r10"))
@@ -352,6 +357,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with memstack.open("memory://", embedder="none") as mem:
             modes = args.modes.split(",") if args.modes else all_modes()
+            if args.report:  # the report half reads the tables these fit on tune
+                modes += [m for m in ("turn", *CHOSEN) if m not in modes]
             if unknown := set(modes) - set(all_modes()):
                 raise SystemExit(f"unknown modes {sorted(unknown)}; known: {', '.join(all_modes())}")
             kept = {"turn", *CHOSEN, *(modes if args.modes else ())}  # the modes of the RESULT line
