@@ -74,6 +74,9 @@ class Flag:
     def set(self) -> None:
         self._event.set()
 
+    def clear(self) -> None:
+        self._event.clear()
+
     def wait(self, timeout: float | None = None) -> bool:
         """Whether the flag is set, after waiting up to ``timeout`` seconds for it."""
         return self._event.wait(timeout)
