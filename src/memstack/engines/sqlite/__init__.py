@@ -144,9 +144,9 @@ class SqliteEngine(Engine):
         used nor closed."""
         self._lock = threading.RLock()
         self._inherited = not self._closed.is_set()
+        _orphans.append(self._conn)  # never closed here, even when this engine is collected
 
     def _reopen(self) -> None:
-        _orphans.append(self._conn)
         self._inherited = False
         self._cache.clear()
         self._version = None
