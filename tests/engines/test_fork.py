@@ -77,14 +77,19 @@ def test_a_forked_child_has_its_own_subscriptions_and_sweeps(engine: Engine, clo
 
 def _locks(engine: Engine) -> list[object]:
     """The locks a parent thread may hold at the fork: the engine's own, its listener's and its
-    dispatcher's (a thread delivering holds them), a Redis engine's transport's and slot map's."""
+    dispatcher's (a thread delivering holds them), a Redis engine's transport's and slot map's,
+    the sweeper's, and the one inside a closed flag (a thread closing, or a sweeper waking)."""
     found = []
-    parts = ("_events", "_listener", "_transport", "_topology")
+    parts = ("_events", "_listener", "_transport", "_topology", "_sweeper")
     for holder in (engine, *(getattr(engine, name, None) for name in parts)):
         for name in ("_lock", "_cond"):
             lock = getattr(holder, name, None) if holder is not None else None
             if lock is not None:
                 found.append(lock)
+        closed = getattr(holder, "_closed", None)
+        event = getattr(closed, "_event", closed)  # a Flag wraps a threading.Event
+        if isinstance(event, threading.Event):
+            found.append(event._cond)  # type: ignore[attr-defined]
         dispatch = getattr(holder, "_dispatch", None)
         if dispatch is not None:
             found.append(dispatch._lock)
@@ -167,3 +172,29 @@ def test_a_child_subscription_gets_what_the_parent_publishes(engine: Engine) -> 
         os.close(told)  # the thread's wait ends (empty read) if the child never told
         publisher.join(timeout=_BOUND)
         os.close(ready)
+
+
+def _open_on(path: str) -> int:
+    """How many of this process's file descriptors are open on ``path``."""
+    fds = os.listdir("/proc/self/fd")
+    return sum(1 for fd in fds if os.path.realpath(f"/proc/self/fd/{fd}") == os.path.realpath(path))
+
+
+def test_a_child_starts_threads_and_opens_connections_only_on_first_use(engine: Engine) -> None:
+    # A child that execs at once (subprocess with preexec_fn) or never touches the engine pays
+    # nothing: renewal after the fork only resets state.
+    _started(engine)
+    path = getattr(engine, "path", None)
+
+    def child() -> bool:
+        alone = threading.enumerate() == [threading.current_thread()]
+        before = _open_on(path) if path else 0
+        engine.exists("k")  # the first use
+        reopened = not path or _open_on(path) > before
+        names = {thread.name for thread in threading.enumerate()}
+        sweeping = not _sweeps(engine) or f"memstack-{engine.name}-sweep" in names
+        if not (alone and reopened and sweeping):
+            print(f"alone={alone} reopened={reopened} sweeping={sweeping}", file=sys.stderr)
+        return alone and reopened and sweeping
+
+    assert in_child(child, deadline=60)

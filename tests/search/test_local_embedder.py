@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack.foundation.errors import InvalidConfiguration, InvalidInput
 from memstack.search import cosine
 from memstack.search.embedders import Embedder, LocalEmbedder, available_local_embedder, local
@@ -84,3 +85,13 @@ def test_bad_arguments(embedder: LocalEmbedder) -> None:
     with pytest.raises(InvalidInput, match="single str"):
         embedder.embed("x")
     assert available_local_embedder("nope") is None
+
+
+def test_a_model_a_parent_thread_was_loading_at_the_fork_loads_in_the_child() -> None:
+    loading = LocalEmbedder()  # start_loading()'s thread holds the lock while it loads
+
+    def child() -> bool:
+        return bool(loading.embed(["loaded in the child"]).shape == (1, loading.dim))
+
+    with held_by_a_thread(loading._lock):
+        assert in_child(child, deadline=120)  # stuck on the parent's lock: killed, False

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
 
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack.services.rounds import Rounds
 
 
@@ -46,3 +49,32 @@ def test_start_twice_keeps_one_thread_and_a_stopped_rounds_starts_again() -> Non
     assert ran.wait(10)  # the stop of the first run does not end the second at once
     rounds.stop()
     assert not rounds.running
+
+
+def test_a_forked_child_does_not_inherit_the_running_thread_and_starts_its_own() -> None:
+    rounders: list[int] = []  # the pid of each round (appending needs no lock a fork could hold)
+    rounds = Rounds(
+        "memstack-test-rounds",
+        lambda: rounders.append(os.getpid()),
+        0.01,
+        logging.getLogger("memstack.test"),
+        "failed",
+    )
+    rounds.start()
+
+    def child() -> bool:
+        inherited = rounds.running  # the parent's thread does not run here
+        rounds.start()
+        until = time.monotonic() + 10
+        while os.getpid() not in rounders and time.monotonic() < until:
+            time.sleep(0.01)
+        ran = os.getpid() in rounders
+        rounds.stop()
+        return not inherited and ran and not rounds.running
+
+    # A parent thread stopping the rounds at the fork holds the stop flag's lock.
+    stop = getattr(rounds._stop, "_event", rounds._stop)  # the threading.Event inside
+    with held_by_a_thread(stop._cond):
+        assert in_child(child, deadline=60)
+    assert rounds.running
+    rounds.stop()

@@ -2,7 +2,8 @@
 
 Used by every engine: for every message (memory), or for the messages its listener reads (SQLite,
 Redis, PostgreSQL). Callback exceptions are logged and never reach publishers. In a child made by
-``fork`` a dispatcher starts empty (see :mod:`._forks`): the parent's subscribers stay the parent's.
+``fork`` a dispatcher starts empty (see :mod:`~memstack.foundation.forks`): the parent's
+subscribers stay the parent's.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable
 
-from ._forks import renew_in_children
+from ..foundation.forks import renew_in_children
 from .base import Subscription
 
 log = logging.getLogger("memstack.engines")

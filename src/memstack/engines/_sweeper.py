@@ -1,8 +1,9 @@
 """The background sweep of expired keys, one daemon thread per engine (memory, SQLite, PostgreSQL).
 
 A round that meets a busy engine is skipped (the next round finds the same keys); any other engine
-error is logged and the thread carries on; the thread ends when the engine is closed. A child made
-by ``fork`` starts its own thread at once (see :mod:`._forks`), as a newly opened engine does.
+error is logged and the thread carries on; the thread ends when the engine is closed. In a child
+made by ``fork`` (see :mod:`~memstack.foundation.forks`) the engine starts its own thread on its first
+call (:meth:`Sweeper.ensure`), so a child that never uses the engine, or execs at once, starts none.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import threading
 from collections.abc import Callable
 
 from ..foundation.errors import EngineClosed, EngineError, EngineUnavailable
+from ..foundation.forks import Flag, renew_in_children
 from ._dispatch import join_unless_current
-from ._forks import renew_in_children
 
 __all__ = ["Sweeper"]
 
@@ -27,7 +28,7 @@ class Sweeper:
     def __init__(
         self,
         engine: str,
-        closed: threading.Event,
+        closed: Flag,
         interval: float | None,
         sweep: Callable[[], object],
         label: str,
@@ -37,18 +38,28 @@ class Sweeper:
         self._interval = interval
         self._sweep = sweep
         self._label = label
-        self._thread: threading.Thread | None = None
         self.renew_in_child()
+        self.ensure()
         renew_in_children(self)
 
     def renew_in_child(self) -> None:
-        """Start a thread of this process (also the first one)."""
-        self._thread = None
-        if self._interval is not None and not self._closed.is_set():
-            self._thread = threading.Thread(
-                target=self._loop, args=(self._interval,), name=self._name, daemon=True
-            )
-            self._thread.start()
+        """No thread (the parent's is not this process's) and a new lock: :meth:`ensure` starts one."""
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._due = self._interval is not None
+
+    def ensure(self) -> None:
+        """Start this process's thread unless it runs already or the engine is closed (the engine
+        calls this on every command: one attribute read once the thread runs)."""
+        if not self._due:
+            return
+        with self._lock:
+            if self._due and self._interval is not None and not self._closed.is_set():
+                self._thread = threading.Thread(
+                    target=self._loop, args=(self._interval,), name=self._name, daemon=True
+                )
+                self._thread.start()
+            self._due = False
 
     def join(self) -> None:
         """Wait for the thread to end (after ``closed`` was set), unless the caller is that thread."""

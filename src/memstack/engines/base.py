@@ -37,9 +37,9 @@ from typing import Any
 from ..foundation.clock import Clock, SystemClock
 from ..foundation.closing import Closing
 from ..foundation.errors import InvalidInput, MemstackError, WrongType
+from ..foundation.forks import generation
 from ..foundation.redact import redact_url, register_url
 from ._calls import Commands, Number
-from ._forks import generation
 from .commands import GUARDS, OPS, READS, WRITES
 
 __all__ = [
@@ -85,7 +85,8 @@ class Subscription(Closing):
     """A live subscription to one channel; ``close()`` stops delivery. Context manager.
 
     In a child made by ``fork`` a subscription of the parent is closed: nothing is delivered to it
-    there, and closing it changes nothing of the child's own subscriptions (see :mod:`._forks`).
+    there, and closing it changes nothing of the child's own subscriptions (see
+    :mod:`~memstack.foundation.forks`).
     """
 
     def __init__(self, on_close: Callable[[], None]) -> None:

@@ -11,6 +11,8 @@ import threading
 import time
 from typing import Protocol, runtime_checkable
 
+from .forks import renew_in_children
+
 __all__ = ["Clock", "ManualClock", "SystemClock"]
 
 
@@ -45,6 +47,11 @@ class ManualClock:
 
     def __init__(self, start: float | None = None) -> None:
         self._now = time.time() if start is None else float(start)
+        self._lock = threading.Lock()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new lock (a parent thread reading the time at the fork held it)."""
         self._lock = threading.Lock()
 
     def now(self) -> float:

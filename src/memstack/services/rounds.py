@@ -10,6 +10,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from ..foundation.forks import Flag, renew_in_children
+
 __all__ = ["Rounds"]
 
 
@@ -29,8 +31,14 @@ class Rounds:
     ) -> None:
         self.name, self.poll = name, poll
         self._run, self._log, self._failed = run, log, failed
-        self._stop = threading.Event()
+        self._stop = Flag()
         self._thread: threading.Thread | None = None
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No thread: in a forked child the parent's does not run, so :attr:`running` is False
+        and :meth:`start` starts the child's own (nothing starts by itself)."""
+        self._thread = None
 
     @property
     def running(self) -> bool:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack import Memory
 from memstack.compat.n8n import SimpleMemoryConfig, SlidingWindows
 from memstack.compat.n8n.windows import is_idle, parse_input_messages
@@ -217,3 +218,21 @@ def test_idle_boundary_is_strict() -> None:
     assert not is_idle(0, 1000, 1000)
     assert is_idle(0, 1000, 1001)
     assert not is_idle(0, 0, 10**12)
+
+
+def test_a_forked_child_sweeps_in_its_own_thread(engine: Engine) -> None:
+    windows = SlidingWindows(engine, cleanup_interval=300.0)
+    chat(windows, "wf", "s1", 1)
+    assert windows.sweeping
+
+    def child() -> bool:
+        asleep = not windows.sweeping  # the parent's thread does not run here
+        chat(windows, "wf", "s2", 1)  # the first touch starts the child's own
+        started = windows.sweeping
+        windows.close()
+        return asleep and started and not windows.sweeping
+
+    with held_by_a_thread(windows._lock):  # a parent thread starting or stopping the sweeper
+        assert in_child(child, deadline=60)
+    assert windows.sweeping  # the parent's thread runs on
+    windows.close()

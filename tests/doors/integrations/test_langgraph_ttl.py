@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +16,7 @@ pytest.importorskip("langgraph")
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langgraph.store.base import IndexConfig
 
+from _forked import held_by_a_thread, in_child
 from memstack.agent.lgstore._lg_layout import NamespaceKeys, ns_code
 from memstack.doors.integrations.langgraph import MemstackStore
 from memstack.engines import Engine
@@ -148,3 +151,26 @@ def test_async_reads_refresh_as_sync_ones(engine: Engine, clock: ManualClock) ->
         assert await store.aget(("a",), "k") is None
 
     asyncio.run(run())
+
+
+def test_a_forked_child_sweeps_again_in_its_own_thread_from_its_first_batch(engine: Engine) -> None:
+    sweepers: list[int] = []  # the pid of each sweep (appending needs no lock a fork could hold)
+
+    class Watched(MemstackStore):
+        def sweep_ttl(self) -> int:
+            sweepers.append(os.getpid())
+            return super().sweep_ttl()
+
+    store = Watched(engine, ttl={"default_ttl": 1.0, "sweep_interval_minutes": 0.0005})
+    store.start_ttl_sweeper()
+
+    def child() -> bool:
+        store.put(("f",), "k", {"v": 1})  # the first batch starts the sweeping the parent did
+        until = time.monotonic() + 10
+        while os.getpid() not in sweepers and time.monotonic() < until:
+            time.sleep(0.01)
+        return os.getpid() in sweepers and store.stop_ttl_sweeper(timeout=10)
+
+    with held_by_a_thread(store._sweeper._lock):  # a parent thread starting or stopping it
+        assert in_child(child, deadline=60)
+    assert store.stop_ttl_sweeper(timeout=30)

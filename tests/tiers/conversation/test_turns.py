@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack import Memory
 from memstack.engines import Engine
 from memstack.foundation.clock import ManualClock
@@ -93,3 +94,18 @@ def test_turn_dicts_and_errors(engine: Engine) -> None:
     with pytest.raises(InvalidConfiguration, match="max_turns_per_session"):
         TurnMemory(engine, max_turns_per_session=0)
     assert [t.content for t in turns.turns("s")] == ["hi"]
+
+
+def test_a_child_forked_while_a_parent_thread_appended_to_the_file_appends_too(
+    engine: Engine, tmp_path: Path
+) -> None:
+    path = tmp_path / "turns.jsonl"
+    mirrored = TurnMemory(engine, log_path=path)
+    mirrored.add("s", "user", "from the parent")
+
+    def child() -> bool:
+        mirrored.add("s", "user", "from the child")
+        return "from the child" in path.read_text(encoding="utf-8")
+
+    with held_by_a_thread(mirrored._file_lock):
+        assert in_child(child, deadline=60)  # stuck on the parent's lock: killed, False

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from _forked import held_by_a_thread, in_child
 from memstack.engines import Engine
 from memstack.engines.prefixed import tenant_engine
 from memstack.search.embedders import FakeEmbedder
@@ -258,3 +259,24 @@ def test_other_entries_changing_meanwhile_do_not_stop_the_follower(engine: Engin
     follower = VectorFollower(engine, Busy(dim=32), grace=0.0)
     assert follower.step(now=100.0) == 1
     assert _vector_models(engine, "busy") == {first.id: "fake:32"}
+
+
+def test_a_forked_child_runs_rounds_and_starts_its_own_thread(engine: Engine) -> None:
+    LongTermMemory(engine, "alice").save(content="I drink green tea every morning")
+    follower = VectorFollower(engine, FakeEmbedder(dim=8), grace=0.0, poll=60.0)
+    follower.start()
+
+    def child() -> bool:
+        def following() -> bool:
+            return any(t.name == "memstack-vectors" for t in threading.enumerate())
+
+        inherited = following()  # the parent's thread does not run here
+        follower.step(now=100.0)  # a round: the lock a parent round held is not the child's
+        follower.start()
+        started = following()
+        follower.close()
+        return not inherited and started and follower.pending == 0
+
+    with held_by_a_thread(follower._lock):  # the parent's thread in the middle of a round
+        assert in_child(child, deadline=60)
+    follower.close()

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 import memstack
-from _forked import in_child
+from _forked import held_by_a_thread, in_child
 from memstack import Memory
 from memstack.engines import Engine
 from memstack.search.embedders import FakeEmbedder
@@ -147,3 +147,17 @@ def test_a_forked_child_embeds_its_own_saves() -> None:
 
     assert in_child(child)  # a child stuck on the parent's lane is killed: False
     mem.close()
+
+
+def test_a_save_a_parent_thread_was_making_at_the_fork_blocks_nothing_in_the_child(engine: Engine) -> None:
+    # Caught between taking the scope's gate and joining a lane: no lane knows the worker yet.
+    memories = LongTermMemory(engine, "gated", embedder=FakeEmbedder(dim=16))
+    assert memories._worker is not None
+
+    def child() -> bool:
+        memories.save(id="after", content="saved in the child")
+        return memories.flush_embeddings(timeout=30) and "after" in engine.hgetall(memories.keys.vectors)
+
+    with held_by_a_thread(memories._worker._gate):
+        assert in_child(child, deadline=60)
+    memories.close()

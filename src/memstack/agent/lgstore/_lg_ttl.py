@@ -6,6 +6,10 @@ the item's entry in the namespace's ids set, expiry zset and vectors (logged as 
 every process's cache drops it), and reports how many items that was. Each namespace that ever
 held an item with a TTL is swept in batches of :data:`SWEEP_CHUNK`, each guarded by
 ``require_missing`` of its items, so an item put again meanwhile is never touched.
+
+In a child made by ``fork`` (see :mod:`~memstack.foundation.forks`) a store whose sweeper ran in the
+parent sweeps again from its first batch there, in a thread of its own; the parent's future stays
+the parent's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable
 from typing import Final
 
 from ...engines import Engine
+from ...foundation.forks import renew_in_children
 from ._lg_cache import namespaces
 from ._lg_layout import NamespaceKeys
 from ._lg_write import ATTEMPTS, queue_prune
@@ -63,9 +68,35 @@ class Sweeper:
     """A daemon thread calling a sweep every ``interval`` minutes until stopped."""
 
     def __init__(self) -> None:
+        self._job: tuple[Callable[[], int], float] | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No thread (the parent's is not this process's), new lock and stop flag; a sweeper the
+        parent ran (started, not stopped) starts again at :meth:`ensure`."""
+        self._due = self._thread is not None and not self._stop.is_set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread = None
+
+    def ensure(self) -> None:
+        """In a forked child, on the store's first batch: start the sweeping the parent did."""
+        if not self._due:
+            return
+        with self._lock:
+            job, self._due = self._job, False
+            if job is None or self._thread is not None:
+                return
+            self._thread = threading.Thread(
+                target=self._loop,
+                args=(*job, concurrent.futures.Future()),
+                name="memstack-lg-ttl",
+                daemon=True,
+            )
+            self._thread.start()
 
     def start(self, run: Callable[[], int], minutes: float) -> concurrent.futures.Future[None]:
         """Start sweeping (``run()`` returns the count swept); the future resolves when the thread
@@ -77,6 +108,7 @@ class Sweeper:
             if self._thread is not None and self._thread.is_alive():
                 return future
             self._stop.clear()
+            self._job, self._due = (run, minutes * 60.0), False
             thread = threading.Thread(
                 target=self._loop, args=(run, minutes * 60.0, future), name="memstack-lg-ttl", daemon=True
             )

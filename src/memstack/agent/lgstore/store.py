@@ -202,6 +202,7 @@ class MemstackStore(BaseStore):
             EngineError: the engine failed.
             Exception: whatever the embedder raises (then no op of the batch ran).
         """
+        self._sweeper.ensure()
         ops = [_checked(op) for op in ops]
         vectors = self._embed_puts(ops)
         results: list[Result] = []

@@ -8,7 +8,8 @@ more than ``buffer_expiry_minutes`` is gone: checked lazily on every access (rea
 refresh the access time) and by :meth:`SlidingWindows.sweep`, which a background thread runs
 every ``cleanup_interval`` seconds once the first window is touched; ``close()`` stops it. The
 keys also carry an engine TTL of twice the expiry, so storage is reclaimed even when no process
-sweeps. Each buffer keeps at most ``max_messages`` messages (oldest evicted).
+sweeps. Each buffer keeps at most ``max_messages`` messages (oldest evicted). A child made by
+``fork`` starts its own thread on its first touch (:mod:`~memstack.foundation.forks`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Final
 
 from ...engines.base import Engine
 from ...foundation.errors import Conflict, InvalidConfiguration, InvalidValue
+from ...foundation.forks import renew_in_children
 from ...foundation.keyspace import check_subject, family_of, register
 from ...foundation.limits import MAX_COUNT, short_repr
 from ...tiers.conversation.inputs import check_window_messages, id_text
@@ -74,6 +76,15 @@ class SlidingWindows:
         self.cleanup_interval = cleanup_interval
         self.max_messages = max_messages
         self._stop = threading.Event()
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No thread (in a forked child the parent's is not this process's: the next call starts
+        one), a new lock and a new stop flag, set if this was closed."""
+        stopped, self._stop = self._stop.is_set(), threading.Event()
+        if stopped:
+            self._stop.set()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed
+from ...foundation.forks import Flag, renew_in_children
 from ...foundation.redact import redact_url
 from .._checks import check_ops
 from .._dispatch import Dispatcher
-from .._forks import renew_in_children
 from .._local_ops import apply
 from .._raw import raw_text
 from .._sweeper import Sweeper
@@ -57,7 +57,7 @@ class MemoryEngine(Engine):
         self._expiries: list[tuple[int, str]] = []  # heap; stale items are skipped lazily
         self._lock = threading.RLock()
         self._dispatch = Dispatcher("memory")
-        self._closed = threading.Event()
+        self._closed = Flag()
         self._sweep_limit = sweep_limit
         self._sweeper = Sweeper("memory", self._closed, sweep_interval, self.sweep, self.url)
         renew_in_children(self)
@@ -74,6 +74,7 @@ class MemoryEngine(Engine):
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         if self._closed.is_set():
             raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
+        self._sweeper.ensure()
         check_ops(ops)
         with self._lock:
             tx = Tx(self._data, self._expiries, self.now_ms())
@@ -90,6 +91,7 @@ class MemoryEngine(Engine):
         return BatchResult(True, results)
 
     def scan(self, prefix: str) -> Iterator[str]:
+        self._sweeper.ensure()
         with self._lock:
             now = self.now_ms()
             keys = [k for k, e in self._data.items() if k.startswith(prefix) and not dead(e, now)]

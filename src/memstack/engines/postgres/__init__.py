@@ -22,7 +22,6 @@ twice (:mod:`.pool` says when a call is retried). ``publish`` travels by LISTEN/
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -31,6 +30,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed, InvalidConfiguration
+from ...foundation.forks import Flag
 from .._checks import check_ops
 from .._dispatch import Dispatcher
 from .._pages import keyset_pages
@@ -105,7 +105,7 @@ class PostgresEngine(Engine):
         self.dedupe_ttl_ms = int(2000 * (tcp_timeout + connect_timeout))
         """How long a write batch's first reply is kept: twice the longest a lost connection can
         take to notice and replace, so a retry always finds it."""
-        self._closed = threading.Event()
+        self._closed = Flag()
         self._sweep_limit = sweep_limit
         self._retention = f"{event_retention} seconds"
         s = self.names.quoted
@@ -170,6 +170,7 @@ class PostgresEngine(Engine):
         """
         if self._closed.is_set():
             raise EngineClosed(f"{self.label}: engine is closed")
+        self._sweeper.ensure()
         if not ops:
             return BatchResult(True, [])
         write = check_ops(ops)

@@ -18,8 +18,8 @@ shorter than the event retention (``event_retention``, 60 s by default), except 
 transaction inserted it before the lost connection began listening and committed after that
 connection died. Messages recovered this way arrive in event-id order, late.
 
-A child made by ``fork`` starts with no subscription and no connection (see :mod:`.._forks`); its
-first subscription opens its own.
+A child made by ``fork`` starts with no subscription and no connection (see
+:mod:`~memstack.foundation.forks`); its first subscription opens its own.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ import psycopg
 from psycopg import sql
 
 from ...foundation.errors import EngineUnavailable
+from ...foundation.forks import renew_in_children
 from .._dispatch import Dispatcher
-from .._forks import renew_in_children
 from .codec import unescape
 
 __all__ = ["Listener"]

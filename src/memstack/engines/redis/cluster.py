@@ -19,7 +19,7 @@ from typing import Any, Final
 from redis.exceptions import ResponseError
 
 from ...foundation.errors import EngineUnavailable
-from .._forks import renew_in_children
+from ...foundation.forks import renew_in_children
 from .codec import pack
 from .transport import Failure, Transport
 from .url import Address

@@ -4,8 +4,8 @@ The thread reads one pub/sub connection and hands every message to a
 :class:`~memstack.engines._dispatch.Dispatcher`, which runs the callbacks in publication order.
 After a connection loss it reconnects with a bounded back-off and subscribes again to every
 channel that still has subscribers (messages published meanwhile are lost, as with Redis).
-A child made by ``fork`` starts with no subscription and no connection (see :mod:`.._forks`): it
-never writes to its parent's pub/sub connection.
+A child made by ``fork`` starts with no subscription and no connection (see
+:mod:`~memstack.foundation.forks`): it never writes to its parent's pub/sub connection.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ...foundation.errors import EngineUnavailable
+from ...foundation.forks import Flag, renew_in_children
 from ...foundation.keyspace import family_named, no_tag
 from .._dispatch import Dispatcher
-from .._forks import renew_in_children
 
 __all__ = ["Listener"]
 
@@ -47,7 +47,7 @@ class Listener:
         self._dispatch = dispatch
         self._wait = wait
         self._url = url
-        self._closed = threading.Event()
+        self._closed = Flag()
         self.renew_in_child()
         renew_in_children(self)
 

@@ -35,7 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
 from ...foundation.errors import EngineUnavailable
-from .._forks import renew_in_children
+from ...foundation.forks import renew_in_children
 from .codec import pack
 from .conns import Connections
 from .url import Address, RedisUrl

@@ -20,9 +20,9 @@ from typing import Any, Final
 
 from ...foundation.clock import Clock
 from ...foundation.errors import EngineClosed, EngineError, EngineUnavailable
+from ...foundation.forks import Flag, renew_in_children
 from ...foundation.redact import redact_url
 from .._checks import check_ops
-from .._forks import renew_in_children
 from .._local_ops import apply
 from .._pages import keyset_pages
 from .._semantics import upper_bound
@@ -61,13 +61,7 @@ _PAGES: Final = {  # a page of a streaming scan (see engines._pages)
     for op in (">=", ">")
     for bounded in (True, False)
 }
-_FLUSH: Final = (
-    "DELETE FROM hashes",
-    "DELETE FROM sets",
-    "DELETE FROM lists",
-    "DELETE FROM zsets",
-    "DELETE FROM keys",
-)
+_FLUSH: Final = tuple(f"DELETE FROM {table}" for table in ("hashes", "sets", "lists", "zsets", "keys"))
 
 
 def _keys_of(ops: Sequence[Op]) -> Iterator[str]:
@@ -112,7 +106,8 @@ class SqliteEngine(Engine):
         super().__init__(url, clock)
         self.path = sqlite_path(url)
         self._lock = threading.RLock()
-        self._closed = threading.Event()
+        self._closed = Flag()
+        self._inherited = False  # a forked child's copy, still on the parent's connection
         self._sweep_limit = sweep_limit
         self._busy_ms = int(busy_timeout * 1000)
         self._last_prune = 0.0
@@ -144,28 +139,29 @@ class SqliteEngine(Engine):
         renew_in_children(self)
 
     def renew_in_child(self) -> None:
-        """In a forked child: a new lock and a connection of its own. SQLite's file locks belong to
-        the process that took them, so the parent's connection is kept here, never used nor closed."""
+        """In a forked child: a new lock; a connection of its own opens on first use. SQLite's file
+        locks belong to the process that took them, so the parent's connection is kept, never
+        used nor closed."""
         self._lock = threading.RLock()
-        if self._closed.is_set():
-            return
-        _orphans.append(self._conn)
+        self._inherited = not self._closed.is_set()
+        _orphans.append(self._conn)  # never closed here, even when this engine is collected
+
+    def _reopen(self) -> None:
+        self._inherited = False
         self._cache.clear()
         self._version = None
         try:
             self._conn = connect(self.path, self._busy_ms / 1000)
-        except sqlite3.Error:
-            log.exception("a forked child cannot reopen %s: its inherited engine is closed", self.path)
-            self._closed.set()
-            return
+        except sqlite3.Error as exc:
+            self._closed.set()  # the parent's connection is never this child's to use
+            raise self._error(exc) from exc
         self._cur = self._conn.cursor()
 
     # -- engine API --------------------------------------------------------------------------
     def execute(self, ops: Sequence[Op]) -> BatchResult:
         write = check_ops(ops)
         with self._lock:
-            if self._closed.is_set():
-                raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
+            self._check_open()
             cur = self._cur
             cache = self._cache
             try:
@@ -313,7 +309,8 @@ class SqliteEngine(Engine):
         self._events.close()
         self._sweeper.join()
         with self._lock:
-            self._conn.close()
+            if not self._inherited:
+                self._conn.close()
 
     def sweep(self) -> int:
         """Remove up to ``sweep_limit`` expired keys now; returns how many went.
@@ -388,6 +385,9 @@ class SqliteEngine(Engine):
     def _check_open(self) -> None:
         if self._closed.is_set():
             raise EngineClosed(f"{redact_url(self.url)}: engine is closed")
+        if self._inherited:
+            self._reopen()
+        self._sweeper.ensure()
 
     def _error(self, exc: sqlite3.Error) -> EngineError:
         code = getattr(exc, "sqlite_errorcode", None)

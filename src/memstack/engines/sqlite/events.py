@@ -5,7 +5,7 @@ batch committed. While this process has subscriptions, a listener thread with it
 checks ``PRAGMA data_version`` (changes when any other connection commits) every
 ``poll_interval`` and reads the events after the last id it saw; a local commit that published
 wakes it at once. Messages go to the shared :class:`~memstack.engines._dispatch.Dispatcher`.
-A child made by ``fork`` starts with no subscription and no listener (see :mod:`.._forks`).
+A child made by ``fork`` starts with no subscription and no listener (see :mod:`~memstack.foundation.forks`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, Final
 
+from ...foundation.forks import renew_in_children
 from .._dispatch import Dispatcher
-from .._forks import renew_in_children
 from ..base import Subscription
 from .schema import connect
 

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.forks import renew_in_children
 from memstack.search.embedders.base import l2_normalise
 
 __all__ = ["LOCAL_MODELS", "LocalEmbedder", "LocalModel", "available_local_embedder"]
@@ -128,11 +129,18 @@ class LocalEmbedder:
         self._tokenizer_path = tokenizer_path
         self._batch_size = batch_size
         self._threads = threads or _available_cores()
-        self._lock = threading.Lock()
         self._session: Any = None
-        self._loading = False  # start_loading() was called: one loading thread at most
         self._tokenizer: Any = None
         self._inputs: frozenset[str] = frozenset()
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """A new lock and no loading thread (also the first state): in a forked child a parent
+        thread loading the model at the fork held the lock and does not run; the first embed
+        loads it. A model the parent loaded stays and runs in the child."""
+        self._lock = threading.Lock()
+        self._loading = False  # start_loading() was called: one loading thread at most
 
     @property
     def model_id(self) -> str:

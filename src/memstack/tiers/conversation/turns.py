@@ -31,6 +31,7 @@ from typing import Any, Final
 from ...engines.base import Engine
 from ...foundation import limits
 from ...foundation.errors import InvalidConfiguration, InvalidSessionId, InvalidValue
+from ...foundation.forks import renew_in_children
 from ...foundation.keyspace import check_subject, family_named, labelled, register
 from ...foundation.keyspace.families import TURNS
 from ...foundation.limits import check_match, short_repr
@@ -107,6 +108,11 @@ class TurnMemory:
         self.log_path = Path(log_path) if log_path is not None else None
         self.idle_timeout = idle_timeout
         self._base = TURNS.render(engine.tag)
+        self._file_lock = threading.Lock()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new file lock (a parent thread appending at the fork held it)."""
         self._file_lock = threading.Lock()
 
     @property

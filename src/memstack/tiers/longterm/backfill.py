@@ -39,6 +39,7 @@ from typing import Final
 
 from ...engines import Engine
 from ...engines.prefixed import tenant_engine
+from ...foundation.forks import Flag, renew_in_children
 from ...foundation.keyspace import family_of, tenant_prefix
 from ...index.changelog import changes_since
 from ...search.embedders import Embedder
@@ -46,14 +47,7 @@ from .entry import from_json
 from .layout import LOG_MAX, ScopeKeys
 from .query import document_text
 from .vector_put import put_vector, vector_state
-from .vectors import (
-    BATCH_SIZE,
-    JOIN_TIMEOUT,
-    MAX_INPUT_CHARS,
-    encode_vector,
-    track,
-    untrack,
-)
+from .vectors import BATCH_SIZE, JOIN_TIMEOUT, MAX_INPUT_CHARS, encode_vector, track, untrack
 
 __all__ = ["VectorFollower", "pending_vectors", "stored_scopes"]
 
@@ -124,9 +118,9 @@ class VectorFollower:
         self._clock = clock
         self._scopes: dict[tuple[str | None, str], _Scope] = {}
         self._views: dict[str | None, Engine] = {None: engine}
-        self._lock = threading.Lock()  # one round at a time
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._stop = Flag()
+        self.renew_in_child()
+        renew_in_children(self)
         self._next_discovery = float("-inf")
         self._discovered = False
         self._retry_at = float("-inf")
@@ -144,6 +138,11 @@ class VectorFollower:
         self._written_by: Counter[str | None] = Counter()
         self.settled = False
         """True once every entry found since the start had its vector (the first pass is done)."""
+
+    def renew_in_child(self) -> None:
+        """A new lock and no thread (also the first state): a forked child's :meth:`start` starts its own."""
+        self._lock = threading.Lock()  # one round at a time
+        self._thread: threading.Thread | None = None
 
     # -- the thread ----------------------------------------------------------------------------
     def start(self) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ...foundation.forks import renew_in_children
 from ...index import codec
 from ...index.codec import StoredVectors
 from .embed_lanes import JOIN_TIMEOUT, Lane, stop_lanes, submit
@@ -114,6 +115,11 @@ class EmbeddingWorker:
         self._gate = threading.Lock()  # a submit and a close never cross
         self._lane: Lane | None = None  # from the first submit on
         track(self)
+        renew_in_children(self)  # its gate too, when it is in no lane at the fork
+
+    def renew_in_child(self) -> None:
+        """In a forked child: see :meth:`forget_lane`."""
+        self.forget_lane()
 
     def submit(self, entry_id: str, text: str) -> None:
         """Queue the vector of ``entry_id`` for ``text`` (after :meth:`close`: left to followers)."""

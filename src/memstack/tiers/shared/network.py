@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ...engines import Engine
 from ...foundation.closing import Closing
+from ...foundation.forks import renew_in_children
 from .serialize import check_name
 from .store import SharedMemory
 
@@ -45,6 +46,11 @@ class Network(Closing):
         self._lock = threading.Lock()
         self._opened: list[SharedMemory] = []
         self._memory: SharedMemory | None = None
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new lock (a parent thread held it while opening a memory)."""
+        self._lock = threading.Lock()
 
     @property
     def memory_name(self) -> str:

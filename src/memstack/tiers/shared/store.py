@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ...engines import Engine, Subscription
 from ...foundation.closing import Closing
 from ...foundation.errors import Conflict, InvalidInput
+from ...foundation.forks import renew_in_children
 from ...foundation.keyspace import check_subject
 from ...foundation.limits import check_text, short_repr
 from . import reserved as rs
@@ -79,11 +80,18 @@ class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
         self._lock = threading.Lock()
         self._listening: Subscription | None = None
         self._closed = False
+        renew_in_children(self)
         self._enable_cache = enable_cache
         self._embedder = embedder
         self._cache: SemanticCache | None = None
         if session_id is not None:
             self["session_id"] = session_id
+
+    def renew_in_child(self) -> None:
+        """In a forked child: a new lock (a parent thread held it while subscribing, which waits
+        for the server). The engine subscription is the parent's: the first wait or callback of
+        the child subscribes again."""
+        self._lock = threading.Lock()
 
     @property
     def network_name(self) -> str | None:

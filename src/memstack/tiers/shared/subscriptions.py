@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from ...foundation.forks import renew_in_children
 from .change import MemoryChange
 from .glob import compile_glob
 
@@ -33,12 +34,19 @@ class Subscriptions:
 
     def __init__(self, name: str) -> None:
         self._name = name
-        self._lock = threading.Lock()
         self._exact: dict[str, dict[str, Callback]] = {}
         self._patterns: dict[str, tuple[re.Pattern[str], Callback]] = {}
+        self._closed = False
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """A new lock and queue, no drainer (also the first state): in a forked child the parent's
+        thread is gone, and what it had queued is the parent's to run. The callbacks stay: the
+        child's copies run on the changes the child sees, from its first one."""
+        self._lock = threading.Lock()
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self._closed = False
 
     def add(self, keys: Sequence[str], callback: Callback) -> str:
         """Register ``callback`` under every key of ``keys``; returns the one subscription id."""
@@ -94,10 +102,6 @@ class Subscriptions:
         with self._lock:
             if self._closed:
                 return
-            if self._thread is not None and not self._thread.is_alive():
-                # Dead without a close: the parent's thread, in a child made by fork. What the
-                # parent had queued is the parent's to run.
-                self._thread, self._queue = None, queue.SimpleQueue()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._drain, name=f"memstack-shared-{self._name}", daemon=True

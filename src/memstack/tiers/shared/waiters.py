@@ -19,6 +19,7 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from ...foundation.errors import EngineClosed, WaitTimeout
+from ...foundation.forks import renew_in_children
 
 __all__ = ["Waiter", "WaiterSet", "run_async", "run_sync", "timeout_message", "wait_core"]
 
@@ -64,6 +65,12 @@ class WaiterSet:
     """The live waiters of one shared memory."""
 
     def __init__(self) -> None:
+        self.renew_in_child()
+        renew_in_children(self)
+
+    def renew_in_child(self) -> None:
+        """No waiter and a new lock (also the first state): in a forked child the parent's waiters
+        are its threads', which do not run there."""
         self._waiters: set[Waiter] = set()
         self._lock = threading.Lock()
 
