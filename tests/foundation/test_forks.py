@@ -15,7 +15,7 @@ class _Part:
         self.renewed_in: list[int] = []
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         self.renewed_in.append(generation())
 
 
@@ -48,7 +48,7 @@ def test_a_part_nobody_holds_is_forgotten() -> None:
     renewed: list[int] = []
 
     class Dropped(_Part):
-        def renew_in_child(self) -> None:
+        def _renew_in_child(self) -> None:
             renewed.append(os.getpid())
 
     Dropped()

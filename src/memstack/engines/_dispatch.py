@@ -35,10 +35,10 @@ class Dispatcher:
     def __init__(self, name: str) -> None:
         self._name = name
         self._ids = itertools.count(1)
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No subscriber, no thread, a new lock and queue (also the initial state)."""
         self._subs: dict[str, dict[int, Callable[[str], None]]] = {}
         self._lock = threading.Lock()

@@ -38,11 +38,11 @@ class Sweeper:
         self._interval = interval
         self._sweep = sweep
         self._label = label
-        self.renew_in_child()
+        self._renew_in_child()
         self.ensure()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No thread (the parent's is not this process's) and a new lock: :meth:`ensure` starts one."""
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None

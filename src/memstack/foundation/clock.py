@@ -50,7 +50,7 @@ class ManualClock:
         self._lock = threading.Lock()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new lock (a parent thread reading the time at the fork held it)."""
         self._lock = threading.Lock()
 

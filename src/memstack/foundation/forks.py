@@ -5,7 +5,7 @@ dispatcher, listener or sweeper, a tier's drainer, a store's TTL sweeper) are go
 of their owners still names them, so work handed to them waits for ever, and a lock one of them
 held at the fork stays held for ever. An object owning such threads, locks or connections
 registers here (:func:`renew_in_children`); right after a fork, in the child, each one's
-``renew_in_child()`` forgets the parent's threads, connections and subscribers and takes new
+``_renew_in_child()`` forgets the parent's threads, connections and subscribers and takes new
 locks, touching none of them: they are the parent's, which keeps using them (closing a copied
 socket could end the parent's session). Renewal only resets state: threads start again, and
 connections open again, on the child's first use, so a child that execs at once (``subprocess``
@@ -29,7 +29,9 @@ log = logging.getLogger("memstack")
 
 
 class Renewable(Protocol):
-    def renew_in_child(self) -> None:
+    # Private by name: the parts include public classes (SlidingWindows, SharedMemory, ManualClock)
+    # whose public methods are their API and each have an async twin (tests/tiers/conversation/test_aio.py).
+    def _renew_in_child(self) -> None:
         """Called in a forked child, by its only thread: drop the parent's machinery."""
 
 
@@ -47,7 +49,7 @@ def generation() -> int:
 
 
 def renew_in_children(part: Renewable) -> None:
-    """Have ``part.renew_in_child()`` called in every child this process forks from now on."""
+    """Have ``part._renew_in_child()`` called in every child this process forks from now on."""
     with _lock:
         _live[part] = None
 
@@ -63,7 +65,7 @@ class Flag:
         self._event = threading.Event()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         was_set, self._event = self._event.is_set(), threading.Event()
         if was_set:
             self._event.set()
@@ -88,7 +90,7 @@ def _renew_all_in_child() -> None:
     _lock = threading.Lock()  # a parent thread registering at the fork never releases it here
     for part in list(_live):
         try:
-            part.renew_in_child()
+            part._renew_in_child()
         except Exception:  # one part's failure must not leave the others the parent's
             log.exception("renewing %r in a forked child failed", part)
 

@@ -35,7 +35,7 @@ class Rounds:
         self._thread: threading.Thread | None = None
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No thread: in a forked child the parent's does not run, so :attr:`running` is False
         and :meth:`start` starts the child's own (nothing starts by itself)."""
         self._thread = None

@@ -71,10 +71,10 @@ class Sweeper:
         self._job: tuple[Callable[[], int], float] | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No thread (the parent's is not this process's), new lock and stop flag; a sweeper the
         parent ran (started, not stopped) starts again at :meth:`ensure`."""
         self._due = self._thread is not None and not self._stop.is_set()

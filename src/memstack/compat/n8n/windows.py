@@ -76,10 +76,10 @@ class SlidingWindows:
         self.cleanup_interval = cleanup_interval
         self.max_messages = max_messages
         self._stop = threading.Event()
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No thread (in a forked child the parent's is not this process's: the next call starts
         one), a new lock and a new stop flag, set if this was closed."""
         stopped, self._stop = self._stop.is_set(), threading.Event()

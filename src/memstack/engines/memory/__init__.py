@@ -62,7 +62,7 @@ class MemoryEngine(Engine):
         self._sweeper = Sweeper("memory", self._closed, sweep_interval, self.sweep, self.url)
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child (a copy of the data): a new lock, which no parent thread holds."""
         self._lock = threading.RLock()
 

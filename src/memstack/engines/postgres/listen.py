@@ -88,10 +88,10 @@ class Listener:
         self._wait = wait
         self._retention = retention + 30.0
         self._label = label
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No subscriber, connection or thread, new locks (also the initial state)."""
         self._cond = threading.Condition()
         self._users = 0

@@ -60,7 +60,7 @@ class Topology:
         self.refresh(0)
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new lock (a parent thread re-reading the map at the fork holds its own)."""
         self._lock = threading.Lock()
 

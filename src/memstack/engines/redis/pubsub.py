@@ -48,10 +48,10 @@ class Listener:
         self._wait = wait
         self._url = url
         self._closed = Flag()
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No channel, connection or thread, a new condition (also the initial state); a closed
         listener stays closed."""
         self._cond = threading.Condition()

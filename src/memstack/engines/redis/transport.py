@@ -99,7 +99,7 @@ class Transport:
         self._closed = False
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new lock (connections made before the fork drop themselves, see
         :mod:`.conns`)."""
         self._lock = threading.Lock()

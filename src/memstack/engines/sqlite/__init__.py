@@ -138,7 +138,7 @@ class SqliteEngine(Engine):
         )
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new lock; a connection of its own opens on first use. SQLite's file
         locks belong to the process that took them, so the parent's connection is kept, never
         used nor closed."""

@@ -53,10 +53,10 @@ class EventListener:
         self._busy_timeout = busy_timeout
         self._poll_interval = poll_interval
         self._dispatch = Dispatcher("sqlite")
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No listener thread and a new lock (also the initial state)."""
         self._lock = threading.Lock()  # guards _last_id, _thread, _stop and the subscriber set
         self._last_id = 0

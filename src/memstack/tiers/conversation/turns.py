@@ -111,7 +111,7 @@ class TurnMemory:
         self._file_lock = threading.Lock()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new file lock (a parent thread appending at the fork held it)."""
         self._file_lock = threading.Lock()
 

@@ -119,7 +119,7 @@ class VectorFollower:
         self._scopes: dict[tuple[str | None, str], _Scope] = {}
         self._views: dict[str | None, Engine] = {None: engine}
         self._stop = Flag()
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
         self._next_discovery = float("-inf")
         self._discovered = False
@@ -139,7 +139,7 @@ class VectorFollower:
         self.settled = False
         """True once every entry found since the start had its vector (the first pass is done)."""
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """A new lock and no thread (also the first state): a forked child's :meth:`start` starts its own."""
         self._lock = threading.Lock()  # one round at a time
         self._thread: threading.Thread | None = None

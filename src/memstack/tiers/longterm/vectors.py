@@ -117,7 +117,7 @@ class EmbeddingWorker:
         track(self)
         renew_in_children(self)  # its gate too, when it is in no lane at the fork
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: see :meth:`forget_lane`."""
         self.forget_lane()
 

@@ -48,7 +48,7 @@ class Network(Closing):
         self._memory: SharedMemory | None = None
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new lock (a parent thread held it while opening a memory)."""
         self._lock = threading.Lock()
 

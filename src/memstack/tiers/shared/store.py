@@ -87,7 +87,7 @@ class SharedMemory(Closing, Reactive, ReservedAccessors, DocumentMethods):
         if session_id is not None:
             self["session_id"] = session_id
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """In a forked child: a new lock (a parent thread held it while subscribing, which waits
         for the server). The engine subscription is the parent's: the first wait or callback of
         the child subscribes again."""

@@ -37,10 +37,10 @@ class Subscriptions:
         self._exact: dict[str, dict[str, Callback]] = {}
         self._patterns: dict[str, tuple[re.Pattern[str], Callback]] = {}
         self._closed = False
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """A new lock and queue, no drainer (also the first state): in a forked child the parent's
         thread is gone, and what it had queued is the parent's to run. The callbacks stay: the
         child's copies run on the changes the child sees, from its first one."""

@@ -65,10 +65,10 @@ class WaiterSet:
     """The live waiters of one shared memory."""
 
     def __init__(self) -> None:
-        self.renew_in_child()
+        self._renew_in_child()
         renew_in_children(self)
 
-    def renew_in_child(self) -> None:
+    def _renew_in_child(self) -> None:
         """No waiter and a new lock (also the first state): in a forked child the parent's waiters
         are its threads', which do not run there."""
         self._waiters: set[Waiter] = set()
