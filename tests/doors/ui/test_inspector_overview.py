@@ -18,6 +18,18 @@ pytest.importorskip("playwright")
 
 from playwright.sync_api import expect
 
+# The server shares two cores with Chromium and the other worker's tests; httpx's default of 5 s
+# timed the first request out in loaded CI runs, where the other inspector tests' client waits 30 s.
+_TIMEOUT = 30.0
+
+
+def _post(url: str, **options: Any) -> httpx.Response:
+    return httpx.post(url, timeout=_TIMEOUT, **options)
+
+
+def _put(url: str, **options: Any) -> httpx.Response:
+    return httpx.put(url, timeout=_TIMEOUT, **options)
+
 
 @pytest.fixture
 def keyless(engine: Engine) -> Iterator[str]:
@@ -42,10 +54,8 @@ def test_an_empty_store_opens_on_an_overview_saying_how_to_add_data(
 
 def test_a_filled_store_shows_counts_that_link_to_their_views(keyless: str, page: Any, shoot: Any) -> None:
     for n in range(3):
-        httpx.post(f"{keyless}/v1/sessions", json={"session_id": f"s{n}"}).raise_for_status()
-    saved = httpx.post(
-        f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": "Ana lives in Lisbon"}
-    )
+        _post(f"{keyless}/v1/sessions", json={"session_id": f"s{n}"}).raise_for_status()
+    saved = _post(f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": "Ana lives in Lisbon"})
     saved.raise_for_status()
     page.goto(f"{keyless}/ui/")
     tiers = page.get_by_role("table", name="What this tenant holds")
@@ -61,9 +71,7 @@ def test_a_filled_store_shows_counts_that_link_to_their_views(keyless: str, page
 
 def test_scores_show_only_where_a_search_made_them(keyless: str, page: Any, shoot: Any) -> None:
     for content in ("Ana lives in Lisbon", "Ana plays the violin"):
-        httpx.post(
-            f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": content}
-        ).raise_for_status()
+        _post(f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": content}).raise_for_status()
     page.goto(f"{keyless}/ui/#memories")
     page.get_by_role("button", name="ana").click()
     results = page.locator("#memory-results tbody tr")
@@ -129,7 +137,7 @@ def test_a_board_shows_its_reserved_keys_apart_and_only_when_set(
     from memstack import Memory
     from memstack.engines.prefixed import tenant_engine
 
-    httpx.put(f"{keyless}/v1/shared/team/keys/plan", json={"value": ["research", "write"]}).raise_for_status()
+    _put(f"{keyless}/v1/shared/team/keys/plan", json={"value": ["research", "write"]}).raise_for_status()
     page.goto(f"{keyless}/ui/#shared")
     page.get_by_role("button", name="team").click()
     expect(page.locator("#board-state")).to_have_text("live: team (1 key)")
@@ -151,14 +159,14 @@ def test_a_board_shows_its_reserved_keys_apart_and_only_when_set(
 def test_the_overview_lists_the_latest_changes_across_tiers_newest_first(
     keyless: str, clock: ManualClock, page: Any, shoot: Any
 ) -> None:
-    httpx.post(f"{keyless}/v1/sessions", json={"session_id": "s1"}).raise_for_status()
+    _post(f"{keyless}/v1/sessions", json={"session_id": "s1"}).raise_for_status()
     clock.advance(10)  # the engine runs on this clock: the changes get distinct times
-    httpx.put(f"{keyless}/v1/sessions/s1/keys/topic", json={"value": "billing"}).raise_for_status()
+    _put(f"{keyless}/v1/sessions/s1/keys/topic", json={"value": "billing"}).raise_for_status()
     clock.advance(10)
-    saved = httpx.post(f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": "Ana likes tea"})
+    saved = _post(f"{keyless}/v1/memories", params={"scope": "ana"}, json={"content": "Ana likes tea"})
     saved.raise_for_status()
     clock.advance(10)
-    httpx.post(f"{keyless}/v1/memories", params={"scope": "bob"}, json={"content": "Bob likes jazz"})
+    _post(f"{keyless}/v1/memories", params={"scope": "bob"}, json={"content": "Bob likes jazz"})
     page.goto(f"{keyless}/ui/")
     feed = page.get_by_role("list", name="Latest changes").get_by_role("listitem")
     expect(feed).to_have_count(3)
